@@ -1,0 +1,88 @@
+"""Stage 5: the typed event that every later stage works on.
+
+An :class:`Event` is one recognised record of a log: one line, or a multi-line block such as a
+Python traceback or a torchrun failure summary. ``docs/architecture.md`` lists the kinds and their
+fields.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+
+
+@dataclass(slots=True)
+class Envelope:
+    """What the launcher and logger wrappers around a line said about it."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    node_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    time: str | None = None
+    level: str | None = None
+    source: str | None = None  # c10 `file.cpp:line` or Python logger path, when printed
+    layers: tuple[str, ...] = ()  # names of the envelopes peeled, outermost first
+
+    def stream_key(self) -> tuple:
+        """Lines with the same key come from the same process stream."""
+        return (self.node_rank, self.host, self.rank, self.local_rank, self.pid)
+
+
+@dataclass(slots=True)
+class Event:
+    kind: str
+    level: str
+    file: str
+    line: int
+    text: str
+    end_line: int = 0
+    rank: int | None = None
+    local_rank: int | None = None
+    node_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    time: str | None = None
+    template: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    # Filled by analysis: how the rank was attributed ("envelope", "prefix", "nccl-init", "filename").
+    rank_source: str | None = None
+    attempt: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.end_line:
+            self.end_line = self.line
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "kind": self.kind,
+            "level": self.level,
+            "file": self.file,
+            "line": self.line,
+            "end_line": self.end_line,
+            "rank": self.rank,
+            "local_rank": self.local_rank,
+            "node_rank": self.node_rank,
+            "host": self.host,
+            "pid": self.pid,
+            "time": self.time,
+            "template": self.template,
+            "fields": self.fields,
+            "text": self.text,
+        }
+        if self.rank_source is not None:
+            out["rank_source"] = self.rank_source
+        if self.attempt is not None:
+            out["attempt"] = self.attempt
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Event":
+        known = {k: data[k] for k in cls.__slots__ if k in data}  # type: ignore[attr-defined]
+        return cls(**known)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
