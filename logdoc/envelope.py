@@ -1,0 +1,221 @@
+"""Stage 2: unwrap. Peel launcher and logger envelopes from a line, outside in.
+
+A line such as ``3: [default1]:[rank13]:[E1129 17:01:53.685814139 ProcessGroupGloo.cpp:67] msg``
+carries three envelopes (Slurm's ``--label``, torchrun's ``--tee``, c10's logger). Each one says
+something (node rank, local rank, global rank, time, level, source file), and all of it is kept in
+an :class:`~logdoc.events.Envelope`; the message that is left goes to the grammars.
+
+The envelopes are listed in :data:`ENVELOPES`, one entry per documented format, each with the
+regular expression of its prefix (anchored at the current position) and the function that records
+what it carries. ``docs/architecture.md`` and ``shared/reference/torch-prefixes.md`` describe them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .events import Envelope
+
+PID_MAX = 4194304  # Linux's largest pid; bigger numbers in a "pid" column are thread ids
+
+_LEVEL = {"F": "FATAL", "E": "ERROR", "W": "WARN", "I": "INFO", "V": "DEBUG", "C": "FATAL",
+          "CRITICAL": "FATAL", "ERROR": "ERROR", "WARNING": "WARN", "WARN": "WARN",
+          "INFO": "INFO", "DEBUG": "DEBUG"}
+
+
+def _mmdd(month_day: str, hms: str, frac: str | None = None) -> str | None:
+    n = int(month_day)
+    month, day = divmod(n, 100)
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    out = f"--{month:02d}-{day:02d}T{hms}"
+    return f"{out}.{frac}" if frac else out
+
+
+def _iso(stamp: str) -> str:
+    return stamp.replace(" ", "T", 1).replace(",", ".")
+
+
+# Each handler gets the match and the envelope being filled; it returns the layer's name.
+def _cloudwatch(m: re.Match, env: Envelope) -> str:
+    env.time = _iso(m["ts"])
+    return "cloudwatch"
+
+
+def _iso_stamp(m: re.Match, env: Envelope) -> str:
+    env.time = _iso(m["ts"])
+    return "iso-time"
+
+
+def _kubectl(m: re.Match, env: Envelope) -> str:
+    env.host = env.host or m["pod"]
+    return "kubectl"
+
+
+def _openmpi(m: re.Match, env: Envelope) -> str:
+    env.rank = int(m["rank"])
+    return "openmpi"
+
+
+def _ray(m: re.Match, env: Envelope) -> str:
+    env.pid = int(m["pid"])
+    if m["ip"]:
+        env.host = env.host or m["ip"]
+    return "ray"
+
+
+def _srun(m: re.Match, env: Envelope) -> str:
+    env.node_rank = int(m["task"])
+    return "srun"
+
+
+def _mpich(m: re.Match, env: Envelope) -> str:
+    env.rank = int(m["rank"])
+    return "mpich"
+
+
+def _pdsh(m: re.Match, env: Envelope) -> str:
+    env.host = m["host"]
+    return "pdsh"
+
+
+def _c10(m: re.Match, env: Envelope) -> str:
+    if m["rank"] is not None:
+        env.rank = int(m["rank"])
+    env.level = _LEVEL[m["lvl"]]
+    if m["md"]:
+        env.time = _mmdd(m["md"], m["hms"]) or env.time  # the fraction is a monotonic clock: dropped
+    env.source = f"{m['file']}:{m['line']}"
+    return "c10"
+
+
+def _glog(m: re.Match, env: Envelope) -> str:
+    """glog C++ lines and torch's Python logger (2.3+) share this header."""
+    if m["rank"] is not None:
+        env.rank = int(m["rank"])
+    env.level = _LEVEL[m["lvl"]]
+    env.time = _mmdd(m["md"], m["hms"], m["frac"]) or env.time
+    num = int(m["num"])
+    if num <= PID_MAX and (m["path"].endswith(".py") or env.pid is None):
+        env.pid = env.pid or num
+    env.source = f"{m['path']}:{m['line']}"
+    return "pylog" if m["path"].endswith(".py") else "glog"
+
+
+def _pylog21(m: re.Match, env: Envelope) -> str:
+    if m["rank"] is not None:
+        env.rank = int(m["rank"])
+    env.time = _iso(m["ts"])
+    env.level = _LEVEL.get(m["lvl"].upper(), env.level)
+    env.source = m["logger"]
+    return "pylog"
+
+
+def _deepspeed(m: re.Match, env: Envelope) -> str:
+    env.time = _iso(m["ts"])
+    env.level = _LEVEL.get(m["lvl"].upper(), env.level)
+    env.source = m["src"]
+    return "deepspeed"
+
+
+def _stdlib(m: re.Match, env: Envelope) -> str:
+    env.level = _LEVEL[m["lvl"]]
+    env.source = m["logger"]
+    return "pylog"
+
+
+def _excepthook(m: re.Match, env: Envelope) -> str:
+    env.rank = int(m["rank"])
+    return "rank"
+
+
+def _tee(m: re.Match, env: Envelope) -> str:
+    role, num = m["role"], int(m["num"])
+    if role == "rank" or role == "":
+        env.rank = num
+    else:
+        env.local_rank = num
+    return "tee"
+
+
+_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_HOST = r"(?!(?:\w*(?:Error|Exception|Warning|Interrupt|Exit))\b)[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*"
+
+# (first characters it can start with, regex, handler). Order matters within a first character.
+ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
+    ("|", re.compile(rf"\|\s*(?P<ts>{_TS})\s*\|\s?"), _cloudwatch),
+    ("[", re.compile(r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "), _kubectl),
+    ("[", re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?"), _openmpi),
+    # c10: [rank0]:[E1129 17:01:53.685814139 file.cpp:617]  /  [rank0]:[E file.cpp:523]  /  [E file.cpp:481]
+    ("[", re.compile(r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[FEWIV])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? "
+                     r"(?P<file>[\w.+-]+):(?P<line>\d+)\] ?"), _c10),
+    ("[", re.compile(r"(?:\[rank(?P<rank>\d+)\]:)?(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
+                     r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?"), _glog),
+    ("[", re.compile(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
+    ("[", re.compile(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
+    ("[", re.compile(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
+    ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)"), _tee),
+    ("[", re.compile(r"\[(?P<rank>\d+)\] "), _mpich),
+    ("(", re.compile(r"\((?P<actor>[\w.]+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
+    ("0123456789", re.compile(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
+    (" 0123456789", re.compile(r" *(?P<task>\d+): "), _srun),
+    ("FEWIVC", re.compile(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
+                          r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
+    ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
+    ("abcdefghijklmnopqrstuvwxyz", re.compile(rf"(?P<host>{_HOST}): "), _pdsh),
+]
+
+_BY_FIRST: dict[str, list[tuple[re.Pattern, Callable]]] = {}
+for _chars, _rx, _fn in ENVELOPES:
+    for _c in _chars:
+        _BY_FIRST.setdefault(_c, []).append((_rx, _fn))
+
+_RAY_REPEAT = re.compile(r" \[repeated (\d+)x across cluster\]$")
+_EMBEDDED = re.compile(r"\[rank\d+\]:\[[FEWIV]")
+_PDSH_NEEDS_DIGIT = re.compile(r"[\d-]")
+
+MAX_LAYERS = 8
+
+
+def unwrap(line: str) -> tuple[Envelope, str]:
+    """Split ``line`` into what its envelopes said and the message inside them."""
+    env = Envelope()
+    layers: list[str] = []
+    pos = 0
+    n = len(line)
+    while pos < n and len(layers) < MAX_LAYERS:
+        cands = _BY_FIRST.get(line[pos])
+        if not cands:
+            break
+        for rx, fn in cands:
+            m = rx.match(line, pos)
+            if m is None:
+                continue
+            if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"])):
+                continue  # a bare word and a colon is far more often a message than a host
+            before = (env.time,)
+            layers.append(fn(m, env))
+            if before[0] and env.time and env.time.startswith("--") and not before[0].startswith("--"):
+                env.time = before[0]  # keep the stamp that has a year
+            pos = m.end()
+            break
+        else:
+            break
+    if not layers or layers[-1] not in ("c10", "glog", "pylog"):
+        # Progress-bar or other residue before a c10 envelope: `240it [05:55, 1.47s/it][rank0]:[E709 ...`
+        m = _EMBEDDED.search(line, pos) if "]:[" in line else None
+        if m is not None:
+            for rx, fn in _BY_FIRST["["]:
+                mm = rx.match(line, m.start())
+                if mm is not None and fn is _c10:
+                    layers.append(fn(mm, env))
+                    pos = mm.end()
+                    break
+    msg = line[pos:] if pos else line
+    if msg.endswith("across cluster]"):
+        r = _RAY_REPEAT.search(msg)
+        if r is not None:
+            msg = msg[: r.start()]
+            layers.append(f"ray-repeat-{r.group(1)}")
+    env.layers = tuple(layers)
+    return env, msg

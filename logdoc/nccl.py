@@ -1,0 +1,301 @@
+"""NCCL lines: the ``host:pid:tid [dev] NCCL LEVEL`` header, then the message.
+
+The header is found anywhere in the line, so an unknown prefix cannot hide an NCCL line. The
+message is read by ``grammars/nccl.lark`` when it is one of the structured init and topology lines,
+and recognised against NCCL's message catalog (:mod:`logdoc.templates`) otherwise.
+
+Layouts by version (``shared/reference/nccl-log-format.md``):
+
+* INFO   ``host:pid:tid [dev] NCCL INFO msg``
+* WARN   ``host:pid:tid [dev] file.cc:line NCCL WARN msg``; from 2.26 a ``[YYYY-MM-DD HH:MM:SS] `` stamp
+  before it, from 2.30.7 ``file.cc:line (function)``
+* TRACE  ``host:pid:tid [dev] 12.345 function:line NCCL TRACE msg``
+* CALL   ``host:pid:tid NCCL CALL msg``
+* VERSION the banner ``NCCL version 2.21.5+cuda12.4``, bare or as an INFO line
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, Transformer
+from lark.exceptions import LarkError
+
+from .events import Envelope
+from .grammar import Parsed, parser
+from .templates import nccl_catalog
+
+HEADER = re.compile(
+    r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] )?"
+    r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) "
+    r"(?:\[(?P<dev>-?\d+)\] )?"
+    r"(?:(?P<ms>\d+\.\d+) (?P<tfunc>[^\s:]+):(?P<tline>\d+) )?"
+    r"(?:(?P<loc>[\w./+-]+:\d+)(?: \((?P<func>[^()\s]*)\))? )?"
+    r"NCCL (?P<level>INFO|WARN|TRACE|CALL)(?: |$)"
+)
+BANNER = re.compile(r"(?:^|\s)NCCL version (?P<v>\d+\.\d+\.\d+\S*)")
+
+RESULT_NAMES = {
+    0: "ncclSuccess", 1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
+    4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError", 7: "ncclInProgress",
+    8: "ncclTimeout",
+}
+
+_LEVEL = {"INFO": "INFO", "WARN": "WARN", "TRACE": "TRACE", "CALL": "TRACE"}
+_KIND = {"INFO": "nccl.info", "WARN": "nccl.warn", "TRACE": "nccl.trace_level", "CALL": "nccl.call"}
+_IFACE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:]+):(?P<addr>.+)<(?P<port>\d+)>$")
+_IBDEV = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:]+):(?P<port>\d+)(?::[^/]*)?/(?P<link>\w+)$")
+_OOB = re.compile(r"(?P<name>[^:]+):(?P<addr>.+)<(?P<port>\d+)>$")
+
+
+def _int(text: str) -> int | str:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+class _Fields(Transformer):
+    """Turn a tree of ``grammars/nccl.lark`` into ``(kind, fields)``."""
+
+    def backtrace(self, items: list[Token]) -> tuple[str, dict]:
+        f: dict[str, Any] = {}
+        for tok in items:
+            t = tok.type
+            if t == "LOCATION":
+                f["code_location"] = str(tok)
+            elif t == "FUNC":
+                f["function"] = tok[1:-1]
+            elif t == "SIGNED":
+                f["code"] = int(tok)
+                f["code_name"] = RESULT_NAMES.get(int(tok))
+            elif t == "ERRTEXT":
+                f["errno_text"] = tok[1:-1]
+            elif t == "THREAD":
+                f["thread"] = tok[1:-1]
+        return "nccl.trace", f
+
+    def pair(self, items: list[Token]) -> tuple[str, str]:
+        return str(items[0]), str(items[1])
+
+    def tail(self, items: list[Token]) -> tuple[str, str]:
+        return str(items[0]), str(items[1])
+
+    _COMM_KEYS = {"rank": "rank", "nranks": "nranks", "nRanks": "nranks", "cudaDev": "cuda_dev",
+                  "nvmlDev": "nvml_dev", "busId": "bus_id", "commId": "comm_id", "parent": "parent",
+                  "color": "color", "key": "key", "nNodes": "nnodes", "localRanks": "local_ranks",
+                  "localRank": "local_rank", "MNNVL": "mnnvl", "splitCount": "split_count",
+                  "childCount": "child_count", "localSize": "local_size"}
+    _STR_KEYS = {"bus_id", "comm_id", "parent"}
+
+    def comm(self, items: list) -> tuple[str, dict] | None:
+        f: dict[str, Any] = {}
+        words = []
+        phase = None
+        for it in items:
+            if isinstance(it, Token):
+                if it.type == "RANKTAG":
+                    f["rank_tag"] = int(it[6:-1])
+                elif it.type == "KEY":
+                    words.append(str(it))
+                elif it.type == "HEX":
+                    f["comm"] = str(it)
+            elif it[0] == "Init":
+                phase = it[1]
+            else:
+                key = self._COMM_KEYS.get(it[0].rstrip("-"))
+                val = it[1].rstrip("-")
+                if key:
+                    f[key] = val if key in self._STR_KEYS else _int(val)
+        if not words or words[-1] != "comm":
+            return None
+        if len(words) > 1:
+            f["func"] = words[-2]
+        if phase in ("START", "COMPLETE"):
+            f["phase"] = phase
+            return "nccl.comm_init", f
+        if "nnodes" in f:
+            return "nccl.comm_info", f
+        return None
+
+    def ring(self, items: list[Token]) -> dict:
+        return {"ranks": [int(t) for t in items if t.type == "INT"], "truncated": any(t.type == "ELLIPSIS" for t in items)}
+
+    def conn(self, items: list[Token]) -> dict:
+        ints = [t for t in items if t.type == "INT"]
+        devs = [t for t in items if t.type == "PEERDEV"]
+        transport = next(str(t) for t in items if t.type == "TRANSPORT")
+        direction = next((t[1:-1] for t in items if t.type == "DIRECTION"), None)
+        net = None
+        if transport.startswith("NET/"):
+            net = transport.split("/")[1]
+        return {"src_rank": int(ints[0]), "src_dev": str(devs[0]), "dst_rank": int(ints[1]),
+                "dst_dev": str(devs[1]), "direction": direction, "transport": transport, "net": net,
+                "gdr": "GDRDMA" in transport}
+
+    def channel(self, items: list) -> tuple[str, dict]:
+        nums = [int(t) for t in items if isinstance(t, Token) and t.type == "INT"]
+        body = items[-1]
+        second = nums[1] if len(nums) > 1 else None
+        if "transport" in body:  # `Channel 00/1 :` on a connection line is the connection index
+            f = {"channel": nums[0], "conn_index": second, **body}
+            return "nccl.connection", f
+        return "nccl.channel", {"channel": nums[0], "nchannels": second, **body}
+
+    def net_socket(self, items: list[Token]) -> tuple[str, dict]:
+        ifaces = []
+        for t in items:
+            m = _IFACE.match(t)
+            if m:
+                ifaces.append({"index": int(m["index"]), "name": m["name"], "addr": m["addr"], "port": int(m["port"])})
+        return "nccl.net_socket", {"interfaces": ifaces}
+
+    def net_ib(self, items: list[Token]) -> tuple[str, dict]:
+        devs = []
+        f: dict[str, Any] = {"relaxed_ordering": False}
+        for t in items:
+            if t.type == "IBDEV":
+                m = _IBDEV.match(t)
+                if m:
+                    devs.append({"index": int(m["index"]), "name": m["name"], "port": int(m["port"]), "link": m["link"]})
+            elif t.type == "RELAXED":
+                f["relaxed_ordering"] = True
+            elif t.type == "OOBIF":
+                m = _OOB.match(t)
+                if m:
+                    f["oob_if"], f["oob_addr"] = m["name"], m["addr"]
+        f["devices"] = devs
+        return "nccl.net_ib", f
+
+    def bootstrap(self, items: list[Token]) -> tuple[str, dict]:
+        text = str(items[-1])
+        m = _OOB.match(text)
+        if m:
+            return "nccl.bootstrap", {"name": m["name"], "addr": m["addr"]}
+        name, _, rest = text.partition(":")
+        return "nccl.bootstrap", {"name": name, "addr": rest}
+
+    def using_network(self, items: list[Token]) -> tuple[str, dict]:
+        return "nccl.using_network", {"network": str(items[-1])}
+
+    def env_set(self, items: list[Token]) -> tuple[str, dict]:
+        name = str(items[0])
+        val = next((str(t) for t in items if t.type == "ENVVAL"), "")
+        if val.endswith(".") and val[:-1].lstrip("-").isdigit():
+            val = val[:-1]
+        return "nccl.env", {"name": name, "value": val, "from_environment": any(t.type == "BY" for t in items)}
+
+    def connected(self, items: list[Token]) -> tuple[str, dict]:
+        f: dict[str, Any] = {"what": str(items[0])}
+        if len(items) > 1:
+            words = str(items[1]).split()
+            for k, v in zip(words, words[1:]):
+                if k in ("PXN", "GDR") and v.isdigit():
+                    f[k.lower()] = int(v)
+        return "nccl.connected_all_rings" if f["what"] == "rings" else "nccl.connected_all", f
+
+    def version(self, items: list[Token]) -> tuple[str, dict]:
+        return "nccl.version", split_version(str(items[0]))
+
+
+_TRANSFORMER = _Fields()
+
+
+def split_version(text: str) -> dict:
+    ver, _, cuda = text.partition("+cuda")
+    m = re.match(r"(\d+\.\d+\.\d+)(.*)", ver)
+    return {"version": m.group(1) if m else ver, "suffix": (m.group(2) if m else "") or None, "cuda": cuda or None}
+
+
+def _family(msg: str) -> str | None:
+    """Which start symbol of ``grammars/nccl.lark`` can read this message, by its first words."""
+    c = msg[:1]
+    if c == "C":
+        if msg.startswith("Channel "):
+            return "channel"
+        if msg.startswith("Connected all "):
+            return "connected"
+    elif c == "N":
+        if msg.startswith("NET/Socket : Using ["):
+            return "net_socket"
+        if msg.startswith("NET/IB : Using ["):
+            return "net_ib"
+        if msg.startswith("NCCL version "):
+            return "version"
+        if msg.startswith("NCCL_") and (" set by environment to" in msg or " set to " in msg):
+            return "env_set"
+    elif c == "B":
+        if msg.startswith("Bootstrap") and "Using" in msg[:20]:
+            return "bootstrap"
+    elif c == "U":
+        if msg.startswith("Using network "):
+            return "using_network"
+    if " comm 0x" in msg or msg.startswith("comm 0x"):
+        return "comm"
+    if " -> " in msg and ":" in msg.split(" ", 1)[0]:
+        return "backtrace"
+    return None
+
+
+def read_message(msg: str) -> tuple[str, dict] | None:
+    """Parse a structured NCCL message with the grammar; None when it is not one of them."""
+    family = _family(msg)
+    if family is None:
+        return None
+    try:
+        tree = parser("nccl", start=family).parse(msg.strip())
+        out = _TRANSFORMER.transform(tree)
+    except LarkError:
+        return None
+    return out
+
+
+def classify(text: str, env: Envelope) -> Parsed | None:
+    """An NCCL line, or None. Fills ``env.host``/``env.pid`` and time from the header."""
+    if "NCCL" not in text:
+        return None
+    h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None
+    if h is None:
+        b = BANNER.search(text)
+        if b is None:
+            return None
+        return Parsed("nccl.version", "INFO", "nccl.version", split_version(b["v"]))
+    level_word = h["level"]
+    msg = text[h.end():]
+    fields: dict[str, Any] = {"tid": int(h["tid"])}
+    if h["dev"] is not None:
+        fields["dev"] = int(h["dev"])
+    if h["loc"]:
+        fields["code_location"] = h["loc"]
+    if h["func"]:
+        fields["function"] = h["func"]
+    if h["tfunc"]:
+        fields["trace_function"] = f"{h['tfunc']}:{h['tline']}"
+    env.host = h["host"] if h["host"] else env.host
+    env.pid = int(h["pid"])
+    if h["ts"]:
+        env.time = h["ts"].replace(" ", "T")
+    if h.start() > 0:
+        fields["prefix"] = text[: h.start()].rstrip()
+    fields["message"] = msg
+    level = _LEVEL[level_word]
+    kind = _KIND[level_word]
+    template = None
+    if level_word in ("INFO", "WARN"):
+        read = read_message(msg)
+        if read is not None:
+            kind, extra = read
+            fields.update(extra)
+            template = kind
+    if template is None or kind in ("nccl.trace",) and level_word == "WARN":
+        hit = nccl_catalog().match(msg)
+        if hit is not None:
+            tpl, args = hit
+            template = template or tpl.id
+            fields["args"] = list(args)
+            fields["format"] = tpl.format
+            if tpl.where and "code_location" not in fields and level_word == "WARN":
+                fields["catalog_location"] = tpl.where
+    if kind == "nccl.trace" and level_word == "WARN":
+        kind = "nccl.warn"
+    return Parsed(kind, level, template, fields)

@@ -1,0 +1,242 @@
+"""Stage 1: read. Files, folders, globs, standard input and ``.gz``, as clean text lines.
+
+Reading is streaming: bytes are read in large blocks and split into lines; no file is held in
+memory whole. Every line is counted, and every oddity (a cut line, a binary file, a truncated gz)
+is recorded in :class:`ReadStats` rather than raised.
+
+Line rules:
+
+* LF and CRLF end a line. A file that has lone CRs and no LF at all uses CR as its line end.
+* Within a line, text before the last lone CR is progress-bar residue and is dropped.
+* Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences and other C0 controls are removed.
+* A line longer than :data:`MAX_LINE` bytes is cut there; the rest of it is skipped and counted.
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import os
+import re
+import sys
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable, Iterator
+
+MAX_LINE = 1 << 20  # 1 MiB
+BLOCK = 1 << 20
+SNIFF = 8192
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_GLOB_CHARS = set("*?[")
+
+
+class InputError(Exception):
+    """A path that cannot be read at all: the CLI prints it as one line and exits 2."""
+
+
+@dataclass(slots=True)
+class ReadStats:
+    files: int = 0
+    lines: int = 0
+    cut_lines: int = 0
+    bytes: int = 0
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)  # (name, reason)
+    warnings: list[str] = field(default_factory=list)
+
+    def merge(self, other: "ReadStats") -> None:
+        self.files += other.files
+        self.lines += other.lines
+        self.cut_lines += other.cut_lines
+        self.bytes += other.bytes
+        self.skipped_files.extend(other.skipped_files)
+        self.warnings.extend(other.warnings)
+
+
+@dataclass(slots=True)
+class Source:
+    """One input: a file path, standard input, or in-memory text (the browser, tests)."""
+
+    name: str
+    path: str | None = None  # None for stdin and in-memory text
+    text: str | None = None
+    stream: BinaryIO | None = None
+
+    def open(self) -> BinaryIO:
+        if self.text is not None:
+            return io.BytesIO(self.text.encode("utf-8", "surrogateescape"))
+        if self.stream is not None:
+            return self.stream
+        assert self.path is not None
+        return open(self.path, "rb")
+
+
+def expand(paths: Iterable[str], stdin: BinaryIO | None = None) -> list[Source]:
+    """Turn command-line arguments into sources. Raises :class:`InputError` for a bad path."""
+    out: list[Source] = []
+    for arg in paths:
+        if arg == "-":
+            out.append(Source("<stdin>", stream=stdin if stdin is not None else sys.stdin.buffer))
+            continue
+        if os.path.isdir(arg):
+            out.extend(_walk(arg))
+            continue
+        if os.path.exists(arg) or os.path.islink(arg):
+            if not os.access(arg, os.R_OK) or os.path.islink(arg) and not os.path.exists(arg):
+                raise InputError(f"cannot read {arg}: permission denied or broken link")
+            out.append(Source(arg, path=arg))
+            continue
+        if _GLOB_CHARS & set(arg):
+            matches = sorted(glob.glob(arg, recursive=True))
+            if not matches:
+                raise InputError(f"no file matches {arg}")
+            for m in matches:
+                out.extend(_walk(m) if os.path.isdir(m) else [Source(m, path=m)])
+            continue
+        raise InputError(f"no such file or folder: {arg}")
+    return out
+
+
+def _walk(top: str) -> Iterator[Source]:
+    """Every regular file below ``top``, in a stable order; links to folders are not followed."""
+    for root, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in {".git", "__pycache__"})
+        for name in sorted(files):
+            p = os.path.join(root, name)
+            if name == "sample.yaml":
+                continue  # logdoc's own sample metadata, not a log
+            yield Source(p, path=p)
+
+
+def _open_decompressed(raw: BinaryIO, head: bytes) -> BinaryIO:
+    if head[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    return raw
+
+
+def _looks_binary(head: bytes) -> bool:
+    if not head:
+        return False
+    if b"\x00" in head:
+        # UTF-16 text and core dumps both have NULs; neither is a log we can read.
+        return head.count(b"\x00") > max(4, len(head) // 100)
+    return False
+
+
+class _Peek(io.RawIOBase):
+    """Give back bytes already read from a stream that cannot seek (stdin)."""
+
+    def __init__(self, head: bytes, rest: BinaryIO):
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(b))
+        if not data:
+            return 0
+        b[: len(data)] = data
+        return len(data)
+
+
+def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every line of ``source``; problems go to ``stats``."""
+    try:
+        raw = source.open()
+    except OSError as exc:
+        stats.skipped_files.append((source.name, exc.strerror or str(exc)))
+        return
+    try:
+        head = raw.read(SNIFF)
+        if source.text is None and source.stream is None:
+            raw.seek(0)
+            stream: BinaryIO = raw
+        else:
+            stream = io.BufferedReader(_Peek(head, raw), BLOCK)  # type: ignore[arg-type]
+        compressed = head[:2] == b"\x1f\x8b"
+        stream = _open_decompressed(stream, head)
+        if compressed:
+            try:
+                head = stream.peek(SNIFF)[:SNIFF] if hasattr(stream, "peek") else b""
+            except (OSError, EOFError, zlib.error) as exc:
+                stats.skipped_files.append((source.name, f"corrupt gzip ({exc})"))
+                return
+        if _looks_binary(head):
+            stats.skipped_files.append((source.name, "binary file"))
+            return
+        stats.files += 1
+        yield from _split(stream, source.name, stats)
+    finally:
+        if source.stream is None:
+            raw.close()
+
+
+def _split(stream: BinaryIO, name: str, stats: ReadStats) -> Iterator[tuple[int, str]]:
+    sep = b"\n"
+    pending = b""
+    skipping = False  # inside the rest of an over-long line
+    lineno = 0
+    first = True
+    while True:
+        try:
+            block = stream.read(BLOCK)
+        except (OSError, EOFError, zlib.error) as exc:
+            stats.warnings.append(f"{name}: stopped reading at line {lineno + 1}: {exc}")
+            block = b""
+        if first:
+            first = False
+            if block and b"\n" not in block and b"\r" in block:
+                sep = b"\r"
+        if not block:
+            break
+        stats.bytes += len(block)
+        data = pending + block if pending else block
+        start = 0
+        while True:
+            nl = data.find(sep, start)
+            if nl < 0:
+                break
+            if skipping:
+                skipping = False
+            else:
+                lineno += 1
+                yield lineno, _clean(data[start:nl])
+            start = nl + 1
+        pending = data[start:]
+        if len(pending) > MAX_LINE:
+            if not skipping:
+                lineno += 1
+                stats.cut_lines += 1
+                yield lineno, _clean(pending[:MAX_LINE])
+                skipping = True
+            pending = b""
+    if pending and not skipping:
+        lineno += 1
+        yield lineno, _clean(pending)
+    stats.lines += lineno
+
+
+def _clean(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    cr = raw.rfind(b"\r")
+    if cr >= 0:
+        raw = raw[cr + 1 :]
+    text = raw.decode("utf-8", "replace")
+    if "\x1b" in text or _has_controls(text):
+        text = _ANSI.sub("", text)
+    return text
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _has_controls(text: str) -> bool:
+    return _CONTROLS.search(text) is not None

@@ -1,0 +1,156 @@
+"""Recognise a message as one of the formats of a printf message catalog.
+
+``grammars/nccl_messages.tsv`` lists every INFO, WARN and VERSION format NCCL printed from 2.3 to
+2.30.7 (built by ``tools/make_nccl_templates.py`` from NCCL's sources). Each printf format becomes
+an anchored pattern: ``%s`` a lazy run, ``%d`` a number, ``%p`` a pointer, and so on. A message is
+tried only against the formats filed under its first word, plus those whose text starts with a
+conversion, and only when the format's longest literal piece occurs in it, most specific first.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .resources import data_dir
+
+MAX_MATCH_LEN = 4096  # NCCL cut lines at 1023 bytes before 2.29; longer text is matched on its head
+
+_CONV = re.compile(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
+                   r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspn%])|\{#?[A-Za-z_]\w*\}")
+
+
+@dataclass(slots=True)
+class Template:
+    id: str
+    levels: tuple[str, ...]
+    first: str
+    last: str
+    where: str
+    format: str
+    anchor: str
+    specificity: int
+    _rx: re.Pattern | None = None
+    partial: bool = False  # the format has an embedded newline: only its first line is matched
+
+    @property
+    def rx(self) -> re.Pattern:
+        if self._rx is None:
+            self._rx = re.compile(_to_regex(self.format.split("\\n")[0], self.partial))
+        return self._rx
+
+
+def _conv_regex(m: re.Match) -> str:
+    if m.group(0).startswith("{"):
+        return "(.*?)"
+    conv = m["conv"]
+    pad = r"\s*" if m["width"] else ""
+    if conv == "%":
+        return "%"
+    if conv in "di":
+        return pad + r"([-+]?\d+)"
+    if conv == "u":
+        return pad + r"(\d+)"
+    if conv in "xX":
+        return pad + r"((?:0x)?[0-9a-fA-F]+)"
+    if conv == "o":
+        return pad + r"([0-7]+)"
+    if conv in "eEfFgGaA":
+        return pad + r"([-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|-nan|inf|-inf))"
+    if conv == "c":
+        return "(.)"
+    if conv == "p":
+        return r"(0x[0-9a-fA-F]+|\(nil\)|0)"
+    return pad + "(.*?)"  # %s and anything exotic
+
+
+def _unescape(lit: str) -> str:
+    return lit.replace("\\t", "\t").replace("\\r", "\r").replace("\\\\", "\\")
+
+
+def _to_regex(fmt: str, partial: bool) -> str:
+    parts = []
+    pos = 0
+    for m in _CONV.finditer(fmt):
+        parts.append(_literal(fmt[pos : m.start()]))
+        parts.append(_conv_regex(m))
+        pos = m.end()
+    parts.append(_literal(fmt[pos:]))
+    body = "".join(parts)
+    return "^" + body + (r"" if partial else r"\s*$")
+
+
+def _literal(text: str) -> str:
+    # Runs of spaces in a format may be printed as is, but pastes collapse them: accept any run.
+    out = []
+    for chunk in re.split(r"( +)", _unescape(text)):
+        if chunk.startswith(" "):
+            out.append(r"\s+" if len(chunk) > 1 else " ")
+        elif chunk:
+            out.append(re.escape(chunk))
+    return "".join(out)
+
+
+def _literals(fmt: str) -> list[str]:
+    return [_unescape(p) for p in _CONV.split(fmt) if p]
+
+
+class Catalog:
+    def __init__(self, rows: list[Template]):
+        self.templates = {t.id: t for t in rows}
+        self.by_word: dict[str, list[Template]] = {}
+        self.generic: list[Template] = []
+        for t in sorted(rows, key=lambda t: -t.specificity):
+            key = _lead_word(t.format)
+            (self.by_word.setdefault(key, []) if key else self.generic).append(t)
+
+    def match(self, message: str, level: str | None = None) -> tuple[Template, tuple[str, ...]] | None:
+        msg = message[:MAX_MATCH_LEN].rstrip()
+        word = msg.split(" ", 1)[0]
+        best = None
+        for group in (self.by_word.get(word, ()), self.generic):
+            for t in group:
+                if best is not None and t.specificity <= best[0].specificity:
+                    break
+                if t.anchor and t.anchor not in msg:
+                    continue
+                m = t.rx.match(msg)
+                if m is not None:
+                    best = (t, m.groups())
+                    break
+        return best
+
+
+def _lead_word(fmt: str) -> str:
+    m = _CONV.search(fmt)
+    lead = fmt[: m.start()] if m else fmt
+    if not lead or lead[0].isspace():
+        return ""
+    first, sep, _ = lead.partition(" ")
+    return first if sep else ("" if m else first)
+
+
+def _parse_row(line: str) -> Template | None:
+    cols = line.rstrip("\n").split("\t", 5)
+    if len(cols) != 6:
+        return None
+    tid, levels, first, last, where, fmt = cols
+    lits = _literals(fmt.split("\\n")[0])
+    anchor = max(lits, key=len).strip() if lits else ""
+    if "  " in anchor:
+        anchor = max(anchor.split("  "), key=len).strip()
+    return Template(tid, tuple(levels.split(",")), first, last, where, fmt, anchor,
+                    specificity=sum(len(x) for x in lits), partial="\\n" in fmt.rstrip("\\n").rstrip())
+
+
+@lru_cache(maxsize=None)
+def nccl_catalog() -> Catalog:
+    path = data_dir("grammars") / "nccl_messages.tsv"
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            t = _parse_row(line)
+            if t is not None:
+                rows.append(t)
+    return Catalog(rows)
