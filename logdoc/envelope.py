@@ -91,7 +91,7 @@ def _c10(m: re.Match, env: Envelope) -> str:
 
 def _glog(m: re.Match, env: Envelope) -> str:
     """glog C++ lines and torch's Python logger (2.3+) share this header."""
-    if m["rank"] is not None:
+    if m["rank"]:
         env.rank = int(m["rank"])
     env.level = _LEVEL[m["lvl"]]
     env.time = _mmdd(m["md"], m["hms"], m["frac"]) or env.time

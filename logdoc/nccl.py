@@ -222,7 +222,7 @@ def _family(msg: str) -> str | None:
             return "net_ib"
         if msg.startswith("NCCL version "):
             return "version"
-        if msg.startswith("NCCL_") and (" set by environment to" in msg or " set to " in msg):
+        if msg.startswith("NCCL_") and (" set by environment to" in msg or " set to " in msg and msg.count(" ") == 3):
             return "env_set"
     elif c == "B":
         if msg.startswith("Bootstrap") and "Using" in msg[:20]:

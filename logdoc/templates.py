@@ -36,7 +36,7 @@ class Template:
     @property
     def rx(self) -> re.Pattern:
         if self._rx is None:
-            self._rx = re.compile(_to_regex(self.format.split("\\n")[0], self.partial))
+            self._rx = re.compile(_to_regex(self.format.split("\\n")[0].rstrip(" "), self.partial))
         return self._rx
 
 

@@ -1,0 +1,77 @@
+"""Every envelope of issue 2, alone and stacked, with a real-looking line."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc.envelope import unwrap
+
+MSG = "Connection closed by peer [127.0.0.1]:7606"
+
+
+@pytest.mark.parametrize(
+    "line, expect, msg",
+    [
+        ("0: hello", {"node_rank": 0}, "hello"),
+        (" 3: hello", {"node_rank": 3}, "hello"),
+        ("12: hello", {"node_rank": 12}, "hello"),
+        ("[1,3]<stdout>:hello", {"rank": 3}, "hello"),
+        ("[1,0]<stderr>: hello", {"rank": 0}, "hello"),
+        ("2024-05-01T10:00:00.123Z [1,2]<stderr>:hello", {"rank": 2, "time": "2024-05-01T10:00:00.123Z"}, "hello"),
+        ("[0] hello", {"rank": 0}, "hello"),
+        ("worker-0: hello", {"host": "worker-0"}, "hello"),
+        ("gpu-a100-017: hello", {"host": "gpu-a100-017"}, "hello"),
+        ("(RayWorkerWrapper pid=1061) hello", {"pid": 1061}, "hello"),
+        ("(RayWorkerWrapper pid=1061, ip=10.0.0.5) hello [repeated 6x across cluster]", {"pid": 1061, "host": "10.0.0.5"}, "hello"),
+        ("[pod/trainer-worker-3/pytorch] hello", {"host": "trainer-worker-3"}, "hello"),
+        ("| 2024-05-01T10:00:00.000Z | hello", {"time": "2024-05-01T10:00:00.000Z"}, "hello"),
+        ("2024-05-01T10:00:00+02:00 hello", {"time": "2024-05-01T10:00:00+02:00"}, "hello"),
+        ("[default0]:hello", {"local_rank": 0}, "hello"),
+        ("[trainer3]:hello", {"local_rank": 3}, "hello"),
+        ("[trainer0|0]:hello", {"local_rank": 0}, "hello"),
+        ("[rank0]: Traceback (most recent call last):", {"rank": 0}, "Traceback (most recent call last):"),
+        ("[default0]:[rank0]: RuntimeError: x", {"local_rank": 0, "rank": 0}, "RuntimeError: x"),
+        ("[rank0]:[E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:617] msg",
+         {"rank": 0, "level": "ERROR", "time": "--11-29T17:01:53", "source": "ProcessGroupNCCL.cpp:617"}, "msg"),
+        ("[rank0]:[E101 21:57:19.147805485 ProcessGroupNCCL.cpp:617] msg", {"rank": 0, "time": "--01-01T21:57:19"}, "msg"),
+        ("[rank0]:[E ProcessGroupNCCL.cpp:523] msg", {"rank": 0, "level": "ERROR", "time": None}, "msg"),
+        ("[E ProcessGroupNCCL.cpp:481] msg", {"rank": None, "level": "ERROR"}, "msg"),
+        ("[W1129 17:02:34.306620559 TCPStore.cpp:340] [c10d] TCP client failed", {"level": "WARN"}, "[c10d] TCP client failed"),
+        ("E0101 21:57:19.147805 12345 ProcessGroupNCCL.cpp:617] msg",
+         {"level": "ERROR", "time": "--01-01T21:57:19.147805", "pid": 12345}, "msg"),
+        ("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3545430 closing signal SIGTERM",
+         {"level": "WARN", "source": "torch.distributed.elastic.multiprocessing.api"}, "Sending process 3545430 closing signal SIGTERM"),
+        ("[2024-07-25 06:36:18,293] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 179 closing signal SIGTERM",
+         {"level": "WARN", "time": "2024-07-25T06:36:18.293"}, "Sending process 179 closing signal SIGTERM"),
+        ("W0725 06:36:18.293000 140245678 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 1",
+         {"level": "WARN", "pid": None, "time": "--07-25T06:36:18.293000"}, "Sending process 1"),
+        ("W1129 17:06:38.629000 21743 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 21746 closing signal SIGTERM",
+         {"level": "WARN", "pid": 21743}, "Sending process 21746 closing signal SIGTERM"),
+        ("[rank1]:W1129 17:06:38.629000 21743 torch/distributed/distributed_c10d.py:100] hi", {"rank": 1, "pid": 21743}, "hi"),
+        ("3: [default1]:[rank13]:[E1129 17:01:53.685814139 ProcessGroupGloo.cpp:67] msg",
+         {"node_rank": 3, "local_rank": 1, "rank": 13, "level": "ERROR"}, "msg"),
+        ("3: [default1]:[rank13]: RuntimeError: x", {"node_rank": 3, "local_rank": 1, "rank": 13}, "RuntimeError: x"),
+        ("240it [05:55, 1.47s/it][rank0]:[E709 12:00:01.1 ProcessGroupNCCL.cpp:1] msg", {"rank": 0, "time": "--07-09T12:00:01"}, "msg"),
+        ("worker-1: [2024-05-01 10:00:00,123] [INFO] [launch.py:351:main] Process 5 exits successfully.",
+         {"host": "worker-1", "level": "INFO"}, "Process 5 exits successfully."),
+    ],
+)
+def test_envelopes(line, expect, msg):
+    env, text = unwrap(line)
+    for key, value in expect.items():
+        assert getattr(env, key) == value, (key, env)
+    assert text == msg
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] " + MSG,
+    "ValueError: bad",
+    "torch.distributed.DistNetworkError: The client socket has timed out",
+    "Traceback (most recent call last):",
+    "dgx1:1007:1165 [0] NCCL INFO Using network Socket",
+    "  File \"train.py\", line 3, in <module>",
+    "KeyError: 'x'",
+])
+def test_messages_are_not_mistaken_for_envelopes(line):
+    env, text = unwrap(line)
+    assert text == line
+    assert env.layers == ()

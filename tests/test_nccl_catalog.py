@@ -1,0 +1,58 @@
+"""Every INFO, WARN and VERSION format NCCL printed from 2.3 to 2.30.7, rendered under the line
+layout of the oldest and the newest release that printed it, must parse."""
+from __future__ import annotations
+
+from logdoc.events import Envelope
+from logdoc.nccl import classify
+from logdoc.templates import nccl_catalog
+
+from nccl_render import catalog_rows, render_line, render_message
+
+EXPECTED_LEVEL = {"WARN": "WARN", "INFO": "INFO", "VERSION": "INFO", "CALL": "TRACE"}
+
+
+def _run():
+    total = ok = warn_formats = warn_own = 0
+    misses: list[str] = []
+    own_misses: list[str] = []
+    cat = nccl_catalog()
+    for row in catalog_rows():
+        fmt, level = row["format"], row["level"]
+        own_counted = False
+        for tag in {row["first_tag"], row["last_tag"]}:
+            line = render_line(level, fmt, tag, row["locations_in_last_tag"])
+            total += 1
+            parsed = classify(line, Envelope())
+            good = parsed is not None and parsed.level == EXPECTED_LEVEL[level]
+            if good and level == "WARN":
+                loc = row["locations_in_last_tag"].split(",")[0].split(" ")[0]
+                loc = loc[4:] if loc.startswith("src/") else loc
+                good = parsed.fields.get("code_location") == loc
+            if good:
+                ok += 1
+            else:
+                misses.append(f"{tag} {level}: {line[:160]}")
+            if level == "WARN" and not own_counted and parsed is not None:
+                own_counted = True
+                warn_formats += 1
+                tpl = cat.templates.get(parsed.template) if parsed.template else None
+                if tpl is not None and (tpl.format == fmt or tpl.rx.match(render_message(fmt)) and
+                                        render_message(tpl.format) == render_message(fmt)):
+                    warn_own += 1
+                else:
+                    own_misses.append(f"{fmt[:120]!r} -> {tpl.format[:120] if tpl else parsed.template!r}")
+    return total, ok, misses, warn_formats, warn_own, own_misses
+
+
+def test_nccl_catalog_lines_parse():
+    total, ok, misses, warn_formats, warn_own, own_misses = _run()
+    rate = ok / total
+    own = warn_own / warn_formats
+    print(f"\nNCCL catalog: {ok}/{total} rendered lines parsed with the right level and location ({rate:.2%});"
+          f" WARN formats recognised as their own template: {warn_own}/{warn_formats} ({own:.2%})")
+    for m in misses[:15]:
+        print("  miss:", m)
+    for m in own_misses[:15]:
+        print("  other template:", m)
+    assert rate >= 0.99
+    assert own >= 0.90

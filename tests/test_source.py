@@ -1,0 +1,86 @@
+"""Reading: every oddity is handled and counted, nothing raises."""
+from __future__ import annotations
+
+import gzip
+import io
+
+import pytest
+
+from logdoc.source import InputError, ReadStats, Source, expand, read_lines
+
+
+def lines_of(data: bytes, name="x.log"):
+    stats = ReadStats()
+    src = Source(name, stream=io.BytesIO(data))
+    return [t for _, t in read_lines(src, stats)], stats
+
+
+def test_line_ends_and_residue():
+    got, stats = lines_of(b"a\r\nb\nprogress 10%\rprogress 90%\rdone\nlast")
+    assert got == ["a", "b", "done", "last"]
+    assert stats.lines == 4
+
+
+def test_lone_cr_file():
+    got, _ = lines_of(b"one\rtwo\rthree")
+    assert got == ["one", "two", "three"]
+
+
+def test_invalid_utf8_and_ansi():
+    got, _ = lines_of(b"\x1b[31mred\x1b[0m \xff\xfe ok\n")
+    assert got == ["red \ufffd\ufffd ok"]
+
+
+def test_long_line_is_cut_and_counted():
+    big = b"x" * (3 << 20)
+    got, stats = lines_of(big + b"\nnext\n")
+    assert len(got[0]) == 1 << 20
+    assert got[1] == "next"
+    assert stats.cut_lines == 1
+
+
+def test_gzip_by_content(tmp_path):
+    p = tmp_path / "rank0.log.gz"
+    p.write_bytes(gzip.compress(b"hello\nworld\n"))
+    stats = ReadStats()
+    assert [t for _, t in read_lines(Source(str(p), path=str(p)), stats)] == ["hello", "world"]
+
+
+def test_truncated_gzip_keeps_what_was_read(tmp_path):
+    p = tmp_path / "bad.gz"
+    import random
+    rnd = random.Random(7)
+    body = b"".join(b"line %d %x\n" % (i, rnd.getrandbits(64)) for i in range(20000))
+    p.write_bytes(gzip.compress(body)[:3000])
+    stats = ReadStats()
+    got = [t for _, t in read_lines(Source(str(p), path=str(p)), stats)]
+    assert stats.warnings or stats.skipped_files
+    assert got and all(t.startswith("line ") for t in got[:-1])
+
+
+def test_binary_is_skipped(tmp_path):
+    p = tmp_path / "core"
+    p.write_bytes(b"\x7fELF" + b"\x00" * 5000)
+    stats = ReadStats()
+    assert list(read_lines(Source(str(p), path=str(p)), stats)) == []
+    assert stats.skipped_files == [(str(p), "binary file")]
+
+
+def test_expand_folders_globs_and_errors(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "rank0.log").write_text("x\n")
+    (tmp_path / "a" / "rank1.log").write_text("y\n")
+    assert [s.name for s in expand([str(tmp_path / "a")])] == [str(tmp_path / "a" / "rank0.log"), str(tmp_path / "a" / "rank1.log")]
+    assert len(expand([str(tmp_path / "a" / "rank*.log")])) == 2
+    with pytest.raises(InputError, match="no such file"):
+        expand([str(tmp_path / "missing.log")])
+    with pytest.raises(InputError, match="no file matches"):
+        expand([str(tmp_path / "*.nothing")])
+
+
+def test_symlink_loop_in_folder(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "loop").symlink_to(tmp_path / "d")
+    (tmp_path / "d" / "f.log").write_text("x\n")
+    names = [s.name for s in expand([str(tmp_path / "d")])]
+    assert names == [str(tmp_path / "d" / "f.log")]
