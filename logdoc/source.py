@@ -184,9 +184,10 @@ def _split(stream: BinaryIO, name: str, stats: ReadStats) -> Iterator[tuple[int,
     skipping = False  # inside the rest of an over-long line
     lineno = 0
     first = True
+    read = getattr(stream, "read1", stream.read)  # read1 keeps what a truncated .gz gave before failing
     while True:
         try:
-            block = stream.read(BLOCK)
+            block = read(BLOCK)
         except (OSError, EOFError, zlib.error) as exc:
             stats.warnings.append(f"{name}: stopped reading at line {lineno + 1}: {exc}")
             block = b""
