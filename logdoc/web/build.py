@@ -1,0 +1,508 @@
+"""Build and serve logdoc's static web page.
+
+``build_site(out_dir)`` writes a folder that any static web host can serve:
+
+    index.html, app.js, worker.js, style.css   the page (from ``logdoc/web/static/``)
+    kb.json                                    the knowledge base, compiled by logdoc.kb.compile_rules
+    pyodide/<version>/                         the Pyodide runtime (npm package ``pyodide``, pinned)
+    wheels/<sha256[:16]>/*.whl                 lark (PyPI, pinned) and logdoc (built from this tree)
+    _headers                                   the response headers for hosts that read that file
+
+Third-party files are fetched once into a cache and verified against the sha256 sums pinned
+below; the build fails on any mismatch. The first build needs ``npm`` and ``pip`` with access
+to their registries; later builds run offline from the cache.
+
+``serve(directory)`` serves such a folder on 127.0.0.1 with the right MIME types (wasm) and the
+same Content-Security-Policy as the page's meta tag, also sent as a header so that it covers the
+Web Worker too.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import http.server
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from functools import partial
+from pathlib import Path
+
+# --- pins --------------------------------------------------------------------------------------
+
+PYODIDE_VERSION = "314.0.7"
+#: sha256 of ``npm pack pyodide@314.0.7`` (the registry tarball).
+PYODIDE_TARBALL_SHA256 = "66b7949e5a0cba2250b586d7e368bf12fb482800748d182c4618254b685ffaa0"
+#: The runtime files the page needs, with their sha256 (checked whatever their source).
+PYODIDE_FILES = {
+    "pyodide.mjs": "6f1d60f7bf529beb300f0f47983c921d3982363640ba20af0e38efdddbc66109",
+    "pyodide.asm.mjs": "f7cdc8ece80678ceb712f8e65ebe6d3a83203a180c399865f49612a051693635",
+    "pyodide.asm.wasm": "cc36e3cab04fdfc9a63ff13eb52eae2b911bf46c025cc7b281f394bd3de1d5e6",
+    "python_stdlib.zip": "fa1957e5777068fc4f7437f96d860ae2fbe9c19732ba06c84e004ec16dd7dd7a",
+    "pyodide-lock.json": "5dc2fc119108bc148c7457dc86e7675b5c87e1cafd420b9c34c1eaef7b36c010",
+}
+#: Pure-Python wheels from PyPI: (requirement, file name, sha256).
+PYPI_WHEELS = [
+    (
+        "lark==1.3.1",
+        "lark-1.3.1-py3-none-any.whl",
+        "c629b661023a014c37da873b4ff58a817398d12635d3bbb2c5a03be7fe5d1e12",
+    ),
+]
+
+#: One policy for the meta tag and the served header. Pyodide needs 'wasm-unsafe-eval' to
+#: compile its wasm; nothing else outside 'self' is allowed (checked in headless Chromium).
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; "
+    "connect-src 'self'; img-src 'self'; style-src 'self'; font-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'none'"
+)
+#: Only a header can carry these (a meta tag must not, or the browser logs an error).
+CSP_HEADER_ONLY = "; frame-ancestors 'none'"
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_FILES = ("index.html", "app.js", "worker.js", "style.css")
+
+MIME_TYPES = {
+    ".wasm": "application/wasm",
+    ".mjs": "text/javascript",
+    ".js": "text/javascript",
+    ".json": "application/json",
+    ".whl": "application/zip",
+    ".zip": "application/zip",
+    ".css": "text/css",
+    ".html": "text/html; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+}
+
+
+class BuildError(RuntimeError):
+    """The site could not be built (missing tool, checksum mismatch, bad core)."""
+
+
+# --- small helpers -----------------------------------------------------------------------------
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(partial(f.read, 1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _run(cmd: list[str], *, cwd: Path | None = None, env: dict | None = None) -> None:
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+    except FileNotFoundError as exc:
+        raise BuildError(f"{cmd[0]!r} is needed to build the web page and was not found") from exc
+    if proc.returncode != 0:
+        raise BuildError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
+
+
+def source_tree() -> Path | None:
+    """The repository root when logdoc runs from a checkout (pyproject.toml next to it)."""
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and 'name = "logdoc"' in pyproject.read_text(encoding="utf-8"):
+        return root
+    return None
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("LOGDOC_WEB_CACHE")
+    if env:
+        return Path(env)
+    root = source_tree()
+    if root is not None:
+        return root / ".cache" / "web"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "logdoc" / "web"
+
+
+# --- third-party files -------------------------------------------------------------------------
+
+
+def pyodide_files(cache_dir: Path) -> Path:
+    """Return a folder holding the verified Pyodide runtime files, fetching them if needed.
+
+    Sources, in order: the cache; ``tools/web/node_modules/pyodide`` of a checkout that ran
+    ``npm ci``; ``npm pack pyodide@VERSION`` into the cache (the tarball's sha256 is checked).
+    """
+    dest = cache_dir / f"pyodide-{PYODIDE_VERSION}"
+    if _verified(dest):
+        return dest
+    root = source_tree()
+    candidates = []
+    if root is not None:
+        candidates.append(root / "tools" / "web" / "node_modules" / "pyodide")
+    for folder in candidates:
+        if _verified(folder):
+            _copy_runtime(folder, dest)
+            return dest
+    tarball = cache_dir / f"pyodide-{PYODIDE_VERSION}.tgz"
+    if not tarball.is_file() or _sha256_file(tarball) != PYODIDE_TARBALL_SHA256:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            _run(["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", tmp,
+                  "--silent"])
+            got = Path(tmp) / f"pyodide-{PYODIDE_VERSION}.tgz"
+            if not got.is_file():
+                raise BuildError(f"npm pack did not produce {got.name}")
+            os.replace(got, tarball)
+    digest = _sha256_file(tarball)
+    if digest != PYODIDE_TARBALL_SHA256:
+        raise BuildError(
+            f"{tarball} has sha256 {digest}, expected {PYODIDE_TARBALL_SHA256}; refusing to use it"
+        )
+    tmp_dest = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(tmp_dest, ignore_errors=True)
+    tmp_dest.mkdir(parents=True)
+    with tarfile.open(tarball, "r:gz") as tar:
+        for name in PYODIDE_FILES:
+            member = tar.getmember(f"package/{name}")
+            data = tar.extractfile(member).read()
+            (tmp_dest / name).write_bytes(data)
+    if not _verified(tmp_dest):
+        raise BuildError(f"the files in {tarball} do not match the pinned sha256 sums")
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp_dest, dest)
+    return dest
+
+
+def _verified(folder: Path) -> bool:
+    if not folder.is_dir():
+        return False
+    for name, digest in PYODIDE_FILES.items():
+        path = folder / name
+        if not path.is_file():
+            return False
+        if _sha256_file(path) != digest:
+            if folder.name.startswith("pyodide-"):  # our cache: a mismatch is a hard error
+                raise BuildError(f"{path} does not match its pinned sha256 {digest}")
+            return False
+    return True
+
+
+def _copy_runtime(src: Path, dest: Path) -> None:
+    tmp_dest = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(tmp_dest, ignore_errors=True)
+    tmp_dest.mkdir(parents=True)
+    for name in PYODIDE_FILES:
+        shutil.copyfile(src / name, tmp_dest / name)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp_dest, dest)
+
+
+def pypi_wheels(cache_dir: Path) -> list[Path]:
+    """The pinned third-party wheels, downloaded once with pip and verified by sha256."""
+    folder = cache_dir / "wheels"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for req, filename, digest in PYPI_WHEELS:
+        path = folder / filename
+        if not path.is_file() or _sha256_file(path) != digest:
+            with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+                reqfile = Path(tmp) / "req.txt"
+                reqfile.write_text(f"{req} --hash=sha256:{digest}\n", encoding="utf-8")
+                _run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                      "--only-binary=:all:", "--require-hashes", "-r", str(reqfile), "-d", tmp])
+                got = Path(tmp) / filename
+                if not got.is_file():
+                    raise BuildError(f"pip download {req} did not produce {filename}")
+                os.replace(got, path)
+        found = _sha256_file(path)
+        if found != digest:
+            raise BuildError(f"{path} has sha256 {found}, expected {digest}")
+        out.append(path)
+    return out
+
+
+def build_logdoc_wheel(dest_dir: Path) -> Path:
+    """Build the logdoc wheel from the source tree (``pip wheel --no-deps``)."""
+    root = source_tree()
+    if root is None:
+        raise BuildError(
+            "the logdoc wheel is built from a source checkout; none was found next to this "
+            "installation (pass logdoc_wheel= a prebuilt wheel instead)"
+        )
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dest_dir)]
+    try:
+        import hatchling  # noqa: F401
+
+        cmd.append("--no-build-isolation")  # offline and faster when the backend is installed
+    except ImportError:
+        pass
+    _run(cmd + [str(root)])
+    wheels = sorted(dest_dir.glob("logdoc-*.whl"))
+    if len(wheels) != 1:
+        raise BuildError(f"expected one logdoc wheel in {dest_dir}, found {wheels}")
+    return wheels[0]
+
+
+def _check_pure_wheel(path: Path) -> None:
+    # The page cannot load compiled extensions: every wheel must be py3-none-any.
+    if not path.name.endswith("-none-any.whl"):
+        raise BuildError(f"{path.name} is not a pure-Python wheel; Pyodide could not load it")
+    with zipfile.ZipFile(path) as zf:
+        bad = zf.testzip()
+        if bad is not None:
+            raise BuildError(f"{path.name} is corrupt ({bad})")
+
+
+def compile_kb() -> dict:
+    """The knowledge base as JSON, via the CLI's own loader and validation."""
+    from logdoc import kb
+
+    rules = kb.compile_rules()
+    json.dumps(rules)  # must be JSON-able; raises TypeError with a useful message otherwise
+    return rules
+
+
+# --- the site ----------------------------------------------------------------------------------
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace("{{" + key + "}}", value)
+    if "{{" in template and "}}" in template.split("{{", 1)[1]:
+        marker = template.split("{{", 1)[1].split("}}", 1)[0]
+        if marker.replace("_", "").isalnum():
+            raise BuildError(f"unfilled placeholder {{{{{marker}}}}} in a static file")
+    return template
+
+
+def _prepare_out_dir(out: Path) -> None:
+    if out.exists():
+        if not out.is_dir():
+            raise BuildError(f"{out} exists and is not a folder")
+        entries = list(out.iterdir())
+        if entries and not (out / "site.json").is_file():
+            raise BuildError(
+                f"{out} is not empty and was not written by logdoc web build; "
+                "choose an empty or new folder"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def build_site(
+    out_dir: str | os.PathLike,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    logdoc_wheel: str | os.PathLike | None = None,
+    kb_json: dict | None = None,
+) -> dict:
+    """Write the static site into ``out_dir`` and return its sizes.
+
+    ``logdoc_wheel`` uses a prebuilt wheel instead of building one from the source tree;
+    ``kb_json`` uses an already compiled knowledge base (both are for tests and packagers).
+    Returns ``{"out": str, "files": {path: {"bytes", "gzip"}}, "total_bytes", "total_gzip",
+    "pyodide": version, "wheels": [names]}``.
+    """
+    out = Path(out_dir).resolve()
+    cache = Path(cache_dir).resolve() if cache_dir else default_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+
+    runtime = pyodide_files(cache)
+    third_party = pypi_wheels(cache)
+    kb_data = kb_json if kb_json is not None else compile_kb()
+
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        wheel = Path(logdoc_wheel) if logdoc_wheel else build_logdoc_wheel(Path(tmp))
+        wheels = [*third_party, wheel]
+        for w in wheels:
+            _check_pure_wheel(w)
+        _prepare_out_dir(out)
+
+        pyodide_rel = f"pyodide/{PYODIDE_VERSION}/"
+        (out / pyodide_rel).mkdir(parents=True)
+        for name in PYODIDE_FILES:
+            shutil.copyfile(runtime / name, out / pyodide_rel / name)
+
+        wheel_urls = []
+        for w in wheels:
+            data = w.read_bytes()
+            rel = f"wheels/{_sha256(data)[:16]}/{w.name}"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(data)
+            wheel_urls.append(rel)
+
+    kb_bytes = json.dumps(kb_data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    kb_bytes = kb_bytes.encode("utf-8")
+    (out / "kb.json").write_bytes(kb_bytes)
+
+    static = {name: (STATIC_DIR / name).read_text(encoding="utf-8") for name in STATIC_FILES}
+    config = {
+        "pyodide": pyodide_rel,
+        "pyodideVersion": PYODIDE_VERSION,
+        "wheels": wheel_urls,
+        "kb": f"kb.json?v={_sha256(kb_bytes)[:12]}",
+        # what the worker fetches (the two .mjs files arrive through import instead)
+        "fetchBytes": sum(
+            (out / p).stat().st_size
+            for p in [
+                *(pyodide_rel + n for n in PYODIDE_FILES if not n.endswith(".mjs")),
+                *wheel_urls,
+                "kb.json",
+            ]
+        ),
+    }
+    worker = _fill(static["worker.js"], {
+        "PYODIDE_MJS": f"./{pyodide_rel}pyodide.mjs",
+        "CONFIG": json.dumps(config, sort_keys=True),
+    })
+    (out / "worker.js").write_text(worker, encoding="utf-8")
+    app = _fill(static["app.js"], {
+        "WORKER_URL": f"worker.js?v={_sha256(worker.encode())[:12]}",
+    })
+    (out / "app.js").write_text(app, encoding="utf-8")
+    css = static["style.css"]
+    (out / "style.css").write_text(css, encoding="utf-8")
+    html = _fill(static["index.html"], {
+        "CSP": CSP,
+        "APP_JS": f"app.js?v={_sha256(app.encode())[:12]}",
+        "STYLE_CSS": f"style.css?v={_sha256(css.encode())[:12]}",
+        "PYODIDE_VERSION": PYODIDE_VERSION,
+    })
+    (out / "index.html").write_text(html, encoding="utf-8")
+
+    (out / "_headers").write_text(_headers_file(), encoding="utf-8")
+    site = {
+        "generator": "logdoc web build",
+        "pyodide": PYODIDE_VERSION,
+        "wheels": [Path(u).name for u in wheel_urls],
+        "csp": CSP,
+    }
+    (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
+
+    sizes = site_sizes(out)
+    sizes.update({"out": str(out), "pyodide": PYODIDE_VERSION, "wheels": site["wheels"]})
+    return sizes
+
+
+def _headers_file() -> str:
+    """Headers for static hosts that read a ``_headers`` file (Netlify, Cloudflare Pages)."""
+    return (
+        "/*\n"
+        f"  Content-Security-Policy: {CSP}{CSP_HEADER_ONLY}\n"
+        "  X-Content-Type-Options: nosniff\n"
+        "  Referrer-Policy: no-referrer\n"
+        "/*.wasm\n"
+        "  Content-Type: application/wasm\n"
+    )
+
+
+def site_sizes(directory: str | os.PathLike, *, level: int = 6) -> dict:
+    """Raw and gzip (``level``) size of every file of a built site, and the totals."""
+    root = Path(directory)
+    files = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        buf = io.BytesIO()
+        with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=level, mtime=0) as gz:
+            gz.write(data)
+        files[path.relative_to(root).as_posix()] = {
+            "bytes": len(data),
+            "gzip": min(len(buf.getvalue()), len(data)),
+        }
+    return {
+        "files": files,
+        "total_bytes": sum(f["bytes"] for f in files.values()),
+        "total_gzip": sum(f["gzip"] for f in files.values()),
+    }
+
+
+# --- serving -----------------------------------------------------------------------------------
+
+
+class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with wasm MIME type, the CSP header and sensible caching."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
+    quiet = False
+
+    def end_headers(self) -> None:
+        self.send_header("Content-Security-Policy", CSP + CSP_HEADER_ONLY)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        path = self.path.split("?", 1)[0]
+        if path.startswith(("/pyodide/", "/wheels/")):
+            # versioned or content-addressed paths never change
+            self.send_header("Cache-Control", "public, max-age=31536000, immutable")
+        else:
+            self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002
+        if not self.quiet:
+            super().log_message(format, *args)
+
+
+def make_server(
+    directory: str | os.PathLike, port: int = 8000, *, quiet: bool = False
+) -> http.server.ThreadingHTTPServer:
+    """A server for ``directory`` bound to 127.0.0.1 (port 0 picks a free port)."""
+    directory = Path(directory)
+    if not (directory / "index.html").is_file():
+        raise BuildError(f"{directory} has no index.html; run `logdoc web build --out DIR` first")
+    handler = type("Handler", (SiteRequestHandler,), {"quiet": quiet})
+    return http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), partial(handler, directory=str(directory))
+    )
+
+
+def serve(directory: str | os.PathLike, port: int = 8000, *, quiet: bool = False) -> None:
+    """Serve a built site on http://127.0.0.1:PORT/ until interrupted (Ctrl-C)."""
+    server = make_server(directory, port, quiet=quiet)
+    host, real_port = server.server_address[:2]
+    print(f"Serving {Path(directory).resolve()} at http://{host}:{real_port}/ (Ctrl-C stops)",
+          flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m logdoc.web.build build OUT`` / ``serve DIR [PORT]`` (until the CLI has it)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m logdoc.web.build")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write the static site")
+    b.add_argument("out")
+    b.add_argument("--cache-dir")
+    s = sub.add_parser("serve", help="serve a built site on 127.0.0.1")
+    s.add_argument("directory")
+    s.add_argument("port", nargs="?", type=int, default=8000)
+    args = parser.parse_args(argv)
+    if args.cmd == "build":
+        sizes = build_site(args.out, cache_dir=args.cache_dir)
+        print(f"wrote {sizes['out']}: {len(sizes['files'])} files, "
+              f"{sizes['total_bytes']:,} bytes, {sizes['total_gzip']:,} gzip")
+        return 0
+    serve(args.directory, args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,610 @@
+// logdoc web page: UI only. The diagnosis is computed by the Python core in worker.js.
+// Every piece of log-derived text is inserted with textContent / text nodes, never as HTML.
+//
+// This file is a template: `logdoc web build` fills in the placeholders.
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  status: $("status"),
+  statusText: $("status-text"),
+  progress: $("progress"),
+  log: $("log"),
+  picker: $("picker"),
+  files: $("files"),
+  filesBlock: $("files-block"),
+  explain: $("explain"),
+  clear: $("clear"),
+  results: $("results"),
+  report: $("report"),
+  redact: $("redact"),
+  copy: $("copy"),
+  copyStatus: $("copy-status"),
+  mdFallback: $("md-fallback"),
+  mdText: $("md-text"),
+  error: $("error"),
+  errorText: $("error-text"),
+  errorDetails: $("error-details"),
+  overlay: $("drop-overlay"),
+  version: $("version"),
+  runtime: $("runtime"),
+};
+
+const state = {
+  ready: false,
+  busy: false,
+  files: [], // {name, size, file}
+  result: null, // {report, markdown}
+  markdown: { plain: null, redacted: null },
+  pendingRedacted: null,
+  nextId: 1,
+  waiting: new Map(),
+};
+
+// --- the worker ----------------------------------------------------------------------------
+performance.mark("logdoc:start");
+const worker = new Worker(new URL("{{WORKER_URL}}", import.meta.url), { type: "module" });
+
+worker.onmessage = (event) => {
+  const msg = event.data;
+  if (msg.id && state.waiting.has(msg.id)) {
+    const { resolve, reject } = state.waiting.get(msg.id);
+    state.waiting.delete(msg.id);
+    if (msg.type === "error") reject(Object.assign(new Error(msg.message), { details: msg.details }));
+    else resolve(msg);
+    return;
+  }
+  switch (msg.type) {
+    case "progress":
+      ui.progress.value = msg.fraction;
+      setStatus(msg.label + "…");
+      break;
+    case "ready":
+      state.ready = true;
+      performance.mark("logdoc:ready");
+      document.documentElement.dataset.ready = "1";
+      document.documentElement.dataset.readyMs = String(msg.ms);
+      ui.progress.value = 1;
+      ui.status.classList.add("is-ready");
+      if (msg.info) {
+        ui.version.textContent = msg.info.logdoc || "";
+        ui.runtime.textContent = ` (Python ${msg.info.python})`;
+      }
+      if (!state.busy) setStatus(readyText(msg.ms));
+      break;
+    case "warm":
+      document.documentElement.dataset.warm = msg.ok ? "1" : "failed";
+      if (!msg.ok) console.warn("logdoc warm-up failed", msg.error);
+      break;
+    case "fatal":
+      ui.status.classList.add("is-error");
+      setStatus("The Python runtime failed to start.");
+      showError("The Python runtime failed to start. Reload the page to try again.", msg.details || msg.message);
+      document.documentElement.dataset.ready = "failed";
+      break;
+    default:
+      break;
+  }
+};
+worker.onerror = (event) => {
+  ui.status.classList.add("is-error");
+  setStatus("The worker failed to load.");
+  showError("The page's worker failed to load. Is the folder served over http(s)? file:// cannot work.", event.message || "");
+  document.documentElement.dataset.ready = "failed";
+};
+
+function call(cmd, payload) {
+  const id = state.nextId++;
+  return new Promise((resolve, reject) => {
+    state.waiting.set(id, { resolve, reject });
+    worker.postMessage({ id, cmd, ...payload });
+  });
+}
+
+function readyText(ms) {
+  return `Ready (Python started in ${(ms / 1000).toFixed(1)} s). Paste a log or drop files, then Explain.`;
+}
+
+function setStatus(text) {
+  ui.statusText.textContent = text;
+}
+
+// --- input: paste, picker, drag and drop -----------------------------------------------------
+ui.picker.addEventListener("change", () => {
+  addFiles(Array.from(ui.picker.files || []));
+  ui.picker.value = "";
+});
+
+let dragDepth = 0;
+window.addEventListener("dragenter", (e) => {
+  if (!hasFiles(e)) return;
+  e.preventDefault();
+  dragDepth++;
+  ui.overlay.hidden = false;
+});
+window.addEventListener("dragover", (e) => {
+  if (!hasFiles(e)) return;
+  e.preventDefault();
+  e.dataTransfer.dropEffect = "copy";
+});
+window.addEventListener("dragleave", (e) => {
+  if (!hasFiles(e)) return;
+  dragDepth = Math.max(0, dragDepth - 1);
+  if (dragDepth === 0) ui.overlay.hidden = true;
+});
+window.addEventListener("drop", async (e) => {
+  if (!hasFiles(e)) return;
+  e.preventDefault();
+  dragDepth = 0;
+  ui.overlay.hidden = true;
+  const items = Array.from(e.dataTransfer.items || []);
+  const entries = items.map((it) => (it.webkitGetAsEntry ? it.webkitGetAsEntry() : null));
+  if (entries.length && entries.every(Boolean)) {
+    const files = [];
+    for (const entry of entries) await collectEntry(entry, "", files);
+    addFiles(files);
+  } else {
+    addFiles(Array.from(e.dataTransfer.files || []));
+  }
+});
+
+function hasFiles(e) {
+  return e.dataTransfer && Array.from(e.dataTransfer.types || []).includes("Files");
+}
+
+// A dropped folder is read recursively, like `logdoc explain DIR`.
+async function collectEntry(entry, prefix, out) {
+  if (entry.isFile) {
+    const file = await new Promise((res, rej) => entry.file(res, rej));
+    out.push({ file, name: prefix + file.name });
+  } else if (entry.isDirectory) {
+    const reader = entry.createReader();
+    let batch;
+    do {
+      batch = await new Promise((res, rej) => reader.readEntries(res, rej));
+      for (const child of batch) await collectEntry(child, `${prefix}${entry.name}/`, out);
+    } while (batch.length);
+  }
+}
+
+function addFiles(list) {
+  for (const item of list) {
+    const file = item instanceof File ? item : item.file;
+    let name = item instanceof File ? file.webkitRelativePath || file.name : item.name;
+    if (state.files.some((f) => f.file === file)) continue;
+    name = uniqueName(name);
+    state.files.push({ name, size: file.size, file });
+  }
+  renderFiles();
+}
+
+function uniqueName(name) {
+  const taken = new Set(state.files.map((f) => f.name));
+  if (!taken.has(name)) return name;
+  for (let i = 2; ; i++) {
+    const candidate = `${name} (${i})`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+function renderFiles() {
+  ui.files.replaceChildren(
+    ...state.files.map((f, index) =>
+      h("li", { className: "file" },
+        h("span", { className: "file-name" }, f.name),
+        h("span", { className: "file-size" }, humanSize(f.size)),
+        h("button", {
+          type: "button", className: "file-remove", title: `Remove ${f.name}`,
+          "aria-label": `Remove ${f.name}`,
+          onclick: () => { state.files.splice(index, 1); renderFiles(); },
+        }, "×"),
+      ),
+    ),
+  );
+  ui.filesBlock.hidden = state.files.length === 0;
+}
+
+function humanSize(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+async function readFile({ name, file }) {
+  const head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
+  const gz = head[0] === 0x1f && head[1] === 0x8b;
+  if (gz) {
+    if (typeof DecompressionStream === "undefined") throw new Error(`${name}: this browser cannot read .gz files`);
+    const stream = file.stream().pipeThrough(new DecompressionStream("gzip"));
+    return { name: name.replace(/\.gz$/i, "") || name, text: await new Response(stream).text() };
+  }
+  if (head.includes(0)) return { name, skipped: "looks binary" };
+  return { name, text: await file.text() };
+}
+
+// --- explain -------------------------------------------------------------------------------
+ui.explain.addEventListener("click", explain);
+ui.log.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    explain();
+  }
+});
+ui.clear.addEventListener("click", () => {
+  ui.log.value = "";
+  state.files = [];
+  renderFiles();
+  state.result = null;
+  ui.results.hidden = true;
+  ui.error.hidden = true;
+  ui.log.focus();
+});
+
+async function explain() {
+  if (state.busy) return;
+  performance.clearMarks("logdoc:click");
+  performance.clearMarks("logdoc:rendered");
+  performance.mark("logdoc:click");
+  const sources = [];
+  const skipped = [];
+  ui.error.hidden = true;
+  try {
+    const read = await Promise.all(state.files.map(readFile));
+    for (const r of read) (r.skipped ? skipped : sources).push(r);
+  } catch (err) {
+    showError(String(err.message || err));
+    return;
+  }
+  const pasted = ui.log.value;
+  if (pasted.trim()) sources.unshift({ name: "pasted.log", text: pasted });
+  if (!sources.length) {
+    setStatus("Paste a log or add files first.");
+    ui.log.focus();
+    return;
+  }
+  state.busy = true;
+  ui.explain.disabled = true;
+  document.documentElement.dataset.state = "busy";
+  const total = sources.reduce((n, s) => n + s.text.length, 0);
+  setStatus(state.ready
+    ? `Explaining ${sources.length} source${sources.length > 1 ? "s" : ""} (${humanSize(total)})…`
+    : "Waiting for the Python runtime, then explaining…");
+  try {
+    const msg = await call("explain", {
+      names: sources.map((s) => s.name),
+      texts: sources.map((s) => s.text),
+      redact: false,
+    });
+    const parsed = JSON.parse(msg.json);
+    state.result = parsed;
+    state.markdown = { plain: parsed.markdown, redacted: null };
+    state.pendingRedacted = null;
+    renderReport(parsed.report, skipped);
+    performance.mark("logdoc:rendered");
+    const m = performance.measure("logdoc:explain", "logdoc:click", "logdoc:rendered");
+    document.documentElement.dataset.state = "done";
+    document.documentElement.dataset.explainMs = String(Math.round(m.duration));
+    document.documentElement.dataset.pythonMs = String(parsed.ms ? parsed.ms.explain : "");
+    setStatus(`Explained ${humanSize(total)} in ${(m.duration / 1000).toFixed(2)} s, in this tab.`);
+    if (ui.redact.checked) prepareRedacted();
+  } catch (err) {
+    document.documentElement.dataset.state = "error";
+    showError(`logdoc failed on this input: ${err.message}`, err.details);
+    setStatus("Failed.");
+  } finally {
+    state.busy = false;
+    ui.explain.disabled = false;
+  }
+}
+
+function showError(text, details) {
+  ui.error.hidden = false;
+  ui.errorText.textContent = text;
+  ui.errorDetails.textContent = details || "";
+  ui.errorDetails.parentElement.hidden = !details;
+}
+
+// --- copy as Markdown ----------------------------------------------------------------------
+ui.redact.addEventListener("change", () => {
+  if (ui.redact.checked && state.result) prepareRedacted();
+});
+
+function prepareRedacted() {
+  if (state.markdown.redacted !== null) return Promise.resolve(state.markdown.redacted);
+  if (!state.pendingRedacted) {
+    state.pendingRedacted = call("markdown", { redact: true }).then((msg) => {
+      const md = JSON.parse(msg.json).markdown;
+      state.markdown.redacted = md;
+      return md;
+    });
+    state.pendingRedacted.catch(() => { state.pendingRedacted = null; });
+  }
+  return state.pendingRedacted;
+}
+
+ui.copy.addEventListener("click", async () => {
+  if (!state.result) return;
+  const redact = ui.redact.checked;
+  const ready = redact ? state.markdown.redacted : state.markdown.plain;
+  const label = redact ? "Markdown (hostnames and addresses redacted)" : "Markdown";
+  ui.copyStatus.textContent = ready === null ? "Preparing the redacted copy…" : "";
+  try {
+    if (ready !== null) {
+      await navigator.clipboard.writeText(ready);
+      copied(label, ready);
+    } else if (typeof ClipboardItem !== "undefined" && navigator.clipboard && navigator.clipboard.write) {
+      // Keeps the user gesture while the worker prepares the text (Safari needs this).
+      const text = prepareRedacted();
+      const blob = text.then((t) => new Blob([t], { type: "text/plain" }));
+      await navigator.clipboard.write([new ClipboardItem({ "text/plain": blob })]);
+      copied(label, await text);
+    } else {
+      const text = await prepareRedacted();
+      await navigator.clipboard.writeText(text);
+      copied(label, text);
+    }
+  } catch (err) {
+    // No clipboard access (e.g. plain http on another host): show the text to copy by hand.
+    const text = redact ? await prepareRedacted().catch(() => "") : state.markdown.plain;
+    ui.mdText.value = text;
+    ui.mdFallback.hidden = false;
+    ui.mdFallback.open = true;
+    ui.mdText.focus();
+    ui.mdText.select();
+    ui.copyStatus.textContent = "The clipboard is not available here; the Markdown is selected below, copy it with Ctrl+C.";
+  }
+});
+
+function copied(label, text) {
+  ui.copyStatus.textContent = `Copied ${label}, ${text.split("\n").length} lines.`;
+  document.documentElement.dataset.copied = ui.redact.checked ? "redacted" : "plain";
+}
+
+// --- rendering -----------------------------------------------------------------------------
+// h(tag, props, ...children): props are DOM properties (or aria-*/data-* attributes); children
+// are nodes or strings, and strings always become text nodes.
+function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("aria-") || key.startsWith("data-")) el.setAttribute(key, String(value));
+    else if (key === "href") el.href = safeUrl(value);
+    else el[key] = value;
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+// Flatten children and drop empty ones (for replaceChildren, which would print arrays).
+function nodes(...children) {
+  return children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false);
+}
+
+function safeUrl(url) {
+  try {
+    const u = new URL(String(url), document.baseURI);
+    if (u.protocol === "https:" || u.protocol === "http:") return u.href;
+  } catch (_) { /* fall through */ }
+  return "#";
+}
+
+function ranksText(ranks) {
+  if (!Array.isArray(ranks) || !ranks.length) return "";
+  const sorted = [...new Set(ranks.filter((r) => Number.isInteger(r)))].sort((a, b) => a - b);
+  const parts = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(j > i + 1 ? `${sorted[i]}–${sorted[j]}` : j === i + 1 ? `${sorted[i]}, ${sorted[j]}` : `${sorted[i]}`);
+    i = j + 1;
+  }
+  const other = ranks.filter((r) => !Number.isInteger(r)).map(String);
+  return [...parts, ...other].join(", ");
+}
+
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many || one + "s"}`;
+}
+
+function fmt(value) {
+  if (value === null || value === undefined) return "";
+  if (Array.isArray(value)) return value.map(fmt).filter(Boolean).join(", ");
+  if (typeof value === "object") {
+    return Object.entries(value).map(([k, v]) => `${k} ${fmt(v)}`.trim()).join(", ");
+  }
+  return String(value);
+}
+
+function renderReport(report, skipped) {
+  const diagnoses = Array.isArray(report.diagnoses) ? report.diagnoses : [];
+  const notes = Array.isArray(report.notes) ? report.notes : [];
+  const errors = diagnoses.filter((d) => d.severity === "error");
+  ui.results.hidden = false;
+  ui.mdFallback.hidden = true;
+  ui.copyStatus.textContent = "";
+  $("results-title").textContent = diagnoses.length
+    ? `${plural(diagnoses.length, "diagnosis", "diagnoses")}`
+    : "No diagnosis";
+  ui.report.replaceChildren(...nodes(
+    renderJob(report.job || {}, report.stats || {}),
+    diagnoses.length ? null : renderHealthy(report.stats || {}),
+    diagnoses.map((d, i) => renderDiagnosis(d, i)),
+    notes.length ? renderNotes(notes) : null,
+    renderStats(report.stats || {}, skipped || []),
+  ));
+  document.documentElement.dataset.diagnoses = diagnoses.map((d) => d.id).join(" ");
+  document.documentElement.dataset.errors = String(errors.length);
+}
+
+function renderJob(job, stats) {
+  const files = Array.isArray(job.files) ? job.files : [];
+  const items = [];
+  const add = (term, value) => {
+    if (value === "" || value === null || value === undefined) return;
+    items.push(h("div", { className: "job-item" }, h("dt", {}, term), h("dd", {}, value)));
+  };
+  add("files", files.length ? fmt(files.map((f) => (typeof f === "object" && f ? f.name || f.file || fmt(f) : f))) : "");
+  if (Array.isArray(job.ranks) && job.ranks.length) add(`ranks (${job.ranks.length})`, ranksText(job.ranks));
+  if (Array.isArray(job.hosts) && job.hosts.length) add(`hosts (${job.hosts.length})`, fmt(job.hosts));
+  if (job.versions && Object.keys(job.versions).length) add("versions", fmt(job.versions));
+  if (Array.isArray(job.transports) && job.transports.length) add("transports", fmt(job.transports));
+  return h("section", { className: "job", "aria-label": "Job" },
+    h("h3", { className: "job-title" }, "Job"),
+    h("dl", { className: "job-grid" }, items),
+  );
+}
+
+function renderHealthy(stats) {
+  const relevant = stats.relevant || 0;
+  return h("section", { className: "healthy" },
+    h("h3", {}, relevant ? "No failure found" : "Nothing to diagnose"),
+    h("p", {}, relevant
+      ? "logdoc read these logs and found no error it knows how to explain."
+      : "None of these lines look like PyTorch distributed, NCCL, Gloo or torchrun output."),
+  );
+}
+
+function renderDiagnosis(d, index) {
+  const severity = ["error", "warning", "info"].includes(d.severity) ? d.severity : "info";
+  const meta = [];
+  if (d.role) meta.push(String(d.role).replace(/_/g, " "));
+  if (typeof d.confidence === "number") meta.push(`confidence ${Math.round(d.confidence * 100)}%`);
+  if (d.category) meta.push(String(d.category).replace(/_/g, " "));
+  const where = [];
+  if (Array.isArray(d.ranks) && d.ranks.length) where.push(`${d.ranks.length === 1 ? "rank" : "ranks"} ${ranksText(d.ranks)}`);
+  if (Array.isArray(d.hosts) && d.hosts.length) where.push(`${d.hosts.length === 1 ? "host" : "hosts"} ${fmt(d.hosts)}`);
+
+  return h("article", { className: `diagnosis sev-${severity}`, "data-rule": d.id, id: `d-${index}` },
+    h("header", { className: "diag-head" },
+      h("span", { className: `badge sev-${severity}` }, severity),
+      h("span", { className: "rule-id" }, d.id || ""),
+      h("h3", { className: "diag-title" }, d.title || ""),
+    ),
+    h("p", { className: "diag-meta" }, [meta.join(" · "), where.length ? " · " : "", where.join(" · ")]),
+    evidenceBlock("Evidence", d.evidence),
+    d.explanation ? h("div", { className: "block" }, h("h4", {}, "Why"), paragraphs(d.explanation)) : null,
+    listBlock("Fix", d.fix, "ol"),
+    listBlock("Confirm", d.confirm, "ul"),
+    listBlock("Not this if", d.not_when, "ul"),
+    docsBlock(d.docs),
+    symptomsBlock(d.symptoms),
+  );
+}
+
+function paragraphs(text) {
+  return String(text).split(/\n{2,}/).map((p) => h("p", {}, p));
+}
+
+function listBlock(title, items, tag) {
+  if (!Array.isArray(items) || !items.length) return null;
+  return h("div", { className: "block" },
+    h("h4", {}, title),
+    h(tag, { className: "steps" }, items.map((t) => h("li", {}, codeSpans(String(t))))),
+  );
+}
+
+// `backticks` in knowledge-base text become <code>; still text nodes only.
+function codeSpans(text) {
+  const parts = text.split("`");
+  if (parts.length < 3 || parts.length % 2 === 0) return [text];
+  return parts.map((p, i) => (i % 2 ? h("code", {}, p) : p));
+}
+
+function docsBlock(docs) {
+  if (!Array.isArray(docs) || !docs.length) return null;
+  return h("div", { className: "block" },
+    h("h4", {}, "Docs"),
+    h("ul", { className: "docs" }, docs.map((doc) =>
+      h("li", {}, h("a", { href: doc.url, target: "_blank", rel: "noopener noreferrer" }, doc.title || doc.url)))),
+  );
+}
+
+function evidenceBlock(title, evidence, open) {
+  if (!Array.isArray(evidence) || !evidence.length) return null;
+  return h("div", { className: "block" },
+    title ? h("h4", {}, title) : null,
+    h("ul", { className: "evidence" }, evidence.map(evidenceLine)),
+  );
+}
+
+function evidenceLine(ev) {
+  const loc = `${ev.file || "?"}:${ev.line ?? "?"}`;
+  return h("li", { className: "ev" },
+    h("span", { className: "ev-loc" }, loc),
+    Number.isInteger(ev.rank) ? h("span", { className: "ev-rank" }, `rank ${ev.rank}`) : null,
+    h("code", { className: "ev-text" }, highlighted(String(ev.text ?? ""), ev.highlight)),
+  );
+}
+
+function highlighted(text, hl) {
+  let spans = [];
+  if (Array.isArray(hl) && hl.length === 2 && hl.every(Number.isInteger)) spans = [hl];
+  else if (Array.isArray(hl)) spans = hl.filter((s) => Array.isArray(s) && s.length === 2 && s.every(Number.isInteger));
+  spans = spans
+    .map(([a, b]) => [Math.max(0, a), Math.min(text.length, b)])
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
+  const out = [];
+  let pos = 0;
+  for (const [a, b] of spans) {
+    if (a < pos) continue;
+    if (a > pos) out.push(text.slice(pos, a));
+    out.push(h("mark", {}, text.slice(a, b)));
+    pos = b;
+  }
+  if (pos < text.length) out.push(text.slice(pos));
+  return out;
+}
+
+function symptomsBlock(symptoms) {
+  if (!Array.isArray(symptoms) || !symptoms.length) return null;
+  const ranks = new Set();
+  let count = 0;
+  for (const s of symptoms) {
+    for (const r of s.ranks || []) ranks.add(r);
+    count += Number.isInteger(s.count) ? s.count : (s.evidence || []).length;
+  }
+  const summary = ranks.size
+    ? `and ${plural(ranks.size, "rank")} reported the consequence`
+    : `and ${plural(count, "line")} reported the consequence`;
+  return h("details", { className: "symptoms" },
+    h("summary", {}, summary, h("span", { className: "symptom-count" }, ` (${plural(count, "line")}, ${plural(symptoms.length, "kind")})`)),
+    symptoms.map((s) => h("div", { className: "symptom" },
+      h("p", { className: "symptom-head" },
+        h("span", { className: "rule-id" }, s.id || ""), " ", s.title || "",
+        Array.isArray(s.ranks) && s.ranks.length ? h("span", { className: "diag-meta" }, ` · ranks ${ranksText(s.ranks)}`) : null,
+        Number.isInteger(s.count) ? h("span", { className: "diag-meta" }, ` · ${plural(s.count, "time")}`) : null),
+      evidenceBlock(null, s.evidence),
+    )),
+  );
+}
+
+function renderNotes(notes) {
+  return h("section", { className: "notes" },
+    h("h3", {}, "Notes"),
+    h("ul", {}, notes.map((n) => h("li", {},
+      n.id ? h("span", { className: "rule-id" }, n.id) : null, n.id ? " " : null,
+      n.title || n.text || fmt(n),
+      n.explanation ? h("p", { className: "note-text" }, n.explanation) : null,
+      evidenceBlock(null, n.evidence),
+    ))),
+  );
+}
+
+function renderStats(stats, skipped) {
+  const parts = [];
+  const num = (v) => (typeof v === "number" ? v.toLocaleString("en-US") : v);
+  if (stats.files !== undefined) parts.push(`${num(stats.files)} files`);
+  if (stats.lines_read !== undefined) parts.push(`${num(stats.lines_read)} lines read`);
+  if (stats.relevant !== undefined) parts.push(`${num(stats.relevant)} relevant`);
+  if (stats.events !== undefined) parts.push(`${num(stats.events)} events`);
+  if (stats.not_understood !== undefined) parts.push(`${num(stats.not_understood)} not understood`);
+  if (stats.skipped_lines) parts.push(`${num(stats.skipped_lines)} lines skipped`);
+  const skippedFiles = [...(stats.skipped_files || []).map(fmt), ...skipped.map((s) => `${s.name} (${s.skipped})`)];
+  return h("footer", { className: "stats" },
+    h("p", {}, parts.join(" · ")),
+    skippedFiles.length ? h("p", {}, `Skipped: ${skippedFiles.join(", ")}`) : null,
+  );
+}

@@ -1,0 +1,140 @@
+// End-to-end check of the built page in headless Debian Chromium (used by tests/web).
+//
+//   node tools/web/e2e.mjs --url http://127.0.0.1:PORT/ --out DIR [--paste FILE] [--files F1,F2,...]
+//
+// Runs these scenarios in one cold browser and prints one JSON object on stdout:
+//   paste:  paste FILE into the text area, Explain, screenshot (light, laptop size)
+//   files:  add F1,F2,... with the file picker (one per rank), Explain, screenshots in dark
+//           mode and at phone size
+//   copy:   "copy as Markdown", plain and redacted, read back from the clipboard
+//   xss:    a log full of <script> / <img onerror> payloads must not execute anything
+// Every request is recorded; any request outside the page's origin is blocked and reported.
+import fs from "node:fs";
+import path from "node:path";
+import { launch, watch, waitReady, waitWarm, explainAndWait } from "./chromium.mjs";
+
+function args() {
+  const out = {};
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) out[argv[i].replace(/^--/, "")] = argv[i + 1];
+  return out;
+}
+
+const XSS = [
+  `node7:1:1 [0] NCCL WARN <script>window.__pwned = "script"; alert("script")</script>`,
+  `node7:1:1 [0] NCCL WARN <img src=x onerror="window.__pwned='img'; alert('img')">`,
+  `[rank0]: RuntimeError: <svg onload="window.__pwned='svg'"></svg> <iframe src="javascript:window.__pwned='iframe'"></iframe>`,
+  `[rank0]: "><script>window.__pwned='attr'</script><a href="javascript:window.__pwned='href'">x</a>`,
+  `node7:1:1 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.1<33333> failed : <b onmouseover=alert(1)>bold</b>`,
+].join("\n");
+
+async function main() {
+  const a = args();
+  const url = a.url;
+  const outDir = a.out;
+  fs.mkdirSync(outDir, { recursive: true });
+  const origin = new URL(url).origin;
+  const result = { url, scenarios: {} };
+  const browser = await launch();
+  const log = watch(browser.context, origin);
+  try {
+    await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+    const page = await browser.context.newPage();
+    const t0 = Date.now();
+    await page.goto(url);
+    await waitReady(page);
+    result.readyMs = await page.evaluate(() => {
+      const m = performance.getEntriesByName("logdoc:ready")[0];
+      return m ? Math.round(m.startTime) : null;
+    });
+    result.readyWallMs = Date.now() - t0;
+    result.csp = await page.evaluate(
+      () => document.querySelector('meta[http-equiv="Content-Security-Policy"]').content,
+    );
+    await waitWarm(page);
+
+    if (a.paste) {
+      const text = fs.readFileSync(a.paste, "utf-8");
+      await page.fill("#log", text);
+      const r = await explainAndWait(page);
+      r.reportText = await page.locator("#report").innerText();
+      r.evidenceCount = await page.locator("#report .ev").count();
+      r.marks = await page.locator("#report mark").allInnerTexts();
+      const shot = path.join(outDir, "paste-light-1280.png");
+      await page.screenshot({ path: shot, fullPage: true });
+      r.screenshot = shot;
+      result.scenarios.paste = r;
+
+      // copy as Markdown, plain then redacted
+      const copy = {};
+      await page.click("#copy");
+      await page.waitForFunction(() => document.documentElement.dataset.copied === "plain", null, { timeout: 30000 });
+      copy.plain = await page.evaluate(() => navigator.clipboard.readText());
+      await page.check("#redact");
+      await page.click("#copy");
+      await page.waitForFunction(() => document.documentElement.dataset.copied === "redacted", null, { timeout: 60000 });
+      copy.redacted = await page.evaluate(() => navigator.clipboard.readText());
+      copy.status = await page.locator("#copy-status").innerText();
+      await page.uncheck("#redact");
+      result.scenarios.copy = copy;
+    }
+
+    if (a.files) {
+      const files = a.files.split(",").filter(Boolean);
+      await page.click("#clear");
+      await page.setInputFiles("#picker", files);
+      const chips = await page.locator("#files .file").count();
+      const r = await explainAndWait(page);
+      r.chips = chips;
+      r.reportText = await page.locator("#report").innerText();
+      // open the folded symptoms for the screenshots
+      await page.evaluate(() => document.querySelectorAll("details.symptoms").forEach((d) => { d.open = true; }));
+      const shots = [];
+      await page.emulateMedia({ colorScheme: "dark" });
+      shots.push(path.join(outDir, "files-dark-1280.png"));
+      await page.screenshot({ path: shots.at(-1), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      shots.push(path.join(outDir, "files-dark-390.png"));
+      await page.screenshot({ path: shots.at(-1), fullPage: true });
+      await page.emulateMedia({ colorScheme: "light" });
+      shots.push(path.join(outDir, "files-light-390.png"));
+      await page.screenshot({ path: shots.at(-1), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      r.screenshots = shots;
+      result.scenarios.files = r;
+    }
+
+    // XSS: a second page in the same browser (warm HTTP cache)
+    const xpage = await browser.context.newPage();
+    await xpage.goto(url);
+    await waitReady(xpage);
+    await xpage.fill("#log", XSS);
+    const x = await explainAndWait(xpage);
+    await xpage.waitForTimeout(500); // give any injected handler a chance to fire
+    x.pwned = await xpage.evaluate(() => window.__pwned ?? null);
+    x.injected = await xpage.evaluate(() =>
+      document.querySelectorAll("#report script, #report img, #report svg, #report iframe, #report b, #report a[href^='javascript']").length);
+    x.reportText = await xpage.locator("#report").innerText();
+    x.shownLiterally = x.reportText.includes("<script>window.__pwned") || x.reportText.includes("<img src=x onerror");
+    const shot = path.join(outDir, "xss.png");
+    await xpage.screenshot({ path: shot, fullPage: true });
+    x.screenshot = shot;
+    result.scenarios.xss = x;
+  } catch (err) {
+    result.failure = String(err && err.stack || err);
+  } finally {
+    await browser.close();
+  }
+  result.requests = log.requests;
+  result.blocked = log.blocked;
+  result.console = log.console;
+  result.cspViolations = log.csp;
+  result.pageErrors = log.errors;
+  result.dialogs = log.dialogs;
+  process.stdout.write(JSON.stringify(result, null, 1) + "\n");
+}
+
+main().catch((err) => {
+  process.stdout.write(JSON.stringify({ failure: String(err && err.stack || err) }) + "\n");
+  process.exit(1);
+});
