@@ -21,3 +21,73 @@ def print_event_table(events, console: Console | None = None) -> None:
             ev.text.splitlines()[0][:160] if ev.text else "",
         )
     console.print(table)
+
+
+def _highlight(text: str, span):
+    from rich.text import Text
+
+    line = text.splitlines()[0] if text else ""
+    t = Text(line[:400])
+    if span and span[0] < len(line):
+        t.stylize("bold red", span[0], min(span[1], len(line)))
+    return t
+
+
+def print_report(report: dict, console: Console | None = None) -> None:
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from .markdown import _ranks, header_lines
+
+    console = console or Console()
+    for line in header_lines(report):
+        console.print(line, style="dim", markup=False, highlight=False)
+    console.print()
+    diags = report.get("diagnoses") or []
+    if not diags:
+        console.print("No known failure signature matched.", style="bold")
+        for u in (report.get("unrecognized") or [])[:20]:
+            console.print(f"  {u['file']}:{u['line']}: {u['text'].splitlines()[0][:200]}", markup=False, highlight=False)
+        console.print("Collect next: rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV and "
+                      "TORCH_DISTRIBUTED_DEBUG=DETAIL, and give logdoc the logs of every rank.", markup=False)
+    for i, d in enumerate(diags, 1):
+        color = {"error": "red", "warning": "yellow"}.get(d["severity"], "blue")
+        where = _ranks(d.get("ranks") or []) + (" on " + ", ".join(d["hosts"][:6]) if d.get("hosts") else "")
+        body = Text()
+        body.append(f"{d['id']} · {d['category']} · {d['severity']} · {d['role'].replace('_', ' ')} · "
+                    f"confidence {d['confidence']:.0%}\n", style="dim")
+        body.append("origin: ", style="bold")
+        body.append(where + "\n\n")
+        body.append("Evidence\n", style="bold")
+        for e in d.get("evidence") or []:
+            body.append(f"  {e['file']}:{e['line']}  ", style="cyan")
+            body.append_text(_highlight(e["text"], e.get("highlight")))
+            body.append("\n")
+        body.append("\n" + d.get("explanation", "") + "\n")
+        if d.get("fix"):
+            body.append("\nFix\n", style="bold")
+            for n, s in enumerate(d["fix"], 1):
+                body.append(f"  {n}. {s}\n")
+        if d.get("confirm"):
+            body.append("\nConfirm\n", style="bold")
+            for s in d["confirm"]:
+                body.append(f"  • {s}\n")
+        if d.get("not_when"):
+            body.append("\nNot the cause when\n", style="bold")
+            for s in d["not_when"]:
+                body.append(f"  • {s}\n")
+        if d.get("symptoms"):
+            total = sorted({r for s in d["symptoms"] for r in s.get("ranks") or []})
+            body.append(f"\nConsequences ({_ranks(total)} reported them)\n", style="bold")
+            for s in d["symptoms"]:
+                body.append(f"  ↳ {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))\n", style="dim")
+        if d.get("docs"):
+            body.append("\nDocs\n", style="bold")
+            for x in d["docs"]:
+                body.append(f"  {x['title']}: {x['url']}\n")
+        console.print(Panel(body, title=f"[{i}] {d['title']}", title_align="left", border_style=color))
+    notes = report.get("notes") or []
+    if notes:
+        console.print("Notes", style="bold")
+        for n in notes:
+            console.print(f"  {n['id']} {n['title']} ({_ranks(n.get('ranks') or [])})", markup=False, highlight=False)

@@ -1,0 +1,67 @@
+"""The Python API: the same report the CLI prints as JSON, for notebooks, frameworks and the web page.
+
+    import logdoc
+    report = logdoc.explain("logs/")          # paths (str or list), or log text
+    report["diagnoses"][0]["title"]
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Sequence
+
+from .diagnose import SCHEMA, diagnose
+from .parse import ParseResult, parse_paths, parse_sources
+
+
+def _rules(rules=None, rules_json: dict | None = None, extra_dirs: Sequence[str] = ()):
+    from . import kb
+
+    if rules is not None:
+        return rules
+    if rules_json is not None:
+        return kb.load_compiled(rules_json)
+    return kb.load_rules(extra_dirs=extra_dirs)
+
+
+def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[str, Any]:
+    from .analysis import analyze
+
+    analysis = analyze(result.events)
+    events = list(analysis.events) + list(analysis.synthetic)
+    diagnoses, notes, problems = diagnose(events, rules, analysis)
+    report = {
+        "schema": SCHEMA,
+        "diagnoses": diagnoses,
+        "notes": notes,
+        "job": analysis.anatomy,
+        "stats": result.stats.to_dict(),
+        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text[:500]} for u in result.unrecognized[:50]],
+        "problems": [str(p) for p in problems],
+        "files": result.files,
+    }
+    if redact:
+        from .redact import Redactor
+
+        hosts = {e.host for e in result.events if e.host}
+        report = Redactor(hosts).value(report)
+    return report
+
+
+def explain_sources(sources: Iterable[tuple[str, str]], *, redact: bool = False, rules_json: dict | None = None,
+                    rules=None) -> dict[str, Any]:
+    """Explain in-memory logs: ``sources`` is a list of ``(file name, text)``."""
+    return build_report(parse_sources(list(sources)), _rules(rules, rules_json), redact=redact)
+
+
+def explain(text_or_paths: str | os.PathLike | Sequence[str | os.PathLike], *, redact: bool = False,
+            rules_dirs: Sequence[str] = ()) -> dict[str, Any]:
+    """Explain logs given as a path, a list of paths, or the log text itself."""
+    if isinstance(text_or_paths, (str, os.PathLike)):
+        s = os.fspath(text_or_paths)
+        if "\n" in s or not os.path.exists(s):
+            result = parse_sources([("<text>", s)])
+        else:
+            result = parse_paths([s])
+    else:
+        result = parse_paths([os.fspath(p) for p in text_or_paths])
+    return build_report(result, _rules(extra_dirs=rules_dirs), redact=redact)

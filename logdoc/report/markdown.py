@@ -1,0 +1,94 @@
+"""The report as Markdown, for pasting into an issue or a chat."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ranks(ranks: list[int]) -> str:
+    if not ranks:
+        return "rank unknown"
+    runs, start, prev = [], ranks[0], ranks[0]
+    for r in ranks[1:] + [None]:  # type: ignore[list-item]
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        runs.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(runs)
+
+
+def header_lines(report: dict[str, Any]) -> list[str]:
+    job = report.get("job") or {}
+    stats = report.get("stats") or {}
+    out = [f"Read {stats.get('lines_read', 0)} lines in {stats.get('files', 0)} file(s): "
+           f"{stats.get('events', 0)} events, {stats.get('not_understood', 0)} relevant lines not understood."]
+    ranks = job.get("ranks") or []
+    hosts = job.get("hosts") or []
+    if ranks or hosts:
+        out.append(f"Job: {len(ranks)} rank(s) on {len(hosts)} host(s)" + (f" ({', '.join(map(str, hosts[:8]))})" if hosts else "") + ".")
+    versions = job.get("versions") or {}
+    if versions:
+        parts = []
+        for comp, vals in versions.items():
+            if isinstance(vals, dict):
+                parts.append(f"{comp} " + ", ".join(sorted(vals)))
+            elif isinstance(vals, (list, tuple)):
+                parts.append(f"{comp} " + ", ".join(map(str, vals)))
+            elif vals:
+                parts.append(f"{comp} {vals}")
+        if parts:
+            out.append("Versions: " + "; ".join(parts) + ".")
+    return out
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = ["# logdoc report", ""]
+    lines += header_lines(report)
+    lines.append("")
+    diags = report.get("diagnoses") or []
+    if not diags:
+        lines.append("**No known failure signature matched.**")
+        unrec = report.get("unrecognized") or []
+        if unrec:
+            lines += ["", "Relevant lines that were not understood:", "", "```"]
+            lines += [f"{u['file']}:{u['line']}: {u['text'].splitlines()[0][:200]}" for u in unrec[:20]]
+            lines.append("```")
+        lines += ["", "Collect next: rerun with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV` and "
+                  "`TORCH_DISTRIBUTED_DEBUG=DETAIL`, and give logdoc the logs of every rank."]
+    for i, d in enumerate(diags, 1):
+        where = _ranks(d.get("ranks") or [])
+        if d.get("hosts"):
+            where += " on " + ", ".join(d["hosts"][:6])
+        lines += [f"## {i}. {d['title']}", "",
+                  f"`{d['id']}` · {d['category']} · {d['severity']} · {d['role'].replace('_', ' ')} · "
+                  f"confidence {d['confidence']:.0%} · origin: {where}", ""]
+        lines += ["Evidence:", "", "```"]
+        for e in d.get("evidence") or []:
+            lines.append(f"{e['file']}:{e['line']}: {e['text'].splitlines()[0][:300]}")
+        lines += ["```", "", d.get("explanation", ""), ""]
+        if d.get("fix"):
+            lines.append("Fix:")
+            lines += [f"{n}. {s}" for n, s in enumerate(d["fix"], 1)]
+            lines.append("")
+        if d.get("confirm"):
+            lines.append("Confirm:")
+            lines += [f"- {s}" for s in d["confirm"]]
+            lines.append("")
+        if d.get("not_when"):
+            lines.append("Not the cause when:")
+            lines += [f"- {s}" for s in d["not_when"]]
+            lines.append("")
+        for s in d.get("symptoms") or []:
+            lines.append(f"- consequence: `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))")
+        if d.get("symptoms"):
+            lines.append("")
+        if d.get("docs"):
+            lines.append("Docs: " + " · ".join(f"[{x['title']}]({x['url']})" for x in d["docs"]))
+            lines.append("")
+    notes = report.get("notes") or []
+    if notes:
+        lines.append("## Notes")
+        lines += [f"- `{n['id']}` {n['title']} ({_ranks(n.get('ranks') or [])})" for n in notes]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
