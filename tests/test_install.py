@@ -1,0 +1,36 @@
+"""A non-editable install into a fresh virtual environment, run from another folder, works:
+grammars/ and knowledge/ ship inside the wheel."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NCCL_LINE = ("[2026-01-01 21:57:19] dgx1:1007:1165 [0] transport/net_socket.cc:565 NCCL WARN NET/Socket : "
+             "peer 192.168.100.11<56630> message truncated : receiving 8 bytes instead of 4.\n")
+
+
+def test_wheel_install_in_fresh_venv(tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(ROOT)], check=True,
+                   env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    (work / "rank0.log").write_text(NCCL_LINE)
+    out = subprocess.run([str(py), "-m", "logdoc", "parse", "rank0.log"], cwd=work, capture_output=True,
+                         text=True, check=True)
+    ev = json.loads(out.stdout.splitlines()[0])
+    assert ev["kind"] == "nccl.warn" and ev["fields"]["code_location"] == "transport/net_socket.cc:565"
+    where = subprocess.run([str(py), "-c", "import logdoc.resources as r; print(r.data_dir('grammars')); "
+                            "print(r.data_dir('knowledge'))"], cwd=work, capture_output=True, text=True, check=True)
+    for line in where.stdout.split():
+        assert str(env_dir) in line and "_data" in line
