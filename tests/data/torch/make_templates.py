@@ -1,0 +1,389 @@
+"""Build grammars/torch_templates.tsv from the catalogs copied next to this file.
+
+Run from the repository root: ``python tests/data/torch/make_templates.py``. The output is
+committed; logdoc never reads the catalogs at run time. Columns of the output:
+
+    id      stable template id: torch:<component>:<slug> or gloo:<file>:<line> or logdoc:<area>:<slug>
+    kind    event kind (docs/architecture.md) given to a message matching the format
+    level   default level when the envelope has none (ERROR, WARN, INFO, DEBUG, FATAL)
+    where   'body' (a ProcessGroup prefix and `[c10d] ` are peeled first), 'gloo' (the message
+            after Gloo's `[file:line] ` / `[enforce fail at file:line] `), 'line' (whole message)
+    file    Gloo: source file of the format (used to prefer the template of the printing file)
+    format  the text with placeholders: {name} (lazy, any), {name:int}, {name:word} (no blank),
+            {name:line} (no line break), {name:rest} (anything to the end, may be empty),
+            {a|b} (one of literal alternatives), {name=a|b} (the same, captured)
+"""
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+
+INT_NAMES = {
+    "rank", "seq", "pg_id", "last_enqueued", "last_completed", "timeout_ms", "elapsed_ms", "src_rank",
+    "size", "global_rank", "ms", "n", "heartbeat_timeout_s", "seconds", "joined", "world_size", "port",
+    "fd", "errno", "code", "uv_code", "exitcode", "local_rank", "pid", "round", "idx", "signum",
+    "remaining", "max_restarts", "group_rank", "failed_rank", "other_rank", "seq2", "numel_in",
+    "numel_out", "device_index", "delay_ms", "num_connected", "size_minus_1", "seq_plus_1", "other_seq",
+    "res", "will_retry", "retry_count", "retry_limit", "gloo_rank", "gloo_size", "glooRank", "s",
+}
+WORD_NAMES = {"op_type", "op_type2", "other_op_type", "nccl_version", "uv_name", "signal", "kill_signal",
+              "SIGNAME", "host", "dtype", "device", "bound_device", "iface", "family"}
+LINE_NAMES = {"strerror", "gai_strerror", "uv_message", "error_line"}
+
+# Hand fixes of catalog placeholders that are not a plain {name}.
+ALT_FIX = {
+    "{this local rank| rank <src_rank>}": "{source=this local rank|rank {src_rank:int}}",
+    "{SIGTERM|SIGINT|...}": "{signal:word}",
+    "{IPv4 |IPv6 |}": "{family=IPv4 |IPv6 |}",
+    "{value|N/A}": "{value:line}",
+    "{reason|No abort reason provided.}": "{reason}",
+    "{error_file|<N/A>}": "{error_file:line}",
+    "{Successfully processed ranks: <ranks>|No ranks successfully processed in monitoredBarrier.}":
+        "{processed=Successfully processed ranks: |No ranks successfully processed in monitoredBarrier.}{processed_ranks:rest}",
+    "{collective timeout or exception|ProcessGroupNCCL watchdog hang}":
+        "{reason=collective timeout or exception|ProcessGroupNCCL watchdog hang}",
+    "{FAILED|UNHEALTHY}": "{state=FAILED|UNHEALTHY}",
+    "{MASTER_ADDR|MASTER_PORT|RANK|WORLD_SIZE}": "{variable=MASTER_ADDR|MASTER_PORT|RANK|WORLD_SIZE}",
+    "{OFF|INFO|DETAIL}": "{debug=OFF|INFO|DETAIL}",
+    "{true|false}": "{use_ipv6=true|false}",
+    "{0|1}": "{flag:int}",
+    "{empty message}": "",
+}
+
+PREFIXES = (
+    "[PG ID {pg_id} PG GUID {pg_guid}({pg_desc}) Rank {rank}] ",
+    "[PG ID {pg_id} PG GUID {pg_guid}({pg_desc}) Rank {rank}]",  # logPrefix() + " failure ..." keeps the space
+    "[PG {pg_id} Rank {rank}] ",
+    "[Rank {rank}]: ",
+    "[Rank {rank}] ",
+    "[c10d] ",
+)
+
+
+def snake(name: str) -> str:
+    name = name.strip()
+    name = re.sub(r"\(.*?\)", "", name)          # getSSLErrorMessage() -> getSSLErrorMessage
+    name = name.split(".")[-1] if "." in name and not name.startswith(".") else name
+    name = re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
+    name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    if not name or name[0].isdigit():
+        name = "value"
+    return name
+
+
+def slug(text: str, words: int = 7) -> str:
+    text = re.sub(r"\{[^{}]*\}", " ", text)
+    parts = re.findall(r"[A-Za-z0-9]+", text.lower())
+    return "-".join(parts[:words]) or "message"
+
+
+def convert_placeholders(fmt: str, gloo: bool) -> str:
+    """Catalog {..} syntax -> table syntax (typed names)."""
+    for old, new in ALT_FIX.items():
+        fmt = fmt.replace(old, new)
+    if gloo:
+        fmt = re.sub(r"\{[^{}]+\} vs \{[^{}]+\}", "{lhs:word} vs {rhs:word}", fmt)
+    seen: dict[str, int] = {}
+
+    def repl(m: re.Match) -> str:
+        inner = m.group(1)
+        if ":" in inner or "=" in inner:       # already converted
+            return m.group(0)
+        if "|" in inner:
+            alts = inner.split("|")
+            return "{" + "|".join(alts) + "}"
+        name = {"data.willRetry": "will_retry", "data.retryCount": "retry_count",
+                "data.retryLimit": "retry_limit", "data.glooRank": "gloo_rank",
+                "data.glooSize": "gloo_size", "data.local": "local", "data.remote": "remote",
+                "data.error": "error", "context.rank": "rank", "Address(attr.ai_addr).str()": "address",
+                "self_.str()": "self_addr", "attr.ai_family": "family", "dlerror()": "dlerror",
+                "getSSLErrorMessage()": "ssl_error"}.get(inner, inner)
+        name = snake(name)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name}_{seen[name]}"
+        base = re.sub(r"_\d+$", "", name)
+        if base in INT_NAMES or name in INT_NAMES:
+            return "{" + name + ":int}"
+        if base in WORD_NAMES or base == "peer" or base in {"remote", "local", "addr", "remote_addr", "local_addr", "self_addr"}:
+            return "{" + name + ":word}"
+        if base in LINE_NAMES:
+            return "{" + name + ":line}"
+        return "{" + name + "}"
+
+    fmt = re.sub(r"\{([^{}]*)\}", repl, fmt)
+    # unique group names, converted ones included
+    count: dict[str, int] = {}
+
+    def uniq(m: re.Match) -> str:
+        name, rest = m.group(1), m.group(2)
+        count[name] = count.get(name, 0) + 1
+        return "{" + (name if count[name] == 1 else f"{name}_{count[name]}") + rest + "}"
+
+    return re.sub(r"\{([a-z_][a-z0-9_]*)([:=][^{}]*(?:\{[^{}]*\}[^{}]*)*)\}", uniq, fmt)
+
+
+def torch_kind(component: str, level: str, fmt: str) -> str | None:
+    f = fmt
+    low = f.lower()
+    if component in ("c10-logging",) or (component == "elastic-multiprocessing" and level == "PREFIX"):
+        return None
+    if component == "distributed_c10d" and level == "PRINT":
+        return None
+    if component == "c10-exception":
+        return "torch.terminate" if "terminate called" in f else "torch.cxx_backtrace"
+    if component == "ProcessGroupNCCL":
+        if "main process destroyed cuda" in f or "environments:" in f or "thread started" in f or "terminated normally" in f:
+            return "torch.pg_info"
+        if "Watchdog caught" in f or "timed out in blocking wait" in f:
+            return "torch.watchdog_timeout"
+        if "async exception" in f:
+            return "torch.async_exception"
+        if "failure detected by watchdog" in f or "terminated with exception" in f or "remote error detected" in f:
+            return "torch.watchdog_failure"
+        if "Stack trace of the failed collective" in f:
+            return "torch.flight_recorder"
+        if ("Some NCCL operations have failed" in f or "To avoid data inconsistency" in f
+                or "Terminating the process after" in f or "would have terminated the process" in f):
+            return "torch.teardown"
+        if "Work update periodically" in f:
+            return "torch.work_progress"
+        if ("watchdog got stuck" in f or "Heartbeat monitor timed out" in f or "Could not acquire GIL" in f
+                or "slept for" in f):
+            return "torch.heartbeat"
+        if "ncclUniqueId" in f:
+            return "store.nccl_unique_id"
+        if "NCCL error" in f or "NCCL communicator encountered" in f:
+            return "torch.nccl_error"
+        if "desync_report" in f or "DESYNC_DEBUG report" in f:
+            return "torch.desync_report"
+        if ("dump" in low or "flight" in low or "signal" in low or "global timeout" in f or "timeout rank" in f
+                or "detected a collective timeout" in f or "detected an exception" in f or "stacktraces" in f):
+            return "torch.flight_recorder"
+        if level.startswith(("INFO", "VLOG", "TORCH_WARN")) or "destroy" in low:
+            return "torch.pg_info"
+        return "torch.message"
+    if component == "FlightRecorder":
+        return "torch.flight_recorder"
+    if component == "TraceUtils":
+        return "torch.desync_report"
+    if component in ("NCCLUtils", "nccl-library", "cuda-nccl"):
+        if ("Aborting ncclComm_" in f or "Dumping nccl comm trace" in f or "hasn't been destroyed" in f
+                or "creating NCCL communicator" in f):
+            return "torch.pg_info"
+        return "torch.nccl_error"
+    if component == "ProcessGroupGloo":
+        if f == "{gloo_error}":
+            return None
+        if "connectFullMesh" in f:
+            return "gloo.connect_full_mesh"
+        if "monitoredBarrier" in f:
+            return "torch.monitored_barrier"
+        return "torch.message"
+    if component == "ProcessGroupWrapper":
+        return "torch.monitored_barrier" if "Monitored Barrier" in f else "torch.collective_mismatch"
+    if component in ("c10d-socket", "TCPStore"):
+        if f == "{strerror}":
+            return None
+        if "client socket has timed out" in f or ("TCP client failed" in f and "timed out" in f):
+            return "store.client_timeout"
+        if "TCP client failed" in f:
+            return "store.connect_retry"
+        if "waitForInput" in f or "wait timeout after" in f or f == "Socket Timeout":
+            return "store.wait_timeout"
+        if "ipv6" in low and "trying ipv4" in low:
+            return "store.info"
+        if "TORCHELASTIC_USE_AGENT_STORE" in f:
+            return "store.info"
+        if ("failed to listen" in f or "failed to bind" in f or "cannot be initialized on" in f):
+            return "store.listen_failed"
+        if "failed to connect to any" in f:
+            return "store.connect_failed"
+        if ("failed to connect to" in f or "not yet listening" in f or "No socket on" in f
+                or "cannot be initialized to connect" in f):
+            return "store.connect_retry"
+        if "gai error" in f:
+            return "store.resolve_failed"
+        if "waiting for clients" in f:
+            return "store.clients_joined"
+        if "barrier timeout" in f:
+            return "store.barrier_timeout"
+        if "Failed to recv" in f or "Failed to send" in f:
+            return "store.recv_closed"
+        if ("Read callback failed" in f or "Failed to accept" in f or "MasterDaemon" in f or "Ping failed" in f
+                or "failed to accept" in f or "not listening for connections" in f
+                or "does not support IPv4" in f or "Stop_waiting" in f):
+            return "store.server_error"
+        return "store.info"
+    if component == "distributed_c10d":
+        if "store based barrier" in f:
+            return "store.barrier_timeout"
+        if "store-based barrier" in f:
+            return "store.info"
+        return "torch.message"
+    if component == "rendezvous":
+        return "torch.message"
+    if component == "torchrun":
+        return "torchrun.info"
+    if component == "elastic-multiprocessing":
+        if "failed (exitcode" in f:
+            return "torchrun.worker_failed"
+        if "got signal" in f:
+            return "torchrun.signal"
+        return "torchrun.sigterm"
+    if component == "elastic-errors":
+        if level.startswith("PYEXC") or level == "TABLE":
+            return None                      # the ChildFailedError block: grammars/torch_child_failed.lark
+        return "torchrun.info"
+    if component == "elastic-agent":
+        if "Worker group" in f or "new nodes" in f:
+            return "torchrun.restart"
+        if "Rendezvous complete" in f:
+            return "torchrun.rendezvous"
+        if "death signal" in f:
+            return "torchrun.signal"
+        return "torchrun.info"
+    if component == "elastic-rendezvous":
+        return "torchrun.rendezvous"
+    return "torch.message"
+
+
+def default_level(level: str) -> str:
+    level = level.replace("(old)", "")
+    if level.startswith("PYLOG-"):
+        level = level[6:]
+    return {"ERROR": "ERROR", "WARNING": "WARN", "INFO": "INFO", "VLOG": "DEBUG", "FATAL": "FATAL",
+            "TORCH_WARN": "WARN", "PRINT": "ERROR", "CRITICAL": "FATAL"}.get(level, "ERROR")
+
+
+def strip_prefix(fmt: str) -> str:
+    changed = True
+    while changed:
+        changed = False
+        for p in PREFIXES:
+            if fmt.startswith(p):
+                fmt = fmt[len(p):].lstrip(" ")
+                changed = True
+    return fmt
+
+
+# Formats the catalogs lack (reference notes, real runs, CUDA/driver texts), table syntax.
+EXTRA = [
+    # id, kind, level, where, file, format
+    ("logdoc:cuda:oom", "cuda.oom", "ERROR", "line", "",
+     "CUDA out of memory. Tried to allocate {size:line}. GPU {gpu:int} has a total capacity of {total_capacity} of which {free} is free.{rest:rest}"),
+    ("logdoc:cuda:oom-old", "cuda.oom", "ERROR", "line", "",
+     "CUDA out of memory. Tried to allocate {size} (GPU {gpu:int}; {total_capacity} total capacity; {allocated} already allocated; {free} free; {reserved} reserved in total by PyTorch){rest:rest}"),
+    ("logdoc:cuda:oom-other", "cuda.oom", "ERROR", "line", "", "CUDA out of memory.{rest:rest}"),
+    ("logdoc:cuda:error-oom", "cuda.oom", "ERROR", "line", "", "CUDA error: out of memory{rest:rest}"),
+    ("logdoc:cuda:error", "cuda.error", "ERROR", "line", "", "CUDA error: {error:line}{rest:rest}"),
+    ("logdoc:cuda:driver-error", "cuda.error", "ERROR", "line", "", "CUDA driver error: {error:line}{rest:rest}"),
+    ("logdoc:cuda:cudnn-error", "cuda.error", "ERROR", "line", "", "cuDNN error: {error:line}{rest:rest}"),
+    ("logdoc:cuda:device-assert", "cuda.error", "ERROR", "line", "",
+     "{source_location:word}: {function}: block: [{block}], thread: [{thread}] Assertion `{assertion}` failed."),
+    ("logdoc:cuda:kernel-async", "cuda.error", "ERROR", "line", "",
+     "CUDA kernel errors might be asynchronously reported at some other API call{rest:rest}"),
+    ("logdoc:kernel:xid", "kernel.xid", "ERROR", "line", "", "NVRM: Xid (PCI:{pci:word}): {xid:int}, {detail:rest}"),
+    ("logdoc:kernel:xid-short", "kernel.xid", "ERROR", "line", "", "NVRM: Xid (PCI:{pci:word}): {xid:int}{detail:rest}"),
+    ("logdoc:spawn:process-exited-signal", "torchrun.worker_failed", "ERROR", "line", "",
+     "process {process:int} terminated with signal {signal:word}"),
+    ("logdoc:spawn:process-exited-code", "torchrun.worker_failed", "ERROR", "line", "",
+     "process {process:int} terminated with exit code {exitcode:int}"),
+    ("logdoc:spawn:process-raised", "torch.exception", "ERROR", "line", "",
+     "-- Process {process:int} terminated with the following error:{rest:rest}"),
+    ("logdoc:elastic:death-signal-old", "torchrun.signal", "WARN", "line", "",
+     "Received Signals.{signal:word} death signal, shutting down workers"),
+    ("logdoc:elastic:table-signal", "torchrun.child_failed", "ERROR", "line", "",
+     "traceback : Signal {signum:int} ({signal:word}) received by PID {pid:int}"),
+    ("logdoc:elastic:table-no-traceback", "torchrun.child_failed", "ERROR", "line", "",
+     "traceback : To enable traceback see: {url:word}"),
+    ("logdoc:c10d:no-such-host", "store.resolve_failed", "WARN", "body", "",
+     "The {family=IPv4 |IPv6 |}network addresses of ({host:word}, {port:int}) cannot be retrieved (gai error: {code:int} - {gai_strerror:line})."),
+    ("logdoc:gloo:timed-out-connecting", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "timed out connecting: {error:rest}"),
+    ("logdoc:gloo:connect-error", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "{error_kind=SO_ERROR|connect}: {errno_text:line}, remote={remote:word}"),
+    ("logdoc:gloo:pair-closure", "gloo.error", "ERROR", "line", "", "Application timeout caused pair closure"),
+    ("logdoc:gloo:listen-in-use", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "listen: {errno_text:line}"),
+    ("logdoc:gloo:read-error-old", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "Read error {peer:word}: {strerror:line}"),
+    ("logdoc:gloo:closed-by-peer-old", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "Connection closed by peer {peer:word}"),
+    ("logdoc:torch:exc-nccl-unhandled-system", "torch.nccl_error", "ERROR", "line", "",
+     "NCCL communicator was aborted on rank {rank:int}. {reason:rest}"),
+]
+
+
+def main() -> int:
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    seen_formats: set[tuple[str, str]] = set()
+    ids: set[str] = set()
+
+    def add(row_id: str, kind: str, level: str, where: str, file: str, fmt: str) -> None:
+        if len(re.sub(r"\{[^{}]*\}|\s", "", fmt)) < 3:
+            return                                   # nothing literal to recognise it by
+        key = (where, file, row_id if where == "gloo" else "", fmt)
+        if key in seen_formats:
+            return
+        seen_formats.add(key)
+        base, n = row_id, 1
+        while row_id in ids:
+            n += 1
+            row_id = f"{base}-{n}"
+        ids.add(row_id)
+        rows.append((row_id, kind, level, where, file, fmt))
+
+    with open(HERE / "torch-messages.tsv", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh, delimiter="\t"):
+            comp, level, fmt = r["component"], r["level"], r["format"]
+            kind = torch_kind(comp, level, fmt)
+            if kind is None:
+                continue
+            body = strip_prefix(fmt).replace("\\n", "\n").replace("\\t", "\t")
+            if body.startswith("{fragments:"):
+                continue
+            body = convert_placeholders(body, gloo=False)
+            if not re.sub(r"\{[^{}]*\}", "", body).strip():
+                continue
+            add(f"torch:{comp}:{slug(body)}", kind, default_level(level), "body", "", body)
+
+    with open(HERE / "gloo-messages.tsv", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh, delimiter="\t"):
+            file, line, fmt = r["file"], r["line"], r["format"]
+            m = re.match(r"\[(?:enforce fail at )?\{srcdir\}[^\]]*\] ?", fmt)
+            where = "gloo" if m else "line"
+            body = fmt[m.end():] if m else fmt
+            body = convert_placeholders(body.replace("\\n", "\n"), gloo=True)
+            if not re.sub(r"\{[^{}]*\}", "", body).strip(" .:"):
+                body = body  # enforce with an empty message: still matched through its condition
+            kind = "gloo.debug" if ("debug_logger" in file or "] INFO " in fmt) else "gloo.error"
+            if body.startswith("INFO "):
+                body = body[5:]
+            if body.startswith("ERROR "):
+                body = body[6:]
+            short = file[len("gloo/"):] if file.startswith("gloo/") else file
+            add(f"gloo:{short}:{line}", kind, "INFO" if kind == "gloo.debug" and "INFO" in fmt else "ERROR",
+                where, file, body)
+
+    for row in EXTRA:
+        add(*row)
+
+    out = ROOT / "grammars" / "torch_templates.tsv"
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        fh.write("# generated by tests/data/torch/make_templates.py from torch-messages.tsv and gloo-messages.tsv\n")
+        fh.write("id\tkind\tlevel\twhere\tfile\tformat\n")
+        for row in rows:
+            fmt = row[5].replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+            fh.write("\t".join(row[:5] + (fmt,)) + "\n")
+    print(f"wrote {len(rows)} templates to {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
