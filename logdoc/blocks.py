@@ -1,0 +1,383 @@
+"""Stage 4b: join multi-line records, per process stream, before classification.
+
+Feed every line (after the envelope is peeled) in file order; each call returns the records that
+are complete. Every input line ends up in exactly one :class:`Record`. Records of one stream come
+out in line order; records of different streams may come out of line order (a block stays open
+while other streams go on), so sort by ``line`` if the order matters.
+
+Blocks recognised:
+
+- Python traceback: ``Traceback (most recent call last):`` through the final ``Type: message``
+  line and the message's continuation lines, with chained exceptions (``During handling of the
+  above exception ...`` / ``The above exception was the direct cause ...``), the nested traceback
+  of ``torch.multiprocessing.spawn`` (``-- Process N terminated with the following error:``) and
+  the framed ChildFailedError summary that follows ``ChildFailedError:``.
+- the ChildFailedError summary on its own (``====`` frame, ``X FAILED``, ``Root Cause ...``).
+- a ProcessGroupNCCL record wrapped over lines (``[Rank 0] Collective`` / ``WorkNCCL(...`` /
+  ``raised the following async exception: ...``; ``[PG ID 1 PG GUID 1(mesh_pp)`` / blank /
+  ``Rank 0] failure detected by watchdog ...``).
+- exception-like messages with continuation lines: ``NCCL error in: ...`` + ``ncclXxxError: ...``
+  + ``Last error:`` + text, ``terminate called after throwing ...`` + ``  what():  ...``, the DETAIL
+  mismatch report, the desync report (``\\t`` lines), ``Original exception:`` tails.
+- C++ backtraces (``Exception raised from ... (most recent call first):`` + ``frame #N: ...``)
+  are absorbed by the record they follow; alone they form their own record.
+
+A continuation line that carries no envelope of its own (only the first line of a c10 message
+has the ``[rank0]:[E...]`` prefix) joins the open block of a compatible stream: the most recent
+one whose stream key agrees on every part the line does have.
+
+Every block is bounded (``max_lines``, ``max_bytes``); a block at its bound or open at
+:meth:`BlockAssembler.flush` is emitted as it is.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .events import Envelope
+
+__all__ = ["Record", "BlockAssembler"]
+
+
+@dataclass(slots=True)
+class Record:
+    line: int
+    end_line: int
+    env: Envelope
+    text: str
+
+
+_TB_HEAD = "Traceback (most recent call last):"
+_CHAIN = ("During handling of the above exception, another exception occurred:",
+          "The above exception was the direct cause of the following exception:")
+_EXC_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\s*$)")
+_NCCL_INTERP = re.compile(r"nccl[A-Z]\w*: ")
+_FRAME_EQ = re.compile(r"={3,}\s*$")
+_FRAME_DASH = re.compile(r"-{3,}\s*$")
+_SPAWN = re.compile(r"-- Process \d+ terminated with the following error:")
+_PG_OPEN = re.compile(r"\[(?:Rank|PG)\b[^\]]*$")
+
+# Lines that can only continue a message printed just before (never start a record of their own).
+_CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>", "Last error:",
+                  "Unknown NCCL error!", "  what():", "WorkNCCL(", "raised the following async exception",
+                  "ran for ", "timed out in blocking wait", " Original exception:", "Original exception:",
+                  "CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+                  "Compile with `TORCH_USE_CUDA_DSA`", "Collectives differ in the following aspects",
+                  "Successfully processed ranks:", "No ranks successfully processed in monitoredBarrier")
+
+
+def _is_cont(text: str) -> bool:
+    if not text:
+        return False
+    c = text[0]
+    if c == "\t":
+        return True
+    if c == "n" and _NCCL_INTERP.match(text):
+        return True
+    return text.startswith(_CONT_PREFIXES)
+
+
+def _bare(env: Envelope) -> bool:
+    """No envelope part that names a process: a continuation line of a c10 / logger message."""
+    return env.rank is None and env.local_rank is None and env.pid is None and env.level is None
+
+
+def _compatible(key: tuple, line_key: tuple) -> bool:
+    return all(b is None or a == b for a, b in zip(key, line_key))
+
+
+class _Block:
+    __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type")
+
+    def __init__(self, kind: str, lineno: int, env: Envelope, text: str, state: str = "") -> None:
+        self.kind = kind                     # traceback, child_failed, wrapped, message, frames
+        self.state = state
+        self.lines: list[tuple[int, str]] = [(lineno, text)]
+        self.env = env
+        self.size = len(text)
+        self.pending: list[tuple[int, Envelope, str]] = []   # blank lines whose owner is not known yet
+        self.need = 0                        # wrapped: lines still allowed
+        self.exc_type = ""
+
+    def add(self, lineno: int, text: str) -> None:
+        for ln, _env, t in self.pending:
+            self.lines.append((ln, t))
+            self.size += len(t) + 1
+        self.pending.clear()
+        self.lines.append((lineno, text))
+        self.size += len(text) + 1
+
+    def record(self) -> Record:
+        return Record(self.lines[0][0], self.lines[-1][0], self.env, "\n".join(t for _, t in self.lines))
+
+
+class BlockAssembler:
+    """Joins multi-line records per stream. ``feed`` every line in order, then ``flush``."""
+
+    def __init__(self, max_lines: int = 500, max_bytes: int = 256 * 1024) -> None:
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self._open: dict[tuple, _Block] = {}     # insertion order = most recently touched last
+
+    # ---------------------------------------------------------------------------------------
+    def feed(self, lineno: int, env: Envelope, text: str) -> list[Record]:
+        key = env.stream_key()
+        if not self._open:
+            if not self._may_start(text, env):
+                return [Record(lineno, lineno, env, text)]
+            return self._start(key, lineno, env, text, [])
+        out: list[Record] = []
+        block = self._open.get(key)
+        target_key = key
+        if block is None and _bare(env):
+            # a continuation of a message whose first line carried the envelope
+            for k in reversed(list(self._open)):
+                if _compatible(k, key) and self._wants(self._open[k], text, env):
+                    block, target_key = self._open[k], k
+                    break
+        if block is not None:
+            verdict = self._accept(block, text, env)
+            if verdict in ("take", "hold") and (len(block.lines) + len(block.pending) >= self.max_lines
+                                                or block.size + len(text) > self.max_bytes):
+                verdict = "end"
+            if verdict == "take":
+                block.add(lineno, text)
+                self._touch(target_key)
+                if block.state == "done":
+                    out.extend(self._close(target_key))
+                return out
+            if verdict == "hold":
+                block.pending.append((lineno, env, text))
+                self._touch(target_key)
+                return out
+            out.extend(self._close(target_key))
+        if key in self._open:                      # the line's own stream still has a block open
+            b = self._open[key]
+            verdict = self._accept(b, text, env)
+            if verdict == "take":
+                b.add(lineno, text)
+                return out
+            out.extend(self._close(key))
+        if not self._may_start(text, env):
+            out.append(Record(lineno, lineno, env, text))
+            return out
+        return self._start(key, lineno, env, text, out)
+
+    def flush(self) -> list[Record]:
+        out: list[Record] = []
+        for key in list(self._open):
+            out.extend(self._close(key))
+        return out
+
+    # ---------------------------------------------------------------------------------------
+    def _touch(self, key: tuple) -> None:
+        self._open[key] = self._open.pop(key)
+
+    def _close(self, key: tuple) -> list[Record]:
+        block = self._open.pop(key, None)
+        if block is None:
+            return []
+        out = [block.record()]
+        for ln, env, t in block.pending:          # held blank lines that turned out not to belong
+            out.append(Record(ln, ln, env, t))
+        return out
+
+    @staticmethod
+    def _may_start(text: str, env: Envelope) -> bool:
+        """Cheap: could this line open a block, or be followed by lines that belong to it?"""
+        if not text:
+            return False
+        c = text[0]
+        if c == "T" and text.startswith(_TB_HEAD):
+            return True
+        if c == "=" and _FRAME_EQ.match(text):
+            return True
+        if _is_cont(text):
+            return True
+        if c == "[" and (text.startswith("[Rank") or text.startswith("[PG")):
+            return True
+        if c == "t" and text.startswith("terminate called"):
+            return True
+        if "Error" in text or "error" in text or "Exception" in text or "exception" in text:
+            return True
+        if env.level is not None or env.source is not None:
+            return True                            # c10 / logger lines may carry a multi-line message
+        if c in "RD-" and (text.startswith("Rank ") or text.startswith("Detected mismatch") or _SPAWN.match(text)):
+            return True
+        return False
+
+    def _start(self, key: tuple, lineno: int, env: Envelope, text: str, out: list[Record]) -> list[Record]:
+        if text.startswith(_TB_HEAD):
+            b = _Block("traceback", lineno, env, text, "frames")
+        elif _FRAME_EQ.match(text):
+            b = _Block("child_failed", lineno, env, text, "head")
+        elif _is_cont(text) and (text.startswith("Exception raised from ") or text.startswith("frame #")
+                                 or text.startswith("<omitting")):
+            b = _Block("frames", lineno, env, text)
+        elif self._wrapped(text):
+            b = _Block("wrapped", lineno, env, text)
+            b.need = 4
+        else:
+            b = _Block("message", lineno, env, text)
+            m = _EXC_LINE.match(text)
+            if m:
+                b.exc_type = m.group(0)
+                if "ProcessRaisedException" in b.exc_type:
+                    b.state = "spawn"
+        self._open[key] = b
+        return out
+
+    @staticmethod
+    def _wrapped(text: str) -> bool:
+        """A ProcessGroupNCCL record cut short by a line break."""
+        if _PG_OPEN.match(text):
+            return True
+        if "WorkNCCL(" in text and ")" not in text[text.find("WorkNCCL("):]:
+            return True
+        t = text.rstrip()
+        if t.startswith("[Rank") or t.startswith("[PG"):
+            tail = t[t.find("]") + 1:].strip()
+            if tail in ("Collective", "Work", "Watchdog caught collective operation timeout:"):
+                return True
+            if tail.endswith(")") and "WorkNCCL(" in tail:
+                return True
+        return False
+
+    def _wants(self, block: _Block, text: str, env: Envelope) -> bool:
+        """Would this bare line continue that block? (used to pick a block in another stream)"""
+        return self._accept(block, text, env, probe=True) in ("take", "hold")
+
+    def _accept(self, b: _Block, text: str, env: Envelope, probe: bool = False) -> str:
+        """'take' the line, 'hold' it (a blank line, owner unknown), or 'end' the block."""
+        kind = b.kind
+        if kind == "traceback":
+            return self._accept_traceback(b, text, probe)
+        if kind == "child_failed":
+            return self._accept_child_failed(b, text, probe)
+        if kind == "wrapped":
+            if not text.strip():
+                return "hold" if len(b.pending) < 2 else "end"
+            if b.need <= 0:
+                return "end"
+            if text.startswith(_TB_HEAD) or _FRAME_EQ.match(text) or env.level is not None:
+                return "end"
+            if not probe:
+                b.need -= 1
+                joined = b.lines[-1][1] + " " + text
+                if self._complete(joined, b):
+                    b.kind = "message"
+            return "take"
+        if kind == "frames":
+            if text.startswith("frame #") or text.startswith("<omitting") or text.startswith("Exception raised from "):
+                return "take"
+            return "end"
+        # a message: absorb continuation lines
+        if b.state == "last_error":
+            if not probe:
+                b.state = ""
+            return "take" if text.strip() else "end"
+        if b.state == "spawn":
+            if not text.strip():
+                return "hold"
+            if _SPAWN.match(text):
+                if not probe:
+                    b.kind, b.state = "traceback", "after_spawn"
+                return "take"
+            return "end"
+        if not text:
+            return "end"
+        if b.exc_type.endswith("ChildFailedError:") and _FRAME_EQ.match(text):
+            if not probe:
+                b.kind, b.state = "child_failed", "head"
+            return "take"
+        if _is_cont(text):
+            if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
+                b.state = "last_error"
+            return "take"
+        return "end"
+
+    @staticmethod
+    def _complete(text: str, b: _Block) -> bool:
+        """Whether a wrapped record looks whole now (then it only absorbs continuation lines)."""
+        return (("milliseconds before timing out" in text) or ("last completed work:" in text)
+                or ("raised the following async exception:" in text and not text.rstrip().endswith("exception:"))
+                or ("failure detected by watchdog at work sequence id:" in text)
+                or ("timed out in blocking wait" in text))
+
+    def _accept_traceback(self, b: _Block, text: str, probe: bool) -> str:
+        st = b.state
+        if st in ("frames",):
+            if text.startswith(" ") or text.startswith("\t"):
+                return "take"
+            if not text.strip():
+                return "hold" if len(b.pending) < 2 else "end"
+            if not probe:
+                b.state = "after_exc"
+                b.exc_type = text
+            return "take"                          # the exception line
+        if st == "after_spawn":                   # "-- Process N terminated ..." seen
+            if text.startswith(_TB_HEAD):
+                if not probe:
+                    b.state = "frames"
+                return "take"
+            if not text.strip():
+                return "hold"
+            return "end"
+        if st == "chain":                          # a chain sentence seen: blank, then Traceback
+            if not text.strip():
+                return "hold"
+            if text.startswith(_TB_HEAD):
+                if not probe:
+                    b.state = "frames"
+                return "take"
+            return "end"
+        # after the exception line
+        if not text.strip():
+            return "hold" if len(b.pending) < 2 else "end"
+        if text.startswith(_CHAIN):
+            if not probe:
+                b.state = "chain"
+            return "take"
+        if text.startswith(_TB_HEAD):
+            if b.pending or "ProcessRaisedException" in b.exc_type:
+                if not probe:
+                    b.state = "frames"
+                return "take"
+            return "end"
+        if _SPAWN.match(text):
+            if not probe:
+                b.state = "after_spawn"
+            return "take"
+        if "ChildFailedError" in b.exc_type and _FRAME_EQ.match(text):
+            if not probe:
+                b.kind, b.state = "child_failed", "head"
+            return "take"
+        if b.state == "last_error":
+            if not probe:
+                b.state = "after_exc"
+            return "take"
+        if _is_cont(text):
+            if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
+                b.state = "last_error"
+            return "take"
+        return "end"
+
+    def _accept_child_failed(self, b: _Block, text: str, probe: bool) -> str:
+        # states: head (after the opening ====), body, root (after "Root Cause"), done
+        if b.state == "head":
+            if not text.rstrip().endswith(" FAILED"):
+                return "end"
+            if not probe:
+                b.state = "body"
+            return "take"                          # "<script> FAILED"
+        if _FRAME_EQ.match(text):
+            if b.state == "root":
+                if not probe:
+                    b.state = "done"
+                return "take"
+            return "end"
+        if text.startswith("Root Cause (first observed failure)"):
+            if not probe:
+                b.state = "root"
+            return "take"
+        return "take"
