@@ -88,6 +88,7 @@ NCCL_STRINGS = {
 _EXC_LINE = re.compile(
     r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure))(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
 _PEER = re.compile(r"\[[0-9A-Za-z:.%_\-]*\]:\d+(?:\$\d+)?")
+_TABLE_ENTRY = re.compile(r"\[\d+\]:[ \t]*\n[ \t]+[a-z_]+[ \t]*:")
 _GLOO_LOC = re.compile(r"\[(?:enforce fail at )?[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] ")
 
 _TORCH_BODY_STARTS = ("Watchdog caught", "Collective", "found async exception", "Work WorkNCCL",
@@ -158,7 +159,7 @@ class _Template:
     def __init__(self, tid: str, kind: str, level: str, where: str, file: str, fmt: str) -> None:
         self.id, self.kind, self.level, self.where, self.file, self.format = tid, kind, level, where, file, fmt
         self.ints: set[str] = set()
-        body, literal = self._compile(fmt)
+        body, literal = self._compile(fmt.strip())
         self.regex = re.compile(r"\s*" + body + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)
         self.anchor = max(words, key=len) if words else ""
@@ -965,6 +966,13 @@ def _message(text: str, env: Envelope | None) -> Parsed | None:
         cf = _child_failed(s)
         if cf is not None:
             return Parsed("torchrun.child_failed", _level(env, "ERROR"), "torch:elastic-errors:child-failed-error", cf)
+    if c0 == "[" and _TABLE_ENTRY.match(s):
+        cf = _child_failed("=" * 3 + "\n" + "? FAILED\n" + "-" * 3 + "\nFailures:\n" + s + "\n" + "-" * 3
+                           + "\nRoot Cause (first observed failure):")
+        if cf is not None:
+            cf.pop("script", None)
+            cf.pop("root_cause", None)
+            return Parsed("torchrun.child_failed", _level(env, "ERROR"), "torch:elastic-errors:child-failed-table", cf)
     if c0 == "t" and s.startswith("terminate called"):
         return _terminate(s, env)
     if c0 in "Ef" and (s.startswith("Exception raised from ") or s.startswith("frame #")):
