@@ -129,8 +129,9 @@ class BlockAssembler:
         out: list[Record] = []
         block = self._open.get(key)
         target_key = key
-        if block is None and _bare(env):
-            # a continuation of a message whose first line carried the envelope
+        if _bare(env):
+            # a continuation of a message whose first line carried the envelope: the most recently
+            # touched compatible block that wants it (its own stream's block included)
             for k in reversed(list(self._open)):
                 if _compatible(k, key) and self._wants(self._open[k], text, env):
                     block, target_key = self._open[k], k
