@@ -78,8 +78,9 @@ def _is_cont(text: str) -> bool:
 
 
 def _bare(env: Envelope) -> bool:
-    """No envelope part that names a process: a continuation line of a c10 / logger message."""
-    return env.rank is None and env.local_rank is None and env.pid is None and env.level is None
+    """No c10 / logger header: possibly a continuation line of a message printed just before
+    (under torchrun --tee it still has `[default0]:`, so only the header is looked at)."""
+    return env.level is None and env.source is None
 
 
 def _compatible(key: tuple, line_key: tuple) -> bool:

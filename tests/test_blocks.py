@@ -187,3 +187,18 @@ def test_bounds_and_unterminated_block():
     big = "x" * 200_000
     recs = run(["Traceback (most recent call last):", "  " + big, "  " + big])
     assert len(recs) == 2
+
+
+def test_tee_prefix_continuation_joins_c10_record():
+    # `[default0]:[rank0]:[E...] [Rank 0] Collective` then `[default0]:WorkNCCL(...` (the c10 part only on line 1)
+    first = Envelope(rank=0, local_rank=0, level="E", source="ProcessGroupNCCL.cpp:617")
+    cont = Envelope(local_rank=0)
+    other = Envelope(local_rank=1)
+    lines = [(first, "[Rank 0] Collective"), (other, "[rank1] step 10"),
+             (cont, "WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000)"),
+             (cont, "raised the following async exception: NCCL error: remote process exited or there was a network error"),
+             (cont, "training continues")]
+    recs = run(lines)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 4), (2, 2), (5, 5)]
+    p = classify(recs[0].text, recs[0].env)
+    assert (p.kind, p.fields["seq"], p.fields["nccl_result"]) == ("torch.async_exception", 3, "ncclRemoteError")
