@@ -266,8 +266,18 @@ def compile_kb() -> dict:
     """The knowledge base as JSON, via the CLI's own loader and validation."""
     from logdoc import kb
 
-    rules = kb.compile_rules()
+    ruleset = kb.load_rules()
+    problems = [str(p) for p in getattr(ruleset, "problems", [])]
+    if problems:
+        raise BuildError("the knowledge base has problems:\n" + "\n".join(problems))
+    rules = kb.compile_rules(ruleset)
     json.dumps(rules)  # must be JSON-able; raises TypeError with a useful message otherwise
+    # The page loads it with load_compiled: check now that this works and loses nothing.
+    back = kb.load_compiled(rules)
+    if getattr(back, "problems", None):
+        raise BuildError("kb.json does not load back: " + "; ".join(map(str, back.problems)))
+    if len(list(back)) != len(list(ruleset)):
+        raise BuildError(f"kb.json loads {len(list(back))} rules, the YAML has {len(list(ruleset))}")
     return rules
 
 

@@ -4,7 +4,8 @@ The page's Web Worker (``worker.js``) boots Pyodide, loads the lark and logdoc w
 imports this module and calls it. It is a thin shim over the public core API: the diagnosis
 is computed by exactly the same code as ``logdoc explain`` (``logdoc.api.explain_sources``) and
 the Markdown by ``logdoc.report.markdown.render``. The knowledge base arrives as the JSON that
-``logdoc web build`` compiled with ``logdoc.kb.compile_rules`` (the page has no PyYAML).
+``logdoc web build`` compiled with ``logdoc.kb.compile_rules`` (the page has no PyYAML); it is
+loaded once with ``logdoc.kb.load_compiled`` and passed to every call.
 
 Everything crosses the JS boundary as plain strings (JSON), so the worker needs no proxies.
 It also runs on CPython, which is how the unit tests exercise it.
@@ -17,7 +18,7 @@ import time
 import traceback
 from typing import Any
 
-_rules: dict | None = None
+_rules: Any = None  # the RuleSet loaded from kb.json, compiled once
 _last_sources: list[tuple[str, str]] | None = None
 
 
@@ -25,10 +26,13 @@ def init(kb_json: str) -> str:
     """Keep the compiled knowledge base and import the core. Returns runtime facts as JSON."""
     global _rules
     t0 = time.perf_counter()
-    _rules = json.loads(kb_json) if kb_json else None
     import logdoc
     import logdoc.api  # noqa: F401  (import cost belongs to start-up, not to the first click)
     import logdoc.report.markdown  # noqa: F401
+    from logdoc import kb
+
+    _rules = kb.load_compiled(kb_json) if kb_json else None
+    problems = [str(p) for p in getattr(_rules, "problems", [])]
 
     try:
         import regex  # noqa: F401
@@ -43,6 +47,7 @@ def init(kb_json: str) -> str:
             "platform": sys.platform,
             "regex_engine": regex_engine,
             "rules": _count_rules(_rules),
+            "problems": problems,
             "init_ms": round((time.perf_counter() - t0) * 1000, 1),
         }
     )
@@ -120,14 +125,11 @@ def _explain_json(sources: list[tuple[str, str]], redact: bool) -> str:
 def _explain(sources: list[tuple[str, str]], *, redact: bool) -> dict:
     from logdoc import api
 
-    return api.explain_sources(sources, redact=redact, rules_json=_rules)
+    return api.explain_sources(sources, redact=redact, rules=_rules)
 
 
 def _count_rules(rules: Any) -> int | None:
-    if isinstance(rules, dict):
-        for key in ("rules", "items"):
-            if isinstance(rules.get(key), list):
-                return len(rules[key])
-    if isinstance(rules, list):
-        return len(rules)
-    return None
+    try:
+        return len(list(rules))
+    except TypeError:
+        return None

@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 API = r'''
-def explain_sources(sources, *, redact=False, rules_json=None):
+def explain_sources(sources, *, redact=False, rules_json=None, rules=None):
     evidence = []
     for name, text in sources:
         for i, line in enumerate(text.splitlines(), 1):

@@ -82,7 +82,8 @@ export async function waitReady(page, timeout = 60000) {
   );
   const ready = await page.evaluate(() => document.documentElement.dataset.ready);
   if (ready !== "1") {
-    const text = await page.evaluate(() => document.getElementById("error").innerText);
+    const text = await page.evaluate(() =>
+      `${document.getElementById("error-text").textContent}\n${document.getElementById("error-details").textContent}`);
     throw new Error(`the page failed to start: ${text}`);
   }
 }

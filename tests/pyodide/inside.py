@@ -1,0 +1,150 @@
+# Runs inside Pyodide (see run.mjs): the core test suite with pytest, from /repo/tests.
+#
+# What is not run, and why, is decided here and reported by name:
+#   - tests/web and tests/pyodide (they drive Node and Chromium from the outside);
+#   - a test module or test that needs something the browser build does not have: rich or typer
+#     (the CLI and the terminal report), PyYAML (the page reads kb.json), starting processes
+#     (no subprocess in WebAssembly). Those are turned into skips whose reason starts with
+#     "not in the browser build:", and counted apart from ordinary skips.
+# Anything else that fails is a real failure.
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True  # never write __pycache__ into the mounted repository
+os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", "/tmp/hypothesis")
+
+import pytest  # noqa: E402
+
+NATIVE_ONLY_MODULES = {
+    "rich": "rich (terminal report)",
+    "typer": "typer (CLI)",
+    "click": "click (CLI)",
+    "yaml": "PyYAML (the page reads kb.json)",
+    "_posixsubprocess": "subprocesses",
+    "venv": "venv and subprocesses (installing packages)",
+    "ensurepip": "ensurepip and subprocesses (installing packages)",
+}
+PREFIX = "not in the browser build: "
+
+
+def _native_only_reason(excinfo):
+    """The reason a test cannot run here, or None when the failure is a real one."""
+    if excinfo is None:
+        return None
+    exc = excinfo.value
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModuleNotFoundError):
+            top = (exc.name or "").split(".")[0]
+            if top in NATIVE_ONLY_MODULES:
+                return f"needs {NATIVE_ONLY_MODULES[top]}"
+        if isinstance(exc, OSError) and "subprocess" in "".join(
+            str(getattr(tb.frame.f_code, "co_filename", "")) for tb in _walk_tb(exc.__traceback__)
+        ):
+            return "needs subprocesses"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _walk_tb(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+class BrowserBuildPlugin:
+    def __init__(self):
+        self.native_only = []  # (nodeid, reason)
+        self.outcomes = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, "xfailed": 0, "xpassed": 0}
+        self.failures = []
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector):
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed and getattr(report, "longrepr", None) is not None:
+            text = str(report.longrepr)
+            reason = None
+            for mod, what in NATIVE_ONLY_MODULES.items():
+                if f"No module named '{mod}" in text:
+                    reason = f"needs {what}"
+            if reason:
+                report.outcome = "skipped"
+                report.longrepr = (str(collector.path), 0, PREFIX + reason)
+                self.native_only.append((collector.nodeid, reason))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed:
+            reason = _native_only_reason(call.excinfo)
+            if reason:
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), item.location[1] or 0, PREFIX + reason)
+                if report.when == "call" or report.when == "setup":
+                    self.native_only.append((item.nodeid, reason))
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if hasattr(report, "wasxfail"):
+                self.outcomes["xfailed" if report.skipped else "xpassed"] += 1
+            elif report.passed:
+                self.outcomes["passed"] += 1
+            elif report.skipped:
+                self.outcomes["skipped"] += 1
+            else:
+                key = "failed" if report.when == "call" else "error"
+                self.outcomes[key] += 1
+                self.failures.append({"test": report.nodeid, "when": report.when,
+                                      "message": _short(report.longreprtext)})
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.outcomes["error"] += 1
+            self.failures.append({"test": report.nodeid, "when": "collect",
+                                  "message": _short(report.longreprtext)})
+
+
+def _short(text, limit=1500):
+    text = text or ""
+    return text if len(text) <= limit else text[:600] + "\n…\n" + text[-800:]
+
+
+os.chdir("/repo")
+# logdoc must come from the wheel in site-packages, as in the page, never from /repo/logdoc.
+sys.path[:] = [p for p in sys.path if p not in ("", ".", "/repo") and not p.startswith("/home/pyodide")]
+plugin = BrowserBuildPlugin()
+default_args = [
+    "tests",
+    "--ignore=tests/web",
+    "--ignore=tests/pyodide",
+    "-p", "no:cacheprovider",
+    "--rootdir=/repo",
+    "-q",
+    "-rs",
+]
+exit_code = pytest.main(list(PYTEST_ARGS) or default_args, plugins=[plugin])  # noqa: F821
+
+import logdoc  # noqa: E402
+
+try:
+    import regex  # noqa: F401
+    regex_engine = "regex"
+except ImportError:
+    regex_engine = "re"
+
+summary = {
+    "exit_code": int(exit_code),
+    "outcomes": plugin.outcomes,
+    "native_only": [{"test": t, "reason": r} for t, r in plugin.native_only],
+    "failures": plugin.failures,
+    "python": sys.version.split()[0],
+    "platform": sys.platform,
+    "logdoc_from": os.path.dirname(logdoc.__file__),
+    "regex_engine": regex_engine,
+}
+json.dumps(summary)
