@@ -46,6 +46,11 @@ class Record:
     env: Envelope
     text: str
 
+    @property
+    def nlines(self) -> int:
+        """Input lines in this record (``end_line - line + 1`` over-counts when streams interleave)."""
+        return self.text.count("\n") + 1
+
 
 _TB_HEAD = "Traceback (most recent call last):"
 _CHAIN = ("During handling of the above exception, another exception occurred:",
@@ -56,6 +61,7 @@ _FRAME_EQ = re.compile(r"={3,}\s*$")
 _FRAME_DASH = re.compile(r"-{3,}\s*$")
 _SPAWN = re.compile(r"-- Process \d+ terminated with the following error:")
 _PG_OPEN = re.compile(r"\[(?:Rank|PG)\b[^\]]*$")
+_FR_STACK = re.compile(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
 
 # Lines that can only continue a message printed just before (never start a record of their own).
 _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>", "Last error:",
@@ -73,6 +79,8 @@ def _is_cont(text: str) -> bool:
     if c == "\t":
         return True
     if c == "n" and _NCCL_INTERP.match(text):
+        return True
+    if c == "#" and _FR_STACK.match(text):
         return True
     return text.startswith(_CONT_PREFIXES)
 
@@ -119,6 +127,11 @@ class BlockAssembler:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self._open: dict[tuple, _Block] = {}     # insertion order = most recently touched last
+
+    @property
+    def has_open_block(self) -> bool:
+        """True while some record is still open: feed every line then, not only prefiltered ones."""
+        return bool(self._open)
 
     # ---------------------------------------------------------------------------------------
     def feed(self, lineno: int, env: Envelope, text: str) -> list[Record]:

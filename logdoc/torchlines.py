@@ -750,11 +750,15 @@ def _child_failed(text: str) -> dict[str, Any] | None:
 def _failure_entry(entry: Tree, root: bool) -> dict[str, Any]:
     e: dict[str, Any] = {"root_cause": root, "index": None, "time": None, "host": None, "rank": None,
                          "local_rank": None, "exitcode": None, "pid": None, "signal": None, "error_file": None}
-    idx = entry.children[0]
-    m = re.search(r"\[(\d+)\]", str(idx))
-    if m:
-        e["index"] = int(m.group(1))
-    for field in entry.children[1:]:
+    fields = []
+    for child in entry.children:
+        if isinstance(child, Token):                # the `[i]:` line
+            m = re.search(r"\[(\d+)\]", str(child))
+            if m:
+                e["index"] = int(m.group(1))
+        else:
+            fields.append(child)
+    for field in fields:
         line = str(field.children[0]).strip()
         name, _, value = line.partition(":")
         name, value = name.strip(), value.strip()

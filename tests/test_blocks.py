@@ -16,7 +16,7 @@ def run(lines, **kw):
         recs.extend(ba.feed(i, env, text))
     recs.extend(ba.flush())
     # never drop a line, never duplicate one
-    assert sum(r.text.count("\n") + 1 for r in recs) == len(lines)
+    assert sum(r.nlines for r in recs) == len(lines)
     got = sorted(t for r in recs for t in r.text.split("\n"))
     want = sorted((x[1] if isinstance(x, tuple) else x) for x in lines)
     assert got == want
@@ -202,3 +202,23 @@ def test_tee_prefix_continuation_joins_c10_record():
     assert [(r.line, r.end_line) for r in recs] == [(1, 4), (2, 2), (5, 5)]
     p = classify(recs[0].text, recs[0].env)
     assert (p.kind, p.fields["seq"], p.fields["nccl_result"]) == ("torch.async_exception", 3, "ncclRemoteError")
+
+
+def test_has_open_block():
+    ba = BlockAssembler()
+    assert not ba.has_open_block
+    ba.feed(1, B, "Traceback (most recent call last):")
+    assert ba.has_open_block
+    ba.flush()
+    assert not ba.has_open_block
+
+
+def test_flight_recorder_stack_lines_join():
+    e = Envelope(rank=0, level="E", source="ProcessGroupNCCL.cpp:2037")
+    lines = [(e, "Stack trace of the failed collective: "),
+             "#0 batch_isend_irecv from /usr/local/lib/python3.12/dist-packages/torch/distributed/distributed_c10d.py:2863",
+             "#1 _batch_p2p from /w/pipeline.py:120",
+             (Envelope(rank=0, level="E"), "next")]
+    recs = run(lines)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 3), (4, 4)]
+    assert classify(recs[0].text, recs[0].env).kind == "torch.flight_recorder"

@@ -609,3 +609,12 @@ def test_exception_wrappers_keep_kind(wrapper):
     else:
         p = classify(wrapper + text, NONE)
     assert p.kind == "store.client_timeout"
+
+
+def test_child_failed_without_index_lines():
+    # as seen after a prefix peeler removed the `[1]:` lines (real run torchrun-worker-python-exception)
+    text = re.sub(r"\n\[\d+\]:", "", CHILD_FAILED)
+    p = c(text)
+    assert p.kind == "torchrun.child_failed" and len(p.fields["failures"]) == 2
+    assert p.fields["failures"][0]["root_cause"] and p.fields["failures"][0]["index"] is None
+    assert p.fields["failures"][1]["signal"] == "SIGTERM"
