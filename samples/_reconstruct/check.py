@@ -133,16 +133,24 @@ def file_version(path: Path, yaml_ver):
     return vers
 
 
-def yaml_nccl(d: Path):
+def yaml_nccl(d: Path, fname=None):
+    """produced.nccl: "2.21.5" or "2.21.5 (node0.log), 2.18.3 (node1.log)" (per-file versions)."""
     txt = (d / "sample.yaml").read_text()
     m = re.search(r"^\s*nccl:\s*(.*)$", txt, re.M)
-    return re.findall(r"\d+\.\d+\.\d+", m.group(1)) if m else []
+    if not m:
+        return []
+    val = m.group(1)
+    if fname:
+        per = dict((f, v) for v, f in re.findall(r"(\d+\.\d+\.\d+) \(([^)]+)\)", val))
+        if fname in per:
+            return [per[fname]]
+    return re.findall(r"\d+\.\d+\.\d+", val)
 
 
 def check_dir(d: Path):
     problems, counts = [], {"nccl": 0, "c10": 0}
-    yv = yaml_nccl(d)
     for f in sorted(d.glob("*.log")):
+        yv = yaml_nccl(d, f.name)
         lines = f.read_text().splitlines()
         proc_ver = {}
         # version per host:pid from the banner lines, else the single yaml version
