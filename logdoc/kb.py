@@ -97,10 +97,10 @@ EVENT_ATTRS = ("kind", "level", "file", "line", "end_line", "rank", "local_rank"
                "host", "pid", "time", "template", "text", "where", "match")
 
 _PG = ("pg_id", "pg_guid", "pg_desc", "pg_rank")
-_NCCL = ("dev", "tid")
+_NCCL = ("dev", "tid", "message", "args", "format", "prefix", "catalog_location")
 # Fields per event kind (docs/architecture.md), and the analysis.* kinds documented in
 # knowledge/README.md. Used to tell whether a placeholder can ever be filled.
-KIND_FIELDS: dict[str, tuple[str, ...]] = {
+KIND_FIELDS: dict[str, tuple[str, ...] | None] = {
     "nccl.version": _NCCL + ("version", "cuda", "suffix"),
     "nccl.warn": _NCCL + ("code_location", "function"),
     "nccl.trace": _NCCL + ("code_location", "function", "code", "code_name", "errno_text", "thread"),
@@ -154,6 +154,22 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "gloo.connect_full_mesh": ("code_location", "message", "peer_addr", "peer_port_printed", "peer_port",
                                "errno_text"),
     "gloo.debug": (),
+    # further kinds the parser emits (logdoc/torchlines.py KINDS); fields not pinned down here
+    "torch.teardown": None,
+    "torch.cxx_backtrace": None,
+    "torch.message": None,
+    "torch.worknccl": None,
+    "torch.blocking_wait_timeout": None,
+    "torch.watchdog_thread_exception": None,
+    "torch.watchdog_thread_exception_old": None,
+    "torch.async_exception_old": None,
+    "torch.wrapper_monitored_barrier": None,
+    "store.connect_failed": None,
+    "store.nccl_unique_id": None,
+    "store.server_error": None,
+    "store.info": None,
+    "torchrun.signal": None,
+    "torchrun.info": None,
     # analysis stage (cross-event / cross-rank); see knowledge/README.md
     "analysis.version_mismatch": ("component", "versions", "ranks_by_version", "hosts_by_version"),
     "analysis.hung_rank": ("ranks", "seq", "op_type", "pg", "waiting_ranks", "detail"),
@@ -992,10 +1008,11 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
                 ck.err(f"match.{key}", f"unknown match key {key!r}")
         kinds = _kinds(ck, "match.kind", match.get("kind"))
         for k in kinds:
-            if k.endswith("*") or k not in KIND_FIELDS:
+            known = KIND_FIELDS.get(k)
+            if k.endswith("*") or known is None:
                 open_fields = True
             else:
-                allowed.update(KIND_FIELDS[k])
+                allowed.update(known)
         if "pattern" in match:
             groups = _check_regex(ck, "match.pattern", match["pattern"])
             allowed.update(groups or ())
