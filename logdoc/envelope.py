@@ -154,7 +154,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("[", re.compile(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
     ("[", re.compile(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
     ("[", re.compile(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
-    ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)"), _tee),
+    # torchrun --tee `[default0]:`; the `[${rank}]:` template gives `[3]:`, but a bare `[1]:` alone on
+    # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.
+    ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
     ("[", re.compile(r"\[(?P<rank>\d+)\] "), _mpich),
     ("(", re.compile(r"\((?P<actor>[\w.]+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
     ("0123456789", re.compile(rf"(?P<ts>{_TS})\s+"), _iso_stamp),

@@ -93,8 +93,50 @@ def classify_record(rec: Record, name: str) -> Event | None:
     )
 
 
+MAX_ERROR_FILE = 4 << 20
+
+
+def _error_file_event(source: Source, stats: Stats) -> Event | None:
+    """torchrun's per-worker ``error.json`` (written by @record): one event, or None if it is not one."""
+    import json
+
+    try:
+        with source.open() as fh:
+            raw = fh.read(MAX_ERROR_FILE + 1)
+        if len(raw) > MAX_ERROR_FILE:
+            return None
+        data = json.loads(raw.decode("utf-8", "replace"))
+        msg = data["message"]
+        info = msg.get("extraInfo", {}) if isinstance(msg, dict) else {}
+        text = msg.get("message", "") if isinstance(msg, dict) else str(msg)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    stats.files += 1
+    stats.lines_read += 1
+    stats.relevant += 1
+    stats.understood += 1
+    stats.events += 1
+    exc_type, _, exc_message = text.partition(": ")
+    fields = {"exc_type": exc_type if exc_message else None, "exc_message": exc_message or text,
+              "traceback": info.get("py_callstack"), "timestamp": info.get("timestamp")}
+    time = None
+    try:
+        import datetime as _dt
+
+        time = _dt.datetime.fromtimestamp(int(info["timestamp"]), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (KeyError, ValueError, TypeError, OverflowError, OSError):
+        pass
+    return Event(kind="torchrun.error_file", level="ERROR", file=source.name, line=1, text=text, time=time,
+                 template="torchrun.error_file", fields=fields)
+
+
 def iter_source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]) -> Iterator[Event]:
     """Events of one source, in file order; ``stats`` and ``unrecognized`` are filled as it goes."""
+    if source.name.endswith("error.json"):
+        ev = _error_file_event(source, stats)
+        if ev is not None:
+            yield ev
+            return
     rstats = ReadStats()
     asm = BlockAssembler()
     name = source.name
@@ -102,7 +144,7 @@ def iter_source_events(source: Source, stats: Stats, unrecognized: list[Unrecogn
 
     def settle(records: list[Record]) -> Iterator[Event]:
         for rec in records:
-            n = rec.end_line - rec.line + 1
+            n = rec.nlines
             ev = classify_record(rec, name)
             if ev is not None:
                 stats.relevant += n
@@ -141,7 +183,8 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]]) -> ParseResult:
         if not isinstance(src, Source):
             src = Source(src[0], text=src[1])
         names.append(src.name)
-        events.extend(iter_source_events(src, stats, unrecognized))
+        # Records of interleaved streams settle out of order: restore file order.
+        events.extend(sorted(iter_source_events(src, stats, unrecognized), key=lambda e: e.line))
     return ParseResult(events, stats, unrecognized, names)
 
 

@@ -16,7 +16,8 @@ KEYWORDS = (
     "watchdog", "Rank", "rank", "===", "Failures:", "Root Cause", "Xid", "CUDA", "cuda", "SIG",
     "exitcode", "terminate", "what():", "imed out", "Connection", "failed", "torch", "Timeout",
     "Socket", "socket", "ailure", "Killed", "killed", "oom", "OOM", "Bus error", "Segmentation",
-    "core dumped", "File \"", "-> ", "onnect",
+    "core dumped", "File \"", "-> ", "onnect", "[PG", "atchdog", "signal", "Worker group", "endezvous",
+    "out of memory", "Flight", "timeout", "Failed", "NVRM",
 )
 _CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))
 
