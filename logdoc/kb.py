@@ -85,7 +85,7 @@ RULE_KEYS_REQUIRED = ("id", "category", "severity", "role", "title", "match", "e
 RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples")
 TOMBSTONE_KEYS = ("id", "retired", "title", "category", "replaced_by")
 MATCH_KEYS = ("kind", "pattern", "fields", "with", "without")
-CLAUSE_KEYS = ("kind", "pattern", "fields", "scope", "as")
+CLAUSE_KEYS = ("kind", "pattern", "fields", "scope", "as", "optional")
 FILE_KEYS = ("family", "description", "rules")
 OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "contains", "matches",
              "not_matches", "len", "any")
@@ -415,6 +415,7 @@ class _Clause:
     fields: _Cond | None
     scope: str
     alias: str | None
+    optional: bool = False
 
     def accepts(self, ev: Event) -> tuple[bool, dict[str, str], dict[str, Any]]:
         groups: dict[str, str] = {}
@@ -491,6 +492,8 @@ class Rule:
         for i, clause in enumerate(self._with):
             found = job.find(clause, ev)
             if found is None:
+                if clause.optional:
+                    continue
                 return None
             other, ogroups, ocaps = found
             related[clause.alias or f"with{i}"] = other
@@ -1038,6 +1041,11 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
                 scope = cl.get("scope", "rank")
                 if scope not in SCOPES:
                     ck.err(f"{p}.scope", f"scope must be one of {', '.join(SCOPES)}")
+                optional = cl.get("optional", False)
+                if not isinstance(optional, bool):
+                    ck.err(f"{p}.optional", "optional must be true or false")
+                elif optional and ckey == "without":
+                    ck.err(f"{p}.optional", "optional only makes sense in a with clause")
                 alias = cl.get("as")
                 if alias is not None:
                     if ckey == "without":
@@ -1063,7 +1071,8 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
                             kinds=ckinds,
                             pattern=_Pattern(cl["pattern"], timeout) if "pattern" in cl else None,
                             fields=_Cond(cl["fields"], timeout) if "fields" in cl else None,
-                            scope=scope, alias=alias if ckey == "with" else None))
+                            scope=scope, alias=alias if ckey == "with" else None,
+                            optional=bool(optional) and ckey == "with"))
                     except Exception as exc:  # pragma: no cover - validated above
                         ck.err(p, str(exc))
         if not ck.failed:
