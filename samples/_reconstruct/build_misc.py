@@ -56,7 +56,7 @@ def yaml_text(title, description, how, torch, nccl, healthy, category, origin, n
 def healthy_2node_16gpu():
     cl = Cluster(8, [("dgxa100-07", "10.33.1.17", [41210 + i for i in range(8)]),
                      ("dgxa100-08", "10.33.1.18", [39877 + i for i in range(8)])],
-                 "2.21.5", "12.4", net="IB", nch=8, ib_devs=IB8, driver=12040, socket_if="enp226s0",
+                 "2.21.5", "12.4", net="IB", nch=8, ib_devs=IB8, driver=12040, socket_if="enp226s0", legacy_ipc=True,
                  env=[("NCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME set by environment to %s", "enp226s0"),
                       ("NCCL_CUMEM_ENABLE", None, 0)])
     comms = comm_ptrs(16, 6)
@@ -176,7 +176,7 @@ def py_tb(rank, frames, exc_lines, prefix=True):
     for f, ln, fn, code in frames:
         out.append(f'{pre}  File "{f}", line {ln}, in {fn}')
         out.append(f"{pre}    {code}")
-    out += [f"{pre}{l}" for l in exc_lines]
+    out += [f"{pre}{l}" for e in exc_lines for l in e.split("\n")]
     return out
 
 
@@ -425,7 +425,7 @@ def srun_label(task, lines):
 
 def version_mismatch():
     nodes = [("gpu-a23", "10.12.4.23", [118820, 118821]), ("gpu-a24", "10.12.4.24", [64411, 64412])]
-    cl = Cluster(2, nodes, ["2.21.5", "2.18.3"], ["12.4", "12.2"], net="IB", nch=2, ib_devs=[("mlx5_0", "IB"), ("mlx5_1", "IB")],
+    cl = Cluster(2, nodes, ["2.21.5", "2.18.3"], ["12.4", "12.2"], net="IB", nch=2, ib_devs=[("mlx5_0", "IB"), ("mlx5_1", "IB")], legacy_ipc=True,
                  socket_if="ib0", driver=12040, env=[("NCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME set by environment to %s", "ib0")])
     comms = comm_ptrs(4, 10)
     cid = 0x7B19E04C2D8A3F65
@@ -793,7 +793,333 @@ def socket_ifname_absent():
     write_sample("nccl-socket-ifname-absent", {"node0.log": logs[0], "node1.log": logs[1]}, y)
 
 
+
+# ------------------------------------------------------------------------------------------------
+def gloo_64node():
+    """Seed 000: Megatron-LM on 64 nodes x 8 GPUs, GLOO_SOCKET_IFNAME=bond4; gloo full mesh exhausts ulimit -n."""
+    GLOO = "/pytorch/third_party/gloo/"
+    MEG = "/workspace/Megatron-LM"
+    SP = "/usr/local/lib/python3.12/dist-packages"
+    emfile = (f"[enforce fail at {GLOO}gloo/transport/tcp/socket.cc:24] rv != -1. -1 vs -1. socket: Too many open files")
+    frames = [
+        (f"{MEG}/pretrain_gpt.py", 338, "<module>", "pretrain("),
+        (f"{MEG}/megatron/training/training.py", 397, "pretrain", "initialize_megatron("),
+        (f"{MEG}/megatron/training/initialize.py", 98, "initialize_megatron", "finish_mpu_init()"),
+        (f"{MEG}/megatron/training/initialize.py", 78, "finish_mpu_init", "_initialize_distributed(get_embedding_ranks, get_position_embedding_ranks)"),
+        (f"{MEG}/megatron/training/initialize.py", 369, "_initialize_distributed", "mpu.initialize_model_parallel("),
+        (f"{MEG}/megatron/core/parallel_state.py", 740, "initialize_model_parallel", "group_gloo = create_group("),
+        (f"{MEG}/megatron/core/parallel_state.py", 204, "create_group", "group = torch.distributed.new_group(**kwargs)"),
+        (f"{SP}/torch/distributed/c10d_logger.py", 95, "wrapper", "func_return = func(*args, **kwargs)"),
+        (f"{SP}/torch/distributed/distributed_c10d.py", 5092, "new_group", "return _new_group_with_tag("),
+        (f"{SP}/torch/distributed/distributed_c10d.py", 5182, "_new_group_with_tag", "pg, pg_store = _new_process_group_helper("),
+        (f"{SP}/torch/distributed/distributed_c10d.py", 1902, "_new_process_group_helper", "backend_class = ProcessGroupGloo("),
+    ]
+    files = {}
+    t0 = D(2026, 11, 27, 9, 14, 1)
+    plan = {0: ("pod4-gpu001", [0, 3, 6], 144301), 17: ("pod4-gpu018", [1, 2, 4, 5, 7], 97640), 63: ("pod5-gpu064", [2, 6], 201177)}
+    for node, (host, fail_local, apid) in plan.items():
+        lab = f"{node}: "
+        out = []
+        tb = D(2026, 11, 27, 9, 12, 40, 118000)
+        for l in ["", "*****************************************",
+                  "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system "
+                  "being overloaded, please further tune the variable for optimal performance in your application as needed. ",
+                  "*****************************************"]:
+            out.append(pylog("W", tb, apid, "site-packages/torch/distributed/run.py", 766, l))
+        if node == 0:
+            out += ["using world size: 512, data-parallel size: 512, context-parallel size: 1, tensor-model-parallel size: 1, "
+                    "pipeline-model-parallel size: 1 ",
+                    "> initializing torch distributed ...",
+                    "> initialized tensor model parallel with size 1",
+                    "> initialized pipeline model parallel with size 1"]
+        for k, g in enumerate(fail_local):
+            r = node * 8 + g
+            t = D(2026, 11, 27, 9, 14, 1 + k // 3)
+            out.append(c10(r, "E", t, 118264951 + 4171337 * k + 913 * r, "ProcessGroupGloo.cpp", 143,
+                           f"Gloo connectFullMesh failed with {emfile}"))
+        for g in fail_local:
+            r = node * 8 + g
+            out += py_tb(r, frames, [f"RuntimeError: Gloo connectFullMesh failed with {emfile}"])
+        ok_local = [g for g in range(8) if g not in fail_local]
+        ta = D(2026, 11, 27, 9, 14, 4, 317000)
+        pids = {g: apid + 19 + g for g in range(8)}
+        for g in ok_local:
+            out.append(pylog("W", ta, apid, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900,
+                             f"Sending process {pids[g]} closing signal SIGTERM"))
+        b = []
+        first = fail_local[0]
+        torchrun_end27(b, apid, D(2026, 11, 27, 9, 14, 5, 902000), host,
+                       [(node * 8 + first, first, pids[first], 1)] + [(node * 8 + g, g, pids[g], 1) for g in fail_local[1:]],
+                       [(node * 8 + g, g, pids[g], -15) for g in ok_local], script="pretrain_gpt.py")
+        b = [l.replace("/opt/venv/lib/python3.11/site-packages", SP).replace("/opt/venv/bin/torchrun", "/usr/local/bin/torchrun")
+             .replace("/opt/venv/bin/python3", "/usr/bin/python") for l in b]
+        out += b
+        files[f"node{node:02d}.log"] = [lab + l for l in out]
+    y = yaml_text(
+        "Megatron-LM on 64 nodes: Gloo connectFullMesh fails with 'socket: Too many open files' (GLOO_SOCKET_IFNAME=bond4)",
+        "Seed 000: a Megatron-LM GPT pre-training job on 64 nodes x 8 GPUs (512 ranks, TP=1, PP=1, so the data-parallel "
+        "group spans all 512 ranks) with GLOO_SOCKET_IFNAME=bond4, launched as one torchrun per node by srun --label "
+        "(the label is the node index). It works up to 60 nodes and fails at 64. While initialize_model_parallel "
+        "creates the Gloo data-parallel group, each process must open one TCP socket per peer (511) on top of the "
+        "descriptors it already holds (NCCL and TCPStore sockets, CUDA/IPC handles, shared libraries, data-loader "
+        "files); at 64 nodes this crosses the per-process open-file limit (ulimit -n 1024), so socket() fails with EMFILE "
+        "inside Gloo's full-mesh connect on many ranks: 'Gloo connectFullMesh failed with [enforce fail at "
+        ".../gloo/transport/tcp/socket.cc:24] rv != -1. -1 vs -1. socket: Too many open files'. Only three node "
+        "consoles are included (nodes 0, 17 and 63 of 64); each shows some ranks failing with that error (exitcode 1) "
+        "and torchrun stopping the rest (SIGTERM).",
+        "reconstructed from seed story 000 (the story gives only 'RuntimeError: Gloo connectFullMesh failed ...'; the inner "
+        "Gloo error is a reconstruction choice, see notes) using the PyTorch 2.7 formats of torch-messages.tsv, the Gloo "
+        "socket.cc:24 enforce format of gloo-messages.tsv (torch-failure-messages.md C4/C6) and torch-prefixes.md "
+        "(srun --label, c10 envelope); generator: samples/_reconstruct/build_misc.py",
+        "2.7.1", "null", False, "fd_limit_exhausted", "[0, 3, 6, 137, 138, 140, 141, 143, 506, 510]",
+        "Evidence: every failing rank logs '[rankR]:[E... ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+        "[enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/socket.cc:24] rv != -1. -1 vs -1. socket: Too "
+        "many open files' and raises the same RuntimeError from torch.distributed.new_group(backend='gloo') inside "
+        "Megatron's initialize_model_parallel/create_group. EMFILE ('Too many open files') means the per-process "
+        "file-descriptor limit is exhausted: fd_limit_exhausted, not a network, interface (bond4) or Megatron bug; the "
+        "fix is a higher ulimit -n (or fewer/lighter Gloo groups). origin_ranks lists the ranks in the included node "
+        "files that hit EMFILE themselves (the other ranks of those nodes are SIGTERMed by torchrun, exitcode -15, "
+        "victims); in the full job the same happens on all 64 nodes. The inner Gloo error is a reconstruction choice: "
+        "the seed story only quotes 'Gloo connectFullMesh failed ...'; EMFILE at socket.cc:24 is what its explanation "
+        "(one socket per peer, ulimit -n) implies. The socket.cc:24 location is from the Gloo catalog (current Gloo); "
+        "the ProcessGroupGloo.cpp line, Megatron and torch line numbers are estimates; the Megatron banner lines are "
+        "context only. produced.nccl is null: no NCCL line is involved.")
+    y = y.replace('nccl: "null"', "nccl: null")
+    write_sample("nccl-gloo-64node-connectfullmesh", files, y)
+
+
+
+# ------------------------------------------------------------------------------------------------
+def _ddp_frames(script):
+    return [(script, 131, "<module>", "main()"),
+            (script, 88, "main", "model = DDP(model, device_ids=[local_rank])"),
+            (f"{SITE}/torch/nn/parallel/distributed.py", 835, "__init__", "_verify_param_shape_across_processes(self.process_group, parameters)"),
+            (f"{SITE}/torch/distributed/utils.py", 282, "_verify_param_shape_across_processes", "return dist._verify_params_across_processes(process_group, tensors, logger)")]
+
+
+def roce_gid_einval():
+    H = [0x18000, 0x2A000, 0x3A000, 0x5D000]
+    roce = [(f"mlx5_{i}", "RoCE") for i in range(4)]
+    nodes = [("rc-node-21", "10.90.21.1", [40117 + i for i in range(4)]), ("rc-node-22", "10.90.22.1", [38562 + i for i in range(4)])]
+    cl = Cluster(4, nodes, "2.26.2", "12.2", net="IB", nch=4, bus=H, ib_devs=roce, socket_if="ens1f0np0", driver=12040,
+                 aff=["ffffffff,00000000,ffffffff"] * 2 + ["00000000,ffffffff,00000000,ffffffff"] * 2,
+                 env=[("NCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME set by environment to %s", "ens1f0np0"),
+                      ("NCCL_IB_GID_INDEX", None, 1)])
+    comms = comm_ptrs(8, 15)
+    cl.full_init(comms, 0x1D4E8A3B96C27F05, phases=("pre", "start", "topo", "tail"), timing=timing_fn(15))
+    t = D(2026, 11, 19, 13, 44, 20)
+    gids = {0: "fe80::a288:c2ff:fe4b:1d30", 1: "fe80::a288:c2ff:fe4b:2e18"}
+    frames = _ddp_frames("/data/exp/llm/train.py")
+    for node in cl.nodes:
+        peer_node = 1 - node.n
+        for p in node.procs:
+            # ring edge ranks connect over RoCE at the first collective; the RTR transition is rejected
+            tid = p.pid + 61
+            info = (f"on dev mlx5_{p.gpu}:1, curr state INIT, next state RTR, local GID index 1, local GID "
+                    f"{gids[node.n]}, remote GID {gids[peer_node]}")
+            p.warn(tid, "misc/ibvwrap.cc:291", t, "Call to ibv_modify_qp failed with %d %s, %s", 22, "Invalid argument", info)
+            for loc in ("transport/net_ib.cc:1020", "transport/net_ib.cc:1378", "transport/net.cc:691", "proxy.cc:1492", "proxy.cc:1641"):
+                p.bt(tid, loc, 2)
+            last = p.warn(tid, "proxy.cc:1754", t, "[Proxy Service %d] Failed to execute operation %s from rank %d, retcode %d",
+                          p.rank, "Connect", p.rank, 2)
+            for loc in ("proxy.cc:1215", "transport/net.cc:402", "transport.cc:197", "transport.cc:283", "enqueue.cc:1612",
+                        "group.cc:164", "group.cc:501", "group.cc:674", "enqueue.cc:2320"):
+                p.bt(p.pid, loc, 2)
+            exc = nccl_sync_text(2, "2.26.2", last, f"{SRC27}/ProcessGroupNCCL.cpp", 3356)
+            node.log += py_tb(p.rank, frames, ["torch.distributed.DistBackendError: " + exc[0]] + exc[1:])
+        torchrun_end27(node.log, node.procs[0].pid - 19, D(2026, 11, 19, 13, 44, 22, 650000), node.host,
+                       [(p.rank, p.gpu, p.pid, 1) for p in node.procs], [])
+    y = yaml_text(
+        "RoCE: NCCL_IB_GID_INDEX=1 forces a link-local GID, ibv_modify_qp to RTR fails with EINVAL on every connection",
+        "Two nodes x 4 H100 with ConnectX-7 in Ethernet mode (RoCE), NCCL 2.26.2, PyTorch 2.7.1, torchrun. The job "
+        "environment forces NCCL_IB_GID_INDEX=1, copied from another cluster; on these hosts GID index 1 is the "
+        "link-local (fe80::) RoCE v2 GID, not the routable IPv4-mapped one, and the two nodes are in different "
+        "subnets. NCCL lists the RoCE devices and initialises the communicator; at the first collective every ring "
+        "connection's QP transition INIT->RTR is rejected: 'Call to ibv_modify_qp failed with 22 Invalid argument, on "
+        "dev mlx5_N:1, curr state INIT, next state RTR, local GID index 1, local GID fe80::..., remote GID fe80::...', "
+        "the proxy reports the failed Connect and every rank raises DistBackendError (unhandled system error).",
+        "reconstructed line for line from NCCL 2.26.2 formats in the shared message catalog "
+        "(nccl-messages-by-version.tsv: 'Call to ibv_modify_qp failed with %d %s, %s', 2.24.3+; "
+        "nccl-failure-messages.md section 5) and PyTorch 2.7 formats; generator: samples/_reconstruct/build_misc.py",
+        "2.7.1", "2.26.2", False, "bad_nccl_env_config", "[0, 1, 2, 3, 4, 5, 6, 7]",
+        "Every rank shows 'NCCL_IB_GID_INDEX set by environment to 1.' and then, on the RTR transition, 'Call to "
+        "ibv_modify_qp failed with 22 Invalid argument, ... local GID index 1, local GID fe80::...' (EINVAL with a "
+        "forced GID index: NCCL's own hint for this case is to use NCCL_IB_GID_INDEX=-1 / unset it), followed by "
+        "'[Proxy Service N] Failed to execute operation Connect ..., retcode 2' and 'unhandled system error' from "
+        "PyTorch. The fault is the forced environment setting (bad_nccl_env_config), identical on all ranks, not a "
+        "broken link or a dead peer (no completion errors, no closed connections). The link-local fe80:: GIDs on "
+        "both sides are the tell. Back-trace and torch line numbers are estimates.")
+    write_sample("nccl-roce-gid-index-einval", {"node0.log": cl.nodes[0].log, "node1.log": cl.nodes[1].log}, y)
+
+
+def cuda_oom_init():
+    H = [0x18000, 0x2A000, 0x3A000, 0x5D000, 0x9A000, 0xAB000, 0xBA000, 0xDB000]
+    cl = Cluster(8, [("hgx-c03", "10.20.3.3", [91402 + i for i in range(8)])], "2.26.2", "12.2", net="IB", nch=2, bus=H,
+                 ib_devs=IB8, socket_if="eno1", driver=12040, aff=["ffffffff,00000000,ffffffff"] * 4 + ["00000000,ffffffff,00000000,ffffffff"] * 4)
+    node = cl.nodes[0]
+    comms = comm_ptrs(8, 16)
+    cid = 0x47C2E90A1B3D6F58
+    tf = timing_fn(16)
+    for p in node.procs:
+        cl.pre(node, p)
+    for p in node.procs:
+        cl.init_start(node, p, p.pid, comms[p.rank], cid)
+    p5 = node.procs[5]
+    t = D(2026, 11, 28, 6, 51, 12)
+    p5.info(p5.pid, "Bootstrap timings total %f (create %f, send %f, recv %f, ring %f, delay %f)", *tf(p5, "boot"))
+    p5.warn(p5.pid, "include/alloc.h:339", t, "Cuda failure '%s'", "out of memory")
+    last = p5.warn(p5.pid, "include/alloc.h:345", t, "Failed to CUDA calloc %ld bytes", 16777216)
+    for loc in ("init.cc:497", "init.cc:1474", "init.cc:1777", "init.cc:2057"):
+        p5.bt(p5.pid, loc, 1)
+    frames = _ddp_frames("/home/svc/jobs/vit/train.py")
+    exc = nccl_sync_text(1, "2.26.2", last, f"{SRC27}/NCCLUtils.cpp", 77)
+    node.log += py_tb(5, frames, ["torch.distributed.DistBackendError: " + exc[0]] + exc[1:])
+    ta = D(2026, 11, 28, 6, 51, 13, 840000)
+    for p in node.procs:
+        if p.rank != 5:
+            node.log.append(pylog("W", ta, 91383, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900,
+                                  f"Sending process {p.pid} closing signal SIGTERM"))
+    torchrun_end27(node.log, 91383, D(2026, 11, 28, 6, 51, 14, 251000), "hgx-c03", [(5, 5, p5.pid, 1)],
+                   [(p.rank, p.gpu, p.pid, -15) for p in node.procs if p.rank != 5])
+    y = yaml_text(
+        "CUDA out of memory inside NCCL init on GPU 5 (a stale process still holds its memory)",
+        "One HGX node, 8 H100, torchrun --nproc-per-node 8, NCCL 2.26.2, PyTorch 2.7.1. A previous job's process is "
+        "still alive on GPU 5 and holds almost all of its memory. All ranks start the communicator at DDP's first "
+        "collective; rank 5 cannot allocate NCCL's device buffers: 'Cuda failure 'out of memory'' then 'Failed to CUDA "
+        "calloc 16777216 bytes', ncclUnhandledCudaError, and its DDP constructor raises DistBackendError 'unhandled "
+        "cuda error'. torchrun stops the other seven ranks, which were waiting in the init bootstrap.",
+        "reconstructed line for line from NCCL 2.26.2 formats in the shared message catalog "
+        "(nccl-messages-by-version.tsv: \"Cuda failure '%s'\", 'Failed to CUDA calloc %ld bytes') and PyTorch 2.7 "
+        "formats; generator: samples/_reconstruct/build_misc.py",
+        "2.7.1", "2.26.2", False, "cuda_oom", "[5]",
+        "Origin rank 5 (hgx-c03, GPU 5, busId ab000, pid 91407): \"include/alloc.h:339 NCCL WARN Cuda failure 'out of "
+        "memory'\" and 'Failed to CUDA calloc 16777216 bytes' with '-> 1' back-traces, then 'NCCL error in: "
+        "...NCCLUtils.cpp:77, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.26.2' "
+        "(ncclUnhandledCudaError). Only 16 MB could not be allocated: the GPU was already full before training "
+        "started (another process on GPU 5), so the diagnosis is cuda_oom on rank 5, not an NCCL or network fault. "
+        "The other ranks are SIGTERMed by torchrun (-15) and show no error of their own. alloc.h/init.cc line numbers "
+        "and torch line numbers are estimates.")
+    write_sample("nccl-cuda-oom-during-init", {"console.log": node.log}, y)
+
+
+def nvls_fabric_manager():
+    H = [0x18000, 0x2A000, 0x3A000, 0x5D000, 0x9A000, 0xAB000, 0xBA000, 0xDB000]
+    cl = Cluster(8, [("dgxh100-11", "10.8.0.111", [120330 + i for i in range(8)])], "2.27.5", "12.9", net="IB", nch=2,
+                 bus=H, ib_devs=IB8, socket_if="enp170s0f0", driver=12080,
+                 aff=["ffffffff,00000000,ffffffff"] * 4 + ["00000000,ffffffff,00000000,ffffffff"] * 4,
+                 env=[("NCCL_NVLS_ENABLE", None, 1)])
+    node = cl.nodes[0]
+    comms = comm_ptrs(8, 17)
+    cid = 0x5B80D2E6A9C41F37
+    tf = timing_fn(17)
+    for p in node.procs:
+        cl.pre(node, p)
+    for p in node.procs:
+        cl.init_start(node, p, p.pid, comms[p.rank], cid)
+        p.info(p.pid, "Bootstrap timings total %f (create %f, send %f, recv %f, ring %f, delay %f)", *tf(p, "boot"))
+        p.info(p.pid, "Setting affinity for GPU %d to %s", p.gpu, cl.aff[p.gpu])
+        p.info(p.pid, "NVLS multicast support is %savailable on dev %d (NVLS_NCHANNELS %d)", "", p.gpu, 16)
+    t = D(2026, 11, 26, 22, 7, 45)
+    frames = _ddp_frames("/lustre/proj/gpt/train.py")
+    for p in node.procs:
+        msg = p.warn(p.pid, "transport/nvls.cc:285", t,
+                     "Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld : CUDA error %d '%s'.\nThis is usually "
+                     "caused by a system or configuration error in the Fabric Manager or NVSwitches.\nDo not force-enable "
+                     "NVLS (NCCL_NVLS_ENABLE=1) if you wish to avoid this error in the future.", 1610612736, 802,
+                     "system not yet initialized")
+        for loc in ("transport/nvls.cc:440", "transport/nvls.cc:611", "init.cc:1336", "init.cc:1762", "init.cc:2057"):
+            p.bt(p.pid, loc, 1)
+        exc = nccl_sync_text(1, "2.27.5", msg, f"{SRC27}/NCCLUtils.cpp", 77)
+        node.log += py_tb(p.rank, frames, ["torch.distributed.DistBackendError: " + exc[0]] + exc[1:])
+    torchrun_end27(node.log, 120311, D(2026, 11, 26, 22, 7, 47, 380000), "dgxh100-11",
+                   [(p.rank, p.gpu, p.pid, 1) for p in node.procs], [])
+    y = yaml_text(
+        "NVLS multicast bind fails with CUDA error 802 'system not yet initialized': Fabric Manager not running on an HGX H100",
+        "One DGX H100 (8 GPUs, NVSwitch), NCCL 2.27.5, PyTorch 2.7.1 with the nvidia-nccl-cu12 2.27.5 wheel, torchrun. "
+        "After a driver update nvidia-fabricmanager was not restarted. The job forces NCCL_NVLS_ENABLE=1. NCCL reports "
+        "'NVLS multicast support is available on dev N (NVLS_NCHANNELS 16)', but binding the multicast memory fails on "
+        "every rank with CUDA error 802 'system not yet initialized' (cudaErrorSystemNotReady: the NVSwitch fabric is "
+        "not initialised); the three-line WARN says so and points at Fabric Manager / NVSwitches. All 8 ranks raise "
+        "DistBackendError (unhandled cuda error).",
+        "reconstructed line for line from NCCL 2.27.5 formats in the shared message catalog "
+        "(nccl-messages-by-version.tsv: the multi-line 'Failed to bind NVLink SHARP (NVLS) Multicast memory ...' WARN, "
+        "2.27.3-2.28.9 form for forced NVLS) and PyTorch 2.7 formats; generator: samples/_reconstruct/build_misc.py",
+        "2.7.1", "2.27.5", False, "fabric_manager_or_driver", "[0, 1, 2, 3, 4, 5, 6, 7]",
+        "Every rank prints the same multi-line WARN: 'Failed to bind NVLink SHARP (NVLS) Multicast memory of size "
+        "1610612736 : CUDA error 802 'system not yet initialized'. / This is usually caused by a system or "
+        "configuration error in the Fabric Manager or NVSwitches. / Do not force-enable NVLS (NCCL_NVLS_ENABLE=1) ...'. "
+        "CUDA error 802 (cudaErrorSystemNotReady) on an NVSwitch system means the fabric (Fabric Manager / NVSwitch "
+        "driver) is not up: fabric_manager_or_driver, node-wide, all ranks equal. NCCL_NVLS_ENABLE=1 turned what would "
+        "otherwise be an INFO ('Proceeding without NVLS support') into a fatal error, so the diagnosis should mention "
+        "both the fabric problem and the forced setting. nvls.cc/init.cc back-trace lines and torch line numbers are "
+        "estimates; the error code propagated (1) is an assumption.")
+    write_sample("nccl-nvls-fabric-manager-down", {"console.log": node.log}, y)
+
+
+def peer_oom_killed():
+    L = [0x1B000, 0x2C000, 0x9D000, 0xAE000]
+    nodes = [("cloud-g6-01", "10.0.1.11", [5411 + i for i in range(4)]), ("cloud-g6-02", "10.0.1.12", [5377 + i for i in range(4)])]
+    cl = Cluster(4, nodes, "2.26.2", "12.2", net="Socket", nch=2, bus=L, socket_if="ens5", driver=12040,
+                 aff=["ffffffff,ffffffff"] * 4,
+                 env=[("NCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME set by environment to %s", "ens5"), ("NCCL_IB_DISABLE", None, 1)])
+    comms = comm_ptrs(8, 18)
+    cl.full_init(comms, 0x6E0B3A5C7D9F1824, timing=timing_fn(18))
+    n0, n1 = cl.nodes
+    # rank 5 (node 1, local 1) is killed by the kernel OOM killer: its log simply ends
+    t = D(2026, 11, 28, 15, 2, 9)
+    w = work(9342, "ALLREDUCE", 25165824, 25165824, 600000)
+    victims = [(1, n0), (2, n0), (4, n1), (6, n1)]
+    for k, (r, node) in enumerate(victims):
+        p = node.procs[r % 4]
+        tid = p.pid + 64
+        peer = {1: "10.0.1.12<48211>", 2: "10.0.1.12<48233>", 4: "10.0.1.12<39907>", 6: "10.0.1.12<39925>"}[r]
+        last = p.warn(tid, "misc/socket.cc:66", t, "socketProgress: Connection closed by remote peer %s", peer)
+        for loc in ("misc/socket.cc:844", "transport/net_socket.cc:546", "transport/net.cc:1292", "proxy.cc:694"):
+            p.bt(tid, loc, 6)
+        p.bt(tid, "proxy.cc:879", 6, " [Progress Thread]")
+        node.log += async27(r, t, 212087335 + 7022119 * k, w, 6, "2.26.2", last, 9342, 9342, 9341, 0x7F5500000000 + 0x1000000 * r)
+    # the agent on node 1 notices the SIGKILLed worker first
+    ta = D(2026, 11, 28, 15, 2, 9, 611000)
+    n1.log.append(pylog("W", ta, 5360, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900, "Sending process 5377 closing signal SIGTERM"))
+    n1.log.append(pylog("W", ta, 5360, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900, "Sending process 5379 closing signal SIGTERM"))
+    n1.log.append(pylog("W", ta, 5360, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900, "Sending process 5380 closing signal SIGTERM"))
+    torchrun_end27(n1.log, 5360, D(2026, 11, 28, 15, 2, 10, 48000), "cloud-g6-02", [(5, 1, 5378, -9)],
+                   [(4, 0, 5377, -15), (6, 2, 5379, -6), (7, 3, 5380, -15)])
+    t0 = D(2026, 11, 28, 15, 2, 10, 300000)
+    n0.log.append(pylog("W", t0, 5394, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900, "Sending process 5411 closing signal SIGTERM"))
+    n0.log.append(pylog("W", t0, 5394, "site-packages/torch/distributed/elastic/multiprocessing/api.py", 900, "Sending process 5414 closing signal SIGTERM"))
+    torchrun_end27(n0.log, 5394, D(2026, 11, 28, 15, 2, 10, 724000), "cloud-g6-01", [(1, 1, 5412, -6)],
+                   [(0, 0, 5411, -15), (2, 2, 5413, -6), (3, 3, 5414, -15)])
+    y = yaml_text(
+        "Peer killed by the OOM killer: rank 5's log just stops, its peers see 'socketProgress: Connection closed by remote peer'",
+        "Two cloud nodes x 4 L4 GPUs, NCCL 2.26.2 over TCP sockets (NCCL_IB_DISABLE=1, NCCL_SOCKET_IFNAME=ens5), "
+        "PyTorch 2.7.1 under torchrun. During step ~9340 the data loader of rank 5 (cloud-g6-02, local rank 1, pid "
+        "5378) exhausts host memory and the kernel OOM killer sends it SIGKILL: it prints nothing. The ranks whose "
+        "socket connections lead to rank 5's host see the TCP connections close in the middle of the all-reduce "
+        "SeqNum=9342 ('socketProgress: Connection closed by remote peer 10.0.1.12<port>', ncclRemoteError) and abort. "
+        "torchrun on cloud-g6-02 reports rank 5 with exitcode -9 (SIGKILL) as root cause; cloud-g6-01's agent names "
+        "rank 1 (a victim).",
+        "reconstructed line for line from NCCL 2.26.2 formats in the shared message catalog "
+        "(nccl-messages-by-version.tsv) and PyTorch 2.7 formats; generator: samples/_reconstruct/build_misc.py",
+        "2.7.1", "2.26.2", False, "peer_process_died", "[5]",
+        "Origin rank 5: it has no error line at all (SIGKILL leaves no trace in the process's own output) and the "
+        "torchrun summary of cloud-g6-02 shows 'exitcode  : -9 (pid: 5378)  (SIGKILL)' / 'Signal 9 (SIGKILL) received by "
+        "PID 5378' (the OOM killer; dmesg would confirm). All NCCL WARNs are consequences: ranks 1, 2, 4 and 6 report "
+        "'socketProgress: Connection closed by remote peer 10.0.1.12<...>' (10.0.1.12 = cloud-g6-02, where rank 5 "
+        "lived), '-> 6' back-traces and the async exception 'remote process exited or there was a network error'. A "
+        "diagnosis must not blame the network or the ranks that print the errors, nor rank 1 named as root cause by "
+        "cloud-g6-01's agent. Back-trace and torch line numbers are estimates.")
+    write_sample("nccl-peer-oom-killed", {"node0.log": n0.log, "node1.log": n1.log}, y)
+
+
 SAMPLES = {"nccl-healthy-2node-16gpu-ib-gdr": healthy_2node_16gpu,
+           "nccl-roce-gid-index-einval": roce_gid_einval,
+           "nccl-cuda-oom-during-init": cuda_oom_init,
+           "nccl-nvls-fabric-manager-down": nvls_fabric_manager,
+           "nccl-peer-oom-killed": peer_oom_killed,
+
+           "nccl-gloo-64node-connectfullmesh": gloo_64node,
+
            "nccl-watchdog-cascade-lagging-rank": watchdog_cascade,
            "nccl-timeout-1ms": timeout_1ms,
            "nccl-socket-ifname-absent": socket_ifname_absent,

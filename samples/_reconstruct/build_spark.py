@@ -321,7 +321,7 @@ def py_tb(rank, frames, exc_lines):
     for f, ln, fn, code in frames:
         out.append(f'[rank{rank}]:   File "{f}", line {ln}, in {fn}')
         out.append(f"[rank{rank}]:     {code}")
-    out += [f"[rank{rank}]: {l}" for l in exc_lines]
+    out += [f"[rank{rank}]: {l}" for e in exc_lines for l in e.split("\n")]
     return out
 
 

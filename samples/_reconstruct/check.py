@@ -25,6 +25,7 @@ _CONV = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+)
 
 
 def fmt_regex(fmt: str) -> re.Pattern:
+    fmt = fmt.replace("\\n", "\n")  # the catalog writes an embedded newline as backslash-n
     out, pos = [], 0
     for m in _CONV.finditer(fmt):
         out.append(re.escape(fmt[pos:m.start()]))
@@ -85,8 +86,6 @@ def torch_formats():
                 if p.startswith("{") and p.endswith("}"):
                     inner = p[1:-1]
                     if "|" in inner and not inner.startswith("fragments"):
-                        alts = [re.escape(a if not a.startswith("<") else "") + (".*" if a.startswith("<") else "")
-                                for a in inner.split("|")]
                         alts = []
                         for a in inner.split("|"):
                             a2 = re.sub(r"<[^>]*>", "\0", a)
@@ -192,6 +191,15 @@ def check_dir(d: Path):
                 if level == "INFO" and BANNER.fullmatch(msg) and ver < (2, 22, 3):
                     problems.append(f"{f.name}:{i+1}: INFO version banner before 2.22")
                 hits = nccl_match(level, msg, ver)
+                k = 1
+                while (not hits or hits[0]["fmt"] == "%s") and level == "WARN" and k <= 3 and i + k < len(lines):
+                    # multi-line WARN (format with embedded newlines): join the following raw lines
+                    msg = msg + "\n" + strip_env(lines[i + k])
+                    hits = nccl_match(level, msg, ver)
+                    k += 1
+                if not hits or hits[0]["fmt"] == "%s":
+                    msg = m.group("msg")
+                    hits = nccl_match(level, msg, ver)
                 if not hits:
                     problems.append(f"{f.name}:{i+1}: NCCL {ver_s} {level}: no catalog format matches: {msg[:140]}")
                     continue

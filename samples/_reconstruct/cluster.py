@@ -35,7 +35,7 @@ class Node:
 
 class Cluster:
     def __init__(self, G, nodes, ver, cuda, net="IB", nch=2, bus=None, aff=None, ib_devs=None, gdr=True,
-                 driver=12040, env=(), legacy_ipc=True, socket_if=None, ranks_filter=None):
+                 driver=12040, env=(), legacy_ipc=False, socket_if=None, ranks_filter=None):
         """nodes: list of (host, ip, [pid per gpu]); ver may be a str or a list (one per node)."""
         self.G, self.net, self.nch, self.gdr, self.driver = G, net, nch, gdr, driver
         self.bus = bus or A100_BUS
@@ -184,8 +184,9 @@ class Cluster:
                     if kind == "receive":
                         continue  # P2P lines are printed by the sender side only
                     if v >= (2, 20, 3):
+                        kind_p2p = "IPC" if (self.legacy_ipc or v < (2, 19, 1)) else "CUMEM"
                         p.info(tid, "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/%s%s%s", c, conn, a, a % self.G, b,
-                               b % self.G, "IPC", "/read", "")
+                               b % self.G, kind_p2p, "/read", "")
                     else:
                         p.info(tid, "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/IPC%s%s", c, conn, a, a % self.G, b,
                                b % self.G, "/read", "")

@@ -89,7 +89,7 @@ class Proc:
 
     # -- checks ---------------------------------------------------------
     def _need(self, level, fmt):
-        row = CAT.find(level, fmt, self.ver)
+        row = CAT.find(level, fmt.replace("\n", "\\n"), self.ver)  # catalog writes newlines as backslash-n
         if row is None:
             raise FormatError(f"NCCL {self.verstr}: no {level} format {fmt!r}")
         return row
