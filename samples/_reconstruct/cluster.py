@@ -125,7 +125,8 @@ class Cluster:
             p.info(tid, "Using network %s", "IB")
         else:
             if first:
-                p.info(tid, "NET/IB : No device found.")
+                if not any(e[0] == "NCCL_IB_DISABLE" and e[2] == 1 for e in self.env):
+                    p.info(tid, "NET/IB : No device found.")
                 if v >= (2, 28, 3):
                     p.info(tid, "Failed to initialize NET plugin %s", "IB")
                 p.info(tid, "NET/Socket : Using%s", f" [0]{self.socket_if}:{node.ip}<0>")
