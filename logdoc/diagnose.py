@@ -45,11 +45,40 @@ def _order_key(analysis, ev: Event) -> tuple:
     return (ev.time is None, ev.time or "", ev.file, ev.line)
 
 
+def focus(ev: dict[str, Any]) -> dict[str, Any]:
+    """Point a multi-line record's evidence at the line that matters: the one the rule's pattern
+    matched, or for a traceback its final exception line. The record's first line is kept."""
+    text = ev.get("text") or ""
+    if "\n" not in text:
+        return ev
+    lines = text.split("\n")
+    span = ev.get("highlight")
+    if span:
+        idx = text.count("\n", 0, span[0])
+        start = text.rfind("\n", 0, span[0]) + 1
+        new_span = [span[0] - start, span[1] - start]
+    else:
+        idx = len(lines) - 1 if ev.get("kind") in _LAST_LINE_KINDS or lines[0].startswith("Traceback") else 0
+        while idx > 0 and not lines[idx].strip():
+            idx -= 1
+        new_span = None
+    out = dict(ev, text=lines[idx], record_line=ev["line"], line=ev["line"] + idx, record_text=text)
+    if new_span is not None:
+        out["highlight"] = new_span
+    else:
+        out.pop("highlight", None)
+    return out
+
+
+_LAST_LINE_KINDS = {"torch.exception"}
+
+
 def _evidence(d: Diagnosis) -> list[dict[str, Any]]:
     seen: set[tuple[str, int]] = set()
     out: list[dict[str, Any]] = []
     for m in d.matches:
         for ev_dict in m.render()["evidence"]:
+            ev_dict = focus(ev_dict)
             k = (ev_dict["file"], ev_dict["line"])
             if k in seen:
                 continue
