@@ -1,0 +1,95 @@
+"""Stage 6: reason across ranks.
+
+``analyze(events)`` takes the events of one job (all files together) and returns an :class:`Analysis`:
+
+* ``events`` - the same event objects, with ``rank``, ``rank_source``, ``attempt`` and ``host`` filled
+  where they can be attributed (:mod:`.attribution` documents the sources and their order of trust);
+* ``synthetic`` - ``analysis.*`` events for findings that need several events or ranks (hung ranks,
+  disagreements, collective mismatches, missing and silent ranks, restarts). Each has
+  ``fields["evidence"] = [(file, line), ...]`` and the fields listed in ``knowledge/README.md``;
+* ``timeline`` - all events ordered by time where known and by file order within a file (:mod:`.timeline`);
+* ``anatomy`` - the job's summary for ``logdoc summary`` and the explain header (:mod:`.anatomy`);
+* ``first_failure(candidates)`` - the earliest of some candidate events and the origin rank(s) and host(s)
+  (:mod:`.cascade`).
+
+Standard library only: this runs in the browser under Pyodide too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..events import Event
+from . import anatomy as _anatomy
+from . import cascade, disagreements, progress
+from .attribution import Attribution, attribute, path_info
+from .cascade import FirstFailure, is_failure, nature
+from .job import Job
+from .timeline import Timeline
+
+__all__ = ["Analysis", "analyze", "FirstFailure", "Timeline", "path_info", "KINDS"]
+
+# The analysis.* kinds and their main fields (documented for knowledge/README.md).
+KINDS: dict[str, tuple[str, ...]] = {
+    "analysis.hung_rank": ("ranks", "seq", "op_type", "pg", "pg_desc", "waiting_ranks", "table", "detail", "source",
+                           "silent_ranks"),
+    "analysis.straggler": ("ranks", "seq", "pg", "detail", "source"),
+    "analysis.missing_ranks": ("ranks", "world_size", "seen", "source", "missing_count", "candidates"),
+    "analysis.silent_rank": ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
+    "analysis.collective_mismatch": ("pg", "pg_desc", "seq", "aspect", "values", "ranks", "minority_ranks"),
+    "analysis.version_mismatch": ("component", "versions", "ranks_by_version", "hosts_by_version", "minority"),
+    "analysis.env_disagreement": ("name", "values", "forced", "minority"),
+    "analysis.env_forced": ("name", "values", "agree"),
+    "analysis.transport_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
+    "analysis.interface_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
+    "analysis.nranks_disagreement": ("aspect", "comm_id", "pg", "values", "minority"),
+    "analysis.duplicate_gpu": ("host", "bus_id", "ranks", "comm_ranks", "comm_id"),
+    "analysis.restart": ("attempt", "later_attempts", "origin_ranks", "origin_hosts", "first_failure",
+                         "last_attempt_failure"),
+}
+
+
+@dataclass
+class Analysis:
+    events: list[Event]
+    synthetic: list[Event]
+    timeline: Timeline
+    anatomy: dict[str, Any]
+    attribution: Attribution
+    job: Job = field(repr=False)
+
+    def first_failure(self, candidates: Iterable[Event] | None = None) -> FirstFailure:
+        """The earliest of ``candidates`` (default: every failure-like event), with its origin ranks and hosts."""
+        if candidates is None:
+            candidates = [e for e in self.events if is_failure(e)]
+        return cascade.first_failure(self.timeline, candidates)
+
+    @staticmethod
+    def nature(ev: Event) -> str:
+        """``root``, ``neutral`` or ``symptom`` (see :mod:`.cascade`)."""
+        return cascade.NATURE[nature(ev)]
+
+    @property
+    def all_events(self) -> list[Event]:
+        """The parsed events followed by the synthetic ones: what the knowledge base matches."""
+        return self.events + self.synthetic
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"synthetic": [e.to_dict() for e in self.synthetic], "anatomy": self.anatomy}
+
+
+def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis:
+    """Reason across the ranks of one job. ``files``: every input file name, including those that gave no
+    event (a ``rank3.log`` with nothing relevant in it still says that rank 3 exists)."""
+    events = [e for e in events if not e.kind.startswith("analysis.")]
+    file_list = list(files or ())
+    attr = attribute(events, file_list)
+    timeline = Timeline(events)
+    job = Job.build(events, timeline, attr, file_list)
+    synthetic: list[Event] = []
+    found, tables = progress.analyze(job)
+    synthetic.extend(found)
+    synthetic.extend(disagreements.analyze(job))
+    synthetic.extend(cascade.restarts(events, timeline))
+    anatomy = _anatomy.build(job, tables)
+    return Analysis(events, synthetic, timeline, anatomy, attr, job)

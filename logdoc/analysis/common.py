@@ -1,0 +1,127 @@
+"""Small helpers shared by the analysis modules: host names, rank lists in words, synthetic events."""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from ..events import Event
+
+MAX_EVIDENCE = 40  # evidence pointers kept per synthetic event (the count is kept too)
+
+_IP = re.compile(r"^\d+\.\d+\.\d+\.\d+$|:")
+
+
+WORKER_TORCHRUN_KINDS = ("torchrun.error_file",)  # written by the worker (``@record``), not by the agent
+
+
+def is_agent(ev: Event) -> bool:
+    """A line of the torchrun agent: it names workers but does not speak for one."""
+    return ev.kind.startswith("torchrun.") and ev.kind not in WORKER_TORCHRUN_KINDS
+
+
+def short_host(host: str | None) -> str | None:
+    """NCCL prints ``gethostname()`` cut at the first dot; torchrun prints the FQDN. Compare the short form."""
+    if not host:
+        return None
+    if _IP.search(host):
+        return host
+    return host.split(".", 1)[0]
+
+
+def ranks_text(ranks: Iterable[int], word: bool = True) -> str:
+    """``[0,1,2,3,4,5,6,8,9]`` -> ``ranks 0-6, 8 and 9``; ``[7]`` -> ``rank 7``."""
+    rs = sorted(set(r for r in ranks if r is not None))
+    if not rs:
+        return "no rank" if word else ""
+    parts: list[str] = []
+    i = 0
+    while i < len(rs):
+        j = i
+        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{rs[i]}-{rs[j]}")
+        else:
+            parts.extend(str(r) for r in rs[i:j + 1])
+        i = j + 1
+    body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if not word:
+        return body
+    many = len(rs) > 1
+    return ("ranks " if many else "rank ") + body
+
+
+def as_int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return None
+
+
+def evidence_of(events: Iterable[Event]) -> list[tuple[str, int]]:
+    seen: set[tuple[str, int]] = set()
+    out: list[tuple[str, int]] = []
+    for ev in events:
+        key = (ev.file, ev.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(key)
+    return out
+
+
+def synthetic(kind: str, text: str, evidence: list[Event], *, level: str = "WARN",
+              on_ranks: Iterable[int] | None = None, on_hosts: Iterable[str] | None = None, **fields: Any) -> Event:
+    """An ``analysis.*`` event. It points at its first evidence line; ``fields.evidence`` lists them all.
+
+    ``on_ranks`` / ``on_hosts``: where the finding is; when it is one rank (host), the event's ``rank``
+    (``host``) is set to it."""
+    ev_list = evidence_of(evidence)
+    first = evidence[0] if evidence else None
+    rank_list = sorted(set(r for r in (on_ranks or ()) if r is not None))
+    host_list = sorted(set(h for h in (on_hosts or ()) if h))
+    fields = dict(fields)
+    fields["evidence"] = ev_list[:MAX_EVIDENCE]
+    fields["evidence_count"] = len(ev_list)
+    ev = Event(
+        kind=kind,
+        level=level,
+        file=first.file if first else "<analysis>",
+        line=first.line if first else 0,
+        end_line=first.line if first else 0,
+        text=text,
+        rank=rank_list[0] if len(rank_list) == 1 else None,
+        host=host_list[0] if len(host_list) == 1 else None,
+        time=first.time if first else None,
+        template=kind,
+        fields=fields,
+    )
+    ev.rank_source = "analysis" if ev.rank is not None else None
+    if first is not None:
+        ev.attempt = first.attempt
+    return ev
+
+
+def group_values(pairs: Iterable[tuple[Any, Any]]) -> dict[str, list]:
+    """``[(value, who), ...]`` -> ``{str(value): sorted(unique who)}``."""
+    out: dict[str, set] = {}
+    for value, who in pairs:
+        out.setdefault(str(value), set()).add(who)
+    return {k: _sorted(v) for k, v in sorted(out.items(), key=lambda kv: kv[0])}
+
+
+def _sorted(items: Iterable) -> list:
+    items = list(items)
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=str)
+
+
+def who_label(who: Any) -> str:
+    if isinstance(who, int):
+        return f"rank {who}"
+    return str(who)

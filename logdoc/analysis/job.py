@@ -1,0 +1,167 @@
+"""What every cross-rank analysis needs, computed once: events by kind, ranks, world size, process groups."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..events import Event
+from .attribution import Attribution, is_default_pg, pg_of
+from .common import is_agent, as_int
+from .timeline import Timeline
+
+# events that describe one piece of collective work (WorkNCCL) and may lack their group's prefix
+WORK_KINDS = ("torch.watchdog_timeout", "torch.async_exception", "torch.blocking_wait_timeout", "torch.work")
+_PROGRESS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)")
+_WORLD = re.compile(r"\bsize: (\d+), global rank: (\d+)")
+ERROR_LEVELS = ("ERROR", "FATAL")
+
+
+@dataclass
+class Job:
+    events: list[Event]
+    timeline: Timeline
+    attr: Attribution
+    files: list[str]
+    by_kind: dict[str, list[int]] = field(default_factory=dict)
+    ranks_seen: set[int] = field(default_factory=set)
+    ranks_from_files: set[int] = field(default_factory=set)
+    world_size: int | None = None
+    pg_key: dict[int, str] = field(default_factory=dict)    # event index -> process group key
+    pg_desc: dict[str, str | None] = field(default_factory=dict)
+    pg_inferred: set[int] = field(default_factory=set)        # event indexes whose group was inferred
+    errors_by_rank: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, events: list[Event], timeline: Timeline, attr: Attribution, files: list[str]) -> "Job":
+        job = cls(events, timeline, attr, files)
+        by_kind = job.by_kind
+        for i, ev in enumerate(events):
+            by_kind.setdefault(ev.kind, []).append(i)
+            if ev.rank is not None and not is_agent(ev):
+                job.ranks_seen.add(ev.rank)
+                if is_error(ev):
+                    job.errors_by_rank[ev.rank] = job.errors_by_rank.get(ev.rank, 0) + 1
+        for name, pi in attr.paths.items():
+            if pi.rank is not None:
+                job.ranks_from_files.add(pi.rank)
+        job.world_size = job._world_size()
+        job._groups()
+        return job
+
+    # -- ranks ----------------------------------------------------------------------------------
+
+    def _world_size(self) -> int | None:
+        sizes = []
+        if self.attr.world_size:
+            sizes.append(self.attr.world_size)
+        for i in self.by_kind.get("torch.pg_info", ()):
+            ev = self.events[i]
+            m = _WORLD.search(ev.text)
+            pid_, desc, _ = pg_of(ev)
+            if m and (is_default_pg(pid_, desc) or "default_pg" in ev.text):
+                sizes.append(int(m.group(1)))
+        for i in self.by_kind.get("store.clients_joined", ()):
+            w = as_int(self.events[i].fields.get("world_size"))
+            if w:
+                sizes.append(w)
+        return max(sizes) if sizes else None
+
+    def index(self, ev: Event) -> int | None:
+        return self.timeline._pos.get(id(ev))
+
+    @property
+    def known_ranks(self) -> set[int]:
+        return self.ranks_seen | self.ranks_from_files
+
+    def members(self) -> list[int]:
+        """The ranks of the job: 0..world-1 when the size is known, else every rank seen (gaps filled)."""
+        known = self.known_ranks
+        top = max(known) + 1 if known else 0
+        n = max(self.world_size or 0, top)
+        return list(range(n))
+
+    # -- process groups -------------------------------------------------------------------------
+
+    def _groups(self) -> None:
+        """A group key for every torch event that has or can borrow one.
+
+        A WorkNCCL record (``[Rank 0] Collective WorkNCCL(SeqNum=1, ...)``) carries only ``[Rank r]``; the
+        ``[PG ID 1 PG GUID 1(mesh_pp) Rank 0]  failure detected by watchdog at work sequence id: 1`` line
+        that follows it in the same process names its group. A work record takes the group of the nearest
+        line of the same process (within 12 events) that has the same sequence number, or no number."""
+        events = self.events
+        explicit: dict[int, str] = {}
+        for i, ev in enumerate(events):
+            if not ev.kind.startswith(("torch.", "gloo.", "store.")):
+                continue
+            pid_, desc, _ = pg_of(ev)
+            key = pid_ if pid_ is not None else (desc if desc else None)
+            if key is not None:
+                explicit[i] = key
+                if desc or key not in self.pg_desc:
+                    self.pg_desc[key] = desc or self.pg_desc.get(key)
+        self.pg_key.update(explicit)
+        only = None
+        keys = set(explicit.values())
+        if len(keys) <= 1:
+            only = next(iter(keys)) if keys else "0"
+        # neighbours per process, in file order
+        proc_events: dict[int, list[int]] = {}
+        for i, ev in enumerate(events):
+            if ev.kind.startswith("torch."):
+                proc_events.setdefault(self.attr.proc_of[i], []).append(i)
+        for idxs in proc_events.values():
+            idxs.sort(key=lambda i: (events[i].file, events[i].line))
+            pos = {i: k for k, i in enumerate(idxs)}
+            for i in idxs:
+                if i in explicit:
+                    continue
+                ev = events[i]
+                if ev.kind not in WORK_KINDS and "WorkNCCL(" not in ev.text and not _PROGRESS.search(ev.text):
+                    continue
+                seq = as_int(ev.fields.get("seq"))
+                k = pos[i]
+                found = None
+                for want_same in ((True, False) if seq is not None else (False,)):
+                    for step in range(1, 13):
+                        for j in (k + step, k - step):
+                            if 0 <= j < len(idxs) and idxs[j] in explicit:
+                                oseq = as_int(events[idxs[j]].fields.get("seq"))
+                                if (want_same and oseq == seq) or (not want_same and (oseq is None or seq is None)):
+                                    found = explicit[idxs[j]]
+                                    break
+                        if found is not None:
+                            break
+                    if found is not None:
+                        break
+                if found is None and only is not None:
+                    found = only
+                if found is not None:
+                    self.pg_key[i] = found
+                    self.pg_inferred.add(i)
+        if "0" not in self.pg_desc and ("0" in self.pg_key.values() or not self.pg_desc):
+            self.pg_desc.setdefault("0", "default_pg")
+
+    def pg_label(self, key: str | None) -> str:
+        if key is None:
+            return "an unknown process group"
+        desc = self.pg_desc.get(key)
+        if key.isdigit():
+            return f"PG {key} ({desc})" if desc else f"PG {key}"
+        return str(key)
+
+    def progress_of(self, i: int) -> tuple[int, int] | None:
+        """``(last_enqueued, last_completed)`` printed by an event, if any."""
+        ev = self.events[i]
+        e, c = as_int(ev.fields.get("last_enqueued")), as_int(ev.fields.get("last_completed"))
+        if e is not None and c is not None:
+            return e, c
+        m = _PROGRESS.search(ev.text)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+        return None
+
+
+def is_error(ev: Event) -> bool:
+    return ev.level in ERROR_LEVELS or ev.kind in ("nccl.warn", "torch.exception", "gloo.error", "gloo.connect_full_mesh",
+                                                 "torch.terminate", "cuda.oom", "cuda.error")

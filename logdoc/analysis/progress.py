@@ -1,0 +1,444 @@
+"""Who did not arrive: hung ranks from SeqNum progress, monitored barriers, desync reports, Gloo
+timeouts; collectives that differ at the same SeqNum; missing and silent ranks.
+
+Per process group, every rank's progress is read from
+``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=S, OpType=OP, ...)`` (waits in S),
+``failure detected by watchdog at work sequence id: S PG status: last enqueued work: E, last completed
+work: C`` and ``Last enqueued NCCL work: E, last completed NCCL work: C`` (flight recorder / periodic
+updates). The sequence most waiting ranks are stuck in is the group's stuck SeqNum; a rank that
+enqueued less than it (or is stuck in an earlier one) is the hung rank; when every rank that printed
+anything waits, the members that printed no timeout are named instead.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from ..events import Event
+from .common import is_agent, as_int, ranks_text, synthetic
+from .job import WORK_KINDS, Job, is_error
+
+_BARRIER = re.compile(r"Ranks? ([\d,\s]+?) failed to pass monitoredBarrier in (\d+) ms")
+_REACHED = re.compile(r"Rank (\d+) successfully reached monitoredBarrier")
+_LAGGING = re.compile(r"ranks \[([\d,\s]*)\] are the lagging ranks")
+_JOINED_NOT_FINISHED = re.compile(r"\[([\d,\s]*)\] joined but didn't finish collective #(\d+)")
+_FINISHED_NOT_JOINED = re.compile(r"\[([\d,\s]*)\] finished collective #(\d+), but didn't join collective #(\d+)")
+_GLOO_TIMEOUT = re.compile(r"Timed out waiting (\d+)ms for (recv|send) operation")
+_CLIENTS = re.compile(r"(\d+)/(\d+) clients joined")
+P2P_OPS = {"SEND", "RECV", "RECVANYSOURCE"}
+NUMEL_OPS = {"ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "REDUCE_SCATTER",
+             "_REDUCE_SCATTER_BASE", "ALLREDUCE_COALESCED"}
+SILENT_GAP = 60  # seconds
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", text)]
+
+
+class _Rec:
+    __slots__ = ("waits", "failed", "enq", "comp", "evs")
+
+    def __init__(self) -> None:
+        self.waits: dict[int, str | None] = {}   # seq -> op type (timeouts)
+        self.failed: dict[int, str | None] = {}  # seq -> op type (async errors, failures)
+        self.enq: int | None = None
+        self.comp: int | None = None
+        self.evs: list[Event] = []
+
+
+def analyze(job: Job) -> tuple[list[Event], dict[str, Any]]:
+    """Synthetic events, and the per-group progress tables (for the anatomy)."""
+    out: list[Event] = []
+    tables: dict[str, Any] = {}
+    hung, tables = _seqnum(job)
+    out.extend(hung)
+    barrier = _barrier(job)
+    out.extend(barrier)
+    out.extend(_desync(job))
+    if not barrier and not any(e.kind == "analysis.hung_rank" for e in hung):
+        out.extend(_gloo_timeouts(job))
+    out.extend(_collective_mismatch(job))
+    out.extend(_clients_joined(job))
+    out.extend(_silent(job))
+    return out, tables
+
+
+# -- SeqNum progress per process group ------------------------------------------------------------
+
+def _seqnum(job: Job) -> tuple[list[Event], dict[str, Any]]:
+    events = job.events
+    recs: dict[str, dict[int, _Rec]] = {}
+    timeouts_seen: set[str] = set()
+    for i, key in job.pg_key.items():
+        ev = events[i]
+        if ev.rank is None:
+            continue
+        kind = ev.kind
+        seq = as_int(ev.fields.get("seq"))
+        op = ev.fields.get("op_type")
+        prog = job.progress_of(i)
+        if seq is None and prog is None:
+            continue
+        rec = recs.setdefault(key, {}).setdefault(ev.rank, _Rec())
+        if kind in ("torch.watchdog_timeout", "torch.blocking_wait_timeout") and seq is not None:
+            rec.waits[seq] = op or rec.waits.get(seq)
+            timeouts_seen.add(key)
+            rec.evs.append(ev)
+        elif kind in WORK_KINDS and seq is not None:
+            rec.failed[seq] = op or rec.failed.get(seq)
+            rec.evs.append(ev)
+        elif kind == "torch.watchdog_failure" and seq is not None:
+            rec.failed.setdefault(seq, None)
+            rec.evs.append(ev)
+        if prog is not None:
+            e, c = prog
+            rec.enq = e if rec.enq is None else max(rec.enq, e)
+            rec.comp = c if rec.comp is None else max(rec.comp, c)
+            if ev not in rec.evs:
+                rec.evs.append(ev)
+    out: list[Event] = []
+    tables: dict[str, Any] = {}
+    members_all = job.members()
+    for key, per_rank in sorted(recs.items()):
+        waiting = {r: rec for r, rec in per_rank.items() if rec.waits}
+        stuck_pool = waiting or {r: rec for r, rec in per_rank.items() if rec.failed}
+        if not stuck_pool:
+            continue
+        seqs = Counter()
+        for rec in stuck_pool.values():
+            for s in (rec.waits or rec.failed):
+                seqs[s] += 1
+        stuck = min(s for s, c in seqs.items() if c == max(seqs.values()))
+        ops = Counter(op for rec in stuck_pool.values() for s, op in (rec.waits or rec.failed).items() if s == stuck and op)
+        op_type = ops.most_common(1)[0][0] if ops else None
+        default = key == "0" or job.pg_desc.get(key) == "default_pg" or len(job.pg_desc) <= 1
+        members = members_all if default else sorted(per_rank)
+        rows: list[tuple[str, list[int]]] = []
+        groups: dict[str, list[int]] = {}
+        culprits: set[int] = set()
+        behind: set[int] = set()
+        silent: list[int] = []
+        op_s = f" {op_type}" if op_type else ""
+        for r in members:
+            rec = per_rank.get(r)
+            if rec is None:
+                silent.append(r)
+                continue
+            mine = rec.waits or rec.failed
+            if stuck in mine:
+                what = "wait in" if stuck in rec.waits else "failed in"
+                groups.setdefault(f"{what} SeqNum {stuck}{op_s}", []).append(r)
+                continue
+            if rec.enq is not None and rec.enq < stuck:
+                c = rec.comp if rec.comp is not None else rec.enq
+                if c >= rec.enq:
+                    groups.setdefault(f"completed {c} and never enqueued {stuck}", []).append(r)
+                else:
+                    groups.setdefault(f"enqueued {rec.enq}, completed {c} and never enqueued {stuck}", []).append(r)
+                culprits.add(r)
+                continue
+            lower = [s for s in mine if s < stuck]
+            if lower:
+                s = min(lower)
+                groups.setdefault(f"{'wait' if s in rec.waits else 'failed'} in SeqNum {s}{_op(mine.get(s))}", []).append(r)
+                behind.add(r)
+                continue
+            if rec.comp is not None and rec.comp >= stuck:
+                groups.setdefault(f"completed {rec.comp}", []).append(r)
+                continue
+            higher = [s for s in mine if s > stuck]
+            if higher:
+                s = min(higher)
+                groups.setdefault(f"{'wait' if s in rec.waits else 'failed'} in SeqNum {s}{_op(mine.get(s))}", []).append(r)
+                continue
+            silent.append(r)
+        culprits |= behind
+        if silent:
+            printed = [r for r in silent if r in job.ranks_seen]
+            mute = [r for r in silent if r not in job.ranks_seen]
+            if printed:
+                groups.setdefault(f"printed no progress for SeqNum {stuck} in this group", []).extend(printed)
+            if mute:
+                label = "has no relevant output" if all(r in job.ranks_from_files for r in mute) else "has no output in these logs"
+                groups.setdefault(label, []).extend(mute)
+            if not culprits and key in timeouts_seen:
+                culprits |= set(silent)
+        for label, rs in groups.items():
+            rows.append((label, sorted(rs)))
+        rows.sort(key=lambda row: (-len(row[1]), row[1][0]))
+        table = [f"{ranks_text(rs)} {_verb(label, rs)}" for label, rs in rows]
+        waiting_ranks = sorted(r for r, rec in per_rank.items() if stuck in (rec.waits or rec.failed))
+        tables[key] = {
+            "pg": key, "pg_desc": job.pg_desc.get(key), "seq": stuck, "op_type": op_type,
+            "rows": [{"ranks": rs, "state": label} for label, rs in rows], "table": table,
+            "members": members if len(members) <= 4096 else None,
+        }
+        if not culprits:
+            continue
+        evidence = [e for r in sorted(per_rank) for e in per_rank[r].evs]
+        detail = "; ".join(table)
+        label = job.pg_label(key)
+        text = (f"{ranks_text(culprits)} did not reach SeqNum {stuck}{op_s} in {label}: {detail}")
+        out.append(synthetic(
+            "analysis.hung_rank", text, evidence, level="ERROR", on_ranks=culprits,
+            on_hosts=[e.host for e in evidence if e.rank in culprits and e.host],
+            ranks=sorted(culprits), seq=stuck, op_type=op_type, pg=job.pg_desc.get(key) or key, pg_id=key,
+            pg_desc=job.pg_desc.get(key), waiting_ranks=waiting_ranks, table=table, detail=detail,
+            source="watchdog", silent_ranks=sorted(silent)))
+    return out, tables
+
+
+def _op(op: str | None) -> str:
+    return f" {op}" if op else ""
+
+
+def _verb(label: str, rs: list[int]) -> str:
+    """Rows are written for several ranks ("wait in"); fix the verb for one rank ("waits in")."""
+    if len(set(rs)) != 1:
+        return label
+    for a, b in (("wait in", "waits in"), ("has no", "has no"), ("printed", "printed")):
+        if label.startswith(a):
+            return b + label[len(a):]
+    return label
+
+
+# -- monitored barrier, desync report, Gloo timeouts ----------------------------------------------
+
+def _barrier(job: Job) -> list[Event]:
+    failed: dict[tuple, set] = {}
+    evidence: dict[tuple, list[Event]] = {}
+    reached: set[int] = set()
+    reporters: set[int] = set()
+    for ev in job.events:
+        if not ev.kind.startswith(("torch.", "gloo.")):
+            continue
+        text = ev.text
+        if "monitoredBarrier" not in text:
+            continue
+        for m in _REACHED.finditer(text):
+            reached.add(int(m.group(1)))
+        fr = ev.fields.get("failed_ranks")
+        ranks = [as_int(x) for x in fr] if isinstance(fr, list) else None
+        timeout = as_int(ev.fields.get("timeout_ms"))
+        if ranks is None:
+            m = _BARRIER.search(text)
+            if m:
+                ranks, timeout = _ints(m.group(1)), int(m.group(2))
+        if ranks:
+            key = (timeout,)
+            failed.setdefault(key, set()).update(r for r in ranks if r is not None)
+            evidence.setdefault(key, []).append(ev)
+            if ev.rank is not None:
+                reporters.add(ev.rank)
+    out = []
+    for key, ranks in failed.items():
+        waiting = sorted((reached | reporters) - ranks)
+        table = []
+        if waiting:
+            table.append(f"{ranks_text(waiting)} reached the monitored barrier")
+        table.append(f"{ranks_text(ranks)} did not pass it within {key[0]} ms" if key[0] else
+                     f"{ranks_text(ranks)} did not pass it")
+        detail = "; ".join(table)
+        out.append(synthetic("analysis.hung_rank", f"{ranks_text(ranks)} did not reach the monitored barrier: {detail}",
+                             evidence[key], level="ERROR", on_ranks=ranks, ranks=sorted(ranks), seq=None, op_type="BARRIER",
+                             pg=None, waiting_ranks=waiting, table=table, detail=detail, source="monitored_barrier",
+                             timeout_ms=key[0]))
+    return out
+
+
+def _desync(job: Job) -> list[Event]:
+    out = []
+    hung: dict[Any, set] = {}
+    straggle: dict[int, set] = {}
+    ev_h: dict[Any, list[Event]] = {}
+    ev_s: dict[int, list[Event]] = {}
+    for i in job.by_kind.get("torch.desync_report", ()):
+        ev = job.events[i]
+        for m in _LAGGING.finditer(ev.text):
+            hung.setdefault(("never", None), set()).update(_ints(m.group(1)))
+            ev_h.setdefault(("never", None), []).append(ev)
+        for m in _FINISHED_NOT_JOINED.finditer(ev.text):
+            k = ("join", int(m.group(3)))
+            hung.setdefault(k, set()).update(_ints(m.group(1)))
+            ev_h.setdefault(k, []).append(ev)
+        for m in _JOINED_NOT_FINISHED.finditer(ev.text):
+            s = int(m.group(2))
+            straggle.setdefault(s, set()).update(_ints(m.group(1)))
+            ev_s.setdefault(s, []).append(ev)
+    for (how, seq), ranks in hung.items():
+        if not ranks:
+            continue
+        if how == "never":
+            detail = f"{ranks_text(ranks)} never joined any collective (desync report)"
+        else:
+            detail = f"{ranks_text(ranks)} finished collective #{seq - 1} and never joined #{seq} (desync report)"
+        evs = ev_h[(how, seq)]
+        out.append(synthetic("analysis.hung_rank", detail, evs, level="ERROR", on_ranks=ranks, ranks=sorted(ranks),
+                             seq=seq, op_type=None, pg=_pg_name(job, job.pg_key.get(job.index(evs[0]))),
+                             waiting_ranks=[], table=[detail], detail=detail, source="desync_report"))
+    for seq, ranks in straggle.items():
+        detail = f"{ranks_text(ranks)} joined collective #{seq} but did not finish it (desync report)"
+        out.append(synthetic("analysis.straggler", detail, ev_s[seq], level="WARN", on_ranks=ranks, ranks=sorted(ranks),
+                             seq=seq, pg=_pg_name(job, job.pg_key.get(job.index(ev_s[seq][0]))), detail=detail, source="desync_report"))
+    return out
+
+
+def _pg_name(job: Job, key: str | None) -> str | None:
+    return None if key is None else (job.pg_desc.get(key) or key)
+
+
+def _gloo_timeouts(job: Job) -> list[Event]:
+    """Gloo has no SeqNum: ranks that time out in a collective while a member printed no error."""
+    timed: dict[int, list[Event]] = {}
+    for kind in ("gloo.error", "gloo.connect_full_mesh", "torch.exception", "torch.terminate"):
+        for i in job.by_kind.get(kind, ()):
+            ev = job.events[i]
+            if ev.rank is not None and _GLOO_TIMEOUT.search(ev.text) and "connectFullMesh" not in ev.text:
+                timed.setdefault(ev.rank, []).append(ev)
+    if not timed:
+        return []
+    members = job.members()
+    quiet = [r for r in members if r not in timed and not job.errors_by_rank.get(r)]
+    if not quiet or len(quiet) >= len(members):
+        return []
+    others = [r for r in members if r not in timed and r not in quiet]
+    table = [f"{ranks_text(timed)} timed out waiting in a Gloo collective"]
+    printed = [r for r in quiet if r in job.ranks_seen or r in job.ranks_from_files]
+    mute = [r for r in quiet if r not in printed]
+    if printed:
+        table.append(f"{ranks_text(printed)} reported no error")
+    if mute:
+        table.append(f"{ranks_text(mute)} has no output in these logs")
+    if others:
+        table.append(f"{ranks_text(others)} failed otherwise")
+    detail = "; ".join(table)
+    evidence = [e for r in sorted(timed) for e in timed[r]]
+    ev = synthetic("analysis.hung_rank", f"{ranks_text(quiet)} did not reach the collective: {detail}", evidence,
+                   level="ERROR", on_ranks=quiet, ranks=sorted(quiet), seq=None, op_type=None, pg=None,
+                   waiting_ranks=sorted(timed), table=table, detail=detail, source="gloo_timeout")
+    return [ev]
+
+
+# -- collectives that differ at the same SeqNum -----------------------------------------------------
+
+def _collective_mismatch(job: Job) -> list[Event]:
+    per: dict[tuple, dict[int, tuple]] = {}
+    evs: dict[tuple, list[Event]] = {}
+    for i, key in job.pg_key.items():
+        ev = job.events[i]
+        if ev.kind not in WORK_KINDS or ev.rank is None:
+            continue
+        seq, op = as_int(ev.fields.get("seq")), ev.fields.get("op_type")
+        if seq is None or not op:
+            continue
+        k = (key, seq)
+        per.setdefault(k, {})[ev.rank] = (str(op), as_int(ev.fields.get("numel_in")), as_int(ev.fields.get("numel_out")))
+        evs.setdefault(k, []).append(ev)
+    out = []
+    for (key, seq), ranks in sorted(per.items()):
+        if len(ranks) < 2:
+            continue
+        ops = {v[0] for v in ranks.values()}
+        if len(ops) > 1 and not ops <= P2P_OPS:
+            aspect = "op_type"
+            values: dict[str, list[int]] = {}
+            for r, v in ranks.items():
+                values.setdefault(v[0], []).append(r)
+        elif len(ops) == 1 and next(iter(ops)) in NUMEL_OPS and len({v[1:] for v in ranks.values()}) > 1:
+            aspect = "numel"
+            values = {}
+            for r, v in ranks.items():
+                values.setdefault(f"NumelIn={v[1]}, NumelOut={v[2]}", []).append(r)
+        else:
+            continue
+        values = {k: sorted(v) for k, v in sorted(values.items())}
+        parts = [f"{ranks_text(rs)}: {val}" for val, rs in values.items()]
+        minority = min(values.values(), key=len)
+        text = f"ranks run different collectives at SeqNum {seq} of {job.pg_label(key)} ({aspect}): " + "; ".join(parts)
+        ev = synthetic("analysis.collective_mismatch", text, evs[(key, seq)], level="ERROR", on_ranks=minority, ranks=sorted(ranks), pg=job.pg_desc.get(key) or key, pg_id=key,
+                       pg_desc=job.pg_desc.get(key), seq=seq, aspect=aspect, values=values, minority_ranks=minority)
+        out.append(ev)
+    return out
+
+
+# -- rendezvous: k/n clients joined --------------------------------------------------------------
+
+_BARRIER_JOINED = re.compile(r"world_size=(\d+), num_workers_joined=(\d+)")
+
+
+def _clients_joined(job: Job) -> list[Event]:
+    """``k/n clients joined`` (TCPStore) and the store-based barrier's ``num_workers_joined``."""
+    out = []
+    for kind, source in (("store.clients_joined", "clients_joined"), ("store.barrier_timeout", "store_barrier")):
+        for i in job.by_kind.get(kind, ()):
+            ev = job.events[i]
+            if kind == "store.clients_joined":
+                joined, world = as_int(ev.fields.get("joined")), as_int(ev.fields.get("world_size"))
+                m = _CLIENTS.search(ev.text) if joined is None or world is None else None
+                if m:
+                    joined, world = int(m.group(1)), int(m.group(2))
+            else:
+                joined, world = as_int(ev.fields.get("num_workers_joined")), as_int(ev.fields.get("world_size"))
+                m = _BARRIER_JOINED.search(ev.text) if joined is None or world is None else None
+                if m:
+                    world, joined = int(m.group(1)), int(m.group(2))
+            if joined is None or world is None or world - joined <= 0:
+                continue
+            missing = world - joined
+            seen = sorted(r for r in job.known_ranks if r < world)
+            unseen = [r for r in range(world) if r not in job.known_ranks]
+            named = unseen if len(unseen) == missing else []
+            what = "clients joined the store" if source == "clients_joined" else "ranks reached the store-based barrier"
+            if named:
+                text = f"{joined}/{world} {what}: {ranks_text(named)} never arrived (no output from it in these logs)"
+            else:
+                text = f"{joined}/{world} {what}: {missing} rank(s) never arrived"
+            out.append(synthetic("analysis.missing_ranks", text, [ev], level="ERROR", on_ranks=named, ranks=named,
+                                 world_size=world, seen=joined, seen_ranks=seen, source=source,
+                                 missing_count=missing, candidates=unseen))
+    return out
+
+
+# -- silent ranks ------------------------------------------------------------------------------------
+
+def _silent(job: Job, gap: int = SILENT_GAP) -> list[Event]:
+    """A rank whose last relevant line is bounded in time and comes long before the others' last lines."""
+    tl = job.timeline
+    last: dict[tuple, Event] = {}
+    end_lo: dict[tuple, int] = {}
+    for ev in job.events:
+        if ev.rank is None or is_agent(ev) or ev.kind.startswith("analysis."):
+            continue
+        k = (ev.attempt, ev.rank)
+        lo, _ = tl.bounds(ev)
+        if lo is not None and (k not in end_lo or lo > end_lo[k]):
+            end_lo[k] = lo
+        cur = last.get(k)
+        if cur is None or tl.key(ev) > tl.key(cur):
+            last[k] = ev
+    out = []
+    attempts = {k[0] for k in last}
+    for att in attempts:
+        ranks = [k for k in last if k[0] == att]
+        ends: dict[int, int] = {}
+        for k in ranks:
+            _, hi = tl.bounds(last[k])
+            if hi is not None:
+                ends[k[1]] = hi
+        if len(ends) < 2:
+            continue
+        job_end = max(end_lo.get(k, -1) for k in ranks)
+        silent = {r: t for r, t in ends.items() if job_end - t >= gap}
+        if not silent or len(silent) * 2 >= len(ranks):
+            continue
+        others_end = tl.iso_seconds(job_end)
+        for r, t in sorted(silent.items()):
+            ev = last[(att, r)]
+            text = (f"rank {r}'s last line is at {tl.iso_seconds(t)} or before, {job_end - t} s before the other "
+                    f"ranks' last lines ({others_end})")
+            s = synthetic("analysis.silent_rank", text, [ev], level="WARN", on_ranks=[r], ranks=[r],
+                          last_time=tl.iso_seconds(t), others_last_time=others_end, gap_seconds=job_end - t,
+                          attempt=att)
+            out.append(s)
+    return out
