@@ -24,6 +24,7 @@ exception whose message is not otherwise known.
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -802,6 +803,8 @@ def _traceback(text: str, env: Envelope | None) -> Parsed | None:
     if tree is None:
         return None
     top = tree.children[0]
+    if top.data == "exception":  # no `Traceback (most recent call last):` head was read: not a traceback
+        return None
     excs: list[dict[str, Any]] = []
     last_frames: list[str] = []
     if top.data == "exception":
@@ -958,8 +961,25 @@ def _enrich(kind: str, f: dict[str, Any]) -> None:
         f["src_rank"] = _int(f["src_rank"])
 
 
+# An exception message may quote another one (`RuntimeError: ... NCCL error ...`), and each is read
+# by _message again; hostile input can nest that without end (`E: E: E: ...`), so the depth is capped.
+_MAX_NESTING = 6
+_nesting = threading.local()
+
+
 def _message(text: str, env: Envelope | None) -> Parsed | None:
     """A message body (no envelope; may still carry a PG prefix or an exception type)."""
+    depth = getattr(_nesting, "depth", 0)
+    if depth >= _MAX_NESTING:
+        return None
+    _nesting.depth = depth + 1
+    try:
+        return _message_body(text, env)
+    finally:
+        _nesting.depth = depth
+
+
+def _message_body(text: str, env: Envelope | None) -> Parsed | None:
     s = text.lstrip(" \t\r\n")
     if not s:
         return None
