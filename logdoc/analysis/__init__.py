@@ -57,12 +57,30 @@ class Analysis:
     anatomy: dict[str, Any]
     attribution: Attribution
     job: Job = field(repr=False)
+    _at: dict | None = field(default=None, repr=False)
 
     def first_failure(self, candidates: Iterable[Event] | None = None) -> FirstFailure:
         """The earliest of ``candidates`` (default: every failure-like event), with its origin ranks and hosts."""
         if candidates is None:
             candidates = [e for e in self.events if is_failure(e)]
-        return cascade.first_failure(self.timeline, candidates)
+        ff = cascade.first_failure(self.timeline, candidates)
+        if ff and not ff.hosts and ff.ranks:
+            by_rank = {r["rank"]: r.get("hosts") or [] for r in self.anatomy.get("ranks", [])}
+            ff.hosts = sorted({h for r in ff.ranks for h in by_rank.get(r, [])})
+        return ff
+
+    def order_key(self, ev: Event) -> tuple:
+        """A sort key for any event, synthetic ones included (by their earliest evidence line)."""
+        key = self.timeline.key(ev)
+        if key[0] != 2:
+            return key
+        if self._at is None:
+            self._at = {}
+            for e in self.events:
+                self._at.setdefault((e.file, e.line), e)
+        keys = [self.timeline.key(self._at[(f, ln)]) for f, ln in ev.fields.get("evidence") or ()
+                if (f, ln) in self._at]
+        return min(keys) if keys else key
 
     @staticmethod
     def nature(ev: Event) -> str:

@@ -61,17 +61,31 @@ _ROOT_EXIT = {-9, -11, -7, -4, -8, 137, 139, 135}
 _SYMPTOM_EXIT = {-15, -6, 143, 134, -2}
 
 
+def _exit_nature(code: int | None, signal: Any = None) -> int:
+    sig = str(signal or "")
+    if code in _ROOT_EXIT or sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"):
+        return ROOT
+    if code in _SYMPTOM_EXIT or sig in ("SIGTERM", "SIGABRT", "SIGINT"):
+        return SYMPTOM
+    return NEUTRAL
+
+
+def failure_entries(ev: Event) -> list[dict]:
+    fs = ev.fields.get("failures")
+    return [f for f in fs if isinstance(f, dict)] if isinstance(fs, list) else []
+
+
 def nature(ev: Event) -> int:
     kind = ev.kind
     if kind in _ROOT_KINDS:
         return ROOT
+    if kind == "torchrun.child_failed":
+        # the summary of the agent: as telling as its most telling entry (a SIGKILL is a root cause)
+        best = min((_exit_nature(as_int(f.get("exitcode")), f.get("signal")) for f in failure_entries(ev)),
+                   default=SYMPTOM)
+        return ROOT if best == ROOT else SYMPTOM
     if kind in ("torchrun.worker_failed",):
-        code = as_int(ev.fields.get("exitcode"))
-        if code in _ROOT_EXIT:
-            return ROOT
-        if code in _SYMPTOM_EXIT:
-            return SYMPTOM
-        return NEUTRAL
+        return _exit_nature(as_int(ev.fields.get("exitcode")), ev.fields.get("signal"))
     if kind in _SYMPTOM_KINDS:
         return SYMPTOM
     if kind.startswith("analysis."):
@@ -130,7 +144,7 @@ class FirstFailure:
             "kind": ev.kind if ev else None,
             "file": ev.file if ev else None,
             "line": ev.line if ev else None,
-            "text": ev.text.split("\n", 1)[0][:300] if ev else None,
+            "text": headline(ev) if ev else None,
             "ranks": self.ranks,
             "hosts": self.hosts,
             "time": self.time,
@@ -143,14 +157,61 @@ class FirstFailure:
         return self.event is not None
 
 
+_OBSERVED = ("torchrun.worker_failed", "torchrun.child_failed")
+
+
+def bounds(timeline: Timeline, ev: Event) -> tuple[int | None, int | None]:
+    """When the failure an event reports can have happened. The agent logs a worker's death when it
+    notices it (it polls), so its stamp is only an upper bound of the death."""
+    lo, hi = timeline.bounds(ev)
+    if ev.kind in _OBSERVED:
+        return None, hi
+    return lo, hi
+
+
+def origin_ranks(ev: Event) -> list[int]:
+    """The ranks an event speaks for: its rank; for a torchrun summary, the entries of its nature."""
+    if ev.kind == "torchrun.child_failed":
+        n = nature(ev)
+        rs = sorted({as_int(f.get("rank")) for f in failure_entries(ev)
+                     if _exit_nature(as_int(f.get("exitcode")), f.get("signal")) == n and as_int(f.get("rank")) is not None})
+        if rs:
+            return rs
+    return [ev.rank] if ev.rank is not None else []
+
+
+def origin_hosts(ev: Event) -> list[str]:
+    if ev.kind == "torchrun.child_failed":
+        n = nature(ev)
+        hs = sorted({short_host(f.get("host")) for f in failure_entries(ev)
+                     if _exit_nature(as_int(f.get("exitcode")), f.get("signal")) == n and f.get("host")})
+        if hs:
+            return [h for h in hs if h]
+    return [short_host(ev.host)] if ev.host else []
+
+
+def headline(ev: Event) -> str:
+    """One line that says what the event is (an exception's type and message, not ``Traceback ...``)."""
+    f = ev.fields
+    if f.get("exc_type") and ev.kind != "torchrun.child_failed":
+        msg = str(f.get("exc_message") or "").strip().split("\n", 1)[0]
+        return f"{str(f['exc_type']).rsplit('.', 1)[-1]}: {msg}"[:200]
+    if ev.kind == "torchrun.child_failed":
+        parts = []
+        for x in failure_entries(ev)[:4]:
+            parts.append(f"rank {x.get('rank')} exitcode {x.get('exitcode')}" + (f" ({x['signal']})" if x.get("signal") else ""))
+        return "torchrun: " + ", ".join(parts) if parts else "torchrun: worker group failed"
+    return ev.text.strip().split("\n", 1)[0][:200]
+
+
 def first_failure(timeline: Timeline, candidates: Iterable[Event]) -> FirstFailure:
     cands = list(candidates)
     if not cands:
         return FirstFailure(None)
-    bounds = [timeline.bounds(c) for c in cands]
-    his = [hi for lo, hi in bounds if hi is not None]
+    bounds_ = [bounds(timeline, c) for c in cands]
+    his = [hi for lo, hi in bounds_ if hi is not None]
     earliest_hi = min(his) if his else None
-    contention = [(c, b) for c, b in zip(cands, bounds) if earliest_hi is None or b[0] is None or b[0] <= earliest_hi]
+    contention = [(c, b) for c, b in zip(cands, bounds_) if earliest_hi is None or b[0] is None or b[0] <= earliest_hi]
     # within one file, only the first candidate of each nature can be first
     seen: set[tuple[str, int]] = set()
     pruned = []
@@ -164,7 +225,7 @@ def first_failure(timeline: Timeline, candidates: Iterable[Event]) -> FirstFailu
 
     def rank_key(cb: tuple[Event, tuple]) -> tuple:
         c, (lo, hi) = cb
-        own = timeline.seconds(c)
+        own = timeline.seconds(c) if c.kind not in _OBSERVED else None
         t = own if own is not None else (lo if lo is not None else (hi if hi is not None else BIG))
         return (nature(c), t, timeline.key(c))
 
@@ -175,11 +236,22 @@ def first_failure(timeline: Timeline, candidates: Iterable[Event]) -> FirstFailu
     for c, _ in pruned[1:]:
         if nature(c) != wn or c.file == winner.file:
             continue
-        if timeline.before(c, winner) is None and timeline.before(winner, c) is None:
+        if _unordered(timeline, c, winner):
             tied.append(c)
-    ranks = sorted({e.rank for e in tied if e.rank is not None})
-    hosts = sorted({short_host(e.host) for e in tied if e.host})
+    ranks = sorted({r for e in tied for r in origin_ranks(e)})
+    hosts = sorted({h for e in tied for h in origin_hosts(e)})
     return FirstFailure(winner, ranks, hosts, timeline.iso(winner), NATURE[wn], tied, len(cands))
+
+
+def _unordered(timeline: Timeline, a: Event, b: Event) -> bool:
+    """The log cannot say which of two events of different files came first."""
+    alo, ahi = bounds(timeline, a)
+    blo, bhi = bounds(timeline, b)
+    if ahi is not None and blo is not None and ahi < blo:
+        return False
+    if bhi is not None and alo is not None and bhi < alo:
+        return False
+    return True
 
 
 def restarts(events: list[Event], timeline: Timeline) -> list[Event]:
@@ -203,7 +275,7 @@ def restarts(events: list[Event], timeline: Timeline) -> list[Event]:
         if not evidence:
             continue
         where = f" on {ranks_text(ff.ranks)}" if ff and ff.ranks else ""
-        first_line = ff.event.text.split("\n", 1)[0][:160] if ff else "no failure line"
+        first_line = headline(ff.event)[:160] if ff else "no failure line"
         text = (f"torchrun restarted the workers after attempt {n} failed{where} ({first_line}); "
                 f"the failures of attempt{'s' if len(later) > 1 else ''} {', '.join(map(str, later))} are probably "
                 f"its consequences")

@@ -483,28 +483,29 @@ def _interfaces(job: Job) -> list[Event]:
 
 def _nranks(job: Job) -> list[Event]:
     out = []
-    by_comm: dict[str, dict[Any, tuple[int | None, int | None]]] = {}
+    sizes_by: dict[str, dict[Any, str]] = {}
+    claims: dict[str, dict[int, set]] = {}
     evs: dict[str, list[Event]] = {}
     for i in job.by_kind.get("nccl.comm_init", ()):
         ev = job.events[i]
         cid = ev.fields.get("comm_id")
         if not cid:
             continue
-        key = f"{short_host(ev.host)}:{ev.pid}"
-        by_comm.setdefault(str(cid), {})[key] = (as_int(ev.fields.get("nranks")), as_int(ev.fields.get("rank")))
-        evs.setdefault(str(cid), []).append(ev)
-    for cid, procs in sorted(by_comm.items()):
-        sizes = {p: str(v[0]) for p, v in procs.items() if v[0] is not None}
+        cid = str(cid)
+        n, r = as_int(ev.fields.get("nranks")), as_int(ev.fields.get("rank"))
+        if n is not None:
+            sizes_by.setdefault(cid, {})[who(ev)] = str(n)
+        if r is not None:
+            claims.setdefault(cid, {}).setdefault(r, set()).add(f"{short_host(ev.host)}:{ev.pid}")
+        evs.setdefault(cid, []).append(ev)
+    for cid in sorted(evs):
+        sizes = sizes_by.get(cid, {})
         if len(set(sizes.values())) > 1:
             values = _values(sizes)
             out.append(synthetic("analysis.nranks_disagreement", f"communicator {cid}: nranks differs: {_describe(values)}",
-                                 evs[cid], level="ERROR", aspect="nranks", comm_id=cid, values=values,
-                                 minority=_minority(values)))
-        ranks: dict[int, set] = {}
-        for p, (_, r) in procs.items():
-            if r is not None:
-                ranks.setdefault(r, set()).add(p)
-        dup = {str(r): sorted(ps) for r, ps in ranks.items() if len(ps) > 1}
+                                 evs[cid], level="ERROR", on_ranks=[w for w in _minority(values) if isinstance(w, int)],
+                                 aspect="nranks", comm_id=cid, values=values, minority=_minority(values)))
+        dup = {str(r): sorted(ps) for r, ps in claims.get(cid, {}).items() if len(ps) > 1}
         if dup:
             out.append(synthetic("analysis.nranks_disagreement",
                                  f"communicator {cid}: the same rank is claimed by several processes: "

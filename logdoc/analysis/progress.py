@@ -162,8 +162,12 @@ def _seqnum(job: Job) -> tuple[list[Event], dict[str, Any]]:
             if mute:
                 label = "has no relevant output" if all(r in job.ranks_from_files for r in mute) else "has no output in these logs"
                 groups.setdefault(label, []).extend(mute)
-            if not culprits and key in timeouts_seen:
-                culprits |= set(silent)
+            # the members that printed nothing name the hung rank only when nobody failed otherwise in
+            # this sequence (a rank with an error explains the wait) and they printed no error at all
+            failed_here = any(stuck in rec.failed and stuck not in rec.waits for rec in per_rank.values())
+            quiet = {r for r in silent if not job.errors_by_rank.get(r)}
+            if not culprits and key in timeouts_seen and not failed_here:
+                culprits |= quiet
         for label, rs in groups.items():
             rows.append((label, sorted(rs)))
         rows.sort(key=lambda row: (-len(row[1]), row[1][0]))

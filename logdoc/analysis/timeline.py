@@ -96,9 +96,7 @@ class Clock:
         if key in self._year_cache:
             return self._year_cache[key]
         year = None
-        if len(self.years) == 1:
-            year = self.years[0]
-        elif self.years:
+        if self.years:
             best = None
             for y in range(self.years[0] - 1, self.years[-1] + 2):
                 o = _ordinal(y, month, day)

@@ -1,0 +1,593 @@
+"""Stage 6: reasoning across ranks (logdoc.analysis).
+
+Scenarios are built from real-looking lines and parsed with ``parse_sources`` (what the CLI does), except
+where a line kind is not produced by the parser yet (then the Event is built directly).
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from logdoc.analysis import analyze, path_info
+from logdoc.analysis.common import ranks_text
+from logdoc.analysis.timeline import Timeline, parse_stamp
+from logdoc.events import Event
+from logdoc.parse import parse_sources
+
+
+def run(files: dict[str, str], extra_files: tuple[str, ...] = ()):
+    res = parse_sources(list(files.items()))
+    return analyze(res.events, list(res.files) + list(extra_files))
+
+
+def kinds(a, kind: str) -> list[Event]:
+    return [e for e in a.synthetic if e.kind == kind]
+
+
+def at(a, file: str, needle: str) -> Event:
+    for e in a.events:
+        if e.file == file and needle in e.text:
+            return e
+    raise AssertionError(f"no event with {needle!r} in {file}")
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+def test_ranks_text():
+    assert ranks_text([7]) == "rank 7"
+    assert ranks_text([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15]) == "ranks 0-6 and 8-15"
+    assert ranks_text([1, 3, 5]) == "ranks 1, 3 and 5"
+
+
+def test_path_info():
+    assert path_info("logs/rank3.log").rank == 3
+    assert path_info("job/rank_12/stdout.txt").rank == 12
+    assert path_info("train_rank5.out").rank == 5
+    assert path_info("pp_rank1_tp0.log").rank is None  # a pipeline rank is not a global rank
+    p = path_info("logs/job42_f1y5/attempt_1/3/stderr.log")
+    assert (p.local_rank, p.attempt, p.run, p.rank) == (3, 1, "job42_f1y5", None)
+    assert path_info("logs/x/attempt_0/2/error.json").local_rank == 2
+    p = path_info("debug/nccl.node-7.4242")
+    assert (p.host, p.pid) == ("node-7", 4242)
+    assert path_info("slurm-123456-4.out").node_rank == 4
+
+
+# -- rank attribution -----------------------------------------------------------------------------------
+
+NCCL_2PROC = """\
+nodeA:1001:1001 [0] NCCL INFO comm 0x11 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START
+nodeA:1001:1001 [0] NCCL INFO comm 0x22 rank 1 nranks 4 cudaDev 0 busId 1000 - Init COMPLETE
+nodeA:1002:1002 [1] NCCL INFO comm 0x33 rank 1 nranks 2 cudaDev 1 busId 2000 - Init START
+nodeA:1002:1002 [1] NCCL INFO comm 0x44 rank 3 nranks 4 cudaDev 1 busId 2000 - Init COMPLETE
+nodeB:1001:1001 [0] NCCL INFO comm 0x55 rank 0 nranks 4 cudaDev 0 busId 1000 - Init COMPLETE
+
+[2026-03-02 10:00:01] nodeA:1002:1090 [1] misc/socket.cc:66 NCCL WARN socketProgress: Connection closed by remote peer 10.0.0.2<4000>
+nodeA:1002:1090 [1] NCCL INFO misc/socket.cc:844 -> 6
+"""
+
+
+def test_nccl_host_pid_joined_with_world_comm_init():
+    a = run({"console.log": NCCL_2PROC})
+    warn = at(a, "console.log", "Connection closed")
+    # pid 1002 is rank 1 of a 2-rank sub-communicator and rank 3 of the 4-rank world communicator
+    assert (warn.rank, warn.rank_source) == (3, "nccl-init")
+    assert warn.host == "nodeA"
+    # the same pid on another host is another process
+    b = at(a, "console.log", "comm 0x55")
+    assert b.rank == 0
+    ranks = {r["rank"]: r for r in a.anatomy["ranks"]}
+    assert ranks[3]["bus_id"] == "2000" and ranks[3]["host"] == "nodeA"
+    assert a.anatomy["world_size"] == 4
+
+
+def test_envelope_beats_filename_and_filename_fills_the_rest():
+    text0 = ("[W1129 17:02:34.306620559 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate to host "
+             "127.0.0.1:29619 - retrying (try=0, timeout=10000ms, delay=4805ms): x\n")
+    a = run({"logs/rank3.log": text0,
+             "logs/rank4.log": "[rank2]:[E1129 17:01:53.685814139 ProcessGroupGloo.cpp:67] [Rank 2]: Rank 1 failed "
+                               "to pass monitoredBarrier in 5000 ms\n"})
+    e3 = a.events[0] if a.events[0].file == "logs/rank3.log" else a.events[1]
+    assert (e3.rank, e3.rank_source) == (3, "filename")
+    e4 = [e for e in a.events if e.file == "logs/rank4.log"][0]
+    assert (e4.rank, e4.rank_source) == (2, "envelope")
+
+
+def test_pg_prefix_only_for_default_group():
+    text = (
+        "[E ProcessGroupNCCL.cpp:1234] [PG ID 0 PG GUID 0(default_pg) Rank 5]  failure detected by watchdog at work "
+        "sequence id: 9 PG status: last enqueued work: 9, last completed work: 8\n"
+        "[E ProcessGroupNCCL.cpp:1234] [PG ID 1 PG GUID 1(mesh_pp) Rank 0]  failure detected by watchdog at work "
+        "sequence id: 3 PG status: last enqueued work: 3, last completed work: 2\n"
+    )
+    a = run({"console.log": text})
+    d, pp = a.events
+    assert (d.rank, d.rank_source) == (5, "prefix")
+    # rank 0 of mesh_pp is not global rank 0 ... but the console is one process, so the stream gives 5
+    assert pp.rank == 5 and pp.rank_source == "stream"
+
+
+def test_pg_rank_of_a_subgroup_is_not_a_global_rank():
+    a = run({"a.log": "[E ProcessGroupNCCL.cpp:1] [PG ID 1 PG GUID 1(mesh_pp) Rank 0]  failure detected by watchdog "
+                      "at work sequence id: 3 PG status: last enqueued work: 3, last completed work: 2\n",
+             "b.log": "[E ProcessGroupNCCL.cpp:1] [PG ID 1 PG GUID 1(mesh_pp) Rank 1]  failure detected by watchdog "
+                      "at work sequence id: 3 PG status: last enqueued work: 3, last completed work: 2\n"})
+    assert [e.rank for e in a.events] == [None, None]
+    assert [e.rank_source for e in a.events] == [None, None]
+
+
+def test_bare_rank_prefix_trusted_when_job_has_one_group():
+    a = run({"x.log": "[E ProcessGroupNCCL.cpp:632] [Rank 6] Watchdog caught collective operation timeout: "
+                      "WorkNCCL(SeqNum=4, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600010 "
+                      "milliseconds before timing out.\n"})
+    assert (a.events[0].rank, a.events[0].rank_source) == (6, "prefix")
+
+
+def test_torchrun_tee_local_rank_with_rendezvous_result():
+    # the agent's "Rendezvous complete" result (group_rank, local_ranks, global_ranks) maps [defaultN]:
+    rdzv = Event(kind="torchrun.rendezvous", level="INFO", file="slurm-77-1.out", line=1, node_rank=1,
+                 text="[default] Rendezvous complete for workers. Result:\n  restart_count=0\n  group_rank=1\n"
+                      "  group_world_size=2\n  local_ranks=[0, 1]\n  global_ranks=[2, 3]\n")
+    res = parse_sources([("slurm-77-1.out",
+                          "\n1: [default1]:node1:601:601 [1] NCCL INFO cudaDriverVersion 12040\n"
+                          "1: [default1]:[E1129 17:05:00.000000001 ProcessGroupNCCL.cpp:632] [PG ID 1 PG GUID 1(x) "
+                          "Rank 0]  failure detected by watchdog at work sequence id: 3\n")])
+    a = analyze([rdzv] + res.events, res.files)
+    ev = [e for e in a.events if e.kind == "nccl.info"][0]
+    assert (ev.rank, ev.rank_source, ev.local_rank, ev.node_rank) == (3, "torchrun", 1, 1)
+    assert rdzv.rank is None  # the agent's own line is no rank's
+
+
+def test_torchrun_logdir_tree_and_child_failed_summary():
+    console = """\
+E1129 22:52:37.722000 26163 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 1 (pid: 26169) of binary: /usr/bin/python3
+Traceback (most recent call last):
+  File "/usr/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-29_22:52:37
+  host      : node9.cluster.local
+  rank      : 4 (local_rank: 0)
+  exitcode  : -15 (pid: 26168)  (SIGTERM)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 26168
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-29_22:52:37
+  host      : node9.cluster.local
+  rank      : 5 (local_rank: 1)
+  exitcode  : 1 (pid: 26169)
+  error_file: /tmp/torchelastic_x/none_1dq/attempt_0/1/error.json
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+    worker = """\
+Traceback (most recent call last):
+  File "/work/train.py", line 53, in main
+    labels = batch["labels"]
+KeyError: 'labels'
+"""
+    a = run({"console.log": console, "logs/none_1dq/attempt_0/1/stderr.log": worker})
+    exc = [e for e in a.events if e.kind == "torch.exception"]
+    assert len(exc) == 1
+    assert (exc[0].rank, exc[0].rank_source, exc[0].local_rank, exc[0].attempt) == (5, "torchrun", 1, 0)
+    wf = [e for e in a.events if e.kind == "torchrun.worker_failed"][0]
+    assert (wf.rank, wf.rank_source) == (5, "torchrun")
+    ff = a.first_failure()
+    assert ff.ranks == [5] and ff.nature == "root"
+
+
+def test_nccl_debug_file_and_unattributable_events():
+    a = run({"dbg/nccl.node7.4242": "node7:4242:4242 [0] NCCL INFO comm 0xa rank 6 nranks 8 cudaDev 0 busId 1000 - "
+                                    "Init COMPLETE\nnode7:4242:4250 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.7<0>\n",
+             "console.log": "[W1129 17:02:34.306620559 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate "
+                            "to host 127.0.0.1:29619 - retrying (try=0, timeout=10000ms, delay=4805ms): x\n"
+                            "[rank1]: RuntimeError: boom\n[rank2]: RuntimeError: boom\n"})
+    dbg = [e for e in a.events if e.file == "dbg/nccl.node7.4242"]
+    assert {e.rank for e in dbg} == {6}
+    store = at(a, "console.log", "TCP client failed")
+    assert store.rank is None and store.rank_source is None  # two ranks print into that console: no guess
+    assert a.anatomy["attribution"]["unattributed_events"] == 1
+    # a console where only one process speaks is that process's
+    b = run({"console.log": "[W1129 17:02:34.306620559 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate "
+                            "to host 127.0.0.1:29619 - retrying (try=0, timeout=10000ms, delay=4805ms): x\n"
+                            "[rank1]: RuntimeError: boom\n"})
+    assert (b.events[0].rank, b.events[0].rank_source) == (1, "stream")
+
+
+# -- hung rank from SeqNum progress --------------------------------------------------------------------
+
+def _timeout(rank: int, seq: int = 183, sec: int = 7) -> str:
+    return (f"[rank{rank}]:[E1127 02:13:{sec:02d}.123456789 ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog caught "
+            f"collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1048576, "
+            f"NumelOut=1048576, Timeout(ms)=600000) ran for 600087 milliseconds before timing out.\n"
+            f"[rank{rank}]:[E1127 02:13:{sec:02d}.123556789 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) "
+            f"Rank {rank}]  failure detected by watchdog at work sequence id: {seq} PG status: last enqueued work: "
+            f"{seq}, last completed work: {seq - 1}\n")
+
+
+def test_hung_rank_named_from_seqnum_progress():
+    files = {f"rank{r}.log": _timeout(r) for r in (0, 1, 2)}
+    files["rank3.log"] = (
+        "[rank3]:[E1127 02:13:08.000000001 ProcessGroupNCCL.cpp:2061] [PG ID 0 PG GUID 0(default_pg) Rank 3] Received "
+        "a dump signal due to a collective timeout from  rank 0 and we will try our best to dump the debug info. "
+        "Last enqueued NCCL work: 182, last completed NCCL work: 182.This is most likely caused by incorrect usages "
+        "of collectives, e.g., wrong sizes used across ranks.\n")
+    a = run(files)
+    hung = kinds(a, "analysis.hung_rank")
+    assert len(hung) == 1
+    h = hung[0]
+    assert h.fields["ranks"] == [3] and h.rank == 3
+    assert h.fields["seq"] == 183 and h.fields["op_type"] == "ALLREDUCE"
+    assert h.fields["pg"] == "default_pg" and h.fields["pg_id"] == "0"
+    assert h.fields["waiting_ranks"] == [0, 1, 2]
+    assert "ranks 0-2 wait in SeqNum 183 ALLREDUCE" in h.fields["table"]
+    assert "rank 3 completed 182 and never enqueued 183" in h.fields["table"]
+    assert "rank 3 completed 182 and never enqueued 183" in h.fields["detail"]
+    assert h.fields["evidence"] and all(isinstance(x, tuple) for x in h.fields["evidence"])
+    assert a.anatomy["progress"]["0"]["seq"] == 183
+
+
+def test_hung_rank_sixteen_ranks_one_silent():
+    files = {f"rank{r}.log": _timeout(r) for r in range(16) if r != 7}
+    files["rank7.log"] = "step 1200 loss 2.31\n"  # nothing relevant: rank 7 just stopped
+    a = run(files)
+    h = kinds(a, "analysis.hung_rank")[0]
+    assert h.fields["ranks"] == [7]
+    assert h.fields["table"][0] == "ranks 0-6 and 8-15 wait in SeqNum 183 ALLREDUCE"
+    assert "rank 7 has no relevant output" in h.fields["table"]
+
+
+def test_no_hung_rank_when_a_rank_failed_with_an_error():
+    files = {f"rank{r}.log": _timeout(r) for r in (0, 1)}
+    files["rank2.log"] = (
+        "[rank2]:[E1127 02:03:07.000000001 ProcessGroupNCCL.cpp:632] [Rank 2] Collective WorkNCCL(SeqNum=183, "
+        "OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) raised the following async exception: "
+        "NCCL error: remote process exited or there was a network error\n")
+    files["rank3.log"] = ""
+    a = run(files)
+    assert kinds(a, "analysis.hung_rank") == []
+
+
+def test_collective_mismatch_at_same_seqnum():
+    files = {f"rank{r}.log": _timeout(r, seq=41) for r in (0, 1, 2)}
+    files["rank3.log"] = _timeout(3, seq=41).replace("OpType=ALLREDUCE", "OpType=BROADCAST")
+    a = run(files)
+    cm = kinds(a, "analysis.collective_mismatch")
+    assert len(cm) == 1
+    f = cm[0].fields
+    assert f["aspect"] == "op_type" and f["seq"] == 41 and f["pg"] == "default_pg"
+    assert f["values"] == {"ALLREDUCE": [0, 1, 2], "BROADCAST": [3]}
+    assert cm[0].rank == 3
+
+
+def test_monitored_barrier_and_gloo_timeout_name_the_missing_rank():
+    a = run({"rank0.log": "[rank0]:[E1129 22:40:24.011951214 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 1 failed to pass "
+                          "monitoredBarrier in 5000 ms\n",
+             "rank1.log": "",
+             "rank2.log": "[rank2]:[E1129 22:40:24.009503710 ProcessGroupGloo.cpp:67] Rank 2 successfully reached "
+                          "monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check "
+                          "rank 0 logs for faulty rank.\n"})
+    h = kinds(a, "analysis.hung_rank")
+    assert len(h) == 1 and h[0].fields["ranks"] == [1] and h[0].fields["source"] == "monitored_barrier"
+    assert h[0].fields["waiting_ranks"] == [0, 2]
+
+
+def test_clients_joined_names_the_rank_that_never_started():
+    a = run({"rank0.log": "torch.distributed.DistStoreError: Timed out after 11 seconds waiting for clients. "
+                          "3/4 clients joined.\n",
+             "rank1.log": "", "rank2.log": ""})
+    m = kinds(a, "analysis.missing_ranks")
+    assert len(m) == 1
+    assert m[0].fields["ranks"] == [3] and m[0].fields["world_size"] == 4 and m[0].fields["seen"] == 3
+
+
+# -- disagreements ----------------------------------------------------------------------------------------
+
+def _init(host: str, pid: int, rank: int, nranks: int = 4, version: str = "2.21.5+cuda12.4") -> str:
+    return (f"{host}:{pid}:{pid} [0] NCCL INFO NCCL version {version}\n"
+            f"{host}:{pid}:{pid} [0] NCCL INFO comm 0x{pid:x} rank {rank} nranks {nranks} cudaDev 0 nvmlDev 0 "
+            f"busId {rank + 1}000 commId 0xabc - Init COMPLETE\n")
+
+
+def test_version_mismatch_on_one_rank():
+    a = run({"rank0.log": _init("n1", 11, 0), "rank1.log": _init("n1", 12, 1),
+             "rank2.log": _init("n2", 21, 2), "rank3.log": _init("n2", 22, 3, version="2.18.3+cuda12.2")})
+    vm = kinds(a, "analysis.version_mismatch")
+    comps = {e.fields["component"]: e for e in vm}
+    assert set(comps) == {"nccl", "cuda"}
+    n = comps["nccl"].fields
+    assert n["versions"] == ["2.18.3", "2.21.5"]
+    assert n["ranks_by_version"] == {"2.18.3": [3], "2.21.5": [0, 1, 2]}
+    assert n["hosts_by_version"] == {"2.18.3": ["n2"], "2.21.5": ["n1", "n2"]}
+    assert comps["nccl"].rank == 3
+    assert a.anatomy["versions"]["nccl"]["2.18.3"]["ranks"] == [3]
+
+
+def test_env_disagreement_and_forced_protocol():
+    base = {r: _init(f"n{r}", 100 + r, r) for r in range(4)}
+    for r in range(4):
+        base[r] += f"n{r}:{100 + r}:{100 + r} [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
+    base[1] += "n1:101:101 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n"
+    base[2] = base[2].replace("to eth0", "to ib0")
+    a = run({f"rank{r}.log": t for r, t in base.items()})
+    env = {e.fields["name"]: e for e in kinds(a, "analysis.env_disagreement")}
+    assert env["NCCL_SOCKET_IFNAME"].fields["values"] == {"eth0": [0, 1, 3], "ib0": [2]}
+    assert env["NCCL_PROTO"].fields["values"] == {"(unset)": [0, 2, 3], "Simple": [1]}
+    forced = kinds(a, "analysis.env_forced")
+    assert forced and forced[0].fields["name"] == "NCCL_PROTO" and forced[0].fields["agree"] is False
+    assert a.anatomy["env"]["NCCL_SOCKET_IFNAME"] == {"eth0": [0, 1, 3], "ib0": [2]}
+
+
+def test_transport_disagreement_gdr_and_socket():
+    def host(h, pid, rank, via):
+        return (_init(h, pid, rank) + f"{h}:{pid}:{pid} [0] NCCL INFO Using network {'Socket' if 'Socket' in via else 'IB'}\n"
+                f"{h}:{pid}:{pid} [0] NCCL INFO Channel 00/0 : {rank}[0] -> {(rank + 1) % 4}[0] [send] via {via}\n")
+    a = run({"rank0.log": host("a", 1, 0, "NET/IB/0/GDRDMA"), "rank1.log": host("b", 2, 1, "NET/IB/0/GDRDMA"),
+             "rank2.log": host("c", 3, 2, "NET/IB/0"), "rank3.log": host("d", 4, 3, "NET/Socket/0")})
+    td = {e.fields["aspect"]: e for e in kinds(a, "analysis.transport_disagreement")}
+    assert td["network"].fields["values"] == {"IB": [0, 1, 2], "Socket": [3]}
+    assert td["network"].fields["hosts"] == {"IB": ["a", "b", "c"], "Socket": ["d"]}
+    assert td["gdr"].fields["values"] == {"GDRDMA": [0, 1], "no GDRDMA": [2]}
+    assert td["gdr"].host == "c"
+    assert a.anatomy["transports"]["d"]["transports"] == {"NET/Socket/0": 1}
+
+
+def test_interface_disagreement_subnet_and_loopback():
+    a = run({"rank0.log": _init("a", 1, 0) + "a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.1.5<0>\n",
+             "rank1.log": _init("b", 2, 1) + "b:2:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.1.6<0>\n",
+             "rank2.log": _init("c", 3, 2) + "c:3:3 [0] NCCL INFO NET/Socket : Using [0]docker0:172.17.0.1<0>\n"})
+    idis = {e.fields["aspect"]: e for e in kinds(a, "analysis.interface_disagreement")}
+    assert set(idis) == {"name", "subnet"}
+    assert idis["subnet"].fields["values"]["docker0:172.17.0.1"] == [2]
+    assert idis["subnet"].fields["special"] == {"c": "docker-bridge"}
+
+
+def test_nranks_disagreement_and_duplicate_gpu():
+    a = run({"rank0.log": _init("a", 1, 0), "rank1.log": _init("a", 2, 1).replace("busId 2000", "busId 1000"),
+             "rank2.log": _init("b", 3, 2, nranks=3)})
+    nd = kinds(a, "analysis.nranks_disagreement")
+    assert nd and nd[0].fields["aspect"] == "nranks" and nd[0].fields["values"]["3"] == [2]
+    dup = kinds(a, "analysis.duplicate_gpu")
+    assert dup and dup[0].fields["host"] == "a" and dup[0].fields["bus_id"] == "1000" and dup[0].fields["ranks"] == [0, 1]
+
+
+# -- time ------------------------------------------------------------------------------------------------------
+
+def test_stamps_and_year_borrowing():
+    assert parse_stamp("--01-01T21:57:19").year is None
+    assert parse_stamp("2026-11-29_22:39:25").day == 29
+    evs = [Event("nccl.warn", "WARN", "a.log", 1, "x", time="2026-01-01T21:57:19"),
+           Event("torch.watchdog_failure", "ERROR", "b.log", 1, "y", time="--01-01T21:57:19"),
+           Event("torch.watchdog_failure", "ERROR", "b.log", 2, "z", time="--01-01T21:57:20"),
+           Event("torch.exception", "ERROR", "b.log", 3, "untimed")]
+    tl = Timeline(evs)
+    assert tl.iso(evs[1]) == "2026-01-01T21:57:19" and tl.year_borrowed
+    assert tl.same_time(evs[0], evs[1]) is True
+    assert tl.before(evs[0], evs[1]) is None      # same second, different files: the log cannot tell
+    assert tl.before(evs[0], evs[2]) is True
+    assert tl.bounds(evs[3]) == (tl.seconds(evs[2]), None)
+    assert [e.line for e in tl.events] == [1, 1, 2, 3]
+
+
+def test_new_year_borrows_the_nearest_year():
+    evs = [Event("nccl.warn", "WARN", "a.log", 1, "x", time="2026-01-01T00:00:05"),
+           Event("torch.x", "ERROR", "b.log", 1, "y", time="--12-31T23:59:59")]
+    tl = Timeline(evs)
+    assert tl.iso(evs[1]) == "2025-12-31T23:59:59"
+    assert tl.before(evs[1], evs[0]) is True
+
+
+def test_timeline_orders_across_files_and_keeps_file_order():
+    a = run({"rank0.log": "[rank0]:[E1129 17:01:55.1 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 1 failed to pass "
+                          "monitoredBarrier in 5000 ms\n",
+             "rank1.log": "[rank1]:[E1129 17:01:53.9 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate "
+                          "to host 127.0.0.1:29619 - retrying (try=0, timeout=10000ms, delay=4805ms): x\n"
+                          "[rank1]: RuntimeError: later, no stamp\n"})
+    order = [(e.file, e.line) for e in a.timeline.events]
+    assert order.index(("rank1.log", 1)) < order.index(("rank0.log", 1))
+    assert order.index(("rank1.log", 1)) < order.index(("rank1.log", 2))
+    keys = [a.timeline.key(e) for e in a.timeline.events]
+    assert keys == sorted(keys)
+
+
+def test_first_failure_prefers_root_cause_at_the_same_second():
+    a = run({"rank0.log": "[rank0]:[E1129 17:00:05.1 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
+                          "operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                          "Timeout(ms)=1000) ran for 1001 milliseconds before timing out.\n",
+             "rank1.log": "[2026-11-29 17:00:05] h1:20:20 [0] include/alloc.h:339 NCCL WARN Cuda failure 'out of memory'\n"})
+    ff = a.first_failure()
+    assert ff.ranks == [1] and ff.nature == "root" and ff.time == "2026-11-29T17:00:05"
+    assert a.nature(a.events[0]) == "symptom"
+
+
+def test_first_failure_sigkill_observed_late_by_the_agent():
+    console = ("E1128 15:02:10.048000 5360 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed "
+               "(exitcode: -9) local_rank: 1 (pid: 5378) of binary: /opt/venv/bin/python3\n")
+    peers = ("[2026-11-28 15:02:09] n1:5412:5476 [1] misc/socket.cc:66 NCCL WARN socketProgress: Connection closed by "
+             "remote peer 10.0.1.12<39907>\n")
+    a = run({"node1.log": console, "node0.log": peers})
+    ff = a.first_failure()
+    assert ff.event.kind == "torchrun.worker_failed" and ff.nature == "root"
+
+
+# -- the DGX Spark story (seed 003): the failure is on the second communicator ------------------------------
+
+DGX = {
+    "rank0.log": """\
+dgx1:1007:1007 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to enp1s0f0np0
+dgx1:1007:1007 [0] NCCL INFO Bootstrap: Using enp1s0f0np0:192.168.100.10<0>
+dgx1:1007:1007 [0] NCCL INFO NCCL version 2.28.8+cuda13.0
+dgx1:1007:1007 [0] NCCL INFO NET/Socket : Using [0]enp1s0f0np0:192.168.100.10<0>
+dgx1:1007:1007 [0] NCCL INFO Using network Socket
+dgx1:1007:1007 [0] NCCL INFO ncclCommInitRankConfig comm 0x389afbf0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 commId 0x6b1e6f2a9d4c3e81 - Init START
+dgx1:1007:1007 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+dgx1:1007:1007 [0] NCCL INFO NCCL_PROTO set by environment to Simple
+dgx1:1007:1007 [0] NCCL INFO ncclCommInitRankConfig comm 0x389afbf0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 commId 0x6b1e6f2a9d4c3e81 - Init COMPLETE
+dgx1:1007:1007 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0
+dgx1:1007:1007 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0
+dgx1:1007:1007 [0] NCCL INFO ncclCommInitRankConfig comm 0x3a6c5e40 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 commId 0x1c9d0a77e4f25b36 - Init START
+dgx1:1007:1007 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+dgx1:1007:1007 [0] NCCL INFO NCCL_PROTO set by environment to Simple
+dgx1:1007:1007 [0] NCCL INFO ncclCommInitRankConfig comm 0x3a6c5e40 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 commId 0x1c9d0a77e4f25b36 - Init COMPLETE
+dgx1:1007:1007 [0] NCCL INFO Channel 00/1 : 0[0] -> 1[0] [send] via NET/Socket/0/Shared
+
+[2026-01-01 21:57:19] dgx1:1007:1165 [0] transport/net_socket.cc:565 NCCL WARN NET/Socket : peer 192.168.100.11<56630> message truncated : receiving 8 bytes instead of 4. If you believe your socket network is in a healthy state, there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks
+dgx1:1007:1165 [0] NCCL INFO proxy.cc:1006 -> 5 [Progress Thread]
+[rank0]:[E101 21:57:19.147805485 ProcessGroupNCCL.cpp:617] [Rank 0] Collective WorkNCCL(SeqNum=1, OpType=COALESCED, NumelIn=0, NumelOut=0, Timeout(ms)=600000) raised the following async exception: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)
+[rank0]:[E101 21:57:19.150803196 ProcessGroupNCCL.cpp:2290] [PG ID 1 PG GUID 1(mesh_pp) Rank 0]  failure detected by watchdog at work sequence id: 1 PG status: last enqueued work: 1, last completed work: -1
+""",
+    "rank1.log": """\
+dgx2:2751:2751 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to enp1s0f0np0
+dgx2:2751:2751 [0] NCCL INFO Bootstrap: Using enp1s0f0np0:192.168.100.11<0>
+dgx2:2751:2751 [0] NCCL INFO NCCL version 2.28.8+cuda13.0
+dgx2:2751:2751 [0] NCCL INFO NET/Socket : Using [0]enp1s0f0np0:192.168.100.11<0>
+dgx2:2751:2751 [0] NCCL INFO Using network Socket
+dgx2:2751:2751 [0] NCCL INFO ncclCommInitRankConfig comm 0x2f0b7a30 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 commId 0x6b1e6f2a9d4c3e81 - Init COMPLETE
+dgx2:2751:2751 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+dgx2:2751:2751 [0] NCCL INFO NCCL_PROTO set by environment to Simple
+dgx2:2751:2751 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/Socket/0
+dgx2:2751:2751 [0] NCCL INFO ncclCommInitRankConfig comm 0x31d94e60 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 commId 0x1c9d0a77e4f25b36 - Init COMPLETE
+
+[2026-01-01 21:57:20] dgx2:2751:2914 [0] misc/socket.cc:66 NCCL WARN socketProgress: Connection closed by remote peer 192.168.100.10<47164>
+[rank1]:[E101 21:57:20.613870219 ProcessGroupNCCL.cpp:1993] [PG ID 0 PG GUID 0(default_pg) Rank 1] Observed flight recorder dump signal from another rank via TCPStore.
+[rank1]:[E101 21:57:20.620118437 ProcessGroupNCCL.cpp:2290] [PG ID 1 PG GUID 1(mesh_pp) Rank 1]  failure detected by watchdog at work sequence id: 1 PG status: last enqueued work: 1, last completed work: -1
+""",
+}
+
+
+def test_dgx_spark_failure_on_second_communicator():
+    a = run(DGX)
+    an = a.anatomy
+    comms = an["communicators"]
+    assert len(comms) == 2
+    by_desc = {c["description"]: c for c in comms}
+    assert set(by_desc) == {"default_pg", "mesh_pp"}
+    pp, default = by_desc["mesh_pp"], by_desc["default_pg"]
+    assert pp["failed"] is True and default["failed"] is False
+    assert pp["pg_id"] == "1" and pp["nccl_comm_id"] == "0x1c9d0a77e4f25b36" and pp["size"] == 2
+    assert pp["members"] == [0, 1] and default["nccl_comm_id"] == "0x6b1e6f2a9d4c3e81"
+    assert pp["failure"]["seq"] == 1 and pp["failure"]["ranks"] == [0, 1]
+    assert "message truncated" in pp["failure"]["nccl_warnings"][0]["text"]
+    assert an["failed_communicators"] == ["PG 1 (mesh_pp)"]
+    # what the two ranks agree on: same NCCL, same forced protocol/algorithm, same interface name
+    agree = {row["aspect"]: row for row in an["agreement"]}
+    assert agree["NCCL version"]["agree"] and agree["NCCL_PROTO"]["agree"] and agree["NCCL_ALGO"]["agree"]
+    assert agree["NCCL_PROTO"]["values"] == {"Simple": [0, 1]}
+    forced = {e.fields["name"]: e.fields["agree"] for e in kinds(a, "analysis.env_forced")}
+    assert forced == {"NCCL_ALGO": True, "NCCL_PROTO": True}
+    assert not kinds(a, "analysis.env_disagreement") and not kinds(a, "analysis.version_mismatch")
+    # the c10 stamps have no year; NCCL's have one: the origin is rank 0, one second before rank 1
+    ff = a.first_failure()
+    assert ff.ranks == [0] and ff.hosts == ["dgx1"] and ff.time == "2026-01-01T21:57:19"
+    assert "message truncated" in ff.event.text
+    assert an["time_span"]["start"] == "2026-01-01T21:57:19" and an["time_span"]["year_borrowed"]
+    # NCCL lines are attributed through host:pid + the world communicator's init line
+    warn = at(a, "rank1.log", "socketProgress")
+    assert warn.rank == 1 and warn.host == "dgx2"
+    assert {r["rank"]: r["host"] for r in an["ranks"]} == {0: "dgx1", 1: "dgx2"}
+    json.dumps(a.to_dict())  # JSON-serialisable
+
+
+def test_async_exception_takes_the_group_of_the_following_failure_line():
+    a = run(DGX)
+    work = [e for e in a.events if "Collective WorkNCCL" in e.text]
+    if not work or work[0].kind != "torch.async_exception":
+        pytest.skip("the parser does not classify the async exception record as torch.async_exception")
+    i = a.job.index(work[0])
+    assert a.job.pg_key[i] == "1"
+
+
+# -- torchrun attempts --------------------------------------------------------------------------------------------
+
+def test_torchrun_attempts_kept_apart_and_first_attempt_blamed():
+    console = """\
+[default1]:[rank1]: Traceback (most recent call last):
+[default1]:[rank1]:   File "/work/train.py", line 53, in main
+[default1]:[rank1]:     labels = batch["labels"]
+[default1]:[rank1]: KeyError: 'labels'
+E1129 22:54:48.264000 31492 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 1 (pid: 31498) of binary: /usr/bin/python3
+I1129 22:54:48.264000 31492 site-packages/torch/distributed/elastic/agent/server/api.py:700] [default] Worker group FAILED. 2/2 attempts left; will restart worker group
+[default0]:[rank0]: Traceback (most recent call last):
+[default0]:[rank0]:   File "/work/train.py", line 41, in main
+[default0]:[rank0]:     dist.all_reduce(t)
+[default0]:[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:7606. This is typically caused by a remote worker crashing.
+E1129 22:54:50.089000 31492 site-packages/torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 0 (pid: 31563) of binary: /usr/bin/python3
+"""
+    a = run({"console.log": console})
+    attempts = {(e.kind, e.rank): e.attempt for e in a.events if e.kind != "torchrun.worker_failed"}
+    assert attempts[("torch.exception", 1)] == 0
+    exc0 = [e for e in a.events if e.rank == 0 and e.kind in ("gloo.error", "torch.exception")]
+    assert exc0 and exc0[0].attempt == 1
+    r = kinds(a, "analysis.restart")
+    assert len(r) == 1
+    f = r[0].fields
+    assert f["attempt"] == 0 and f["later_attempts"] == [1] and f["origin_ranks"] == [1]
+    assert "KeyError" in f["first_failure"]["text"]
+    assert [x["attempt"] for x in a.anatomy["attempts"]] == [0, 1]
+
+
+def test_logdir_attempts_and_cross_attempt_local_rank():
+    a = run({"logs/run_x/attempt_0/1/stderr.log": "[rank1]: RuntimeError: boom\n",
+             "logs/run_x/attempt_1/1/stderr.log": "[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+                                                  "debug_logger.cc:9] ERROR failed to connect, willRetry=1, retry=1, "
+                                                  "retryLimit=3, rank=1, size=2, local=[127.0.0.1]:1, remote=[127.0.0.1]:2, error=x\n"})
+    late = [e for e in a.events if e.file.endswith("attempt_1/1/stderr.log")]
+    assert late and all(e.attempt == 1 and e.local_rank == 1 for e in late)
+    assert all(e.rank == 1 and e.rank_source == "torchrun" for e in late)
+    assert kinds(a, "analysis.restart")[0].fields["attempt"] == 0
+
+
+# -- silent rank, healthy jobs, scale --------------------------------------------------------------------------------
+
+def test_silent_rank():
+    files = {}
+    for r in range(4):
+        sec = "00:00" if r == 2 else "10:05"
+        files[f"rank{r}.log"] = (f"[2026-05-01 12:{sec}] h{r}:{r + 10}:{r + 10} [0] misc/socket.cc:1 NCCL WARN "
+                                 f"something {r}\n")
+    a = run(files)
+    s = kinds(a, "analysis.silent_rank")
+    assert len(s) == 1 and s[0].fields["ranks"] == [2] and s[0].fields["gap_seconds"] == 605
+
+
+def test_healthy_init_logs_give_no_error_finding():
+    files = {f"rank{r}.log": _init(f"n{r // 2}", 100 + r, r) + f"n{r // 2}:{100 + r}:{100 + r} [0] NCCL INFO Channel "
+             f"00/0 : {r}[0] -> {(r + 1) % 4}[0] [send] via NET/IB/0/GDRDMA\n" for r in range(4)}
+    a = run(files)
+    assert [e for e in a.synthetic if e.level in ("ERROR", "FATAL")] == []
+    assert not a.first_failure()
+
+
+def test_scales_linearly_on_a_large_job():
+    events = []
+    n = 1024
+    for r in range(n):
+        f = f"rank{r}.log"
+        h = f"node{r // 8}"
+        events.append(Event("nccl.version", "INFO", f, 1, "NCCL version 2.21.5+cuda12.4", host=h, pid=1000 + r % 8,
+                            fields={"version": "2.21.5", "cuda": "12.4"}))
+        events.append(Event("nccl.comm_init", "INFO", f, 2, "comm", host=h, pid=1000 + r % 8,
+                            fields={"comm": f"0x{r:x}", "rank": r, "nranks": n, "comm_id": "0x1", "bus_id": f"{r % 8}000",
+                                    "phase": "COMPLETE"}))
+        for k in range(3, 100):
+            events.append(Event("nccl.connection", "INFO", f, k, "c", host=h, pid=1000 + r % 8,
+                                fields={"transport": "NET/IB/0/GDRDMA", "net": "IB", "gdr": True, "src_rank": r,
+                                        "dst_rank": (r + 1) % n}))
+        if r != 7:
+            events.append(Event("torch.watchdog_timeout", "ERROR", f, 100, "t", rank=r, time="--11-27T02:13:07",
+                                fields={"seq": 183, "op_type": "ALLREDUCE", "pg_id": 0, "pg_desc": "default_pg"}))
+    t0 = time.perf_counter()
+    a = analyze(events)
+    dt = time.perf_counter() - t0
+    h = kinds(a, "analysis.hung_rank")
+    assert h and h[0].fields["ranks"] == [7]
+    assert len(a.anatomy["ranks"]) == n
+    assert dt < 20, dt
