@@ -198,7 +198,7 @@ class _Fields(Transformer):
         return "nccl.version", split_version(str(items[0]))
 
 
-_TRANSFORMER = _Fields()
+_TRANSFORMER = _Fields(visit_tokens=False)  # the callbacks read tokens themselves
 
 
 def split_version(text: str) -> dict:
@@ -230,7 +230,10 @@ def _family(msg: str) -> str | None:
     elif c == "U":
         if msg.startswith("Using network "):
             return "using_network"
-    if " comm 0x" in msg or msg.startswith("comm 0x"):
+    if msg.startswith("comm 0x"):
+        return "comm"
+    at = msg.find(" comm 0x")
+    if at > 0 and msg.count(" ", 0, at) <= 2:  # `[Rank 0] ncclCommInitRank comm 0x...`, not `AllReduce: ... comm 0x...`
         return "comm"
     if " -> " in msg and ":" in msg.split(" ", 1)[0]:
         return "backtrace"

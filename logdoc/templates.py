@@ -97,6 +97,11 @@ def _literals(fmt: str) -> list[str]:
 
 class Catalog:
     def __init__(self, rows: list[Template]):
+        from .grammar import fastpath_enabled
+
+        self.use_cache = fastpath_enabled()
+        self._by_shape: dict[str, Template] = {}  # a shape's template, tried first (and verified)
+        self._misses: dict[str, None] = {}  # exact messages known to match nothing
         self.templates = {t.id: t for t in rows}
         self.by_word: dict[str, list[Template]] = {}
         self.generic: list[Template] = []
@@ -106,6 +111,40 @@ class Catalog:
 
     def match(self, message: str, level: str | None = None) -> tuple[Template, tuple[str, ...]] | None:
         msg = message[:MAX_MATCH_LEN].rstrip()
+        if not self.use_cache:
+            return self._search(msg)
+        from .grammar import shape
+
+        key = shape(msg)
+        t = self._by_shape.get(key)
+        if t is not None:
+            m = t.rx.match(msg)
+            if m is not None and self._best_possible(t, msg):
+                return t, m.groups()
+        if msg in self._misses:
+            return None
+        hit = self._search(msg)
+        if hit is None:
+            if len(self._misses) < 65536:
+                self._misses[msg] = None
+        elif len(self._by_shape) < 65536:
+            self._by_shape.setdefault(key, hit[0])
+        return hit
+
+    def _best_possible(self, t: Template, msg: str) -> bool:
+        """A cached template is the answer only if no more specific one could match this text."""
+        word = msg.split(" ", 1)[0]
+        for group in (self.by_word.get(word, ()), self.generic):
+            for other in group:
+                if other.specificity <= t.specificity:
+                    break
+                if other.anchor and other.anchor not in msg:
+                    continue
+                if other.rx.match(msg):
+                    return False
+        return True
+
+    def _search(self, msg: str) -> tuple[Template, tuple[str, ...]] | None:
         word = msg.split(" ", 1)[0]
         best = None
         for group in (self.by_word.get(word, ()), self.generic):
