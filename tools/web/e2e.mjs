@@ -20,13 +20,21 @@ function args() {
   return out;
 }
 
+// Payloads inside lines that logdoc quotes (a Python exception and a Gloo error, so they reach
+// the title, the explanation and the evidence), and in a file name.
 const XSS = [
-  `node7:1:1 [0] NCCL WARN <script>window.__pwned = "script"; alert("script")</script>`,
-  `node7:1:1 [0] NCCL WARN <img src=x onerror="window.__pwned='img'; alert('img')">`,
-  `[rank0]: RuntimeError: <svg onload="window.__pwned='svg'"></svg> <iframe src="javascript:window.__pwned='iframe'"></iframe>`,
-  `[rank0]: "><script>window.__pwned='attr'</script><a href="javascript:window.__pwned='href'">x</a>`,
-  `node7:1:1 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.1<33333> failed : <b onmouseover=alert(1)>bold</b>`,
-].join("\n");
+  `[rank0]: Traceback (most recent call last):`,
+  `[rank0]:   File "/x/train.py", line 3, in <module>`,
+  `[rank0]: RuntimeError: <script>window.__pwned="script";alert("script")</script><img src=x onerror="window.__pwned='img';alert('img')"><svg onload="window.__pwned='svg'"></svg>`,
+  `[rank0]: "><iframe src="javascript:window.__pwned='iframe'"></iframe><a href="javascript:window.__pwned='href'">x</a><b onmouseover=alert(1)>bold</b>`,
+].join("\n") + "\n";
+const XSS_FILE = {
+  name: `<img src=x onerror="window.__pwned='filename'">.log`,
+  mimeType: "text/plain",
+  buffer: Buffer.from(
+    `RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [10.1.2.3]:51618 <img src=x onerror="window.__pwned='gloo'"><script>window.__pwned='gloo-script'</script>\n`,
+  ),
+};
 
 async function main() {
   const a = args();
@@ -108,14 +116,21 @@ async function main() {
     const xpage = await browser.context.newPage();
     await xpage.goto(url);
     await waitReady(xpage);
+    const x = {};
     await xpage.fill("#log", XSS);
-    const x = await explainAndWait(xpage);
+    await xpage.setInputFiles("#picker", [XSS_FILE]);
+    x.chipText = await xpage.locator("#files .file-name").first().innerText();
+    Object.assign(x, await explainAndWait(xpage));
+    await xpage.evaluate(() => document.querySelectorAll("details").forEach((d) => { d.open = true; }));
+    await xpage.hover("#report"); // a mouseover payload would fire now
     await xpage.waitForTimeout(500); // give any injected handler a chance to fire
     x.pwned = await xpage.evaluate(() => window.__pwned ?? null);
     x.injected = await xpage.evaluate(() =>
-      document.querySelectorAll("#report script, #report img, #report svg, #report iframe, #report b, #report a[href^='javascript']").length);
+      document.querySelectorAll("#report script, #report img, #report svg, #report iframe, #report b, #report a[href^='javascript'], #files img").length);
     x.reportText = await xpage.locator("#report").innerText();
-    x.shownLiterally = x.reportText.includes("<script>window.__pwned") || x.reportText.includes("<img src=x onerror");
+    x.shownLiterally = ["<script>window.__pwned=", "<img src=x onerror=", "<iframe src="]
+      .filter((p) => x.reportText.includes(p));
+    x.requestsToX = log.requests.filter((u) => /\/x(\?|$)/.test(new URL(u).pathname)).length;
     const shot = path.join(outDir, "xss.png");
     await xpage.screenshot({ path: shot, fullPage: true });
     x.screenshot = shot;

@@ -62,17 +62,21 @@ worker.onmessage = (event) => {
       state.ready = true;
       performance.mark("logdoc:ready");
       document.documentElement.dataset.ready = "1";
-      document.documentElement.dataset.readyMs = String(msg.ms);
+      document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
+      // the worker's milestones on this page's timeline (ms since navigation start)
+      document.documentElement.dataset.boot = JSON.stringify(Object.fromEntries(
+        Object.entries(msg.timings || {}).map(([k, v]) => [k, Math.round(v - performance.timeOrigin)])));
       ui.progress.value = 1;
       ui.status.classList.add("is-ready");
       if (msg.info) {
         ui.version.textContent = msg.info.logdoc || "";
         ui.runtime.textContent = ` (Python ${msg.info.python})`;
       }
-      if (!state.busy) setStatus(readyText(msg.ms));
+      if (!state.busy) setStatus(readyText(performance.now()));
       break;
     case "warm":
       document.documentElement.dataset.warm = msg.ok ? "1" : "failed";
+      document.documentElement.dataset.warmMs = String(msg.ms);
       if (!msg.ok) console.warn("logdoc warm-up failed", msg.error);
       break;
     case "fatal":
@@ -390,20 +394,6 @@ function safeUrl(url) {
   return "#";
 }
 
-function ranksText(ranks) {
-  if (!Array.isArray(ranks) || !ranks.length) return "";
-  const sorted = [...new Set(ranks.filter((r) => Number.isInteger(r)))].sort((a, b) => a - b);
-  const parts = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
-    parts.push(j > i + 1 ? `${sorted[i]}–${sorted[j]}` : j === i + 1 ? `${sorted[i]}, ${sorted[j]}` : `${sorted[i]}`);
-    i = j + 1;
-  }
-  const other = ranks.filter((r) => !Number.isInteger(r)).map(String);
-  return [...parts, ...other].join(", ");
-}
-
 function plural(n, one, many) {
   return `${n} ${n === 1 ? one : many || one + "s"}`;
 }
@@ -417,6 +407,9 @@ function fmt(value) {
   return String(value);
 }
 
+// The report, laid out like the terminal report (logdoc/report/terminal.py): header lines, one
+// card per diagnosis (meta line, origin, evidence, explanation, fix, confirm, not the cause when,
+// consequences, docs), then notes.
 function renderReport(report, skipped) {
   const diagnoses = Array.isArray(report.diagnoses) ? report.diagnoses : [];
   const notes = Array.isArray(report.notes) ? report.notes : [];
@@ -425,76 +418,127 @@ function renderReport(report, skipped) {
   ui.mdFallback.hidden = true;
   ui.copyStatus.textContent = "";
   $("results-title").textContent = diagnoses.length
-    ? `${plural(diagnoses.length, "diagnosis", "diagnoses")}`
-    : "No diagnosis";
+    ? plural(diagnoses.length, "diagnosis", "diagnoses")
+    : "No known failure signature matched";
   ui.report.replaceChildren(...nodes(
-    renderJob(report.job || {}, report.stats || {}),
-    diagnoses.length ? null : renderHealthy(report.stats || {}),
+    renderHeader(report, skipped || []),
+    diagnoses.length ? null : renderNoMatch(report),
     diagnoses.map((d, i) => renderDiagnosis(d, i)),
     notes.length ? renderNotes(notes) : null,
-    renderStats(report.stats || {}, skipped || []),
   ));
   document.documentElement.dataset.diagnoses = diagnoses.map((d) => d.id).join(" ");
   document.documentElement.dataset.errors = String(errors.length);
 }
 
-function renderJob(job, stats) {
-  const files = Array.isArray(job.files) ? job.files : [];
-  const items = [];
-  const add = (term, value) => {
-    if (value === "" || value === null || value === undefined) return;
-    items.push(h("div", { className: "job-item" }, h("dt", {}, term), h("dd", {}, value)));
-  };
-  add("files", files.length ? fmt(files.map((f) => (typeof f === "object" && f ? f.name || f.file || fmt(f) : f))) : "");
-  if (Array.isArray(job.ranks) && job.ranks.length) add(`ranks (${job.ranks.length})`, ranksText(job.ranks));
-  if (Array.isArray(job.hosts) && job.hosts.length) add(`hosts (${job.hosts.length})`, fmt(job.hosts));
-  if (job.versions && Object.keys(job.versions).length) add("versions", fmt(job.versions));
-  if (Array.isArray(job.transports) && job.transports.length) add("transports", fmt(job.transports));
-  return h("section", { className: "job", "aria-label": "Job" },
-    h("h3", { className: "job-title" }, "Job"),
-    h("dl", { className: "job-grid" }, items),
-  );
+function rankNumbers(list) {
+  // job.ranks holds one object per rank ({rank, host, ...}); diagnoses hold plain numbers.
+  return (Array.isArray(list) ? list : [])
+    .map((r) => (r && typeof r === "object" ? r.rank : r))
+    .filter((r) => r !== null && r !== undefined);
 }
 
-function renderHealthy(stats) {
-  const relevant = stats.relevant || 0;
-  return h("section", { className: "healthy" },
-    h("h3", {}, relevant ? "No failure found" : "Nothing to diagnose"),
-    h("p", {}, relevant
-      ? "logdoc read these logs and found no error it knows how to explain."
-      : "None of these lines look like PyTorch distributed, NCCL, Gloo or torchrun output."),
+function hostNames(list) {
+  return (Array.isArray(list) ? list : []).map((x) => (x && typeof x === "object" ? x.host || x.name || fmt(x) : x)).filter(Boolean);
+}
+
+// Same wording as logdoc/report/markdown.py:_ranks.
+function ranksPhrase(ranks) {
+  const nums = rankNumbers(ranks);
+  if (!nums.length) return "rank unknown";
+  return (nums.length === 1 ? "rank " : "ranks ") + ranksText(nums);
+}
+
+function ranksText(ranks) {
+  const nums = rankNumbers(ranks);
+  const ints = [...new Set(nums.filter((r) => Number.isInteger(r)))].sort((a, b) => a - b);
+  const parts = [];
+  for (let i = 0; i < ints.length; ) {
+    let j = i;
+    while (j + 1 < ints.length && ints[j + 1] === ints[j] + 1) j++;
+    parts.push(j > i ? `${ints[i]}-${ints[j]}` : `${ints[i]}`);
+    i = j + 1;
+  }
+  return [...parts, ...nums.filter((r) => !Number.isInteger(r)).map(String)].join(", ");
+}
+
+function renderHeader(report, skipped) {
+  const job = report.job || {};
+  const stats = report.stats || {};
+  const num = (v) => (typeof v === "number" ? v.toLocaleString("en-US") : String(v ?? 0));
+  const lines = [];
+  lines.push(`Read ${num(stats.lines_read)} lines in ${plural(stats.files ?? 0, "file")}: ` +
+    `${num(stats.events)} events, ${num(stats.not_understood)} relevant lines not understood.`);
+  const ranks = rankNumbers(job.ranks);
+  const hosts = hostNames(job.hosts);
+  if (ranks.length || hosts.length) {
+    let line = `Job: ${plural(ranks.length, "rank")} on ${plural(hosts.length, "host")}`;
+    if (hosts.length) line += ` (${hosts.slice(0, 8).join(", ")}${hosts.length > 8 ? ", …" : ""})`;
+    if (Number.isInteger(job.world_size)) line += `, world size ${job.world_size}`;
+    lines.push(line + ".");
+  }
+  const silent = rankNumbers(job.ranks_without_output);
+  if (silent.length) lines.push(`No output from ${ranksPhrase(silent)}.`);
+  const versions = versionsText(job.versions);
+  if (versions) lines.push(`Versions: ${versions}.`);
+  const transports = job.transports && typeof job.transports === "object" ? Object.keys(job.transports) : [];
+  if (Array.isArray(job.transports)) transports.push(...job.transports.map(String));
+  if (transports.length) lines.push(`Transports: ${[...new Set(transports)].join(", ")}.`);
+  const skippedFiles = [...(stats.skipped_files || []).map(fmt), ...skipped.map((x) => `${x.name} (${x.skipped})`)];
+  if (skippedFiles.length) lines.push(`Skipped: ${skippedFiles.join(", ")}.`);
+  for (const w of stats.warnings || []) lines.push(`Warning: ${fmt(w)}`);
+  return h("section", { className: "report-head", "aria-label": "Job" }, lines.map((l) => h("p", {}, l)));
+}
+
+function versionsText(versions) {
+  if (!versions || typeof versions !== "object") return "";
+  const parts = [];
+  for (const [comp, vals] of Object.entries(versions)) {
+    if (vals && typeof vals === "object" && !Array.isArray(vals)) parts.push(`${comp} ${Object.keys(vals).sort().join(", ")}`);
+    else if (Array.isArray(vals)) parts.push(`${comp} ${vals.map(String).join(", ")}`);
+    else if (vals) parts.push(`${comp} ${vals}`);
+  }
+  return parts.join("; ");
+}
+
+function renderNoMatch(report) {
+  const unrec = Array.isArray(report.unrecognized) ? report.unrecognized.slice(0, 20) : [];
+  return h("section", { className: "nomatch" },
+    h("p", { className: "nomatch-title" }, "No known failure signature matched."),
+    unrec.length ? h("div", { className: "block" },
+      h("h4", {}, "Relevant lines that were not understood"),
+      h("ul", { className: "evidence" }, unrec.map((u) => evidenceLine({ file: u.file, line: u.line, text: String(u.text || "").split("\n")[0] })))) : null,
+    h("p", {}, "Collect next: rerun with ", h("code", {}, "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV"),
+      " and ", h("code", {}, "TORCH_DISTRIBUTED_DEBUG=DETAIL"), ", and give logdoc the logs of every rank."),
   );
 }
 
 function renderDiagnosis(d, index) {
   const severity = ["error", "warning", "info"].includes(d.severity) ? d.severity : "info";
-  const meta = [];
-  if (d.role) meta.push(String(d.role).replace(/_/g, " "));
-  if (typeof d.confidence === "number") meta.push(`confidence ${Math.round(d.confidence * 100)}%`);
-  if (d.category) meta.push(String(d.category).replace(/_/g, " "));
-  const where = [];
-  if (Array.isArray(d.ranks) && d.ranks.length) where.push(`${d.ranks.length === 1 ? "rank" : "ranks"} ${ranksText(d.ranks)}`);
-  if (Array.isArray(d.hosts) && d.hosts.length) where.push(`${d.hosts.length === 1 ? "host" : "hosts"} ${fmt(d.hosts)}`);
+  const meta = [d.id, d.category, severity, d.role ? String(d.role).replace(/_/g, " ") : null,
+    typeof d.confidence === "number" ? `confidence ${Math.round(d.confidence * 100)}%` : null].filter(Boolean);
+  const hosts = hostNames(d.hosts);
+  const origin = ranksPhrase(d.ranks) + (hosts.length ? ` on ${hosts.slice(0, 6).join(", ")}` : "");
 
-  return h("article", { className: `diagnosis sev-${severity}`, "data-rule": d.id, id: `d-${index}` },
+  return h("article", { className: `diagnosis sev-${severity}`, "data-rule": d.id, id: `d-${index + 1}` },
     h("header", { className: "diag-head" },
-      h("span", { className: `badge sev-${severity}` }, severity),
-      h("span", { className: "rule-id" }, d.id || ""),
+      h("span", { className: "diag-num" }, `[${index + 1}]`),
       h("h3", { className: "diag-title" }, d.title || ""),
+      h("span", { className: `badge sev-${severity}` }, severity),
     ),
-    h("p", { className: "diag-meta" }, [meta.join(" · "), where.length ? " · " : "", where.join(" · ")]),
+    h("p", { className: "diag-meta" }, meta.join(" · ")),
+    h("p", { className: "diag-origin" }, h("strong", {}, "origin: "), origin),
     evidenceBlock("Evidence", d.evidence),
-    d.explanation ? h("div", { className: "block" }, h("h4", {}, "Why"), paragraphs(d.explanation)) : null,
+    d.explanation ? h("div", { className: "block explanation" }, paragraphs(d.explanation)) : null,
     listBlock("Fix", d.fix, "ol"),
     listBlock("Confirm", d.confirm, "ul"),
-    listBlock("Not this if", d.not_when, "ul"),
-    docsBlock(d.docs),
+    listBlock("Not the cause when", d.not_when, "ul"),
     symptomsBlock(d.symptoms),
+    docsBlock(d.docs),
   );
 }
 
 function paragraphs(text) {
-  return String(text).split(/\n{2,}/).map((p) => h("p", {}, p));
+  return String(text).split(/\n{2,}/).map((p) => h("p", {}, codeSpans(p)));
 }
 
 function listBlock(title, items, tag) {
@@ -521,7 +565,7 @@ function docsBlock(docs) {
   );
 }
 
-function evidenceBlock(title, evidence, open) {
+function evidenceBlock(title, evidence) {
   if (!Array.isArray(evidence) || !evidence.length) return null;
   return h("div", { className: "block" },
     title ? h("h4", {}, title) : null,
@@ -541,7 +585,7 @@ function evidenceLine(ev) {
 function highlighted(text, hl) {
   let spans = [];
   if (Array.isArray(hl) && hl.length === 2 && hl.every(Number.isInteger)) spans = [hl];
-  else if (Array.isArray(hl)) spans = hl.filter((s) => Array.isArray(s) && s.length === 2 && s.every(Number.isInteger));
+  else if (Array.isArray(hl)) spans = hl.filter((x) => Array.isArray(x) && x.length === 2 && x.every(Number.isInteger));
   spans = spans
     .map(([a, b]) => [Math.max(0, a), Math.min(text.length, b)])
     .filter(([a, b]) => b > a)
@@ -558,25 +602,25 @@ function highlighted(text, hl) {
   return out;
 }
 
+// Folded: "and N ranks reported the consequence", opened on demand.
 function symptomsBlock(symptoms) {
   if (!Array.isArray(symptoms) || !symptoms.length) return null;
   const ranks = new Set();
   let count = 0;
-  for (const s of symptoms) {
-    for (const r of s.ranks || []) ranks.add(r);
-    count += Number.isInteger(s.count) ? s.count : (s.evidence || []).length;
+  for (const sy of symptoms) {
+    for (const r of rankNumbers(sy.ranks)) ranks.add(r);
+    count += Number.isInteger(sy.count) ? sy.count : (sy.evidence || []).length;
   }
   const summary = ranks.size
     ? `and ${plural(ranks.size, "rank")} reported the consequence`
     : `and ${plural(count, "line")} reported the consequence`;
   return h("details", { className: "symptoms" },
-    h("summary", {}, summary, h("span", { className: "symptom-count" }, ` (${plural(count, "line")}, ${plural(symptoms.length, "kind")})`)),
-    symptoms.map((s) => h("div", { className: "symptom" },
+    h("summary", {}, summary, h("span", { className: "symptom-count" }, ` (${ranksPhrase([...ranks])}, ${plural(count, "line")})`)),
+    symptoms.map((sy) => h("div", { className: "symptom" },
       h("p", { className: "symptom-head" },
-        h("span", { className: "rule-id" }, s.id || ""), " ", s.title || "",
-        Array.isArray(s.ranks) && s.ranks.length ? h("span", { className: "diag-meta" }, ` · ranks ${ranksText(s.ranks)}`) : null,
-        Number.isInteger(s.count) ? h("span", { className: "diag-meta" }, ` · ${plural(s.count, "time")}`) : null),
-      evidenceBlock(null, s.evidence),
+        "↳ ", h("span", { className: "rule-id" }, sy.id || ""), " ", sy.title || "",
+        h("span", { className: "diag-meta-inline" }, ` (${ranksPhrase(sy.ranks)}, ${plural(Number.isInteger(sy.count) ? sy.count : 0, "line")})`)),
+      evidenceBlock(null, sy.evidence),
     )),
   );
 }
@@ -587,24 +631,7 @@ function renderNotes(notes) {
     h("ul", {}, notes.map((n) => h("li", {},
       n.id ? h("span", { className: "rule-id" }, n.id) : null, n.id ? " " : null,
       n.title || n.text || fmt(n),
-      n.explanation ? h("p", { className: "note-text" }, n.explanation) : null,
-      evidenceBlock(null, n.evidence),
+      n.ranks ? h("span", { className: "diag-meta-inline" }, ` (${ranksPhrase(n.ranks)})`) : null,
     ))),
-  );
-}
-
-function renderStats(stats, skipped) {
-  const parts = [];
-  const num = (v) => (typeof v === "number" ? v.toLocaleString("en-US") : v);
-  if (stats.files !== undefined) parts.push(`${num(stats.files)} files`);
-  if (stats.lines_read !== undefined) parts.push(`${num(stats.lines_read)} lines read`);
-  if (stats.relevant !== undefined) parts.push(`${num(stats.relevant)} relevant`);
-  if (stats.events !== undefined) parts.push(`${num(stats.events)} events`);
-  if (stats.not_understood !== undefined) parts.push(`${num(stats.not_understood)} not understood`);
-  if (stats.skipped_lines) parts.push(`${num(stats.skipped_lines)} lines skipped`);
-  const skippedFiles = [...(stats.skipped_files || []).map(fmt), ...skipped.map((s) => `${s.name} (${s.skipped})`)];
-  return h("footer", { className: "stats" },
-    h("p", {}, parts.join(" · ")),
-    skippedFiles.length ? h("p", {}, `Skipped: ${skippedFiles.join(", ")}`) : null,
   );
 }

@@ -7,8 +7,10 @@ import { loadPyodide } from "{{PYODIDE_MJS}}";
 
 const CONFIG = {{CONFIG}};
 const here = (rel) => new URL(rel, import.meta.url).href;
-const t0 = performance.now();
-const ms = () => Math.round(performance.now() - t0);
+// Times are sent as milliseconds since the epoch (timeOrigin + now), so that the page can put
+// them on its own timeline (a worker's performance.now() has its own origin).
+const at = () => Math.round(performance.timeOrigin + performance.now());
+const ms = () => Math.round(performance.now());
 
 function post(msg) {
   self.postMessage(msg);
@@ -66,6 +68,8 @@ let entry = null;
 const timings = {};
 
 async function boot() {
+  timings.workerStart = Math.round(performance.timeOrigin);
+  timings.bootStart = at();
   progress(0, "Downloading the Python runtime", true);
   const kbText = fetch(here(CONFIG.kb)).then((r) => {
     if (!r.ok) throw new Error(`knowledge base: HTTP ${r.status}`);
@@ -79,7 +83,7 @@ async function boot() {
     stdout: (line) => console.log(`[python] ${line}`),
     stderr: (line) => console.warn(`[python] ${line}`),
   });
-  timings.pyodide = ms();
+  timings.pyodide = at();
   phaseBase = 0;
   progress(0.85, "Importing logdoc", true);
   // In case a wheel was not installed by `packages` (older loaders ignore URLs there).
@@ -87,10 +91,10 @@ async function boot() {
   if (missing.length) {
     await pyodide.loadPackage(missing.map(here), { checkIntegrity: false });
   }
-  timings.wheels = ms();
+  timings.wheels = at();
   entry = pyodide.pyimport("logdoc.web.entry");
   const info = JSON.parse(entry.init(await kbText));
-  timings.ready = ms();
+  timings.ready = at();
   return info;
 }
 
@@ -106,7 +110,7 @@ const ready = boot().then(
     setTimeout(() => {
       const t = performance.now();
       const res = JSON.parse(entry.warm_up());
-      post({ type: "warm", ok: res.ok, error: res.error, ms: Math.round(performance.now() - t) });
+      post({ type: "warm", ok: res.ok, error: res.error, ms: Math.round(performance.now() - t), at: at() });
     }, 0);
     return true;
   },

@@ -1,0 +1,153 @@
+"""The built page in a real browser: Debian's Chromium, headless, driven by playwright-core.
+
+The real site (Pyodide runtime, lark and logdoc wheels, kb.json) is built once into a temp
+folder and served on 127.0.0.1 by logdoc's own server. tools/web/e2e.mjs pastes a sample,
+adds the files of every rank, copies the Markdown (plain and redacted) and pastes a log full of
+HTML/JS payloads; every request is recorded, any leaving the origin is blocked. Screenshots are
+kept in the temp folder (printed with -s).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from web_harness import REPO, Server, missing_browser_tools, run_e2e
+
+why = missing_browser_tools()
+pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
+
+SAMPLE = REPO / "samples" / "nccl-ib-completion-error-12"
+
+
+def _sources(files):
+    return [(p.name, p.read_text(encoding="utf-8", errors="replace")) for p in files]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    from logdoc.web.build import build_site
+
+    out = tmp_path_factory.mktemp("site")
+    sizes = build_site(out)
+    return out, sizes
+
+
+@pytest.fixture(scope="module")
+def e2e(site, tmp_path_factory):
+    out, _ = site
+    shots = tmp_path_factory.mktemp("screenshots")
+    files = sorted(p for p in SAMPLE.iterdir() if p.is_file() and p.name != "sample.yaml")
+    with Server(out) as server:
+        result = run_e2e(server.url, shots, paste=files[0], files=files)
+    print("screenshots in", shots)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("scenarios", "console", "requests")}, indent=1))
+    if result.get("failure"):
+        pytest.fail(result["failure"])
+    return result, files
+
+
+def _native(sources):
+    from logdoc import api, kb
+    from logdoc.web.build import compile_kb
+
+    return api.explain_sources(sources, rules=kb.load_compiled(compile_kb()))
+
+
+def test_nothing_leaves_the_origin(e2e):
+    result, _ = e2e
+    origin = result["url"].rstrip("/")
+    assert result["blocked"] == []
+    assert result["requests"], "no request was recorded at all"
+    assert all(u.startswith(origin + "/") for u in result["requests"]), result["requests"]
+
+
+def test_no_csp_violation_no_error(e2e):
+    result, _ = e2e
+    assert result["cspViolations"] == []
+    assert result["pageErrors"] == []
+    assert result["dialogs"] == []
+    errors = [c for c in result["console"] if c["type"] == "error"]
+    assert errors == []
+    csp = result["csp"]
+    assert "default-src 'self'" in csp and "'wasm-unsafe-eval'" in csp
+    assert "'unsafe-eval'" not in csp and "'unsafe-inline'" not in csp
+
+
+def test_pasted_sample_is_diagnosed_like_the_cli(e2e):
+    result, files = e2e
+    paste = result["scenarios"]["paste"]
+    assert paste["state"] == "done" and paste["error"] is None
+    native = _native([("pasted.log", files[0].read_text(encoding="utf-8", errors="replace"))])
+    assert paste["diagnoses"] == [d["id"] for d in native["diagnoses"]]
+    assert paste["diagnoses"], "the sample should give a diagnosis"
+    assert paste["evidenceCount"] == _count_evidence(native)
+    assert len(paste["marks"]) == _count_highlights(native), "each highlighted span is marked"
+    for d in native["diagnoses"]:
+        assert d["title"] in paste["reportText"]
+        for e in d["evidence"]:
+            assert f"{e['file']}:{e['line']}" in paste["reportText"]
+    assert Path(paste["screenshot"]).stat().st_size > 20_000
+
+
+def _all_evidence(report):
+    for d in report["diagnoses"]:
+        yield from d.get("evidence") or []
+        for s in d.get("symptoms") or []:
+            yield from s.get("evidence") or []
+
+
+def _count_evidence(report):
+    return sum(1 for _ in _all_evidence(report))
+
+
+def _count_highlights(report):
+    n = 0
+    for e in _all_evidence(report):
+        hl = e.get("highlight")
+        if isinstance(hl, list) and len(hl) == 2 and all(isinstance(x, int) for x in hl):
+            a, b = max(0, hl[0]), min(len(e["text"]), hl[1])
+            n += b > a
+    return n
+
+
+def test_every_rank_file_is_diagnosed_like_the_cli(e2e):
+    result, files = e2e
+    multi = result["scenarios"]["files"]
+    assert multi["chips"] == len(files)
+    native = _native(_sources(files))
+    assert multi["diagnoses"] == [d["id"] for d in native["diagnoses"]]
+    for d in native["diagnoses"]:
+        assert d["title"] in multi["reportText"]
+        for e in d["evidence"]:
+            assert f"{e['file']}:{e['line']}" in multi["reportText"]
+    for shot in multi["screenshots"]:
+        assert Path(shot).stat().st_size > 20_000
+
+
+def test_copy_as_markdown_plain_and_redacted(e2e):
+    result, files = e2e
+    copy = result["scenarios"]["copy"]
+    from logdoc.report import markdown
+
+    native = _native([("pasted.log", files[0].read_text(encoding="utf-8", errors="replace"))])
+    assert copy["plain"] == markdown.render(native)
+    hosts = native["job"]["hosts"]
+    assert hosts, "the sample names its hosts"
+    for host in hosts:
+        assert host in copy["plain"]
+        assert host not in copy["redacted"], f"{host} left in the redacted copy"
+    assert native["diagnoses"][0]["id"] in copy["redacted"]
+
+
+def test_log_text_never_executes(e2e):
+    result, _ = e2e
+    x = result["scenarios"]["xss"]
+    assert x["state"] == "done", x.get("error")
+    assert x["pwned"] is None
+    assert x["injected"] == 0
+    assert x["requestsToX"] == 0, "an <img src=x> from the log was created"
+    assert result["dialogs"] == []
+    assert x["shownLiterally"], "the payload should be shown as text"
+    assert "onerror" in x["chipText"]
