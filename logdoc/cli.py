@@ -83,11 +83,13 @@ def parse(
     print(_summary_line(result.stats), file=sys.stderr)
 
 
-def _console(no_color: bool):
+def _console(no_color: bool, stderr: bool = False):
     from rich.console import Console
 
     color = not no_color and not os.environ.get("NO_COLOR")
-    return Console(no_color=not color, highlight=False, soft_wrap=False) if color else Console(no_color=True, color_system=None, highlight=False)
+    if color:
+        return Console(no_color=not color, highlight=False, soft_wrap=False, stderr=stderr)
+    return Console(no_color=True, color_system=None, highlight=False, stderr=stderr)
 
 
 def _load_rules(rules_dirs: List[str]):
@@ -249,7 +251,10 @@ def web_serve(directory: str = typer.Argument(..., help="The built site."),
 def main() -> None:
     """Entry point: user errors are one line and exit 2; nothing escapes as a traceback."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        # without standalone mode click returns typer.Exit(n)'s code instead of exiting with it
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except Failure as exc:
         print(f"logdoc: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -267,12 +272,11 @@ def main() -> None:
         finally:
             sys.exit(0)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        # usage errors: click's ClickException, or typer's vendored copy of it (typer >= 0.17)
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             sys.exit(exc.exit_code if exc.exit_code else 2)
-        if isinstance(exc, click.exceptions.Abort):
+        if type(exc).__name__ == "Abort":
             print("logdoc: aborted", file=sys.stderr)
             sys.exit(130)
         if os.environ.get("LOGDOC_DEBUG"):
