@@ -33,7 +33,9 @@ HEADER = re.compile(
     r"(?:(?P<loc>[\w./+-]+:\d+)(?: \((?P<func>[^()\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN|TRACE|CALL)(?: |$)"
 )
-BANNER = re.compile(r"(?:^|\s)NCCL version (?P<v>\d+\.\d+\.\d+\S*)")
+# The bare banner (<= 2.21 printf, or the VERSION level): the whole message, nothing else. A
+# torch error that quotes "NCCL version 2.x" mid-text is not a banner.
+BANNER = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)\s*$")
 
 RESULT_NAMES = {
     0: "ncclSuccess", 1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
@@ -259,7 +261,7 @@ def classify(text: str, env: Envelope) -> Parsed | None:
         return None
     h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None
     if h is None:
-        b = BANNER.search(text)
+        b = BANNER.match(text.strip())
         if b is None:
             return None
         return Parsed("nccl.version", "INFO", "nccl.version", split_version(b["v"]))
