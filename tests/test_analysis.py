@@ -591,3 +591,82 @@ def test_scales_linearly_on_a_large_job():
     assert h and h[0].fields["ranks"] == [7]
     assert len(a.anatomy["ranks"]) == n
     assert dt < 20, dt
+
+
+# -- more cross-rank findings ------------------------------------------------------------------------------------
+
+def test_peer_exited_is_the_quiet_rank_not_the_ones_torchrun_stopped():
+    closed = ("[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+              "Connection closed by peer [127.0.0.1]:7606. This is typically caused by a remote worker crashing.\n")
+    a = run({"rank0.log": closed.format(r=0), "rank1.log": "", "rank2.log": closed.format(r=2),
+             "rank3.log": closed.format(r=3)})
+    p = kinds(a, "analysis.peer_exited")
+    assert len(p) == 1 and p[0].fields["ranks"] == [1] and p[0].fields["reporting_ranks"] == [0, 2, 3]
+
+
+def test_peer_exited_narrowed_by_the_peer_address():
+    def node(h, ip, pid0, ranks, warn_rank=None):
+        out = ""
+        for k, r in enumerate(ranks):
+            pid = pid0 + k
+            out += _init(h, pid, r, nranks=4) + f"{h}:{pid}:{pid} [0] NCCL INFO NET/Socket : Using [0]eth0:{ip}<0>\n"
+            if r == warn_rank:
+                out += (f"\n[2026-11-28 15:02:09] {h}:{pid}:{pid + 50} [0] misc/socket.cc:66 NCCL WARN socketProgress: "
+                        f"Connection closed by remote peer 10.0.1.12<39907>\n")
+        return out
+    a = run({"node0.log": node("n1", "10.0.1.11", 100, [0, 1], warn_rank=1),
+             "node1.log": node("n2", "10.0.1.12", 200, [2, 3])})
+    p = kinds(a, "analysis.peer_exited")
+    assert p and p[0].fields["peer_hosts"] == ["n2"] and p[0].fields["ranks"] == [2, 3]
+
+
+def test_detail_mismatch_names_the_odd_rank():
+    evs = []
+    for r in range(4):
+        other = 3 if r != 3 else 0
+        evs.append(Event("torch.collective_mismatch", "ERROR", f"rank{r}.log", 1, "Detected mismatch", rank=r,
+                         fields={"rank": r, "other_rank": other, "seq": 1, "op_type": "BROADCAST" if r == 3 else "ALLREDUCE",
+                                 "other_op_type": "ALLREDUCE" if r == 3 else "BROADCAST", "differs": ["op type"]}))
+    a = analyze(evs)
+    cm = kinds(a, "analysis.collective_mismatch")
+    assert len(cm) == 1 and cm[0].fields["source"] == "detail"
+    assert cm[0].fields["values"] == {"ALLREDUCE": [0, 1, 2], "BROADCAST": [3]} and cm[0].rank == 3
+
+
+def test_missing_rank_files():
+    timeout = ("[E1129 22:41:10.306172881 socket.cpp:1028] [c10d] The client socket has timed out after 10000ms while trying "
+               "to connect to (127.0.0.1, 29619).\n")
+    a = run({"rank1.log": timeout, "rank2.log": timeout, "rank3.log": timeout})
+    m = kinds(a, "analysis.missing_ranks")
+    assert m and m[0].fields["source"] == "logs" and m[0].fields["ranks"] == [0]
+
+
+def test_mp_spawn_process_index_is_the_rank_on_one_node():
+    a = analyze([Event("torchrun.worker_failed", "ERROR", "console.log", 9,
+                       "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGKILL",
+                       fields={"signal": "SIGKILL", "local_rank": 3, "launcher": "spawn"})])
+    assert a.events[0].rank == 3
+    ff = a.first_failure()
+    assert ff.ranks == [3] and ff.nature == "root"
+
+
+def test_order_key_for_synthetic_events():
+    files = {f"rank{r}.log": _timeout(r) for r in (0, 1, 2)}
+    files["rank3.log"] = ""
+    a = run(files)
+    h = kinds(a, "analysis.hung_rank")[0]
+    assert a.order_key(h)[0] == 0  # placed with its evidence, not after everything
+
+
+SAMPLES = __import__("pathlib").Path(__file__).resolve().parent.parent / "samples"
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*") if p.is_dir() and not p.name.startswith("_"))
+                         if SAMPLES.exists() else [])
+def test_every_sample_analyses_to_json(sample):
+    from logdoc.parse import parse_paths
+
+    res = parse_paths([str(SAMPLES / sample)])
+    a = analyze(res.events, res.files)
+    json.dumps(a.to_dict())
+    assert all(e.kind.startswith("analysis.") and e.fields.get("evidence") is not None for e in a.synthetic)

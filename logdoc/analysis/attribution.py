@@ -308,11 +308,23 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
 
     # host of a pid within a file (for lines that print a pid but no host: torch's Python logger)
     file_pid_hosts: dict[tuple[str, int], set] = {}
+    seen_fph: set = set()
     for ev in events:
         if ev.pid is not None and ev.host:
-            file_pid_hosts.setdefault((ev.file, ev.pid), set()).add(short_host(ev.host))
+            k3 = (ev.file, ev.pid, ev.host)
+            if k3 not in seen_fph:
+                seen_fph.add(k3)
+                file_pid_hosts.setdefault((ev.file, ev.pid), set()).add(short_host(ev.host))
+    pid_memo: dict[tuple, tuple] = {}
 
     def pid_key(file: str, pid: int, host: str | None) -> tuple:
+        k3 = (file, pid, host)
+        got = pid_memo.get(k3)
+        if got is None:
+            got = pid_memo[k3] = _pid_key(file, pid, host)
+        return got
+
+    def _pid_key(file: str, pid: int, host: str | None) -> tuple:
         h = short_host(host) or paths[file].host
         if h is None:
             hs = file_pid_hosts.get((file, pid))
@@ -328,6 +340,8 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     cf_hosts_by_attempt: dict[int | None, set] = {}
     rdzv: dict[tuple, dict] = {}               # (file, node_rank, attempt) -> facts
     for ev in events:
+        if not ev.kind.startswith(("torchrun.", "torch.")):
+            continue
         if ev.kind == "torchrun.child_failed":
             for f in _failures(ev):
                 r, lr, pid = as_int(f.get("rank")), as_int(f.get("local_rank")), as_int(f.get("pid"))
@@ -353,6 +367,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     uf = _UF()
     keys_of: list[tuple] = [None] * n  # type: ignore[list-item]
     single = _single_process_files(events, by_file, paths)
+    last_ks: list[tuple] | None = None
     for i, ev in enumerate(events):
         agent = is_agent(ev)
         ks: list[tuple] = []
@@ -370,16 +385,24 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
                 ks.append(pid_key(ev.file, wpid, None))
         if not ks:
             ks.append(("event", i))
-        for k in ks[1:]:
-            uf.union(ks[0], k)
+        if ks != last_ks:  # consecutive lines of one process repeat the same keys
+            for k in ks[1:]:
+                uf.union(ks[0], k)
+            last_ks = ks
         keys_of[i] = ks[0]
     roots: dict[Any, int] = {}
+    key_root: dict[Any, int] = {}
     proc_of = [0] * n
     for i in range(n):
-        r = uf.find(keys_of[i])
-        if r not in roots:
-            roots[r] = len(roots)
-        proc_of[i] = roots[r]
+        k = keys_of[i]
+        p = key_root.get(k)
+        if p is None:
+            r = uf.find(k)
+            p = roots.get(r)
+            if p is None:
+                p = roots[r] = len(roots)
+            key_root[k] = p
+        proc_of[i] = p
     nproc = len(roots)
 
     # the (host, pid) keys that belong to each process
@@ -390,12 +413,22 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             if r is not None:
                 proc_pidkeys[r].add(k)
 
+    # torch.multiprocessing.spawn numbers its processes 0..nprocs-1: the rank, on one node
+    hosts_seen = {short_host(ev.host) for ev in events if ev.host}
+    one_node = len(hosts_seen) <= 1 and all(ev.node_rank is None for ev in events)
+
     # 3. own candidates per event: list of (level, rank)
     own: list[tuple[int, int] | None] = [None] * n
     for i, ev in enumerate(events):
         if envelope[i] is not None:
             own[i] = (0, envelope[i])  # type: ignore[assignment]
             continue
+        f = ev.fields
+        if one_node and (f.get("spawn_process") is not None or f.get("launcher") == "spawn"):
+            idx = as_int(f.get("spawn_process")) if f.get("spawn_process") is not None else as_int(f.get("local_rank"))
+            if idx is not None:
+                own[i] = (1, idx)
+                continue
         cand = _torchrun_rank(ev, paths, rdzv, cf_local, cf_node_local, cf_hosts_by_attempt, events, cf_by_pid,
                               cf_pid_any, pid_key)
         if cand is None and ev.local_rank is not None and not is_agent(ev):

@@ -39,7 +39,7 @@ ROOT_TEXT = re.compile(
     r"|Message truncated|No such device|no socket interface found|No usable listening interface|\bXid\b"
     r"|Segmentation fault|SIGSEGV|SIGKILL|Signal 9\b|SIGBUS|Signal 7\b|unhandled cuda error|EnforceNotMet"
     r"|Collectives differ|collective mismatch|Unable to find address|Name or service not known"
-    r"|cudaErrorSystemNotReady|NVLink|fabric manager")
+    r"|cudaErrorSystemNotReady|NVLink|fabric manager|Mismatched NCCL version|Network is unreachable|No route to host")
 SYMPTOM_TEXT = re.compile(
     r"Connection closed by (?:remote )?peer|Connection reset by peer|remote process exited|ncclRemoteError"
     r"|Timed out waiting|timed out|Timeout\(ms\)|[Ww]atchdog|Some NCCL operations have failed|SIGTERM|Signal 15\b"
@@ -62,10 +62,14 @@ _SYMPTOM_EXIT = {-15, -6, 143, 134, -2}
 
 
 def _exit_nature(code: int | None, signal: Any = None) -> int:
+    """A death by SIGKILL / SIGSEGV / SIGBUS is a root cause; SIGTERM / SIGABRT are consequences; a plain
+    exit status (1: an exception) only repeats what the worker's own output says, so it counts as a symptom."""
     sig = str(signal or "")
     if code in _ROOT_EXIT or sig in ("SIGKILL", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"):
         return ROOT
     if code in _SYMPTOM_EXIT or sig in ("SIGTERM", "SIGABRT", "SIGINT"):
+        return SYMPTOM
+    if code is not None and code > 0:
         return SYMPTOM
     return NEUTRAL
 
@@ -164,7 +168,7 @@ def bounds(timeline: Timeline, ev: Event) -> tuple[int | None, int | None]:
     """When the failure an event reports can have happened. The agent logs a worker's death when it
     notices it (it polls), so its stamp is only an upper bound of the death."""
     lo, hi = timeline.bounds(ev)
-    if ev.kind in _OBSERVED:
+    if ev.kind in _OBSERVED and nature(ev) == ROOT:
         return None, hi
     return lo, hi
 
@@ -225,7 +229,7 @@ def first_failure(timeline: Timeline, candidates: Iterable[Event]) -> FirstFailu
 
     def rank_key(cb: tuple[Event, tuple]) -> tuple:
         c, (lo, hi) = cb
-        own = timeline.seconds(c) if c.kind not in _OBSERVED else None
+        own = timeline.seconds(c) if not (c.kind in _OBSERVED and nature(c) == ROOT) else None
         t = own if own is not None else (lo if lo is not None else (hi if hi is not None else BIG))
         return (nature(c), t, timeline.key(c))
 

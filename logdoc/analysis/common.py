@@ -14,18 +14,31 @@ _IP = re.compile(r"^\d+\.\d+\.\d+\.\d+$|:")
 WORKER_TORCHRUN_KINDS = ("torchrun.error_file",)  # written by the worker (``@record``), not by the agent
 
 
+_AGENT_KIND: dict[str, bool] = {}
+
+
 def is_agent(ev: Event) -> bool:
     """A line of the torchrun agent: it names workers but does not speak for one."""
-    return ev.kind.startswith("torchrun.") and ev.kind not in WORKER_TORCHRUN_KINDS
+    k = ev.kind
+    r = _AGENT_KIND.get(k)
+    if r is None:
+        r = _AGENT_KIND[k] = k.startswith("torchrun.") and k not in WORKER_TORCHRUN_KINDS
+    return r
+
+
+_SHORT: dict[str, str] = {}
 
 
 def short_host(host: str | None) -> str | None:
     """NCCL prints ``gethostname()`` cut at the first dot; torchrun prints the FQDN. Compare the short form."""
     if not host:
         return None
-    if _IP.search(host):
-        return host
-    return host.split(".", 1)[0]
+    r = _SHORT.get(host)
+    if r is None:
+        r = host if _IP.search(host) else host.split(".", 1)[0]
+        if len(_SHORT) < 100000:
+            _SHORT[host] = r
+    return r
 
 
 def ranks_text(ranks: Iterable[int], word: bool = True) -> str:

@@ -102,14 +102,32 @@ def versions(job: Job) -> dict[str, tuple[dict[Any, str], dict[Any, list[Event]]
             vals[w] = v
         evs.setdefault(w, []).append(ev)
 
+    bare: list[Event] = []
     for i in job.by_kind.get("nccl.version", ()):
         ev = job.events[i]
+        if ev.rank is None and not ev.host:
+            bare.append(ev)  # the <= 2.21 banner (no prefix): judged below
+            continue
         v = ev.fields.get("version")
         if v:
             put("nccl", who(ev), f"{v}{ev.fields.get('suffix') or ''}", ev)
         c = ev.fields.get("cuda")
         if c:
             put("cuda", who(ev), str(c), ev)
+    known_in_file: dict[str, set] = {}
+    for w, evs in comp["nccl"][1].items():
+        for ev in evs:
+            known_in_file.setdefault(ev.file, set()).add(comp["nccl"][0][w])
+    for ev in bare:
+        v = ev.fields.get("version")
+        if not v:
+            continue
+        val = f"{v}{ev.fields.get('suffix') or ''}"
+        if val in known_in_file.get(ev.file, ()):  # the same version is printed with a prefix in that file
+            continue
+        put("nccl", who(ev), val, ev)
+        if ev.fields.get("cuda"):
+            put("cuda", who(ev), str(ev.fields["cuda"]), ev)
     for i in job.by_kind.get("nccl.info", ()):
         ev = job.events[i]
         if "cudaDriverVersion" in ev.text:
@@ -215,7 +233,11 @@ def _env(job: Job) -> list[Event]:
 
 def transport_facts(job: Job) -> dict[str, dict[str, Any]]:
     """Per host: networks, transports (with counts), GDR use, GPU Direct RDMA support lines, IB devices."""
+    cached = job.cache.get("transport_facts")
+    if cached is not None:
+        return cached
     hosts: dict[str, dict[str, Any]] = {}
+    job.cache["transport_facts"] = hosts
 
     def h_of(ev: Event) -> str | None:
         return short_host(ev.host)
@@ -288,7 +310,11 @@ def transport_facts(job: Job) -> dict[str, dict[str, Any]]:
 
 
 def host_ranks(job: Job) -> dict[str, set]:
+    cached = job.cache.get("host_ranks")
+    if cached is not None:
+        return cached
     out: dict[str, set] = {}
+    job.cache["host_ranks"] = out
     for ev in job.events:
         if ev.host and ev.rank is not None and not is_agent(ev):
             out.setdefault(short_host(ev.host), set()).add(ev.rank)
@@ -329,7 +355,8 @@ def _transports(job: Job) -> list[Event]:
         text = f"{what} differs between hosts: {_describe(hosts)}"
         out.append(synthetic("analysis.transport_disagreement", text, evidence, level="WARN",
                              on_ranks=sorted({r for h in minority_hosts for r in hr.get(h, ())}), on_hosts=minority_hosts,
-                             aspect=aspect, values=values, hosts=hosts, by_host=by_host, minority_hosts=minority_hosts))
+                             aspect=aspect, values=values, hosts=hosts, by_host=by_host, minority=minority_hosts,
+                             minority_hosts=minority_hosts))
 
     network = {}
     for h, d in facts.items():
@@ -379,7 +406,11 @@ def _subnet(addr: str) -> str | None:
 
 
 def interface_facts(job: Job) -> dict[str, dict[str, Any]]:
+    cached = job.cache.get("interface_facts")
+    if cached is not None:
+        return cached
     hosts: dict[str, dict[str, Any]] = {}
+    job.cache["interface_facts"] = hosts
 
     def slot(h: str) -> dict[str, Any]:
         d = hosts.get(h)
@@ -466,8 +497,8 @@ def _interfaces(job: Job) -> list[Event]:
         text = f"{what}: {_describe(hosts)}"
         out.append(synthetic("analysis.interface_disagreement", text, evidence, level="WARN",
                              on_ranks=sorted({r for h in minority_hosts for r in hr.get(h, ())}), on_hosts=minority_hosts,
-                             aspect=aspect, values=values, hosts=hosts, by_host=by_host, minority_hosts=minority_hosts,
-                             subnets=_values(subnets), special=specials))
+                             aspect=aspect, values=values, hosts=hosts, by_host=by_host, minority=minority_hosts,
+                             minority_hosts=minority_hosts, subnets=_values(subnets), special=specials))
 
     if len(set(names.values())) > 1:
         emit("name", "the hosts use differently named interfaces for NCCL")

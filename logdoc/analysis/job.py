@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..events import Event
 from .attribution import Attribution, is_default_pg, pg_of
@@ -30,6 +31,7 @@ class Job:
     pg_desc: dict[str, str | None] = field(default_factory=dict)
     pg_inferred: set[int] = field(default_factory=set)        # event indexes whose group was inferred
     errors_by_rank: dict[int, int] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, events: list[Event], timeline: Timeline, attr: Attribution, files: list[str]) -> "Job":

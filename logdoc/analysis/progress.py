@@ -58,8 +58,11 @@ def analyze(job: Job) -> tuple[list[Event], dict[str, Any]]:
     out.extend(_desync(job))
     if not barrier and not any(e.kind == "analysis.hung_rank" for e in hung):
         out.extend(_gloo_timeouts(job))
+    if not any(e.kind == "analysis.hung_rank" for e in out):
+        out.extend(_peer_exited(job))
     out.extend(_collective_mismatch(job))
-    out.extend(_clients_joined(job))
+    missing = _clients_joined(job)
+    out.extend(missing or _missing_logs(job))
     out.extend(_silent(job))
     return out, tables
 
@@ -360,9 +363,57 @@ def _collective_mismatch(job: Job) -> list[Event]:
         parts = [f"{ranks_text(rs)}: {val}" for val, rs in values.items()]
         minority = min(values.values(), key=len)
         text = f"ranks run different collectives at SeqNum {seq} of {job.pg_label(key)} ({aspect}): " + "; ".join(parts)
-        ev = synthetic("analysis.collective_mismatch", text, evs[(key, seq)], level="ERROR", on_ranks=minority, ranks=sorted(ranks), pg=job.pg_desc.get(key) or key, pg_id=key,
-                       pg_desc=job.pg_desc.get(key), seq=seq, aspect=aspect, values=values, minority_ranks=minority)
+        ev = synthetic("analysis.collective_mismatch", text, evs[(key, seq)], level="ERROR", on_ranks=minority,
+                       ranks=sorted(ranks), pg=job.pg_desc.get(key) or key, pg_id=key, pg_desc=job.pg_desc.get(key),
+                       seq=seq, aspect=aspect, values=values, minority_ranks=minority, source="watchdog")
         out.append(ev)
+    out.extend(_detail_mismatch(job))
+    return out
+
+
+_DETAIL_ASPECT = {"op type": ("op_type", "op_type"), "shapes": ("shape", "shape"), "dtypes": ("dtype", "dtype"),
+                  "sequence number": ("seq", "seq"), "devices": ("device", "devices")}
+
+
+def _detail_mismatch(job: Job) -> list[Event]:
+    """TORCH_DISTRIBUTED_DEBUG=DETAIL reports pairs (this rank vs another); together they name the odd rank."""
+    per: dict[tuple, dict[int, str]] = {}
+    evs: dict[tuple, list[Event]] = {}
+    for i in job.by_kind.get("torch.collective_mismatch", ()):
+        ev = job.events[i]
+        f = ev.fields
+        seq = as_int(f.get("seq"))
+        me, other = as_int(f.get("rank")), as_int(f.get("other_rank"))
+        if me is None:
+            me = ev.rank
+        for aspect in f.get("differs") or ():
+            name, field_ = _DETAIL_ASPECT.get(str(aspect), (str(aspect), None))
+            if field_ is None:
+                continue
+            k = (job.pg_key.get(i), seq, name)
+            vals = per.setdefault(k, {})
+            mine, theirs = f.get(field_), f.get("other_" + field_)
+            if me is not None and mine is not None:
+                vals.setdefault(me, str(mine))
+            if other is not None and theirs is not None:
+                vals.setdefault(other, str(theirs))
+            evs.setdefault(k, []).append(ev)
+    out = []
+    for (key, seq, name), vals in sorted(per.items(), key=lambda kv: str(kv[0])):
+        values: dict[str, list[int]] = {}
+        for r, v in vals.items():
+            values.setdefault(v, []).append(r)
+        if len(values) < 2:
+            continue
+        values = {v: sorted(rs) for v, rs in sorted(values.items())}
+        minority = min(values.values(), key=len)
+        parts = "; ".join(f"{ranks_text(rs)}: {v}" for v, rs in values.items())
+        label = job.pg_label(key) if key is not None else "the process group"
+        text = f"ranks run different collectives at SeqNum {seq} of {label} ({name}, DETAIL report): {parts}"
+        out.append(synthetic("analysis.collective_mismatch", text, evs[(key, seq, name)], level="ERROR",
+                             on_ranks=minority, ranks=sorted(vals), pg=_pg_name(job, key), pg_id=key,
+                             pg_desc=job.pg_desc.get(key) if key else None, seq=seq, aspect=name, values=values,
+                             minority_ranks=minority, source="detail"))
     return out
 
 
@@ -402,6 +453,106 @@ def _clients_joined(job: Job) -> list[Event]:
                                  world_size=world, seen=joined, seen_ranks=seen, source=source,
                                  missing_count=missing, candidates=unseen))
     return out
+
+
+# -- the peer the others lost -----------------------------------------------------------------------
+
+_PEER_CLOSED = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|remote process exited"
+                          r"|ncclRemoteError|Broken pipe")
+_PEER_ADDR = re.compile(r"(?:remote peer|by peer|peer) \[?([0-9a-fA-F.:]+?)\]?(?:<\d+>|:\d+)")
+
+
+def _peer_exited(job: Job) -> list[Event]:
+    """Ranks report that a peer closed the connection; the member(s) that printed no error are that peer."""
+    from .disagreements import host_ranks, interface_facts
+
+    reporters: dict[int, list[Event]] = {}
+    addrs: set[str] = set()
+    for kind in ("gloo.error", "torch.exception", "nccl.warn", "torch.async_exception", "torch.nccl_error"):
+        for i in job.by_kind.get(kind, ()):
+            ev = job.events[i]
+            if ev.rank is None or not _PEER_CLOSED.search(ev.text):
+                continue
+            reporters.setdefault(ev.rank, []).append(ev)
+            for m in _PEER_ADDR.finditer(ev.text):
+                a = m.group(1)
+                if not a.startswith("127.") and a != "::1":
+                    addrs.add(a)
+    if not reporters:
+        return []
+    members = job.members()
+    stopped = _stopped_by_launcher(job)
+    quiet = [r for r in members if r not in reporters and not job.errors_by_rank.get(r) and r not in stopped]
+    peer_hosts: list[str] = []
+    if addrs:
+        by_addr = {}
+        for h, d in interface_facts(job).items():
+            for part in ("socket", "bootstrap", "ib_oob"):
+                for a in d[part].values():
+                    by_addr[a.split("%")[0].strip("[]")] = h
+        peer_hosts = sorted({by_addr[a] for a in addrs if a in by_addr})
+        if peer_hosts:
+            hr = host_ranks(job)
+            on_peer = {r for h in peer_hosts for r in hr.get(h, ())}
+            narrowed = [r for r in quiet if r in on_peer]
+            if narrowed:
+                quiet = narrowed
+    if not quiet or len(quiet) * 2 > len(members):
+        return []
+    table = [f"{ranks_text(reporters)} lost the connection to a peer"]
+    if peer_hosts:
+        table[0] += f" on {', '.join(peer_hosts)}"
+    printed = [r for r in quiet if r in job.ranks_seen or r in job.ranks_from_files]
+    if printed:
+        table.append(f"{ranks_text(printed)} printed no error")
+    mute = [r for r in quiet if r not in printed]
+    if mute:
+        table.append(f"{ranks_text(mute)} has no output in these logs")
+    detail = "; ".join(table)
+    evidence = [e for r in sorted(reporters) for e in reporters[r][:2]]
+    return [synthetic("analysis.peer_exited", f"{ranks_text(quiet)} probably exited or was killed: {detail}",
+                      evidence, level="ERROR", on_ranks=quiet, on_hosts=peer_hosts, ranks=sorted(quiet),
+                      reporting_ranks=sorted(reporters), peer_addrs=sorted(addrs), peer_hosts=peer_hosts,
+                      table=table, detail=detail)]
+
+
+def _stopped_by_launcher(job: Job) -> set[int]:
+    """Ranks that torchrun (or mp.spawn) terminated with SIGTERM: alive until the launcher stopped them."""
+    out = set()
+    for i in job.by_kind.get("torchrun.sigterm", ()):
+        r = job.events[i].rank
+        if r is not None:
+            out.add(r)
+    for i in job.by_kind.get("torchrun.child_failed", ()):
+        for f in job.events[i].fields.get("failures") or ():
+            if isinstance(f, dict) and (as_int(f.get("exitcode")) in (-15, 143) or f.get("signal") == "SIGTERM"):
+                r = as_int(f.get("rank"))
+                if r is not None:
+                    out.add(r)
+    return out
+
+
+def _missing_logs(job: Job) -> list[Event]:
+    """Per-rank files were given, but not for every member of a failed job (rank 0 missing is the usual one)."""
+    if not job.ranks_from_files or not any(is_error(e) for e in job.events):
+        return []
+    per_rank_files = [n for n, pi in job.attr.paths.items() if pi.rank is not None]
+    if len(per_rank_files) * 2 < len(job.attr.paths):
+        return []  # mostly consoles or node files: a rank without lines there may just have printed nothing
+    known = job.known_ranks
+    if not known:
+        return []
+    members = job.members()
+    missing = [r for r in members if r not in known]
+    if not missing:
+        return []
+    first = next((e for e in job.events if is_error(e)), job.events[0])
+    size = job.world_size or len(members)
+    text = (f"no log line from {ranks_text(missing)} of a {size}-rank job"
+            + (" (rank 0 hosts the store and the NCCL unique id)" if 0 in missing else ""))
+    return [synthetic("analysis.missing_ranks", text, [first], level="WARN", on_ranks=missing if len(missing) == 1 else (),
+                      ranks=missing, world_size=size, seen=len(known & set(members)), seen_ranks=sorted(known),
+                      source="logs", missing_count=len(missing), candidates=missing)]
 
 
 # -- silent ranks ------------------------------------------------------------------------------------
