@@ -161,7 +161,11 @@ class _Template:
         self.id, self.kind, self.level, self.where, self.file, self.format = tid, kind, level, where, file, fmt
         self.ints: set[str] = set()
         body, literal = self._compile(fmt.strip())
-        self.regex = re.compile(r"\s*" + body + r"\s*\Z", re.DOTALL)
+        # Messages gain tails across versions: c10's TORCH_WARN appends ` (function operator())`,
+        # newer releases append the run id or detail. A template that ends in literal text accepts
+        # a tail that starts after a blank or a quote; one that ends in a placeholder absorbs it anyway.
+        tail = r"(?:[ \t]+\S[^\n]*)?" if fmt.strip()[-1:] not in "}" else ""
+        self.regex = re.compile(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)
         self.anchor = max(words, key=len) if words else ""
         self.weight = len(literal.replace(" ", ""))
@@ -904,6 +908,8 @@ def _exception_event(fields: dict[str, Any], env: Envelope | None) -> Parsed:
 
 def _templated(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> Parsed | None:
     m = _match_templates(body, ("body", "line"))
+    if m is None and body.startswith("Warning: "):  # TORCH_WARN's `Warning: msg (function f)`
+        m = _match_templates(body[9:], ("body", "line"))
     if m is None:
         return None
     t, f = m

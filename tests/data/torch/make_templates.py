@@ -288,6 +288,9 @@ EXTRA = [
      "{source_location:word}: {function}: block: [{block}], thread: [{thread}] Assertion `{assertion}` failed."),
     ("logdoc:cuda:kernel-async", "cuda.error", "ERROR", "line", "",
      "CUDA kernel errors might be asynchronously reported at some other API call{rest:rest}"),
+    # torch/utils/data/_utils/signal_handling.py prints this to stderr before the worker dies
+    ("logdoc:dataloader:bus-error", "torch.exception", "ERROR", "line", "",
+     "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).{rest:rest}"),
     ("logdoc:kernel:xid", "kernel.xid", "ERROR", "line", "", "NVRM: Xid (PCI:{pci:word}): {xid:int}, {detail:rest}"),
     ("logdoc:kernel:xid-short", "kernel.xid", "ERROR", "line", "", "NVRM: Xid (PCI:{pci:word}): {xid:int}{detail:rest}"),
     ("logdoc:spawn:process-exited-signal", "torchrun.worker_failed", "ERROR", "line", "",
