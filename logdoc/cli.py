@@ -92,62 +92,196 @@ def _console(no_color: bool, stderr: bool = False):
     return Console(no_color=True, color_system=None, highlight=False, stderr=stderr)
 
 
-def _load_rules(rules_dirs: List[str]):
-    from . import kb
-
+def _check_rules_dirs(rules_dirs: List[str]) -> None:
     for d in rules_dirs:
         if not os.path.isdir(d):
             _fail(f"--rules {d}: no such folder")
+
+
+def _load_rules(rules_dirs: List[str]):
+    from . import kb
+
+    _check_rules_dirs(rules_dirs)
     rules = kb.load_rules(extra_dirs=rules_dirs)
     for p in rules.problems:
         print(f"logdoc: rules: {p}", file=sys.stderr)
     return rules
 
 
+def _emit_report(report: dict, format: str, no_color: bool, to_stderr: bool = False) -> None:
+    """Write a report in one of the formats to stdout (or stderr when stdout carries something else)."""
+    stream = sys.stderr if to_stderr else sys.stdout
+    if format == "json":
+        stream.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    elif format == "markdown":
+        from .report.markdown import render
+
+        stream.write(render(report))
+    else:
+        from .report.terminal import print_report
+
+        print_report(report, _console(no_color, stderr=to_stderr))
+    stream.flush()
+
+
+def _notice(d: dict) -> None:
+    from .live import format_notice
+
+    sys.stderr.write(format_notice(d))
+    sys.stderr.flush()
+
+
 @app.command()
 def explain(
-    paths: List[str] = typer.Argument(..., help=PATHS_HELP),
-    format: str = typer.Option("terminal", "--format", "-f", help="terminal, json or markdown."),
-    rules_dirs: List[str] = typer.Option([], "--rules", help="A folder of your own rules (same schema; an existing id is overridden)."),
+    paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
+    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal, json or markdown."),
+    rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="A folder of your own rules (same schema; an existing id is overridden)."),
     redact: bool = typer.Option(False, "--redact", help="Replace hostnames and addresses in the output by stable aliases."),
     no_color: bool = typer.Option(False, "--no-color", help="No colour (NO_COLOR is respected too)."),
+    follow: bool = typer.Option(False, "--follow", help="Only with -: pass every input line through to stdout unchanged as it "
+                                "arrives, print each root cause to stderr as soon as it is certain, and the full "
+                                "report to stderr at the end of input."),
 ) -> None:
     """Say what went wrong, on which rank, why, and what to change.
 
-    Exit status: 0 no error found, 1 an error diagnosis, 2 bad usage or unreadable input.
+    Reading - (standard input) is streaming: only events are kept, and the report comes at the end
+    of input. Exit status: 0 no error found, 1 an error diagnosis, 2 bad usage or unreadable input.
 
     Examples:
 
+    \b
       logdoc explain rank0.log rank1.log
-
-      torchrun ... 2>&1 | logdoc explain -
-
       logdoc explain logs/ --format markdown > report.md
+      torchrun ... 2>&1 | logdoc explain -
+      torchrun ... 2>&1 | logdoc explain - --follow | tee job.log
     """
     from .api import build_report
     from .parse import parse_paths
 
     if format not in ("terminal", "json", "markdown"):
         _fail(f"unknown --format {format!r}: use terminal, json or markdown")
-    rules = _load_rules(rules_dirs)
-    result = parse_paths(paths, stdin=sys.stdin.buffer)
-    report = build_report(result, rules, redact=redact)
-    if format == "json":
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    elif format == "markdown":
-        from .report.markdown import render
+    if follow and list(paths) != ["-"]:
+        _fail("--follow reads standard input only: use `... 2>&1 | logdoc explain - --follow`")
+    if follow:
+        from .live import follow as follow_stream
 
-        sys.stdout.write(render(report))
+        _check_rules_dirs(rules_dirs)
+        sys.stdout.flush()
+        # the rules load while the input already flows through
+        result, early = follow_stream(sys.stdin.buffer.fileno(), sys.stdout.fileno(),
+                                      rules=lambda: _load_rules(rules_dirs), emit=_notice, redact=redact)
+        rules = early.rules if early is not None else _load_rules(rules_dirs)
     else:
-        from .report.terminal import print_report
-
-        print_report(report, _console(no_color))
+        rules = _load_rules(rules_dirs)
+        result = parse_paths(paths, stdin=sys.stdin.buffer)
+    report = build_report(result, rules, redact=redact)
+    _emit_report(report, format, no_color, to_stderr=follow)
     _report_skips(result.stats)
     for p in report.get("problems", []):
         print(f"logdoc: rules: {p}", file=sys.stderr)
     print(_summary_line(result.stats), file=sys.stderr)
     if any(d["severity"] == "error" for d in report["diagnoses"]):
         raise typer.Exit(1)
+
+
+@app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+def run(
+    cmd: List[str] = typer.Argument(..., metavar="CMD", help="The command to run and its arguments, after --."),
+    log_dirs: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A folder the job writes logs into (torchrun "
+                                       "--log-dir; found by itself in a torchrun command); its files written during "
+                                       "the run are read too. Repeatable."),
+    save: Optional[str] = typer.Option(None, "--save", metavar="FILE", help="Also write the command's output (both "
+                                       "streams, as lines in arrival order) to FILE; the report then points into it."),
+    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="Report format: terminal, json or markdown."),
+    report_file: Optional[str] = typer.Option(None, "--report", metavar="FILE", help="Write the report to FILE instead of stderr."),
+    rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="A folder of your own rules."),
+    redact: bool = typer.Option(False, "--redact", help="Replace hostnames and addresses in logdoc's output by stable aliases."),
+    early: bool = typer.Option(True, "--early/--no-early", help="Print each certain root cause to stderr as soon as it shows up."),
+    no_color: bool = typer.Option(False, "--no-color", help="No colour (NO_COLOR is respected too)."),
+) -> None:
+    """Run a job, pass its output through, and explain it if it fails.
+
+    The command runs in its own process group; its stdout and stderr go through unchanged (each to
+    its own stream); Ctrl-C, SIGTERM and SIGHUP reach the whole group. When it fails, the diagnosis
+    of its output (plus NCCL_DEBUG_FILE outputs and --log-dir files) goes to stderr, and logdoc exits
+    with the command's own status (128+N when a signal N killed it). On success it exits 0 quietly.
+
+    Examples:
+
+    \b
+      logdoc run -- torchrun --nproc-per-node 8 train.py
+      logdoc run --log-dir logs/ -- torchrun --log-dir logs/ --nnodes 2 ... train.py
+      NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p logdoc run -- srun -N 2 python train.py
+      logdoc run --save job.log -- mpirun -np 16 python train.py
+    """
+    from .api import build_report
+    from .live import describe_command, run_command
+
+    if format not in ("terminal", "json", "markdown"):
+        _fail(f"unknown --format {format!r}: use terminal, json or markdown")
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        _fail("no command: logdoc run -- CMD [ARGS]")
+    _check_rules_dirs(rules_dirs)
+    try:
+        res = run_command(cmd, log_dirs=log_dirs, save=save, rules=lambda: _load_rules(rules_dirs),
+                          emit=_notice if early else None, redact=redact)
+    except FileNotFoundError:
+        print(f"logdoc: error: command not found: {cmd[0]}", file=sys.stderr)
+        raise typer.Exit(127)
+    except PermissionError:
+        print(f"logdoc: error: permission denied: {cmd[0]}", file=sys.stderr)
+        raise typer.Exit(126)
+    except OSError as exc:
+        _fail(f"cannot start {cmd[0]}: {exc}")
+    status = res.exit_status
+    if res.returncode is not None and res.returncode < 0:
+        import signal as _signal
+
+        try:
+            how = f"was killed by {_signal.Signals(-res.returncode).name}"
+        except ValueError:
+            how = f"was killed by signal {-res.returncode}"
+    else:
+        how = f"exited with status {status}"
+    try:
+        rules = res.rules if res.rules is not None else _load_rules(rules_dirs)
+        report = build_report(res.result, rules, redact=redact)
+    except KeyboardInterrupt:
+        raise typer.Exit(status)
+    errors = [d for d in report["diagnoses"] if d["severity"] == "error"]
+    if status == 0:
+        if errors:
+            d = errors[0]
+            print(f"logdoc: the command succeeded, but its output shows [{d['id']}] {d['title']}"
+                  f"{' (see ' + save + ')' if save else ''}", file=sys.stderr)
+        raise typer.Exit(0)
+    sys.stdout.flush()
+    print(f"logdoc: {describe_command(cmd)[:200]} {how}", file=sys.stderr)
+    if res.extra_files:
+        print(f"logdoc: also read {len(res.extra_files)} file(s) it wrote: {', '.join(res.extra_files[:5])}"
+              f"{' ...' if len(res.extra_files) > 5 else ''}", file=sys.stderr)
+    if report_file:
+        with open(report_file, "w", encoding="utf-8") as fh:
+            if format == "json":
+                fh.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+            elif format == "markdown":
+                from .report.markdown import render
+
+                fh.write(render(report))
+            else:
+                from rich.console import Console
+
+                from .report.terminal import print_report
+
+                print_report(report, Console(file=fh, no_color=True, color_system=None, highlight=False, width=100))
+        print(f"logdoc: report written to {report_file}", file=sys.stderr)
+    else:
+        _emit_report(report, format, no_color, to_stderr=True)
+    _report_skips(res.result.stats)
+    print(_summary_line(res.result.stats), file=sys.stderr)
+    raise typer.Exit(status)
 
 
 @app.command()
