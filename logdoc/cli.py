@@ -17,12 +17,41 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Explain why a distributed training job (NCCL, Gloo, PyTorch) died, from its logs.\n\n"
     "Examples:\n\n"
-    "  logdoc explain rank0.log rank1.log\n\n"
-    "  torchrun ... 2>&1 | logdoc explain -\n\n"
-    "  logdoc explain logs/            (a torchrun --log-dir tree, Slurm outputs, ...)",
+    "\b\n"
+    "  logdoc explain rank0.log rank1.log     # files, folders, globs, .gz\n"
+    "  logdoc explain logs/                   # a torchrun --log-dir tree, Slurm outputs, ...\n"
+    "  torchrun ... 2>&1 | logdoc explain -   # straight from the job's output\n"
+    "  logdoc run -- torchrun ... train.py    # run the job; explained if it fails\n"
+    "  logdoc rules show LD701                # the page of one rule\n\n"
+    "Shell completion: logdoc --install-completion (bash, zsh, fish, PowerShell).",
 )
 
 PATHS_HELP = "Files, folders (read recursively), globs, or - for standard input. .gz is read transparently."
+
+
+def _complete_with(*values: str):
+    """Shell completion of an option's values (the option itself still accepts and checks any text)."""
+    def complete(incomplete: str):
+        return [v for v in values if v.startswith(incomplete)]
+    return complete
+
+
+def _complete_rule_id(incomplete: str):
+    """Rule ids for shell completion, read from the YAML files without loading the rules."""
+    import re
+
+    try:
+        from .resources import data_dir
+
+        ids = set()
+        for f in sorted(Path(data_dir("knowledge")).glob("*.yaml")):
+            ids.update(re.findall(r"^\s*-\s*id:\s*([A-Z]+\d+)", f.read_text(encoding="utf-8"), re.M))
+        return sorted(i for i in ids if i.startswith(incomplete.upper()))
+    except Exception:  # noqa: BLE001 - completion must never fail loudly
+        return []
+
+
+REPORT_FORMATS = _complete_with("terminal", "json", "markdown")
 
 
 class Failure(Exception):
@@ -55,13 +84,21 @@ def _report_skips(stats) -> None:
 
 @app.command()
 def parse(
-    paths: List[str] = typer.Argument(..., help=PATHS_HELP),
-    format: str = typer.Option("jsonl", "--format", "-f", help="jsonl (one event per line) or table."),
+    paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
+    format: str = typer.Option("jsonl", "--format", "-f", metavar="FORMAT", help="jsonl (one event per line) or table.",
+                               autocompletion=_complete_with("jsonl", "table")),
     unrecognized: bool = typer.Option(False, "--unrecognized", help="List relevant lines that no grammar understood."),
 ) -> None:
     """Turn logs into typed events (one JSON object per event).
 
-    Example: logdoc parse rank*.log --format table
+    Line counts (read, relevant, understood, not understood) go to stderr.
+
+    Examples:
+
+    \b
+      logdoc parse rank*.log --format table
+      logdoc parse logs/ | jq 'select(.kind == "nccl.warn")'
+      logdoc parse rank0.log --unrecognized > /dev/null
     """
     from .parse import parse_paths
 
@@ -134,7 +171,8 @@ def _notice(d: dict) -> None:
 @app.command()
 def explain(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
-    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal, json or markdown."),
+    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal, json or markdown.",
+                               autocompletion=REPORT_FORMATS),
     rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="A folder of your own rules (same schema; an existing id is overridden)."),
     redact: bool = typer.Option(False, "--redact", help="Replace hostnames and addresses in the output by stable aliases."),
     no_color: bool = typer.Option(False, "--no-color", help="No colour (NO_COLOR is respected too)."),
@@ -192,7 +230,8 @@ def run(
                                        "the run are read too. Repeatable."),
     save: Optional[str] = typer.Option(None, "--save", metavar="FILE", help="Also write the command's output (both "
                                        "streams, as lines in arrival order) to FILE; the report then points into it."),
-    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="Report format: terminal, json or markdown."),
+    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="Report format: terminal, json or markdown.",
+                               autocompletion=REPORT_FORMATS),
     report_file: Optional[str] = typer.Option(None, "--report", metavar="FILE", help="Write the report to FILE instead of stderr."),
     rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="A folder of your own rules."),
     redact: bool = typer.Option(False, "--redact", help="Replace hostnames and addresses in logdoc's output by stable aliases."),
@@ -286,12 +325,17 @@ def run(
 
 @app.command()
 def summary(
-    paths: List[str] = typer.Argument(..., help=PATHS_HELP),
-    format: str = typer.Option("json", "--format", "-f", help="json (the only format for now)."),
+    paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
+    format: str = typer.Option("json", "--format", "-f", metavar="FORMAT", help="json (the only format for now).",
+                               autocompletion=_complete_with("json")),
 ) -> None:
     """The job's anatomy without judging it: ranks, hosts, versions, communicators, transports, env.
 
-    Example: logdoc summary logs/
+    Examples:
+
+    \b
+      logdoc summary logs/
+      logdoc summary rank*.log | jq .versions
     """
     from .analysis import analyze
     from .parse import parse_paths
@@ -303,21 +347,39 @@ def summary(
     print(_summary_line(result.stats), file=sys.stderr)
 
 
-rules_app = typer.Typer(no_args_is_help=True, help="The knowledge base: list, show, lint and test rules.")
+rules_app = typer.Typer(no_args_is_help=True, help="The knowledge base: list, show, lint and test rules.\n\n"
+                        "Examples:\n\n\b\n  logdoc rules list\n  logdoc rules show LD301\n"
+                        "  logdoc rules lint --rules my_rules/")
 app.add_typer(rules_app, name="rules")
 
 
 @rules_app.command("list")
-def rules_list(rules_dirs: List[str] = typer.Option([], "--rules", help="Add a folder of your own rules.")) -> None:
-    """One line per rule: id, category, role, title. Example: logdoc rules list"""
+def rules_list(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
+    """One line per rule: id, category, role, title.
+
+    Examples:
+
+    \b
+      logdoc rules list
+      logdoc rules list --rules my_rules/ | grep shm
+    """
     for r in _load_rules(rules_dirs):
         state = " (retired)" if r.retired else ""
         print(f"{r.id}\t{r.category or '-'}\t{r.role or '-'}\t{r.title or ''}{state}")
 
 
 @rules_app.command("show")
-def rules_show(rule_id: str, rules_dirs: List[str] = typer.Option([], "--rules")) -> None:
-    """The whole page of a rule, like `rustc --explain`. Example: logdoc rules show LD301"""
+def rules_show(rule_id: str = typer.Argument(..., metavar="RULE_ID", help="A rule id, e.g. LD301.",
+                                             autocompletion=_complete_rule_id),
+               rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
+    """The whole page of a rule, like `rustc --explain`.
+
+    Examples:
+
+    \b
+      logdoc rules show LD301
+      logdoc rules show ld701
+    """
     from .report.rulepage import rule_page
 
     rules = _load_rules(rules_dirs)
@@ -328,8 +390,15 @@ def rules_show(rule_id: str, rules_dirs: List[str] = typer.Option([], "--rules")
 
 
 @rules_app.command("lint")
-def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules")) -> None:
-    """Validate every rule; exit 1 on any error. Example: logdoc rules lint --rules my_rules/"""
+def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
+    """Validate every rule; exit 1 on any error.
+
+    Examples:
+
+    \b
+      logdoc rules lint
+      logdoc rules lint --rules my_rules/
+    """
     rules = _load_rules(rules_dirs)
     n_err = len(rules.errors)
     print(f"{len(rules.active())} rules, {n_err} error(s), {len(rules.problems) - n_err} warning(s)")
@@ -338,8 +407,15 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules")) -> None:
 
 
 @rules_app.command("test")
-def rules_test(rules_dirs: List[str] = typer.Option([], "--rules")) -> None:
-    """Run every rule's examples (match and no_match). Example: logdoc rules test"""
+def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
+    """Run every rule's examples (match and no_match); exit 1 on any failure.
+
+    Examples:
+
+    \b
+      logdoc rules test
+      logdoc rules test --rules my_rules/
+    """
     from .kb import check_examples
     from .parse import parse_sources
 
@@ -359,14 +435,22 @@ def rules_test(rules_dirs: List[str] = typer.Option([], "--rules")) -> None:
         raise typer.Exit(1)
 
 
-web_app = typer.Typer(no_args_is_help=True, help="The static web page: paste a log, get the diagnosis, computed in the browser.")
+web_app = typer.Typer(no_args_is_help=True, help="The static web page: paste a log, get the diagnosis, computed in the browser.\n\n"
+                      "Examples:\n\n\b\n  logdoc web build --out site/\n  logdoc web serve site/")
 app.add_typer(web_app, name="web")
 
 
 @web_app.command("build")
-def web_build(out: str = typer.Option(..., "--out", help="Folder to write the site into."),
-              cache: Optional[str] = typer.Option(None, "--cache", help="Download cache (default ~/.cache/logdoc-web).")) -> None:
-    """Write the static site (page, Pyodide runtime, wheels, kb.json). Example: logdoc web build --out site/"""
+def web_build(out: str = typer.Option(..., "--out", metavar="DIR", help="Folder to write the site into."),
+              cache: Optional[str] = typer.Option(None, "--cache", metavar="DIR", help="Download cache (default ~/.cache/logdoc-web).")) -> None:
+    """Write the static site (page, Pyodide runtime, wheels, kb.json).
+
+    Examples:
+
+    \b
+      logdoc web build --out site/
+      logdoc web build --out site/ --cache /tmp/logdoc-web-cache
+    """
     from .web.build import build_site
 
     sizes = build_site(out, cache_dir=cache)
@@ -374,9 +458,16 @@ def web_build(out: str = typer.Option(..., "--out", help="Folder to write the si
 
 
 @web_app.command("serve")
-def web_serve(directory: str = typer.Argument(..., help="The built site."),
-              port: int = typer.Option(8000, "--port")) -> None:
-    """Serve a built site on 127.0.0.1 (file:// cannot load Pyodide). Example: logdoc web serve site/"""
+def web_serve(directory: str = typer.Argument(..., metavar="DIR", help="The built site."),
+              port: int = typer.Option(8000, "--port", metavar="PORT", help="Port on 127.0.0.1.")) -> None:
+    """Serve a built site on 127.0.0.1 (file:// cannot load Pyodide).
+
+    Examples:
+
+    \b
+      logdoc web serve site/
+      logdoc web serve site/ --port 8080
+    """
     from .web.build import serve
 
     serve(directory, port=port)
