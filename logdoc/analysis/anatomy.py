@@ -372,7 +372,7 @@ def _pg_entry(job: Job, key: str, pg: dict[str, Any], progress_tables: dict[str,
             "op_types": sorted(pg["ops"]),
             "kinds": sorted(pg["kinds"]),
             "time": job.timeline.iso_seconds(pg["time"]),
-            "evidence": [[e.file, e.line] for e in pg["evidence"]],
+            "evidence": [[e.file, e.line] for e in sorted(pg["evidence"], key=job.timeline.key)],
             "nccl_warnings": _nccl_warnings(job, pg),
             "progress": progress_tables.get(key, {}).get("table"),
         }

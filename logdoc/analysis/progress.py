@@ -62,7 +62,10 @@ def analyze(job: Job) -> tuple[list[Event], dict[str, Any]]:
         out.extend(_peer_exited(job))
     out.extend(_collective_mismatch(job))
     missing = _clients_joined(job)
-    out.extend(missing or _missing_logs(job))
+    if not missing:
+        named = {r for e in out if e.kind in ("analysis.hung_rank", "analysis.peer_exited") for r in e.fields.get("ranks") or ()}
+        missing = _missing_logs(job, named)
+    out.extend(missing)
     out.extend(_silent(job))
     return out, tables
 
@@ -532,9 +535,12 @@ def _stopped_by_launcher(job: Job) -> set[int]:
     return out
 
 
-def _missing_logs(job: Job) -> list[Event]:
-    """Per-rank files were given, but not for every member of a failed job (rank 0 missing is the usual one)."""
-    if not job.ranks_from_files or not any(is_error(e) for e in job.events):
+def _missing_logs(job: Job, named: set[int]) -> list[Event]:
+    """Per-rank files were given, but not for every member of a failed job (rank 0 missing is the usual one).
+
+    Only when the list of input files is known (a file with nothing relevant in it is not a missing log), and
+    not for ranks another finding already explains (a hung or exited rank)."""
+    if not job.files or not job.ranks_from_files or not any(is_error(e) for e in job.events):
         return []
     per_rank_files = [n for n, pi in job.attr.paths.items() if pi.rank is not None]
     if len(per_rank_files) * 2 < len(job.attr.paths):
@@ -543,7 +549,7 @@ def _missing_logs(job: Job) -> list[Event]:
     if not known:
         return []
     members = job.members()
-    missing = [r for r in members if r not in known]
+    missing = [r for r in members if r not in known and r not in named]
     if not missing:
         return []
     first = next((e for e in job.events if is_error(e)), job.events[0])
