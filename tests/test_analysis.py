@@ -670,3 +670,12 @@ def test_every_sample_analyses_to_json(sample):
     a = analyze(res.events, res.files)
     json.dumps(a.to_dict())
     assert all(e.kind.startswith("analysis.") and e.fields.get("evidence") is not None for e in a.synthetic)
+
+
+def test_analysis_can_run_twice_on_the_same_events():
+    res = parse_sources(list(DGX.items()))
+    first = analyze(res.events, res.files)
+    ranks1 = [(e.rank, e.rank_source) for e in first.events]
+    second = analyze(res.events, res.files)
+    assert [(e.rank, e.rank_source) for e in second.events] == ranks1
+    assert [e.text for e in second.synthetic] == [e.text for e in first.synthetic]

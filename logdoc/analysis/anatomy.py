@@ -118,39 +118,55 @@ def build(job: Job, progress_tables: dict[str, Any]) -> dict[str, Any]:
 def _ranks(job: Job) -> list[dict[str, Any]]:
     tl = job.timeline
     per: dict[int, dict[str, Any]] = {}
-    for ev in job.events:
+    # one dict operation per event: count distinct shapes, then fold them per rank
+    shapes: dict[tuple, list] = {}
+    for i, ev in enumerate(job.events):
         r = ev.rank
         if r is None or is_agent(ev):
             continue
+        key = (r, ev.host, ev.pid if ev.kind.startswith("nccl.") else None, ev.local_rank, ev.node_rank, ev.file,
+               ev.attempt, ev.rank_source)
+        slot = shapes.get(key)
+        lo = tl.lo_at(i)
+        if slot is None:
+            shapes[key] = [1, 1 if is_failure(ev) else 0, lo]
+        else:
+            slot[0] += 1
+            if is_failure(ev):
+                slot[1] += 1
+            if lo is not None and (slot[2] is None or lo > slot[2]):
+                slot[2] = lo
+    for (r, host, pid, lr, nr, file, att, src), (count, errors, last) in shapes.items():
         d = per.get(r)
         if d is None:
             d = per[r] = {"rank": r, "hosts": set(), "pids": set(), "local_rank": set(), "node_rank": set(),
                           "bus_id": set(), "cuda_dev": set(), "files": {}, "attempts": set(), "events": 0,
                           "errors": 0, "_last": None, "sources": set()}
-        d["events"] += 1
-        if ev.host:
-            d["hosts"].add(short_host(ev.host))
-        if ev.pid is not None and ev.kind.startswith("nccl."):
-            d["pids"].add(ev.pid)
-        if ev.local_rank is not None:
-            d["local_rank"].add(ev.local_rank)
-        if ev.node_rank is not None:
-            d["node_rank"].add(ev.node_rank)
-        d["files"][ev.file] = None
-        if ev.attempt is not None:
-            d["attempts"].add(ev.attempt)
-        if ev.rank_source:
-            d["sources"].add(ev.rank_source)
-        if is_failure(ev):
-            d["errors"] += 1
-        if ev.kind == "nccl.comm_init" and job.world_size and as_int(ev.fields.get("nranks")) == job.world_size:
+        d["events"] += count
+        d["errors"] += errors
+        if host:
+            d["hosts"].add(short_host(host))
+        if pid is not None:
+            d["pids"].add(pid)
+        if lr is not None:
+            d["local_rank"].add(lr)
+        if nr is not None:
+            d["node_rank"].add(nr)
+        d["files"][file] = None
+        if att is not None:
+            d["attempts"].add(att)
+        if src:
+            d["sources"].add(src)
+        if last is not None and (d["_last"] is None or last > d["_last"]):
+            d["_last"] = last
+    for i in job.by_kind.get("nccl.comm_init", ()):
+        ev = job.events[i]
+        d = per.get(ev.rank) if ev.rank is not None else None
+        if d is not None and job.world_size and as_int(ev.fields.get("nranks")) == job.world_size:
             if ev.fields.get("bus_id") is not None:
                 d["bus_id"].add(str(ev.fields["bus_id"]))
             if ev.fields.get("cuda_dev") is not None:
                 d["cuda_dev"].add(as_int(ev.fields["cuda_dev"]))
-        lo, _ = tl.bounds(ev)
-        if lo is not None and (d["_last"] is None or lo > d["_last"]):
-            d["_last"] = lo
     for p, r in enumerate(job.attr.proc_rank):
         if r in per:
             per[r]["pids"].update(job.attr.proc_pids[p])

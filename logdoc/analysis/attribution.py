@@ -239,11 +239,17 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     n = len(events)
     names = list(dict.fromkeys([*files, *(ev.file for ev in events)]))
     paths = {name: path_info(name) for name in names}
+    for ev in events:  # a second analysis of the same events starts from what the parser said
+        if ev.rank_source not in (None, "envelope"):
+            ev.rank = None
+            ev.rank_source = None
+
+    agent_flags = [is_agent(ev) for ev in events]
 
     # 0. path facts onto events (never overriding what the line said)
-    for ev in events:
+    for i, ev in enumerate(events):
         pi = paths[ev.file]
-        if ev.local_rank is None and pi.local_rank is not None and not is_agent(ev):
+        if ev.local_rank is None and pi.local_rank is not None and not agent_flags[i]:
             ev.local_rank = pi.local_rank
         if ev.node_rank is None and pi.node_rank is not None:
             ev.node_rank = pi.node_rank
@@ -264,8 +270,8 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
 
     # local rank -> rank per node and attempt, from lines that carry both
     lr_hist: dict[tuple, dict[int, set]] = {}
-    for ev in events:
-        if ev.rank is not None and ev.local_rank is not None and not is_agent(ev):
+    for i, ev in enumerate(events):
+        if ev.rank is not None and ev.local_rank is not None and not agent_flags[i]:
             lr_hist.setdefault(node_key(ev), {}).setdefault(ev.local_rank, set()).add((ev.attempt, ev.rank))
 
     # 1. facts per event
@@ -369,7 +375,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     single = _single_process_files(events, by_file, paths)
     last_ks: list[tuple] | None = None
     for i, ev in enumerate(events):
-        agent = is_agent(ev)
+        agent = agent_flags[i]
         ks: list[tuple] = []
         if ev.pid is not None and not agent:
             ks.append(pid_key(ev.file, ev.pid, ev.host))
@@ -431,7 +437,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
                 continue
         cand = _torchrun_rank(ev, paths, rdzv, cf_local, cf_node_local, cf_hosts_by_attempt, events, cf_by_pid,
                               cf_pid_any, pid_key)
-        if cand is None and ev.local_rank is not None and not is_agent(ev):
+        if cand is None and ev.local_rank is not None and not agent_flags[i]:
             # the same local rank of the same node was one rank in every other attempt
             seen = lr_hist.get(node_key(ev), {}).get(ev.local_rank)
             if seen and len({r for _, r in seen}) == 1 and all(a != ev.attempt for a, _ in seen):
@@ -439,7 +445,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
         if cand is not None:
             own[i] = (1, cand)
             continue
-        if not ev.kind.startswith("nccl.") and not is_agent(ev):
+        if not ev.kind.startswith("nccl.") and not agent_flags[i]:
             pid_, desc, prank = pg_of(ev)
             if prank is not None and (is_default_pg(pid_, desc) or not non_default):
                 own[i] = (2, prank)
@@ -449,14 +455,14 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
                 if m:
                     own[i] = (2, int(m.group(1)))
                     continue
-        if ev.pid is not None and not is_agent(ev):
+        if ev.pid is not None and not agent_flags[i]:
             k = pid_key(ev.file, ev.pid, ev.host)
             r = nccl_rank.get(k[1:]) if k[0] == "pid" else None
             if r is not None:
                 own[i] = (3, r)
                 continue
         pi = paths[ev.file]
-        if pi.rank is not None and not is_agent(ev):
+        if pi.rank is not None and not agent_flags[i]:
             own[i] = (4, pi.rank)
 
     # process-level: pid facts (NCCL world comm, child-failed pids) and the best own candidate
@@ -476,7 +482,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             if r is not None:
                 per_level[p].setdefault(1, set()).add(r)
     for i, ev in enumerate(events):
-        if is_agent(ev):
+        if agent_flags[i]:
             continue  # agent lines name a worker; they do not speak for it
         o = own[i]
         if o is not None:
@@ -519,7 +525,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     for i, ev in enumerate(events):
         p = proc_of[i]
         proc_file_set[p][ev.file] = None
-        if is_agent(ev):
+        if agent_flags[i]:
             continue
         if ev.host:
             proc_hosts[p].add(short_host(ev.host))
@@ -535,12 +541,12 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     proc_host = [next(iter(h)) if len(h) == 1 else None for h in proc_hosts]
     rank_hosts: dict[tuple, set] = {}
     for i, ev in enumerate(events):
-        if ev.rank is not None and not is_agent(ev):
+        if ev.rank is not None and not agent_flags[i]:
             h = proc_host[proc_of[i]]
             if h:
                 rank_hosts.setdefault((ev.attempt, ev.rank), set()).add(h)
     for i, ev in enumerate(events):
-        if ev.host is None and not is_agent(ev):
+        if ev.host is None and not agent_flags[i]:
             h = proc_host[proc_of[i]]
             if h is None and ev.rank is not None:
                 hs = rank_hosts.get((ev.attempt, ev.rank))

@@ -146,13 +146,20 @@ def versions(job: Job) -> dict[str, tuple[dict[Any, str], dict[Any, list[Event]]
                 v = m.group(1) if m else None
             if v:
                 put("nccl", w, str(v).split("+")[0], ev)
-    for i in job.by_kind.get("torch.exception", ()):
-        ev = job.events[i]
-        if "torch==" in ev.text:
+    for kind in ("torch.exception", "torchrun.child_failed"):
+        for i in job.by_kind.get(kind, ()):
+            ev = job.events[i]
+            if "torch==" not in ev.text:
+                continue
             m = _TORCH_VERSION.search(ev.text)
-            if m:
-                w = short_host(ev.host) or ev.file
-                put("torch", w, m.group(1), ev)
+            if not m:
+                continue
+            host = short_host(ev.host)
+            if host is None:
+                hs = {short_host(f.get("host")) for f in ev.fields.get("failures") or () if isinstance(f, dict)}
+                hs.discard(None)
+                host = next(iter(hs)) if len(hs) == 1 else None
+            put("torch", host or ev.file, m.group(1).rstrip("'\""), ev)
     return comp
 
 

@@ -566,25 +566,25 @@ def _missing_logs(job: Job, named: set[int]) -> list[Event]:
 def _silent(job: Job, gap: int = SILENT_GAP) -> list[Event]:
     """A rank whose last relevant line is bounded in time and comes long before the others' last lines."""
     tl = job.timeline
-    last: dict[tuple, Event] = {}
+    last: dict[tuple, int] = {}
     end_lo: dict[tuple, int] = {}
-    for ev in job.events:
+    for i, ev in enumerate(job.events):
         if ev.rank is None or is_agent(ev) or ev.kind.startswith("analysis."):
             continue
         k = (ev.attempt, ev.rank)
-        lo, _ = tl.bounds(ev)
+        lo = tl.lo_at(i)
         if lo is not None and (k not in end_lo or lo > end_lo[k]):
             end_lo[k] = lo
         cur = last.get(k)
-        if cur is None or tl.key(ev) > tl.key(cur):
-            last[k] = ev
+        if cur is None or tl.key_at(i) > tl.key_at(cur):
+            last[k] = i
     out = []
     attempts = {k[0] for k in last}
     for att in attempts:
         ranks = [k for k in last if k[0] == att]
         ends: dict[int, int] = {}
         for k in ranks:
-            _, hi = tl.bounds(last[k])
+            hi = tl.hi_at(last[k])
             if hi is not None:
                 ends[k[1]] = hi
         if len(ends) < 2:
@@ -595,7 +595,7 @@ def _silent(job: Job, gap: int = SILENT_GAP) -> list[Event]:
             continue
         others_end = tl.iso_seconds(job_end)
         for r, t in sorted(silent.items()):
-            ev = last[(att, r)]
+            ev = job.events[last[(att, r)]]
             text = (f"rank {r}'s last line is at {tl.iso_seconds(t)} or before, {job_end - t} s before the other "
                     f"ranks' last lines ({others_end})")
             s = synthetic("analysis.silent_rank", text, [ev], level="WARN", on_ranks=[r], ranks=[r],

@@ -274,6 +274,16 @@ class Timeline:
             return f"--{day.month:02d}-{day.day:02d}{hms}"
         return f"{day.year:04d}-{day.month:02d}-{day.day:02d}{hms}"
 
+    # by position in the event list the timeline was built from (fast paths for whole-job loops)
+    def lo_at(self, i: int) -> int | None:
+        return self._lo[i]
+
+    def hi_at(self, i: int) -> int | None:
+        return self._hi[i]
+
+    def key_at(self, i: int) -> tuple:
+        return self._keys[i]
+
     def same_time(self, a: Event, b: Event) -> bool | None:
         """True when both have stamps in the same second, False when different, None when unknown."""
         sa, sb = self.seconds(a), self.seconds(b)
