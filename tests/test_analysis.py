@@ -679,3 +679,16 @@ def test_analysis_can_run_twice_on_the_same_events():
     second = analyze(res.events, res.files)
     assert [(e.rank, e.rank_source) for e in second.events] == ranks1
     assert [e.text for e in second.synthetic] == [e.text for e in first.synthetic]
+
+
+def test_tee_local_rank_stream_and_slurm_task_file():
+    console = ("[default1]:nodeB:77:77 [1] NCCL INFO cudaDriverVersion 12040\n"
+               "[default0]:nodeB:76:76 [0] NCCL INFO cudaDriverVersion 12040\n"
+               "[default1]:[rank5]: RuntimeError: boom\n"
+               "[default0]:[rank4]: RuntimeError: boom too\n")
+    a = run({"slurm-991-2.out": console})
+    nccl = {e.pid: e for e in a.events if e.kind == "nccl.info"}
+    assert (nccl[77].rank, nccl[77].rank_source, nccl[77].node_rank) == (5, "stream", 2)
+    assert nccl[76].rank == 4
+    ranks = {r["rank"]: r for r in a.anatomy["ranks"]}
+    assert ranks[5]["local_rank"] == 1 and ranks[5]["node_rank"] == 2 and ranks[5]["host"] == "nodeB"

@@ -10,7 +10,11 @@
 * ``timeline`` - all events ordered by time where known and by file order within a file (:mod:`.timeline`);
 * ``anatomy`` - the job's summary for ``logdoc summary`` and the explain header (:mod:`.anatomy`);
 * ``first_failure(candidates)`` - the earliest of some candidate events and the origin rank(s) and host(s)
-  (:mod:`.cascade`).
+  (:mod:`.cascade`); ``nature(ev)`` - ``root`` / ``neutral`` / ``symptom``;
+* ``order_key(ev)`` - a sort key for any event, synthetic ones included (by their earliest evidence).
+
+Pass ``files`` (every input file name, ``ParseResult.files``): a ``rank3.log`` with nothing relevant in
+it still says that rank 3 exists and printed no error, which is how a silent hung rank is named.
 
 Standard library only: this runs in the browser under Pyodide too.
 """

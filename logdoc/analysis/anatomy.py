@@ -1,6 +1,24 @@
 """The job's anatomy, without judging it: ranks, hosts, versions, communicators, transports, interfaces,
 NCCL settings, time span, attempts. Everything is plain JSON (str keys, lists, numbers, None).
 
+Keys of :func:`build`'s result:
+
+* ``world_size``; ``ranks``: one entry per rank (``rank``, ``host``, ``hosts``, ``pids``, ``local_rank``,
+  ``node_rank``, ``bus_id``, ``cuda_dev``, ``files``, ``attempts``, ``events``, ``errors``,
+  ``last_activity``, ``rank_sources``); ``ranks_without_output``; ``hosts`` (names) and ``by_host``
+  (``ranks``, ``pids``, ``bus_ids``);
+* ``versions``: ``{"nccl"|"cuda"|"cuda_driver"|"torch": {version: {"ranks", "hosts", "processes"}}}``;
+* ``communicators`` (below) and ``failed_communicators`` (their ids);
+* ``transports``: per host ``network``, ``net``, ``gdr``, ``transports`` (``NET/IB/0/GDRDMA``: count),
+  ``gdr_support``, ``ib_devices``, ``ring_gdr``, ``peers`` (``"src->dst"``: transport, first 64);
+* ``interfaces``: per host ``socket``, ``bootstrap``, ``ib_oob`` (``{name: address}``);
+* ``env``: ``{NCCL_X: {value: [ranks]}}`` (processes without a rank as ``host:pid``);
+* ``agreement``: one row per aspect (``aspect``, ``agree``, ``values``): what the ranks agree on and not;
+* ``time_span`` (``start``, ``end``, ``seconds``, ``year_borrowed``); ``attempts`` (per torchrun attempt:
+  ``ranks``, ``files``, ``events``, ``first_failure``); ``progress`` (per process group: stuck SeqNum and
+  the per-rank table); ``files`` (per file: ranks, events, how its name was read); ``attribution``
+  (events per rank source, unattributed count, conflicts between sources).
+
 Communicators come from two sides that the logs rarely join explicitly:
 
 * NCCL: ``comm 0x... rank R nranks N ... commId 0x... - Init START/COMPLETE`` per process, grouped across
