@@ -71,7 +71,8 @@ class LiveParser:
         self.block_lines = 0       # lines that went into a still-open multi-line record
         self._asm = BlockAssembler()
         self._head = b""           # the first SNIFF bytes, until the kind of stream is known
-        self._mode = "sniff"       # sniff | text | gzip | binary | dead
+        self._mode = "sniff"       # sniff | tentative | text | gzip | binary | dead
+        self._seen = b""           # tentative: the first bytes, for the binary check
         self._gz: Any = None
         self._sep = b"\n"
         self._first = True
@@ -86,17 +87,43 @@ class LiveParser:
             return
         if self._mode == "sniff":
             self._head += data
-            if len(self._head) < SNIFF:
-                return
-            self._start(final=False)
+            if len(self._head) >= SNIFF:
+                self._start(final=False)
+            elif len(self._head) >= 2 and not self._head.startswith(b"\x1f\x8b") and b"\n" in self._head:
+                # A pipe gives its first bytes slowly: parse them now as text (the line end is LF
+                # already), and check the binary rule once the first SNIFF bytes are known.
+                head, self._head = self._head, b""
+                self._seen = head
+                self._mode = "tentative"
+                self.stats.files += 1
+                self._split(head)
+            return
+        if self._mode == "tentative":
+            self._seen += data[: SNIFF - len(self._seen)]
+            self._split(data)
+            if len(self._seen) >= SNIFF:
+                self._settle_tentative()
             return
         self._route(data)
+
+    def _settle_tentative(self) -> None:
+        seen, self._seen = self._seen, b""
+        if _looks_binary(seen[:SNIFF]):
+            # what the file reader would have done: skip it all (very rare: NULs in a job's output)
+            name = self.name
+            self.__init__(name)  # type: ignore[misc]
+            self._mode = "binary"
+            self.stats.skipped_files.append((name, "binary file"))
+        else:
+            self._mode = "text"
 
     def close(self) -> None:
         if self._closed:
             return
         if self._mode == "sniff":
             self._start(final=True)
+        if self._mode == "tentative":
+            self._settle_tentative()
         if self._mode == "gzip" and self._gz is not None and not self._gz.eof:
             self.stats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
                                        "Compressed file ended before the end-of-stream marker was reached")
@@ -142,7 +169,7 @@ class LiveParser:
             self._split(head[SNIFF:])
 
     def _route(self, data: bytes) -> None:
-        if self._mode == "text":
+        if self._mode in ("text", "tentative"):
             self._split(data)
         elif self._mode == "gzip":
             try:
@@ -229,14 +256,17 @@ class LiveParser:
         return sorted(self.events, key=lambda e: e.line)
 
     def peek(self) -> list[Event]:
-        """The events so far, plus the records still open closed as they stand (file order)."""
-        events = list(self.events)
-        if self._asm.has_open_block:
-            for rec in copy.deepcopy(self._asm).flush():
-                ev = classify_record(rec, self.name)
-                if ev is not None:
-                    events.append(ev)
-        return sorted(events, key=lambda e: e.line)
+        """The events as if the input ended now (a partial last line, records still open, bytes
+        still sniffed), in file order; the parse itself goes on undisturbed."""
+        if self._closed:
+            return self.sorted_events()
+        c = LiveParser.__new__(LiveParser)
+        c.__dict__.update(self.__dict__)
+        c.events, c.unrecognized, c.stats = [], [], Stats()
+        c._asm = copy.deepcopy(self._asm)
+        c._gz = self._gz.copy() if self._gz is not None else None
+        c.close()
+        return sorted(self.events + c.events, key=lambda e: e.line)
 
     def result(self) -> ParseResult:
         return ParseResult(self.sorted_events(), self.stats, list(self.unrecognized), [self.name])
