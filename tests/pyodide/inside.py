@@ -42,7 +42,7 @@ def _native_only_reason(excinfo):
             if top in NATIVE_ONLY_MODULES:
                 return f"needs {NATIVE_ONLY_MODULES[top]}"
         if isinstance(exc, OSError) and "subprocess" in "".join(
-            str(getattr(tb.frame.f_code, "co_filename", "")) for tb in _walk_tb(exc.__traceback__)
+            tb.tb_frame.f_code.co_filename for tb in _walk_tb(exc.__traceback__)
         ):
             return "needs subprocesses"
         exc = exc.__cause__ or exc.__context__

@@ -89,6 +89,8 @@ async function main() {
   for (const wheel of args["test-wheels"].split(",").filter(Boolean)) {
     pyodide.unpackArchive(new Uint8Array(fs.readFileSync(path.resolve(wheel))), "wheel", { extractDir: sitePackages });
   }
+  // The page path imported logdoc without PyYAML; let the suite import it afresh.
+  pyodide.runPython("import sys\nfor m in [m for m in sys.modules if m == 'logdoc' or m.startswith('logdoc.')]: del sys.modules[m]");
   result.test_wheels = args["test-wheels"].split(",").filter(Boolean).map((w) => path.basename(w));
 
   const inside = fs.readFileSync(path.join(here, "inside.py"), "utf-8");

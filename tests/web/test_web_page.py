@@ -126,6 +126,15 @@ def test_every_rank_file_is_diagnosed_like_the_cli(e2e):
         assert Path(shot).stat().st_size > 20_000
 
 
+def test_dropped_gzip_files_are_read(e2e):
+    result, files = e2e
+    dropped = result["scenarios"]["dropGz"]
+    assert dropped["chips"] == len(files)
+    assert dropped["overlayHidden"]
+    assert dropped["error"] is None
+    assert dropped["diagnoses"] == result["scenarios"]["files"]["diagnoses"]
+
+
 def test_copy_as_markdown_plain_and_redacted(e2e):
     result, files = e2e
     copy = result["scenarios"]["copy"]

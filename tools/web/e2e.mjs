@@ -11,6 +11,7 @@
 // Every request is recorded; any request outside the page's origin is blocked and reported.
 import fs from "node:fs";
 import path from "node:path";
+import zlib from "node:zlib";
 import { launch, watch, waitReady, waitWarm, explainAndWait } from "./chromium.mjs";
 
 function args() {
@@ -110,6 +111,23 @@ async function main() {
       await page.setViewportSize({ width: 1280, height: 900 });
       r.screenshots = shots;
       result.scenarios.files = r;
+
+      // the same files, gzipped, dropped on the page (a synthetic drop event with a DataTransfer)
+      await page.click("#clear");
+      const gz = files.map((f) => ({ name: path.basename(f) + ".gz", b64: zlib.gzipSync(fs.readFileSync(f)).toString("base64") }));
+      await page.evaluate((items) => {
+        const dt = new DataTransfer();
+        for (const it of items) {
+          const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
+          dt.items.add(new File([bytes], it.name, { type: "application/gzip" }));
+        }
+        window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
+        window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
+      }, gz);
+      const dropped = await explainAndWait(page);
+      dropped.chips = await page.locator("#files .file").count();
+      dropped.overlayHidden = await page.locator("#drop-overlay").isHidden();
+      result.scenarios.dropGz = dropped;
     }
 
     // XSS: a second page in the same browser (warm HTTP cache)
