@@ -802,6 +802,68 @@ def _(run):
     run.torchrun(8, ["--tee=3"], ["--steps", "3", "--healthy-mix", "--timeout", "30"], limit=100)
 
 
+
+@scenario(
+    "gloo-straggler-rank-slows-down",
+    "Rank 2 of 4 gets slower every step (2 s, 6 s, 12 s) until the 10 s timeout is exceeded",
+    "straggler_slow_rank", [2],
+    "Four Gloo ranks with a 10 s process-group timeout. Rank 2's data loading slows down step "
+    "after step (simulated slow disk: 2 s, 6 s, then 12 s). Steps 0 and 1 still complete, the "
+    "other ranks just wait for it; at step 2 they give up after 10 s. Rank 2 is not hung: it "
+    "reaches the all_reduce late and then fails because its peers are gone.",
+    "Root cause is rank 2, a straggler: its own log shows the growing data-loading times and "
+    "its collective error comes ~2 s after the others' 'Timed out waiting 10000ms for recv/send "
+    "operation to complete'. It is a slow rank, not a dead or hung one (it kept making "
+    "progress); the fix is on rank 2's input pipeline/host, or a longer timeout.",
+    [("rank2.log", r"data loading took 12 s"),
+     ("rank[013].log", r"Timed out waiting 10000ms for (recv|send) operation")],
+)
+def _(run):
+    run.ranks(4, ["--steps", "3", "--fault", "slow", "--fault-ranks", "2",
+                  "--slow-seconds", "2,6,12", "--timeout", "10"], limit=75, grace=3)
+
+
+@scenario(
+    "gloo-timeout-misconfigured-50ms",
+    "A process group created with timeout=timedelta(milliseconds=50): ordinary jitter fails it",
+    "timeout_misconfigured", [0, 1, 2, 3],
+    "Four Gloo ranks; init_process_group uses a sane timeout, but the data-parallel group is "
+    "created with dist.new_group(timeout=timedelta(milliseconds=50)) (a unit mistake: 50 s was "
+    "meant). Ranks differ by 50 ms per rank in batch preparation, normal jitter, so the first "
+    "all_reduce on that group already times out.",
+    "Root cause is the misconfigured timeout: 'Timed out waiting 50ms for recv operation to "
+    "complete' in the very first collective of the group, with no dead, hung or slow rank "
+    "(a 50-150 ms skew is normal). The 'Connection closed by peer' errors are the pair "
+    "closures that the timeout causes. Fix: a realistic timeout (Gloo default 30 min). All "
+    "ranks share the configuration, so origin_ranks lists all of them.",
+    [("rank*.log", r"Timed out waiting 50ms for (recv|send) operation to complete")],
+)
+def _(run):
+    run.ranks(4, ["--steps", "3", "--group-timeout-ms", "50", "--jitter", "0.05",
+                  "--numel", "65536", "--timeout", "20"], limit=45, grace=3)
+
+
+
+@scenario(
+    "torchrun-worker-segfault",
+    "torchrun, 4 workers: rank 3 crashes with SIGSEGV in native code (exitcode -11)",
+    "peer_process_died", [3],
+    "torchrun --nproc-per-node 4 --tee 3. At step 1 rank 3 calls into native code that "
+    "dereferences a NULL pointer (simulated with ctypes). Without faulthandler nothing is "
+    "printed by the crashing process; torchrun reports exitcode -11 (SIGSEGV) and stops the "
+    "others.",
+    "Root cause is rank 3, killed by SIGSEGV (exitcode -11, 'Signal 11 (SIGSEGV) received by "
+    "PID ...'): a crash in native code (an extension, a driver library). Its output simply "
+    "ends. The other ranks' 'Connection closed by peer' and SIGTERM (-15) are consequences. "
+    "Rerun with PYTHONFAULTHANDLER=1 or under gdb to see where it crashed.",
+    [("console.log", r"exitcode\s+: -11"),
+     ("console.log", r"\[default3\]:worker rank=3 .*dereferences NULL")],
+)
+def _(run):
+    run.torchrun(4, ["--tee=3"], ["--steps", "3", "--fault", "segfault", "--fault-ranks", "3",
+                                  "--fault-step", "1", "--timeout", "15"], limit=90)
+
+
 # --------------------------------------------------------------------------------------------
 # sample.yaml, README
 

@@ -31,10 +31,17 @@ def parse_args():
     p.add_argument("--healthy-mix", action="store_true",
                    help="each step also runs broadcast, all_gather and barrier")
     p.add_argument("--fault", default="none",
-                   choices=["none", "sigkill", "exit", "raise", "hang", "freeze"])
+                   choices=["none", "sigkill", "exit", "raise", "hang", "freeze", "slow",
+                            "segfault"])
     p.add_argument("--fault-ranks", default="", help="comma separated global ranks")
     p.add_argument("--fault-step", type=int, default=2)
     p.add_argument("--exit-code", type=int, default=0)
+    p.add_argument("--slow-seconds", default="2,6,12",
+                   help="--fault slow: data-loading time of the fault ranks at steps 0, 1, 2 ...")
+    p.add_argument("--jitter", type=float, default=0.0,
+                   help="rank r spends r*JITTER seconds on its batch each step (normal imbalance)")
+    p.add_argument("--group-timeout-ms", type=float, default=None,
+                   help="run the loop on dist.new_group(timeout=timedelta(milliseconds=X))")
     p.add_argument("--record", action="store_true",
                    help="wrap main() in torch.distributed.elastic's @record (error files)")
     return p.parse_args()
@@ -58,6 +65,11 @@ def inject(fault, step, t, exit_code):
         say(f"step {step}: waiting for the data loader (simulated: it never returns)")
         time.sleep(600)  # "forever" for the runs; bounded in case nobody ends this process
         os._exit(1)
+    elif fault == "segfault":
+        # a crash in native code (here: reading address 0 through ctypes)
+        say(f"step {step}: calling into a native extension (simulated: it dereferences NULL)")
+        import ctypes
+        ctypes.string_at(0)
     elif fault == "freeze":
         # enter the collective, then freeze the whole process (like a process stuck in the kernel)
         dist.all_reduce(t, async_op=True)
@@ -73,12 +85,23 @@ def main(args):
     say(f"init_process_group(backend=gloo, world_size={world}, timeout={args.timeout:g}s)")
     dist.init_process_group("gloo", timeout=timedelta(seconds=args.timeout))
     say("process group ready")
+    group = None
+    if args.group_timeout_ms is not None:
+        group = dist.new_group(timeout=timedelta(milliseconds=args.group_timeout_ms))
+        say(f"new_group(timeout=timedelta(milliseconds={args.group_timeout_ms:g})) ready")
     t = torch.ones(args.numel)
+    slow = [float(s) for s in args.slow_seconds.split(",")]
     for step in range(args.steps):
-        if RANK in fault_ranks and step == args.fault_step and args.fault != "none":
+        if args.jitter:
+            time.sleep(RANK * args.jitter)
+        if RANK in fault_ranks and args.fault == "slow":
+            took = slow[min(step, len(slow) - 1)]
+            time.sleep(took)
+            say(f"step {step}: data loading took {took:g} s (simulated slow disk)")
+        elif RANK in fault_ranks and step == args.fault_step and args.fault != "none":
             inject(args.fault, step, t, args.exit_code)
         t.fill_(1.0)
-        dist.all_reduce(t)
+        dist.all_reduce(t, group=group)
         msg = f"step {step}: all_reduce ok (sum={t[0].item():g})"
         if args.healthy_mix:
             b = torch.full((4,), float(RANK))
