@@ -90,13 +90,16 @@ def synthetic(kind: str, text: str, evidence: list[Event], *, level: str = "WARN
               on_ranks: Iterable[int] | None = None, on_hosts: Iterable[str] | None = None, **fields: Any) -> Event:
     """An ``analysis.*`` event. It points at its first evidence line; ``fields.evidence`` lists them all.
 
-    ``on_ranks`` / ``on_hosts``: where the finding is; when it is one rank (host), the event's ``rank``
-    (``host``) is set to it."""
+    ``on_ranks`` / ``on_hosts``: where the finding is (the culprit, the odd group), kept in the fields
+    ``origin_ranks`` / ``origin_hosts``; when it is one rank (host), the event's ``rank`` (``host``) is set
+    to it."""
     ev_list = evidence_of(evidence)
     first = evidence[0] if evidence else None
     rank_list = sorted(set(r for r in (on_ranks or ()) if r is not None))
     host_list = sorted(set(h for h in (on_hosts or ()) if h))
     fields = dict(fields)
+    fields.setdefault("origin_ranks", rank_list)
+    fields.setdefault("origin_hosts", host_list)
     fields["evidence"] = ev_list[:MAX_EVIDENCE]
     fields["evidence_count"] = len(ev_list)
     ev = Event(

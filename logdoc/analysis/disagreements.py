@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable
 
 from ..events import Event
 from .common import is_agent, as_int, ranks_text, short_host, synthetic, who_label
+from .cascade import first_failure, is_failure
 from .job import Job
 
 _NCCL_VERSION_TEXT = re.compile(r"NCCL version:? (\d+\.\d+\.\d+)")
@@ -62,8 +63,28 @@ def _ranks_hosts(job: Job, evs_by_who: dict[Any, list[Event]], whos: Iterable) -
     return sorted(ranks), sorted(hosts)
 
 
-def _minority(values: dict[str, list]) -> list:
-    return min(values.values(), key=len) if values else []
+def _minority(values: dict[str, list], job: Job | None = None, hosts: bool = False) -> list:
+    """The odd group: the smallest one. When several are equally small, the one where the job's first
+    failure is; when that does not decide either, all of them (the finding is symmetric)."""
+    if not values:
+        return []
+    groups = list(values.values())
+    small = min(len(g) for g in groups)
+    tied = [g for g in groups if len(g) == small]
+    if len(tied) == 1 or job is None:
+        return tied[0]
+    hr = host_ranks(job) if hosts else {}
+    member_ranks = [{r for w in g for r in (hr.get(w, ()) if hosts else ([w] if isinstance(w, int) else []))}
+                    for g in tied]
+    union = set().union(*member_ranks)
+    failures = job.cache.get("failure_idx")
+    if failures is None:
+        failures = job.cache["failure_idx"] = [i for i, e in enumerate(job.events) if is_failure(e)]
+    ff = first_failure(job.timeline, [job.events[i] for i in failures if job.events[i].rank in union])
+    hit = [g for g, rs in zip(tied, member_ranks) if ff and set(ff.ranks) & rs]
+    if len(hit) == 1:
+        return hit[0]
+    return _sorted_whos({w for g in tied for w in g})
 
 
 def _describe(values: dict[str, list]) -> str:
@@ -114,26 +135,6 @@ def versions(job: Job) -> dict[str, tuple[dict[Any, str], dict[Any, list[Event]]
         c = ev.fields.get("cuda")
         if c:
             put("cuda", who(ev), str(c), ev)
-    known_in_file: dict[str, set] = {}
-    for w, evs in comp["nccl"][1].items():
-        for ev in evs:
-            known_in_file.setdefault(ev.file, set()).add(comp["nccl"][0][w])
-    for ev in bare:
-        v = ev.fields.get("version")
-        if not v:
-            continue
-        val = f"{v}{ev.fields.get('suffix') or ''}"
-        if val in known_in_file.get(ev.file, ()):  # the same version is printed with a prefix in that file
-            continue
-        put("nccl", who(ev), val, ev)
-        if ev.fields.get("cuda"):
-            put("cuda", who(ev), str(ev.fields["cuda"]), ev)
-    for i in job.by_kind.get("nccl.info", ()):
-        ev = job.events[i]
-        if "cudaDriverVersion" in ev.text:
-            m = _DRIVER.search(ev.text)
-            if m:
-                put("cuda_driver", who(ev), m.group(1), ev)
     for kind in ("torch.nccl_error", "torch.async_exception", "torch.pg_info"):
         for i in job.by_kind.get(kind, ()):
             ev = job.events[i]
@@ -146,6 +147,26 @@ def versions(job: Job) -> dict[str, tuple[dict[Any, str], dict[Any, list[Event]]
                 v = m.group(1) if m else None
             if v:
                 put("nccl", w, str(v).split("+")[0], ev)
+    known_in_file: dict[str, set] = {}
+    for w, evs in comp["nccl"][1].items():
+        for ev in evs:
+            known_in_file.setdefault(ev.file, set()).add(comp["nccl"][0][w])
+    for ev in bare:
+        v = ev.fields.get("version")
+        if not v:
+            continue
+        val = f"{v}{ev.fields.get('suffix') or ''}"
+        if ev.fields.get("cuda"):
+            put("cuda", who(ev), str(ev.fields["cuda"]), ev)
+        if val in known_in_file.get(ev.file, ()):  # the same version is printed with a prefix in that file
+            continue
+        put("nccl", who(ev), val, ev)
+    for i in job.by_kind.get("nccl.info", ()):
+        ev = job.events[i]
+        if "cudaDriverVersion" in ev.text:
+            m = _DRIVER.search(ev.text)
+            if m:
+                put("cuda_driver", who(ev), m.group(1), ev)
     for kind in ("torch.exception", "torchrun.child_failed"):
         for i in job.by_kind.get(kind, ()):
             ev = job.events[i]
@@ -174,7 +195,7 @@ def _versions(job: Job) -> list[Event]:
         for v, ws in values.items():
             r, h = _ranks_hosts(job, evs, ws)
             ranks_by[v], hosts_by[v] = r, h
-        minority = _minority(values)
+        minority = _minority(values, job)
         mr, mh = _ranks_hosts(job, evs, minority)
         evidence = [evs[w][0] for ws in values.values() for w in ws]
         name = {"nccl": "NCCL version", "cuda": "CUDA version NCCL was built with", "cuda_driver": "CUDA driver version",
@@ -222,7 +243,7 @@ def _env(job: Job) -> list[Event]:
         ev_list = [e for w in full for e in evs.get(w, ()) if e.fields.get("name") == name]
         values = _values(full)
         if len(distinct) > 1:
-            minority = _minority(values)
+            minority = _minority(values, job)
             mr, mh = _ranks_hosts(job, evs, minority)
             text = f"{name} differs between ranks: {_describe(values)}"
             out.append(synthetic("analysis.env_disagreement", text, ev_list, level="WARN", on_ranks=mr, on_hosts=mh,
@@ -350,7 +371,7 @@ def _transports(job: Job) -> list[Event]:
         if len(per_host) < 2 or len(set(per_host.values())) < 2:
             return
         values, hosts = _by_host_values(job, per_host, hr)
-        minority_hosts = _minority(hosts)
+        minority_hosts = _minority(hosts, job, hosts=True)
         evidence = []
         for v, hs in hosts.items():
             for h in hs:
@@ -495,7 +516,7 @@ def _interfaces(job: Job) -> list[Event]:
 
     def emit(aspect: str, what: str) -> None:
         values, hosts = _by_host_values(job, key, hr)
-        minority_hosts = _minority(hosts)
+        minority_hosts = _minority(hosts, job, hosts=True)
         evidence = []
         for h in chosen:
             e = facts[h]["_evs"].get("socket") or facts[h]["_evs"].get("bootstrap") or facts[h]["_evs"].get("ib_oob")

@@ -364,7 +364,8 @@ def _collective_mismatch(job: Job) -> list[Event]:
             continue
         values = {k: sorted(v) for k, v in sorted(values.items())}
         parts = [f"{ranks_text(rs)}: {val}" for val, rs in values.items()]
-        minority = min(values.values(), key=len)
+        from .disagreements import _minority
+        minority = _minority(values, job)
         text = f"ranks run different collectives at SeqNum {seq} of {job.pg_label(key)} ({aspect}): " + "; ".join(parts)
         ev = synthetic("analysis.collective_mismatch", text, evs[(key, seq)], level="ERROR", on_ranks=minority,
                        ranks=sorted(ranks), pg=job.pg_desc.get(key) or key, pg_id=key, pg_desc=job.pg_desc.get(key),
@@ -409,7 +410,8 @@ def _detail_mismatch(job: Job) -> list[Event]:
         if len(values) < 2:
             continue
         values = {v: sorted(rs) for v, rs in sorted(values.items())}
-        minority = min(values.values(), key=len)
+        from .disagreements import _minority
+        minority = _minority(values, job)
         parts = "; ".join(f"{ranks_text(rs)}: {v}" for v, rs in values.items())
         label = job.pg_label(key) if key is not None else "the process group"
         text = f"ranks run different collectives at SeqNum {seq} of {label} ({name}, DETAIL report): {parts}"
