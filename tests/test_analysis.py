@@ -692,3 +692,18 @@ def test_tee_local_rank_stream_and_slurm_task_file():
     assert nccl[76].rank == 4
     ranks = {r["rank"]: r for r in a.anatomy["ranks"]}
     assert ranks[5]["local_rank"] == 1 and ranks[5]["node_rank"] == 2 and ranks[5]["host"] == "nodeB"
+
+
+def test_equal_groups_are_split_by_the_first_failure_and_findings_name_their_origin():
+    files = {"rank0.log": _init("a", 1, 0), "rank1.log": _init("a", 2, 1),
+             "rank2.log": _init("b", 3, 2, version="2.18.3+cuda12.2"), "rank3.log": _init("b", 4, 3, version="2.18.3+cuda12.2")}
+    files["rank2.log"] += ("\n[2026-02-02 10:00:00] b:3:3 [0] bootstrap.cc:78 NCCL WARN Message truncated : received 112 "
+                           "bytes instead of 64\n")
+    files["rank0.log"] += ("\n[2026-02-02 10:00:01] a:1:9 [0] misc/socket.cc:66 NCCL WARN socketProgress: Connection "
+                           "closed by remote peer b<4000>\n")
+    a = run(files)
+    vm = [e for e in kinds(a, "analysis.version_mismatch") if e.fields["component"] == "nccl"][0]
+    assert vm.fields["minority"] == [2, 3] and vm.fields["origin_ranks"] == [2, 3] and vm.fields["origin_hosts"] == ["b"]
+    dup = run({"rank0.log": _init("a", 1, 0), "rank1.log": _init("a", 2, 1).replace("busId 2000", "busId 1000")})
+    d = kinds(dup, "analysis.duplicate_gpu")[0]
+    assert d.rank is None and d.fields["origin_ranks"] == [0, 1]

@@ -119,25 +119,3 @@ def synthetic(kind: str, text: str, evidence: list[Event], *, level: str = "WARN
     if first is not None:
         ev.attempt = first.attempt
     return ev
-
-
-def group_values(pairs: Iterable[tuple[Any, Any]]) -> dict[str, list]:
-    """``[(value, who), ...]`` -> ``{str(value): sorted(unique who)}``."""
-    out: dict[str, set] = {}
-    for value, who in pairs:
-        out.setdefault(str(value), set()).add(who)
-    return {k: _sorted(v) for k, v in sorted(out.items(), key=lambda kv: kv[0])}
-
-
-def _sorted(items: Iterable) -> list:
-    items = list(items)
-    try:
-        return sorted(items)
-    except TypeError:
-        return sorted(items, key=str)
-
-
-def who_label(who: Any) -> str:
-    if isinstance(who, int):
-        return f"rank {who}"
-    return str(who)

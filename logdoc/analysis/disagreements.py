@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from ..events import Event
-from .common import is_agent, as_int, ranks_text, short_host, synthetic, who_label
+from .common import as_int, is_agent, ranks_text, short_host, synthetic
 from .cascade import first_failure, is_failure
 from .job import Job
 
@@ -611,4 +611,4 @@ def _duplicate_gpu(job: Job) -> list[Event]:
     return out
 
 
-__all__ = ["analyze", "versions", "env_settings", "transport_facts", "interface_facts", "who", "who_label"]
+__all__ = ["analyze", "versions", "env_settings", "transport_facts", "interface_facts", "who"]
