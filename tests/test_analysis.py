@@ -707,3 +707,10 @@ def test_equal_groups_are_split_by_the_first_failure_and_findings_name_their_ori
     dup = run({"rank0.log": _init("a", 1, 0), "rank1.log": _init("a", 2, 1).replace("busId 2000", "busId 1000")})
     d = kinds(dup, "analysis.duplicate_gpu")[0]
     assert d.rank is None and d.fields["origin_ranks"] == [0, 1]
+
+
+def test_incomplete_logs_do_not_name_hung_ranks():
+    # 2 of 8 rank logs: the six others are not hung, they are just not here
+    a = run({"rank0.log": _init("a", 1, 0, nranks=8) + _timeout(0), "rank7.log": _init("b", 2, 7, nranks=8) + _timeout(7)})
+    assert kinds(a, "analysis.hung_rank") == []
+    assert a.anatomy["progress"]["0"]["seq"] == 183

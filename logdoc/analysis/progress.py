@@ -171,9 +171,9 @@ def _seqnum(job: Job) -> tuple[list[Event], dict[str, Any]]:
             # the members that printed nothing name the hung rank only when nobody failed otherwise in
             # this sequence (a rank with an error explains the wait) and they printed no error at all
             failed_here = any(stuck in rec.failed and stuck not in rec.waits for rec in per_rank.values())
-            quiet = {r for r in silent if not job.errors_by_rank.get(r)}
+            quiet = _trusted_quiet(job, [r for r in silent if not job.errors_by_rank.get(r)], len(members))
             if not culprits and key in timeouts_seen and not failed_here:
-                culprits |= quiet
+                culprits |= set(quiet)
         for label, rs in groups.items():
             rows.append((label, sorted(rs)))
         rows.sort(key=lambda row: (-len(row[1]), row[1][0]))
@@ -294,6 +294,16 @@ def _desync(job: Job) -> list[Event]:
     return out
 
 
+def _trusted_quiet(job: Job, quiet: list[int], n_members: int) -> list[int]:
+    """Quiet ranks that can be named: those with a log (a file or some line) always; those with nothing at
+    all in the logs given only when they are few (else the logs are just incomplete)."""
+    seen = [r for r in quiet if r in job.ranks_seen or r in job.ranks_from_files]
+    unseen = [r for r in quiet if r not in seen]
+    if unseen and len(unseen) <= max(1, n_members // 4):
+        return quiet
+    return seen
+
+
 def _pg_name(job: Job, key: str | None) -> str | None:
     return None if key is None else (job.pg_desc.get(key) or key)
 
@@ -309,7 +319,7 @@ def _gloo_timeouts(job: Job) -> list[Event]:
     if not timed:
         return []
     members = job.members()
-    quiet = [r for r in members if r not in timed and not job.errors_by_rank.get(r)]
+    quiet = _trusted_quiet(job, [r for r in members if r not in timed and not job.errors_by_rank.get(r)], len(members))
     if not quiet or len(quiet) >= len(members):
         return []
     others = [r for r in members if r not in timed and r not in quiet]
@@ -488,6 +498,7 @@ def _peer_exited(job: Job) -> list[Event]:
     members = job.members()
     stopped = _stopped_by_launcher(job)
     quiet = [r for r in members if r not in reporters and not job.errors_by_rank.get(r) and r not in stopped]
+    quiet = _trusted_quiet(job, quiet, len(members))
     peer_hosts: list[str] = []
     if addrs:
         by_addr = {}
