@@ -55,7 +55,8 @@ worker.onmessage = (event) => {
   }
   switch (msg.type) {
     case "progress":
-      ui.progress.value = msg.fraction;
+      if (msg.fraction === null) ui.progress.removeAttribute("value");
+      else ui.progress.value = msg.fraction;
       setStatus(msg.label + "…");
       break;
     case "ready":

@@ -21,14 +21,14 @@ function post(msg) {
 // can show real download progress on a slow connection. Only this site's origin is fetched.
 let received = 0;
 let lastPost = 0;
-let phase = "Downloading the Python runtime";
-let phaseBase = 0;
+const phase = "Downloading the Python runtime";
 
+// fraction null = indeterminate (the interpreter is starting: no byte count to show).
 function progress(fraction, label, force) {
   const now = performance.now();
   if (!force && now - lastPost < 80) return;
   lastPost = now;
-  post({ type: "progress", fraction: Math.max(0, Math.min(1, fraction)), label, ms: ms() });
+  post({ type: "progress", fraction: fraction === null ? null : Math.max(0, Math.min(1, fraction)), label, ms: ms() });
 }
 
 function downloadFraction() {
@@ -47,7 +47,8 @@ self.fetch = async (input, init) => {
   const counter = new TransformStream({
     transform(chunk, controller) {
       received += chunk.byteLength;
-      progress(phaseBase + 0.7 * downloadFraction(), `${phase} (${mb(received)} of ${mb(CONFIG.fetchBytes)})`);
+      if (downloadFraction() >= 0.999) progress(null, "Starting Python", true);
+      else progress(0.9 * downloadFraction(), `${phase} (${mb(received)} of ${mb(CONFIG.fetchBytes)})`);
       controller.enqueue(chunk);
     },
   });
@@ -84,8 +85,7 @@ async function boot() {
     stderr: (line) => console.warn(`[python] ${line}`),
   });
   timings.pyodide = at();
-  phaseBase = 0;
-  progress(0.85, "Importing logdoc", true);
+  progress(null, "Loading logdoc and its knowledge base", true);
   // In case a wheel was not installed by `packages` (older loaders ignore URLs there).
   const missing = CONFIG.wheels.filter((w) => !pyodide.loadedPackages[wheelName(w)]);
   if (missing.length) {
