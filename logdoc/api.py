@@ -26,7 +26,7 @@ def _rules(rules=None, rules_json: dict | None = None, extra_dirs: Sequence[str]
 def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[str, Any]:
     from .analysis import analyze
 
-    analysis = analyze(result.events)
+    analysis = analyze(result.events, files=result.files)
     events = list(analysis.events) + list(analysis.synthetic)
     diagnoses, notes, problems = diagnose(events, rules, analysis)
     report = {

@@ -341,7 +341,7 @@ def summary(
     from .parse import parse_paths
 
     result = parse_paths(paths, stdin=sys.stdin.buffer)
-    anatomy = analyze(result.events).anatomy
+    anatomy = analyze(result.events, files=result.files).anatomy
     sys.stdout.write(json.dumps(anatomy, indent=2, ensure_ascii=False, default=str) + "\n")
     _report_skips(result.stats)
     print(_summary_line(result.stats), file=sys.stderr)
@@ -423,7 +423,7 @@ def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
         from .analysis import analyze
 
         res = parse_sources(sources)
-        a = analyze(res.events)
+        a = analyze(res.events, files=res.files)
         return list(a.events) + list(a.synthetic)
 
     rules = _load_rules(rules_dirs)

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,14 +29,84 @@ class Diagnosis:
     severity: str
     matches: list[Match] = field(default_factory=list)
     first_key: tuple = ()
+    origins: dict[int, list[int]] = field(default_factory=dict)  # id(match) -> origin ranks
 
     @property
     def ranks(self) -> list[int]:
+        """Where it started: the origin ranks each match names, else the ranks that printed it."""
+        return sorted({r for m in self.matches for r in self.origins.get(id(m), ())})
+
+    @property
+    def reported_by(self) -> list[int]:
         return sorted({e.rank for m in self.matches for e in m.events if e.rank is not None})
 
     @property
     def hosts(self) -> list[str]:
-        return sorted({e.host for m in self.matches for e in m.events if e.host})
+        hosts = {h for m in self.matches for h in (m.event.fields or {}).get("origin_hosts") or ()}
+        if not hosts:
+            hosts = {e.host for m in self.matches for e in m.events if e.host}
+        return sorted(hosts)
+
+
+def _ints(value: Any) -> list[int]:
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, str):
+        return [int(x) for x in value.replace(",", " ").split() if x.lstrip("-").isdigit()]
+    if isinstance(value, (list, tuple, set)):
+        return [i for v in value for i in _ints(v)]
+    return []
+
+
+_ADDR = re.compile(r"\[?((?:\d{1,3}\.){3}\d{1,3}|[0-9a-fA-F:]+:[0-9a-fA-F:]*)\]?(?:<\d+>|:\d+)?$")
+
+
+def address_index(events: list[Event]) -> dict[str, set[int]]:
+    """Which ranks own which IP address, from the interfaces NCCL says it uses."""
+    index: dict[str, set[int]] = {}
+    for ev in events:
+        if ev.rank is None:
+            continue
+        f = ev.fields or {}
+        addrs = []
+        if ev.kind == "nccl.net_socket":
+            addrs = [i.get("addr") for i in f.get("interfaces") or ()]
+        elif ev.kind == "nccl.bootstrap":
+            addrs = [f.get("addr")]
+        elif ev.kind == "nccl.net_ib":
+            addrs = [f.get("oob_addr")]
+        for a in addrs:
+            if a:
+                index.setdefault(a, set()).add(ev.rank)
+    return index
+
+
+def _resolve(value: Any, addrs: dict[str, set[int]]) -> list[int]:
+    if isinstance(value, str):
+        m = _ADDR.match(value.strip())
+        if m and m.group(1) in addrs:
+            return sorted(addrs[m.group(1)])
+    return _ints(value)
+
+
+def origin_ranks(m: Match, addrs: dict[str, set[int]] | None = None) -> list[int]:
+    """The ranks a match blames. An ``analysis.*`` finding carries ``origin_ranks``; a rule can name
+    the values that hold the origin (``origin: failed`` for a monitoredBarrier report printed by
+    rank 0 about rank 1; ``origin: [rank, peer]`` for a message about a peer's address, which is
+    mapped to the rank that owns it); otherwise it is the rank that printed the evidence."""
+    fields = m.event.fields or {}
+    if fields.get("origin_ranks"):
+        return _ints(fields["origin_ranks"])
+    names = m.rule.data.get("origin")
+    if names:
+        vals = m.values()
+        found = [r for name in ([names] if isinstance(names, str) else names)
+                 for r in _resolve(vals.get(name), addrs or {})]
+        if found:
+            return sorted(set(found))
+    return [m.event.rank] if m.event.rank is not None else []
 
 
 def _order_key(analysis, ev: Event) -> tuple:
@@ -100,6 +171,7 @@ def _render(d: Diagnosis, folded: list[Diagnosis] | None = None) -> dict[str, An
         "confidence": first["confidence"],
         "ranks": d.ranks,
         "hosts": d.hosts,
+        "reported_by": d.reported_by,
         "count": len(d.matches),
         "evidence": _evidence(d),
         "explanation": first["explanation"],
@@ -121,19 +193,24 @@ def _render(d: Diagnosis, folded: list[Diagnosis] | None = None) -> dict[str, An
 def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[dict], list[dict], list]:
     """Return (diagnoses, notes, run problems) as JSON-ready dicts, most likely root cause first."""
     matches = rules.match(events)
+    addrs = address_index(events)
     by_rule: dict[str, Diagnosis] = {}
     for m in matches:
         d = by_rule.get(m.rule.id)
         if d is None:
             d = by_rule[m.rule.id] = Diagnosis(m.rule.id, m.rule.role, m.rule.severity)
         d.matches.append(m)
+        d.origins[id(m)] = origin_ranks(m, addrs)
     for d in by_rule.values():
         d.matches.sort(key=lambda m: _order_key(analysis, m.event))
         d.first_key = _order_key(analysis, d.matches[0].event)
 
     def rank_key(d: Diagnosis) -> tuple:
+        # Most severe, then earliest; at the same moment a cross-rank finding (which names the rank
+        # that started it) before a per-rank report of the same thing; then confidence and priority.
         r = d.matches[0].rule
-        return (_SEVERITY.get(d.severity, 3), d.first_key, -r.confidence, -r.priority, d.rule_id)
+        cross_rank = d.matches[0].event.kind.startswith("analysis.")
+        return (_SEVERITY.get(d.severity, 3), d.first_key, not cross_rank, -r.confidence, -r.priority, d.rule_id)
 
     roots = sorted((d for d in by_rule.values() if d.role == "root_cause"), key=rank_key)
     symptoms = sorted((d for d in by_rule.values() if d.role == "symptom"), key=rank_key)
@@ -143,6 +220,12 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     if roots:
         error_roots = [d for d in roots if d.severity == "error"]
         primary = error_roots[0] if error_roots else roots[0]
+        # A cross-rank finding of the same category describes the same failure and names where it
+        # started (the missing store host, the minority version): it leads.
+        better = [d for d in roots if d.severity == primary.severity and d.matches[0].rule.category ==
+                  primary.matches[0].rule.category and d.matches[0].event.kind.startswith("analysis.")]
+        if better:
+            primary = better[0]
         diagnoses.append(_render(primary, folded=symptoms))
         diagnoses.extend(_render(d) for d in roots if d is not primary)
     else:

@@ -82,7 +82,7 @@ BUILTIN_ID = _re.compile(r"^LD[1-9][0-9]{2}$")
 USER_ID = _re.compile(r"^[A-Z][A-Z0-9]{1,9}[0-9]{3,}$")
 
 RULE_KEYS_REQUIRED = ("id", "category", "severity", "role", "title", "match", "explanation", "fix", "confirm")
-RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples")
+RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples", "origin")
 TOMBSTONE_KEYS = ("id", "retired", "title", "category", "replaced_by")
 MATCH_KEYS = ("kind", "pattern", "fields", "with", "without")
 CLAUSE_KEYS = ("kind", "pattern", "fields", "scope", "as", "optional")
@@ -176,13 +176,14 @@ KIND_FIELDS: dict[str, tuple[str, ...] | None] = {
                            "silent_ranks"),
     "analysis.straggler": ("ranks", "seq", "pg", "detail", "source"),
     "analysis.silent_rank": ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
+    "analysis.peer_exited": ("ranks", "reporting_ranks", "peer_addrs", "peer_hosts", "table", "detail"),
     "analysis.collective_mismatch": ("pg", "pg_desc", "seq", "aspect", "values", "ranks", "minority_ranks"),
     "analysis.transport_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
     "analysis.env_disagreement": ("name", "values", "forced", "minority"),
     "analysis.env_forced": ("name", "values", "agree"),
     "analysis.interface_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
     "analysis.nranks_disagreement": ("aspect", "comm_id", "pg", "values", "minority"),
-    "analysis.missing_ranks": ("ranks", "world_size", "seen", "source", "missing_count", "candidates"),
+    "analysis.missing_ranks": ("ranks", "world_size", "seen", "seen_ranks", "source", "missing_count", "candidates"),
     "analysis.duplicate_gpu": ("host", "bus_id", "ranks", "comm_ranks", "comm_id"),
     "analysis.restart": ("attempt", "later_attempts", "origin_ranks", "origin_hosts", "first_failure",
                          "last_attempt_failure"),
@@ -202,16 +203,6 @@ KIND_FIELDS: dict[str, tuple[str, ...] | None] = {
     "store.info": None,
     "torchrun.signal": None,
     "torchrun.info": None,
-    # analysis stage (cross-event / cross-rank); see knowledge/README.md
-    "analysis.version_mismatch": ("component", "versions", "ranks_by_version", "hosts_by_version"),
-    "analysis.hung_rank": ("ranks", "seq", "op_type", "pg", "waiting_ranks", "detail"),
-    "analysis.straggler": ("ranks", "seq", "pg", "detail"),
-    "analysis.collective_mismatch": ("pg", "seq", "aspect", "values"),
-    "analysis.transport_disagreement": ("aspect", "values", "hosts"),
-    "analysis.env_disagreement": ("name", "values"),
-    "analysis.interface_disagreement": ("aspect", "values", "hosts"),
-    "analysis.missing_ranks": ("ranks", "world_size", "seen", "source"),
-    "analysis.duplicate_gpu": ("host", "bus_id", "ranks"),
 }
 
 _PLACEHOLDER = _re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?:\|([^{}]*))?\}")
@@ -1001,6 +992,10 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
         if key in data and not (isinstance(data[key], list) and all(isinstance(s, str) and s.strip()
                                                                       for s in data[key])):
             ck.err(key, f"{key} must be a list of non-empty strings")
+    if "origin" in data:
+        o = data["origin"]
+        if not (isinstance(o, str) or isinstance(o, list) and o and all(isinstance(x, str) for x in o)):
+            ck.err("origin", "origin must be a value name or a list of them (fields holding the origin rank(s))")
     if "priority" in data and (not isinstance(data["priority"], int) or isinstance(data["priority"], bool)):
         ck.err("priority", "priority must be an integer")
     if "confidence" in data and not (isinstance(data["confidence"], (int, float))

@@ -46,15 +46,10 @@ def _builtin() -> kb.RuleSet:
 # ---------------------------------------------------------------------------------------------
 # the pipeline used for examples: parser, then the analysis stage when it is there and works
 
-def _analyze(events):
-    try:
-        from logdoc.analysis import analyze
-    except Exception:
-        return events
-    try:
-        result = analyze(events)
-    except Exception:
-        return events
+def _analyze(events, files=None):
+    from logdoc.analysis import analyze
+
+    result = analyze(events, files=files)
     return list(result.events) + list(result.synthetic)
 
 
@@ -64,7 +59,8 @@ def _events_for(example, rule_id):
         return evs
     from logdoc.parse import parse_sources
 
-    return _analyze(parse_sources(kb.example_sources(example, rule_id)).events)
+    res = parse_sources(kb.example_sources(example, rule_id))
+    return _analyze(res.events, res.files)
 
 
 def _example_cases():
