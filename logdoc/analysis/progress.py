@@ -320,7 +320,9 @@ def _gloo_timeouts(job: Job) -> list[Event]:
         return []
     members = job.members()
     quiet = _trusted_quiet(job, [r for r in members if r not in timed and not job.errors_by_rank.get(r)], len(members))
-    if not quiet or len(quiet) >= len(members):
+    if not quiet:
+        return _late_in_gloo_collective(job, timed, members)
+    if len(quiet) >= len(members):
         return []
     others = [r for r in members if r not in timed and r not in quiet]
     table = [f"{ranks_text(timed)} timed out waiting in a Gloo collective"]
@@ -338,6 +340,37 @@ def _gloo_timeouts(job: Job) -> list[Event]:
                    level="ERROR", on_ranks=quiet, ranks=sorted(quiet), seq=None, op_type=None, pg=None,
                    waiting_ranks=sorted(timed), table=table, detail=detail, source="gloo_timeout")
     return [ev]
+
+
+def _late_in_gloo_collective(job: Job, timed: dict[int, list[Event]], members: list[int]) -> list[Event]:
+    """Most ranks timed out waiting in a Gloo collective; the few that did not time out reached it later
+    and found their pairs already closed ("Connection closed/reset by peer"): they were the slow ones."""
+    from .common import is_agent
+    from .job import is_error
+
+    errs: dict[int, list[Event]] = {}
+    for ev in job.events:
+        if ev.rank is not None and ev.rank not in timed and not is_agent(ev) and is_error(ev):
+            errs.setdefault(ev.rank, []).append(ev)
+    late: dict[int, list[Event]] = {}
+    for r in members:
+        if r in timed:
+            continue
+        mine = errs.get(r)
+        if not mine:
+            return []
+        closed = [e for e in mine if _PEER_CLOSED.search(e.text)]
+        if len(closed) != len(mine):
+            return []  # this rank failed some other way: not merely late
+        late[r] = closed
+    if not late or len(late) * 2 >= len(members):
+        return []
+    detail = (f"{ranks_text(timed)} timed out waiting in a Gloo collective; {ranks_text(late)} did not time out "
+              f"and found the connection already closed when it got there")
+    evidence = [e for r in sorted(late) for e in late[r][:1]]
+    return [synthetic("analysis.straggler", f"{ranks_text(late)} reached the collective late: {detail}", evidence,
+                      level="ERROR", on_ranks=list(late), ranks=sorted(late), seq=None, pg=None, detail=detail,
+                      source="gloo_timeout", waiting_ranks=sorted(timed))]
 
 
 # -- collectives that differ at the same SeqNum -----------------------------------------------------
