@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+if sys.platform == "emscripten":
+    pytest.skip("not in the browser build: needs subprocesses, signals and a terminal", allow_module_level=True)
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKERS = ROOT / "samples" / "_workers"
 LOGDOC = [sys.executable, "-m", "logdoc"]
