@@ -4,19 +4,43 @@ For every line: the prefilter decides whether it can matter; a candidate is unwr
 a multi-line record when it starts or continues a block (a traceback, a torchrun summary, ...),
 and classified by the NCCL grammar, then by the PyTorch/Gloo grammars. Every line read is counted
 exactly once, as irrelevant, understood, or relevant but not understood.
+
+Which lines are fed to the block assembler (:class:`Feeder`, the same rule on every path):
+
+* every candidate line (:func:`logdoc.prefilter.candidate`);
+* while a record is open, every line that comes within :data:`WINDOW` lines of the last line a
+  record took (continuation lines such as traceback code lines hold no keyword), and every line
+  while an open record takes any line (a traceback's frames, a torchrun failure table, a wrapped
+  WorkNCCL record);
+* a record that took no line for :data:`IDLE` lines is closed: a stream that went quiet (a rank
+  that printed one c10 warning and then only its own output) does not keep the slow path on.
+
+A line that is not a candidate and stays a record of its own is irrelevant (not classified).
+
+The fast path (on unless ``LOGDOC_NO_FASTPATH=1``) reads large blocks (:func:`logdoc.source.read_blocks`)
+and finds candidate lines with one ``bytes.find`` pass per prefilter keyword instead of looking at
+every line in Python; lines between candidates are only counted (``bytes.count``). A block where
+most lines are candidates (an ``NCCL_DEBUG=INFO`` log) is read line by line. Both paths feed the
+same lines in the same order, so they give the same events and counts
+(``tests/test_fastpath.py``).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from . import nccl, prefilter, torchlines
 from .blocks import BlockAssembler, Record
 from .envelope import unwrap
 from .events import Event
-from .source import ReadStats, Source, expand, read_lines
+from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 
 MAX_UNRECOGNIZED = 200
+WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
+IDLE = 5000    # lines after which a record that took nothing is closed
+DENSE = 0.25   # a block with more candidate lines than this share is read line by line
+SMALL = 64     # regions with fewer lines are read line by line
 
 
 @dataclass(slots=True)
@@ -66,6 +90,12 @@ class ParseResult:
     stats: Stats
     unrecognized: list[Unrecognized]
     files: list[str]
+
+
+def fast_enabled() -> bool:
+    from .grammar import fastpath_enabled
+
+    return fastpath_enabled()
 
 
 def classify_record(rec: Record, name: str) -> Event | None:
@@ -130,61 +160,276 @@ def _error_file_event(source: Source, stats: Stats) -> Event | None:
                  template="torchrun.error_file", fields=fields)
 
 
-def iter_source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]) -> Iterator[Event]:
-    """Events of one source, in file order; ``stats`` and ``unrecognized`` are filled as it goes."""
-    if source.name.endswith("error.json"):
-        ev = _error_file_event(source, stats)
-        if ev is not None:
-            yield ev
-            return
-    rstats = ReadStats()
-    asm = BlockAssembler()
-    name = source.name
-    candidate = prefilter.candidate
+# ---------------------------------------------------------------------------------------------
+# which lines go to the block assembler
 
-    def settle(records: list[Record]) -> Iterator[Event]:
+_GREEDY_KINDS = ("child_failed", "wrapped")
+_GREEDY_TB = ("frames", "last_error", "after_spawn", "chain")
+_GREEDY_MSG = ("last_error", "spawn")
+
+
+def _takes_anything(block) -> bool:
+    """Whether an open block may take a line that holds no keyword and is not a continuation
+    line: then every line is fed while it is open (see :mod:`logdoc.blocks`)."""
+    kind = block.kind
+    if kind in _GREEDY_KINDS:
+        return True
+    if kind == "traceback":
+        return block.state in _GREEDY_TB
+    if kind == "message":
+        return block.state in _GREEDY_MSG
+    return False
+
+
+class Feeder:
+    """Feeds the lines of one source to a :class:`BlockAssembler` under the rule of the module
+    docstring and turns the records into events (appended to ``out``) and counts (``stats``).
+
+    ``line(n, text, cand)`` for every line in order (``cand``: ``prefilter.candidate(text)``), or
+    only for the lines where ``needs_every_line(n)`` is true plus every candidate line: the
+    lines left out are counted with ``skip(k)``. Then ``finish()``.
+    """
+
+    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open")
+
+    def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
+        self.name = name
+        self.stats = stats
+        self.unrecognized = unrecognized
+        self.asm = BlockAssembler()
+        self.until = 0
+        self.out = out
+        self._open = getattr(self.asm, "_open", None)
+
+    def needs_every_line(self, n: int) -> bool:
+        """Whether line ``n`` would be fed even without a keyword (the state does not change
+        while lines are skipped, and this is false for every later line once it is false)."""
+        if not self.asm.has_open_block:
+            return False
+        if n <= self.until:
+            return True
+        if self._open is None:
+            return True  # an assembler without the internals read here: feed everything
+        for b in self._open.values():
+            if _takes_anything(b):
+                return True
+        return False
+
+    def skip(self, k: int) -> None:
+        self.stats.irrelevant += k
+
+    def line(self, n: int, text: str, cand: bool) -> None:
+        if cand or self.needs_every_line(n):
+            self.feed(n, text, cand)
+        else:
+            self.stats.irrelevant += 1
+
+    def feed(self, n: int, text: str, cand: bool) -> None:
+        asm = self.asm
+        if self._open:
+            self._close_idle(n)
+        env, msg = unwrap(text)
+        recs = asm.feed(n, env, msg)
+        alone = False
+        for r in recs:
+            if r.line == n:
+                alone = True
+                break
+        if not alone:
+            self.until = n + WINDOW
+        if recs:
+            self.settle(recs, -1 if cand else n)
+
+    def _close_idle(self, n: int) -> None:
+        limit = n - IDLE
+        idle = []
+        for key, b in self._open.items():
+            last = b.lines[-1][0]
+            if b.pending and b.pending[-1][0] > last:
+                last = b.pending[-1][0]
+            if last < limit:
+                idle.append(key)
+        for key in idle:
+            self.settle(self.asm._close(key), -1)
+
+    def settle(self, records: list[Record], plain_line: int = -1) -> None:
+        stats = self.stats
+        name = self.name
         for rec in records:
             n = rec.nlines
+            if rec.line == plain_line:
+                stats.irrelevant += n  # a line without a keyword, alone: not classified
+                continue
             ev = classify_record(rec, name)
             if ev is not None:
                 stats.relevant += n
                 stats.understood += n
                 stats.events += 1
-                yield ev
+                self.out.append(ev)
             elif prefilter.marked(rec.text):
                 stats.relevant += n
                 stats.not_understood += n
-                if len(unrecognized) < MAX_UNRECOGNIZED:
-                    unrecognized.append(Unrecognized(name, rec.line, rec.text))
+                if len(self.unrecognized) < MAX_UNRECOGNIZED:
+                    self.unrecognized.append(Unrecognized(name, rec.line, rec.text))
             else:
                 stats.irrelevant += n
 
-    for lineno, text in read_lines(source, rstats):
-        if asm.has_open_block or candidate(text):
-            env, msg = unwrap(text)
-            yield from settle(asm.feed(lineno, env, msg))
-        else:
-            stats.irrelevant += 1
-    yield from settle(asm.flush())
-    stats.files += rstats.files
-    stats.lines_read += rstats.lines
-    stats.cut_lines += rstats.cut_lines
-    stats.skipped_files.extend(rstats.skipped_files)
-    stats.warnings.extend(rstats.warnings)
+    def finish(self) -> None:
+        self.settle(self.asm.flush())
 
 
-def parse_sources(sources: Iterable[Source | tuple[str, str]]) -> ParseResult:
-    """Parse every source (a :class:`Source`, or ``(name, text)`` for in-memory text)."""
+# ---------------------------------------------------------------------------------------------
+# reading a region of whole lines
+
+def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+    line = feeder.line
+    cand = prefilter._CANDIDATE.search
+    clean = _clean
+    for raw in buf[start:end - 1].split(sep) if end > start else ():
+        lineno += 1
+        text = clean(raw)
+        line(lineno, text, cand(text) is not None)
+    return lineno
+
+
+_ESC = b"\x1b"
+
+
+def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+    """Feed the lines of ``buf[start:end]`` (the first is line ``lineno + 1``); return the number of
+    the last one. Only candidate lines and the lines a record needs are looked at in Python."""
+    nlines = buf.count(sep, start, end)
+    if nlines < SMALL:
+        return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
+    budget = int(nlines * DENSE)
+    starts: set[int] = set()
+    find = buf.find
+    rfind = buf.rfind
+    for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
+        i = find(kw, start, end)
+        while i >= 0:
+            starts.add(rfind(sep, start, i) + 1 or start)
+            i = find(kw, find(sep, i, end) + 1, end)
+        if len(starts) > budget:
+            return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
+    order = sorted(starts)
+    count = buf.count
+    clean = _clean
+    cand = prefilter._CANDIDATE.search
+    stats = feeder.stats
+    pos = start
+    idx = 0
+    m = len(order)
+    while True:
+        if feeder.needs_every_line(lineno + 1):
+            if pos >= end:
+                break
+            nl = find(sep, pos, end)
+            text = clean(buf[pos:nl])
+            lineno += 1
+            feeder.line(lineno, text, cand(text) is not None)
+            pos = nl + 1
+            continue
+        while idx < m and order[idx] < pos:
+            idx += 1
+        if idx >= m:
+            rest = count(sep, pos, end)
+            stats.irrelevant += rest
+            lineno += rest
+            break
+        s = order[idx]
+        idx += 1
+        if s > pos:
+            skipped = count(sep, pos, s)
+            stats.irrelevant += skipped
+            lineno += skipped
+        nl = find(sep, s, end)
+        text = clean(buf[s:nl])
+        lineno += 1
+        feeder.line(lineno, text, cand(text) is not None)
+        pos = nl + 1
+    return lineno
+
+
+def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | None = None,
+                progress: Callable[[int], None] | None = None) -> None:
+    """Feed every line of ``source`` to ``feeder`` (the fast path unless ``fast`` is False)."""
+    opened = open_text(source, rstats)
+    if opened is None:
+        return
+    stream, raw = opened
+    if fast is None:
+        fast = fast_enabled()
+    region = _scan if fast else _lines_one_by_one
+    lineno = 0
+    seen = 0
+    try:
+        for buf, start, end, sep in read_blocks(stream, source.name, rstats):
+            lineno = region(feeder, buf, start, end, sep, lineno)
+            if progress is not None and rstats.bytes != seen:
+                progress(rstats.bytes - seen)
+                seen = rstats.bytes
+    finally:
+        _close(source, raw)
+
+
+def iter_source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]) -> Iterator[Event]:
+    """Events of one source (settled order; sort by ``line`` for file order); ``stats`` and
+    ``unrecognized`` are filled as it goes."""
+    yield from source_events(source, stats, unrecognized)
+
+
+def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized], fast: bool | None = None,
+                  progress: Callable[[int], None] | None = None) -> list[Event]:
+    """Events of one source in file order; ``stats`` and ``unrecognized`` are filled."""
+    if source.name.endswith("error.json"):
+        ev = _error_file_event(source, stats)
+        if ev is not None:
+            return [ev]
+    out: list[Event] = []
+    rstats = ReadStats()
+    feeder = Feeder(source.name, stats, unrecognized, out)
+    try:
+        read_source(source, feeder, rstats, fast=fast, progress=progress)
+        feeder.finish()
+    finally:
+        stats.files += rstats.files
+        stats.lines_read += rstats.lines
+        stats.cut_lines += rstats.cut_lines
+        stats.skipped_files.extend(rstats.skipped_files)
+        stats.warnings.extend(rstats.warnings)
+    # Records of interleaved streams settle out of order: restore file order.
+    out.sort(key=lambda e: e.line)
+    return out
+
+
+def _as_source(src: Source | tuple[str, str]) -> Source:
+    return src if isinstance(src, Source) else Source(src[0], text=src[1])
+
+
+def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | None = 1,
+                  progress=None) -> ParseResult:
+    """Parse every source (a :class:`Source`, or ``(name, text)`` for in-memory text).
+
+    ``jobs``: worker processes for many files (None: one per core when that pays; the result is
+    the same as with one process). ``progress``: an object with ``add_bytes(n)`` and
+    ``file_done(name)`` (the CLI's progress bar), or None."""
+    srcs = [_as_source(s) for s in sources]
+    if jobs != 1:
+        from .parallel import parse_parallel, worth_it
+
+        if worth_it(srcs, jobs):
+            return parse_parallel(srcs, jobs, progress=progress)
     stats = Stats()
     unrecognized: list[Unrecognized] = []
     events: list[Event] = []
     names: list[str] = []
-    for src in sources:
-        if not isinstance(src, Source):
-            src = Source(src[0], text=src[1])
+    add = progress.add_bytes if progress is not None else None
+    for src in srcs:
         names.append(src.name)
-        # Records of interleaved streams settle out of order: restore file order.
-        events.extend(sorted(iter_source_events(src, stats, unrecognized), key=lambda e: e.line))
+        events.extend(source_events(src, stats, unrecognized, progress=add))
+        if progress is not None:
+            progress.file_done(src.name)
     return ParseResult(events, stats, unrecognized, names)
 
 
@@ -192,6 +437,6 @@ def parse_text(text: str, name: str = "<text>") -> ParseResult:
     return parse_sources([Source(name, text=text)])
 
 
-def parse_paths(paths: Iterable[str], stdin=None) -> ParseResult:
+def parse_paths(paths: Iterable[str], stdin=None, *, jobs: int | None = 1, progress=None) -> ParseResult:
     """Parse command-line paths (files, folders, globs, ``-``). Raises ``InputError`` for bad paths."""
-    return parse_sources(expand(paths, stdin=stdin))
+    return parse_sources(expand(paths, stdin=stdin), jobs=jobs, progress=progress)

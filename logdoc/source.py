@@ -8,8 +8,9 @@ Line rules:
 
 * LF and CRLF end a line. A file that has lone CRs and no LF at all uses CR as its line end.
 * Within a line, text before the last lone CR is progress-bar residue and is dropped.
-* Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences and other C0 controls are removed.
-* A line longer than :data:`MAX_LINE` bytes is cut there; the rest of it is skipped and counted.
+* Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences are removed and other C0 controls
+  become blanks.
+* A line longer than :data:`MAX_LINE` bytes is cut there, always; the rest of it is skipped and counted.
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ from typing import BinaryIO, Iterable, Iterator
 
 MAX_LINE = 1 << 20  # 1 MiB
 BLOCK = 1 << 20
+CHUNK = 4 << 20  # bytes read at a time by read_blocks
 SNIFF = 8192
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?")
 _GLOB_CHARS = set("*?[")
 
 
@@ -146,13 +148,15 @@ class _Peek(io.RawIOBase):
         return len(data)
 
 
-def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` for every line of ``source``; problems go to ``stats``."""
+def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | None:
+    """Open ``source`` for reading text: ``(stream, raw)`` with gzip undone, or None when it is
+    skipped (unreadable, binary, corrupt gzip; the reason goes to ``stats``). Close ``raw`` when
+    done unless it is the caller's stream (stdin)."""
     try:
         raw = source.open()
     except OSError as exc:
         stats.skipped_files.append((source.name, exc.strerror or str(exc)))
-        return
+        return None
     try:
         head = raw.read(SNIFF)
         if source.text is None and source.stream is None:
@@ -167,61 +171,170 @@ def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
                 head = stream.peek(SNIFF)[:SNIFF] if hasattr(stream, "peek") else b""
             except (OSError, EOFError, zlib.error) as exc:
                 stats.skipped_files.append((source.name, f"corrupt gzip ({exc})"))
-                return
+                _close(source, raw)
+                return None
         if _looks_binary(head):
             stats.skipped_files.append((source.name, "binary file"))
-            return
-        stats.files += 1
-        yield from _split(stream, source.name, stats)
+            _close(source, raw)
+            return None
+    except BaseException:
+        _close(source, raw)
+        raise
+    stats.files += 1
+    return stream, raw
+
+
+def _close(source: Source, raw: BinaryIO) -> None:
+    if source.stream is None:
+        raw.close()
+
+
+def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every line of ``source``; problems go to ``stats``."""
+    opened = open_text(source, stats)
+    if opened is None:
+        return
+    stream, raw = opened
+    try:
+        lineno = 0
+        for buf, start, end, sep in read_blocks(stream, source.name, stats):
+            pos = start
+            while pos < end:
+                nl = buf.find(sep, pos, end)
+                lineno += 1
+                yield lineno, _clean(buf[pos:nl])
+                pos = nl + 1
     finally:
-        if source.stream is None:
-            raw.close()
+        _close(source, raw)
 
 
-def _split(stream: BinaryIO, name: str, stats: ReadStats) -> Iterator[tuple[int, str]]:
+def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK) -> Iterator[tuple[bytes, int, int, bytes]]:
+    """The text of ``stream`` as ``(buf, start, end, sep)``: ``buf[start:end]`` holds whole lines,
+    each ended by ``sep`` (LF, or CR for a file whose first block has CRs and no LF). Lines are
+    exactly those of the line rules: a line longer than :data:`MAX_LINE` comes cut to
+    :data:`MAX_LINE` bytes (counted in ``stats.cut_lines``) and the rest of it is dropped; a last
+    line without an end is given one. ``stats.lines`` and ``stats.bytes`` are counted here.
+
+    Blocks are read ``size`` bytes at a time and handed out without copying them (the region
+    bounds say which part of ``buf`` to look at), so memory stays flat whatever the input size.
+    """
     sep = b"\n"
     pending = b""
     skipping = False  # inside the rest of an over-long line
-    lineno = 0
     first = True
     read = getattr(stream, "read1", stream.read)  # read1 keeps what a truncated .gz gave before failing
-    while True:
-        try:
-            block = read(BLOCK)
-        except (OSError, EOFError, zlib.error) as exc:
-            stats.warnings.append(f"{name}: stopped reading at line {lineno + 1}: {exc}")
-            block = b""
+    lines = 0
+    eof = False
+    while not eof:
+        parts = []
+        got = 0
+        while got < size:
+            try:
+                piece = read(size - got)
+            except (OSError, EOFError, zlib.error) as exc:
+                done = lines + sum(x.count(sep) for x in parts)
+                stats.warnings.append(f"{name}: stopped reading at line {done + 1}: {exc}")
+                piece = b""
+            if not piece:
+                eof = True
+                break
+            parts.append(piece)
+            got += len(piece)
+        if not parts:
+            break
+        block = parts[0] if len(parts) == 1 else b"".join(parts)
         if first:
             first = False
-            if block and b"\n" not in block and b"\r" in block:
+            if b"\n" not in block and b"\r" in block:
                 sep = b"\r"
-        if not block:
-            break
         stats.bytes += len(block)
-        data = pending + block if pending else block
-        start = 0
-        while True:
-            nl = data.find(sep, start)
+        pos = 0
+        n = len(block)
+        if skipping:
+            nl = block.find(sep)
             if nl < 0:
-                break
-            if skipping:
-                skipping = False
-            else:
-                lineno += 1
-                yield lineno, _clean(data[start:nl])
-            start = nl + 1
-        pending = data[start:]
-        if len(pending) > MAX_LINE:
-            if not skipping:
-                lineno += 1
-                stats.cut_lines += 1
-                yield lineno, _clean(pending[:MAX_LINE])
-                skipping = True
+                continue
+            skipping = False
+            pos = nl + 1
+        elif pending:
+            nl = block.find(sep)
+            if nl < 0:
+                pending += block
+                if len(pending) > MAX_LINE:
+                    stats.cut_lines += 1
+                    lines += 1
+                    yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep
+                    pending = b""
+                    skipping = True
+                continue
+            line = pending + block[: nl + 1]
             pending = b""
+            pos = nl + 1
+            if len(line) > MAX_LINE + 1:
+                stats.cut_lines += 1
+                line = line[:MAX_LINE] + sep
+            lines += 1
+            yield line, 0, len(line), sep
+        last = block.rfind(sep, pos)
+        if last < 0:
+            pending = block[pos:]
+        else:
+            pending = block[last + 1:]
+            end = last + 1
+            if end > pos:
+                k = block.count(sep, pos, end)
+                if end - pos > k * (MAX_LINE + 1) or _has_long_line(block, pos, end, sep):
+                    for piece in _cut_long_lines(block, pos, end, sep, stats):
+                        yield piece, 0, len(piece), sep
+                else:
+                    yield block, pos, end, sep
+                lines += k
+        if len(pending) > MAX_LINE:
+            stats.cut_lines += 1
+            lines += 1
+            yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep
+            pending = b""
+            skipping = True
     if pending and not skipping:
-        lineno += 1
-        yield lineno, _clean(pending)
-    stats.lines += lineno
+        lines += 1
+        yield pending + sep, 0, len(pending) + 1, sep
+    stats.lines += lines
+
+
+_HALF = (MAX_LINE + 1) // 2
+
+
+def _has_long_line(buf: bytes, start: int, end: int, sep: bytes) -> bool:
+    """Whether some line in ``buf[start:end]`` is longer than MAX_LINE (cheap: one short find per
+    half-MAX_LINE stretch; a line that long has a stretch of that length without a line end)."""
+    if end - start <= MAX_LINE:
+        return False
+    off = start
+    while off + _HALF < end:
+        if buf.find(sep, off, off + _HALF) < 0:
+            return True
+        off += _HALF
+    return False
+
+
+def _cut_long_lines(buf: bytes, start: int, end: int, sep: bytes, stats: ReadStats) -> Iterator[bytes]:
+    out = []
+    size = 0
+    pos = start
+    while pos < end:
+        nl = buf.find(sep, pos, end)
+        if nl - pos > MAX_LINE:
+            stats.cut_lines += 1
+            out.append(buf[pos:pos + MAX_LINE] + sep)
+        else:
+            out.append(buf[pos:nl + 1])
+        size += len(out[-1])
+        pos = nl + 1
+        if size > CHUNK:
+            yield b"".join(out)
+            out, size = [], 0
+    if out:
+        yield b"".join(out)
 
 
 def _clean(raw: bytes) -> str:
@@ -231,13 +344,13 @@ def _clean(raw: bytes) -> str:
     if cr >= 0:
         raw = raw[cr + 1 :]
     text = raw.decode("utf-8", "replace")
-    if "\x1b" in text or _has_controls(text):
+    if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if _CONTROLS.search(text) is not None:
+        # Other control characters become blanks: a keyword is never made of pieces that a
+        # control character kept apart in the bytes (the fast path searches the bytes).
+        text = _CONTROLS.sub(" ", text)
     return text
 
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _has_controls(text: str) -> bool:
-    return _CONTROLS.search(text) is not None
