@@ -267,15 +267,17 @@ def compile_kb() -> dict:
     from logdoc import kb
 
     ruleset = kb.load_rules()
-    problems = [str(p) for p in getattr(ruleset, "problems", [])]
-    if problems:
-        raise BuildError("the knowledge base has problems:\n" + "\n".join(problems))
+    # Same gate as `logdoc rules lint`: an error fails the build, a warning does not.
+    errors = [str(p) for p in ruleset.problems if getattr(p, "level", "error") == "error"]
+    if errors:
+        raise BuildError("the knowledge base has errors (see `logdoc rules lint`):\n" + "\n".join(errors))
     rules = kb.compile_rules(ruleset)
     json.dumps(rules)  # must be JSON-able; raises TypeError with a useful message otherwise
     # The page loads it with load_compiled: check now that this works and loses nothing.
     back = kb.load_compiled(rules)
-    if getattr(back, "problems", None):
-        raise BuildError("kb.json does not load back: " + "; ".join(map(str, back.problems)))
+    back_errors = [str(p) for p in back.problems if getattr(p, "level", "error") == "error"]
+    if back_errors:
+        raise BuildError("kb.json does not load back: " + "; ".join(back_errors))
     if len(list(back)) != len(list(ruleset)):
         raise BuildError(f"kb.json loads {len(list(back))} rules, the YAML has {len(list(ruleset))}")
     return rules

@@ -32,7 +32,7 @@ def init(kb_json: str) -> str:
     from logdoc import kb
 
     _rules = kb.load_compiled(kb_json) if kb_json else None
-    problems = [str(p) for p in getattr(_rules, "problems", [])]
+    problems = [str(p) for p in getattr(_rules, "problems", []) if getattr(p, "level", "error") == "error"]
 
     try:
         import regex  # noqa: F401

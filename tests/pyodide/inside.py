@@ -3,9 +3,10 @@
 # What is not run, and why, is decided here and reported by name:
 #   - tests/web and tests/pyodide (they drive Node and Chromium from the outside);
 #   - a test module or test that needs something the browser build does not have: rich or typer
-#     (the CLI and the terminal report), PyYAML (the page reads kb.json), starting processes
-#     (no subprocess in WebAssembly). Those are turned into skips whose reason starts with
-#     "not in the browser build:", and counted apart from ordinary skips.
+#     (the CLI and the terminal report), venv, starting processes or a terminal (no subprocess,
+#     fork or pty in WebAssembly: an OSError raised inside subprocess.py, pty.py or
+#     multiprocessing). Those are turned into skips whose reason starts with "not in the
+#     browser build:", reported by name and counted apart from ordinary skips.
 # Anything else that fails is a real failure.
 import json
 import os
@@ -27,6 +28,14 @@ NATIVE_ONLY_MODULES = {
     "ensurepip": "ensurepip and subprocesses (installing packages)",
 }
 PREFIX = "not in the browser build: "
+# An OSError (or the like) raised inside one of these: WebAssembly has no processes or terminals.
+PROCESS_MODULES = {
+    "/subprocess.py": "subprocesses",
+    "/pty.py": "a pseudo-terminal",
+    "/multiprocessing/context.py": "processes (multiprocessing)",
+    "/multiprocessing/popen_fork.py": "processes (multiprocessing)",
+    "/asyncio/subprocess.py": "subprocesses",
+}
 
 
 def _native_only_reason(excinfo):
@@ -41,10 +50,12 @@ def _native_only_reason(excinfo):
             top = (exc.name or "").split(".")[0]
             if top in NATIVE_ONLY_MODULES:
                 return f"needs {NATIVE_ONLY_MODULES[top]}"
-        if isinstance(exc, OSError) and "subprocess" in "".join(
-            tb.tb_frame.f_code.co_filename for tb in _walk_tb(exc.__traceback__)
-        ):
-            return "needs subprocesses"
+        if isinstance(exc, (OSError, NotImplementedError, AttributeError)):
+            files = [tb.tb_frame.f_code.co_filename for tb in _walk_tb(exc.__traceback__)]
+            for f in reversed(files):
+                for mod, what in PROCESS_MODULES.items():
+                    if f.endswith(mod):
+                        return f"needs {what}"
         exc = exc.__cause__ or exc.__context__
     return None
 
