@@ -207,7 +207,8 @@ def explain(
         sys.stdout.flush()
         # the rules load while the input already flows through
         result, early = follow_stream(sys.stdin.buffer.fileno(), sys.stdout.fileno(),
-                                      rules=lambda: _load_rules(rules_dirs), emit=_notice, redact=redact)
+                                      rules=lambda: _load_rules(rules_dirs), emit=_notice, redact=redact,
+                                      note=lambda msg: print(f"logdoc: {msg}", file=sys.stderr, flush=True))
         rules = early.rules if early is not None else _load_rules(rules_dirs)
     else:
         rules = _load_rules(rules_dirs)
@@ -241,9 +242,10 @@ def run(
     """Run a job, pass its output through, and explain it if it fails.
 
     The command runs in its own process group; its stdout and stderr go through unchanged (each to
-    its own stream); Ctrl-C, SIGTERM and SIGHUP reach the whole group. When it fails, the diagnosis
-    of its output (plus NCCL_DEBUG_FILE outputs and --log-dir files) goes to stderr, and logdoc exits
-    with the command's own status (128+N when a signal N killed it). On success it exits 0 quietly.
+    its own stream; PYTHONUNBUFFERED=1 unless set, so Python's prints are not held back by the
+    pipes); Ctrl-C, SIGTERM and SIGHUP reach the whole group. When it fails, the diagnosis of its
+    output (plus NCCL_DEBUG_FILE outputs and --log-dir files) goes to stderr, and logdoc exits with
+    the command's own status (128+N when a signal N killed it). On success it exits 0 quietly.
 
     Examples:
 

@@ -378,7 +378,10 @@ class EarlyDiagnoser:
                 continue
             self.seen.add(d["id"])
             new.append(d)
-            self.emit(d)
+            try:
+                self.emit(d)
+            except Exception:  # noqa: BLE001 - e.g. stderr closed: the pass-through goes on
+                pass
         return new
 
 
@@ -422,13 +425,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def follow(in_fd: int, out_fd: int | None, *, rules=None, name: str = "<stdin>",
            emit: Callable[[dict], None] | None = None, debounce: float = 0.3,
-           redact: bool = False) -> tuple[ParseResult, EarlyDiagnoser | None]:
+           redact: bool = False, note: Callable[[str], None] | None = None) -> tuple[ParseResult, EarlyDiagnoser | None]:
     """Read ``in_fd`` to its end; every byte goes to ``out_fd`` (unless None) as soon as it is read;
     the bytes are parsed as they come; with ``emit``, certain root causes are reported on the way.
     ``rules`` may be a function returning the rule set: it is called once the pass-through runs.
 
     A broken pass-through (the reader of ``out_fd`` went away) does not stop the reading: the job
-    upstream must not die of SIGPIPE because of logdoc.
+    upstream must not die of SIGPIPE because of logdoc. For the same reason the first Ctrl-C (which
+    the terminal sends to the job too) does not stop logdoc: it reads on while the job shuts down,
+    and ``note`` says so; a second Ctrl-C stops it.
     """
     q: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
     errors: list[BaseException] = []
@@ -454,25 +459,41 @@ def follow(in_fd: int, out_fd: int | None, *, rules=None, name: str = "<stdin>",
         finally:
             q.put(None)
 
+    interrupts = []
+
+    def on_sigint(signum, frame):
+        interrupts.append(signum)
+        if len(interrupts) > 1:
+            raise KeyboardInterrupt
+        if note is not None:
+            note("interrupted: reading the job's output to its end (Ctrl-C again to stop now)")
+
+    old_sigint = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        old_sigint = signal.signal(signal.SIGINT, on_sigint)
     parser = LiveParser(name)
     t = threading.Thread(target=pump, name="logdoc-follow", daemon=True)
     t.start()
-    if callable(rules):            # loaded while the input already flows through
-        rules = rules()
-    early = (EarlyDiagnoser(parser, rules, emit, debounce=debounce, redact=redact)
-             if emit is not None and rules is not None else None)
-    while True:
-        try:
-            item = q.get(timeout=early.timeout() if early else None)
-        except queue.Empty:
-            early.poke()  # type: ignore[union-attr]
-            continue
-        if item is None:
-            break
-        parser.feed(item)
-        if early:
-            early.input()
-            early.poke()
+    try:
+        if callable(rules):            # loaded while the input already flows through
+            rules = rules()
+        early = (EarlyDiagnoser(parser, rules, emit, debounce=debounce, redact=redact)
+                 if emit is not None and rules is not None else None)
+        while True:
+            try:
+                item = q.get(timeout=early.timeout() if early else None)
+            except queue.Empty:
+                early.poke()  # type: ignore[union-attr]
+                continue
+            if item is None:
+                break
+            parser.feed(item)
+            if early:
+                early.input()
+                early.poke()
+    finally:
+        if old_sigint is not None:
+            signal.signal(signal.SIGINT, old_sigint)
     t.join(timeout=1.0)
     parser.close()
     if errors and isinstance(errors[0], OSError):
@@ -719,6 +740,8 @@ def run_command(cmd: Sequence[str], *, log_dirs: Sequence[str] = (), save: str |
     Raises ``FileNotFoundError`` / ``PermissionError`` when the command cannot be started.
     """
     env = dict(os.environ if env is None else env)
+    # the command writes into pipes now, not a terminal: keep Python from holding its prints back
+    env.setdefault("PYTHONUNBUFFERED", "1")
     tty = _tty_fd()
     stdin = None
     if tty is None:

@@ -280,6 +280,34 @@ def test_follow_keeps_reading_when_its_stdout_goes_away():
     assert report["stats"]["lines_read"] == 1 + 20 * chunk.count(b"\n")
 
 
+def test_follow_reads_on_after_the_first_ctrl_c():
+    """Ctrl-C reaches the job and logdoc alike: logdoc reads on while the job shuts down (so the job
+    does not die of SIGPIPE mid-teardown); a second Ctrl-C stops it."""
+    import signal
+
+    p = subprocess.Popen(LOGDOC + ["explain", "-", "--follow"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=_env())
+    out, err = _Collector(p.stdout), _Collector(p.stderr)
+    out.start()
+    err.start()
+    try:
+        p.stdin.write(b"training step 1\n")
+        p.stdin.flush()
+        assert out.wait_for(b"step 1", 20)
+        p.send_signal(signal.SIGINT)
+        assert err.wait_for(b"Ctrl-C again", 20), err.data()
+        p.stdin.write(b"job shutting down after SIGINT\n")
+        p.stdin.flush()
+        assert out.wait_for(b"shutting down", 20)
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert rc == 130
+    assert out.data() == b"training step 1\njob shutting down after SIGINT\n"
+
+
 def test_follow_needs_stdin():
     r = subprocess.run(LOGDOC + ["explain", str(SHM_LOG), "--follow"], capture_output=True, env=_env(), timeout=60)
     assert r.returncode == 2
