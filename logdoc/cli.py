@@ -299,7 +299,7 @@ def run(
                   f"{' (see ' + save + ')' if save else ''}", file=sys.stderr)
         raise typer.Exit(0)
     sys.stdout.flush()
-    print(f"logdoc: {describe_command(cmd)[:200]} {how}", file=sys.stderr)
+    print(f"logdoc: {describe_command(cmd)} {how}", file=sys.stderr)
     if res.extra_files:
         print(f"logdoc: also read {len(res.extra_files)} file(s) it wrote: {', '.join(res.extra_files[:5])}"
               f"{' ...' if len(res.extra_files) > 5 else ''}", file=sys.stderr)

@@ -881,8 +881,10 @@ def run_command(cmd: Sequence[str], *, log_dirs: Sequence[str] = (), save: str |
                      rules=rules)
 
 
-def describe_command(cmd: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in cmd)
+def describe_command(cmd: Sequence[str], limit: int = 120) -> str:
+    """The command as one shell-quoted line, shortened to ``limit`` characters."""
+    text = re.sub(r"\s+", " ", " ".join(shlex.quote(a) for a in cmd))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ---------------------------------------------------------------------------------------------
