@@ -21,7 +21,7 @@ from typing import Any
 
 from .resources import grammar_text
 
-_DIGITS = str.maketrans("", "", "0123456789abcdef")
+_HEX = b"0123456789abcdef"
 MAX_SHAPES = 4096  # per parser and start symbol
 
 
@@ -35,22 +35,44 @@ class Parsed:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-def shape(text: str) -> str:
+def shape(text: str) -> bytes:
     """The cache key of a text: the text without its hex digits (numbers and pointers vary; a
     collision of two different words only costs a fallback to Lark, never a wrong tree)."""
-    return text.translate(_DIGITS)
+    return text.encode("utf-8", "surrogatepass").translate(None, _HEX)
+
+
+def shape_bytes(raw: bytes) -> bytes:
+    """:func:`shape` of ``raw.decode()``, from the bytes."""
+    return raw.translate(None, _HEX)
+
+
+_FASTPATH = [not os.environ.get("LOGDOC_NO_FASTPATH")]
 
 
 def fastpath_enabled() -> bool:
-    return not os.environ.get("LOGDOC_NO_FASTPATH")
+    return _FASTPATH[0]
+
+
+def set_fastpath(enabled: bool) -> None:
+    """Turn every cache and fast path on or off in this process (the differential tests compare
+    both); existing parsers and catalogs follow."""
+    _FASTPATH[0] = bool(enabled)
+    for p in list(_PARSERS.values()):
+        p.use_cache = bool(enabled)
+    from . import templates
+
+    templates.set_fastpath(bool(enabled))
 
 
 class _Shape:
-    __slots__ = ("rx", "rebuild")
+    __slots__ = ("rx", "rebuild", "tree", "slot", "types")
 
-    def __init__(self, rx: re.Pattern | None, rebuild):
+    def __init__(self, rx: re.Pattern | None, rebuild, tree=None, slot=None, types=None):
         self.rx = rx
         self.rebuild = rebuild
+        self.tree = tree
+        self.slot = slot
+        self.types = types
 
 
 class CachedParser:
@@ -59,10 +81,37 @@ class CachedParser:
     def __init__(self, lark, start: str):
         self.lark = lark
         self.start = start
-        self.shapes: dict[str, _Shape] = {}
+        self.shapes: dict[bytes, _Shape] = {}
         self.use_cache = fastpath_enabled()
         self._patterns = {t.name: t.pattern.to_regexp() for t in lark.terminals}
         self.hits = self.misses = 0
+        self._plans: dict[tuple[bytes, int], Any] = {}  # (shape, id(transformer)) -> compiled plan
+
+    def transform(self, text: str, transformer):
+        """``transformer.transform(self.parse(text))``, without building the tree on a cache hit:
+        the shape's tree is compiled once into a plan that calls the transformer's callbacks
+        with the new token values directly (any surprise falls back to the plain way)."""
+        if not self.use_cache:
+            return transformer.transform(self.lark.parse(text, start=self.start))
+        key = shape(text)
+        entry = self.shapes.get(key)
+        if entry is not None and entry.rx is not None:
+            m = entry.rx.fullmatch(text)
+            if m is not None:
+                pk = (key, id(transformer))
+                held = self._plans.get(pk)
+                if held is None or held[0] is not transformer:
+                    held = (transformer, _compile_plan(entry.tree, entry.slot, entry.types, transformer))
+                    if len(self._plans) < MAX_SHAPES:
+                        self._plans[pk] = held
+                plan = held[1]
+                if plan:
+                    try:
+                        self.hits += 1
+                        return plan(m.groups())
+                    except Exception:  # noqa: BLE001 - the plain way gives the exact original behaviour
+                        pass
+        return transformer.transform(self.parse(text))
 
     def parse(self, text: str):
         if not self.use_cache:
@@ -129,7 +178,56 @@ class CachedParser:
 
             return copy(_tree)
 
-        return _Shape(rx, rebuild)
+        return _Shape(rx, rebuild, tree, slot, types)
+
+
+def _compile_plan(tree, slot: dict, types: list, transformer):
+    """A function ``values -> transformer.transform(tree with these token values)`` for one
+    shape, or False when the transformer is of a kind this does not reproduce exactly."""
+    from lark import Token, Tree
+    from lark.visitors import Discard, Transformer
+
+    if not isinstance(transformer, Transformer) or getattr(transformer, "__visit_tokens__", True) is not False:
+        return False
+    new_token = Token._future_new
+
+    def node_fn(node):
+        parts = []
+        for child in node.children:
+            if isinstance(child, Tree):
+                parts.append((1, node_fn(child)))
+            else:
+                i = slot[id(child)]
+                parts.append((0, (types[i], i)))
+        f = getattr(transformer, node.data, None)
+        if f is not None and getattr(f, "visit_wrapper", None) is not None:
+            raise _Unsupported
+        data = node.data
+
+        def run(values, _parts=tuple(parts), _f=f, _data=data):
+            kids = []
+            for k, p in _parts:
+                if k == 0:
+                    kids.append(new_token(p[0], values[p[1]]))
+                else:
+                    r = p(values)
+                    if r is Discard:
+                        raise _Unsupported
+                    kids.append(r)
+            if _f is None:
+                return transformer.__default__(_data, kids, None)
+            return _f(kids)
+
+        return run
+
+    try:
+        return node_fn(tree)
+    except _Unsupported:
+        return False
+
+
+class _Unsupported(Exception):
+    pass
 
 
 _WS = re.compile(r"[ \t]+")
@@ -154,7 +252,12 @@ def _lark(name: str, start: str):
     )
 
 
-@lru_cache(maxsize=None)
+_PARSERS: dict[tuple[str, str], CachedParser] = {}
+
+
 def parser(name: str, start: str = "start") -> CachedParser:
     """The (shape-cached) Lark LALR parser for ``grammars/<name>.lark`` and one start symbol."""
-    return CachedParser(_lark(name, start), start)
+    p = _PARSERS.get((name, start))
+    if p is None:
+        p = _PARSERS[(name, start)] = CachedParser(_lark(name, start), start)
+    return p

@@ -22,7 +22,7 @@ from lark import Token, Transformer
 from lark.exceptions import LarkError
 
 from .events import Envelope
-from .grammar import Parsed, parser
+from .grammar import Parsed, fastpath_enabled, parser
 from .templates import nccl_catalog
 
 HEADER = re.compile(
@@ -242,16 +242,36 @@ def _family(msg: str) -> str | None:
     return None
 
 
+_MEMO: dict[str, tuple[str, dict] | None] = {}  # exact message -> what read_message gave (fast path)
+MAX_MEMO = 16384
+
+
+def _copy_fields(f: dict) -> dict:
+    out = dict(f)
+    for k, v in out.items():
+        if isinstance(v, list):
+            out[k] = [dict(x) if isinstance(x, dict) else x for x in v]
+    return out
+
+
 def read_message(msg: str) -> tuple[str, dict] | None:
     """Parse a structured NCCL message with the grammar; None when it is not one of them."""
     family = _family(msg)
     if family is None:
         return None
+    memo = fastpath_enabled()
+    if memo:
+        if msg in _MEMO:
+            hit = _MEMO[msg]
+            return None if hit is None else (hit[0], _copy_fields(hit[1]))
     try:
-        tree = parser("nccl", start=family).parse(msg.strip())
-        out = _TRANSFORMER.transform(tree)
+        out = parser("nccl", start=family).transform(msg.strip(), _TRANSFORMER)
     except LarkError:
-        return None
+        out = None
+    if memo and isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict) or memo and out is None:
+        if len(_MEMO) >= MAX_MEMO:
+            _MEMO.clear()
+        _MEMO[msg] = None if out is None else (out[0], _copy_fields(out[1]))
     return out
 
 

@@ -41,6 +41,7 @@ WINDOW = 16    # lines after the last line a record took that are fed whatever t
 IDLE = 5000    # lines after which a record that took nothing is closed
 DENSE = 0.25   # a block with more candidate lines than this share is read line by line
 SMALL = 64     # regions with fewer lines are read line by line
+BLOCK_SIZE = 4 << 20  # bytes read at a time
 
 
 @dataclass(slots=True)
@@ -364,7 +365,7 @@ def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | 
     lineno = 0
     seen = 0
     try:
-        for buf, start, end, sep in read_blocks(stream, source.name, rstats):
+        for buf, start, end, sep in read_blocks(stream, source.name, rstats, BLOCK_SIZE):
             lineno = region(feeder, buf, start, end, sep, lineno)
             if progress is not None and rstats.bytes != seen:
                 progress(rstats.bytes - seen)

@@ -23,7 +23,7 @@ import re
 # Literal keywords: a line without any of them is never parsed (unless it continues a record).
 KEYWORDS = (
     "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "[rank", "CUDA", "terminate",
-    "NVRM", "ailed", "ignal", "imeout", "===",
+    "NVRM", "ailed", "ignal", "imeout", "===", "Flight",
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))

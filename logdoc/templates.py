@@ -100,7 +100,8 @@ class Catalog:
         from .grammar import fastpath_enabled
 
         self.use_cache = fastpath_enabled()
-        self._by_shape: dict[str, Template] = {}  # a shape's template, tried first (and verified)
+        # (shape, first word) -> (template, the templates that would win over it if they matched)
+        self._by_shape: dict[tuple[bytes, str], tuple[Template, tuple[Template, ...]]] = {}
         self._misses: dict[str, None] = {}  # exact messages known to match nothing
         self.templates = {t.id: t for t in rows}
         self.by_word: dict[str, list[Template]] = {}
@@ -115,34 +116,40 @@ class Catalog:
             return self._search(msg)
         from .grammar import shape
 
-        key = shape(msg)
-        t = self._by_shape.get(key)
-        if t is not None:
+        word = msg.split(" ", 1)[0]
+        key = (shape(msg), word)
+        hit = self._by_shape.get(key)
+        if hit is not None:
+            t, rivals = hit
             m = t.rx.match(msg)
-            if m is not None and self._best_possible(t, msg):
+            if m is not None:
+                for other in rivals:
+                    if (not other.anchor or other.anchor in msg) and other.rx.match(msg):
+                        return self._search(msg)
                 return t, m.groups()
         if msg in self._misses:
             return None
-        hit = self._search(msg)
-        if hit is None:
+        found = self._search(msg)
+        if found is None:
             if len(self._misses) < 65536:
                 self._misses[msg] = None
-        elif len(self._by_shape) < 65536:
-            self._by_shape.setdefault(key, hit[0])
-        return hit
+        elif hit is None and len(self._by_shape) < 65536:
+            self._by_shape[key] = (found[0], self._rivals(found[0], word, key[0]))
+        return found
 
-    def _best_possible(self, t: Template, msg: str) -> bool:
-        """A cached template is the answer only if no more specific one could match this text."""
-        word = msg.split(" ", 1)[0]
-        for group in (self.by_word.get(word, ()), self.generic):
-            for other in group:
-                if other.specificity <= t.specificity:
-                    break
-                if other.anchor and other.anchor not in msg:
-                    continue
-                if other.rx.match(msg):
-                    return False
-        return True
+    def _rivals(self, t: Template, word: str, key_shape: bytes) -> tuple[Template, ...]:
+        """The templates :meth:`_search` would prefer to ``t`` for a message of this first word
+        (more specific; as specific and met earlier), leaving out those whose longest literal
+        piece cannot occur in a text of this shape."""
+        from .grammar import shape
+
+        order: list[tuple[int, int, int, Template]] = []
+        for g, group in enumerate((self.by_word.get(word, ()), self.generic)):
+            for i, other in enumerate(group):
+                order.append((-other.specificity, g, i, other))
+        mine = next(o[:3] for o in order if o[3] is t)
+        return tuple(o[3] for o in sorted(order, key=lambda o: o[:3])
+                     if o[:3] < mine and (not o[3].anchor or shape(o[3].anchor) in key_shape))
 
     def _search(self, msg: str) -> tuple[Template, tuple[str, ...]] | None:
         word = msg.split(" ", 1)[0]
@@ -180,6 +187,11 @@ def _parse_row(line: str) -> Template | None:
         anchor = max(anchor.split("  "), key=len).strip()
     return Template(tid, tuple(levels.split(",")), first, last, where, fmt, anchor,
                     specificity=sum(len(x) for x in lits), partial="\\n" in fmt.rstrip("\\n").rstrip())
+
+
+def set_fastpath(enabled: bool) -> None:
+    if nccl_catalog.cache_info().currsize:
+        nccl_catalog().use_cache = enabled
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,140 @@
+"""The prefilter's short keyword list still makes every message of the catalogs a candidate.
+
+Each NCCL, PyTorch and Gloo format is rendered the way it is printed: NCCL lines with their
+``host:pid:tid [dev] NCCL INFO`` header (``tests/nccl_render.py``), c10 ``LOG`` messages with the c10
+envelope of torch >= 2.2 (``[rank3]:[E1126 ... ProcessGroupNCCL.cpp:123] ``) and of older releases
+(``[E ProcessGroupNCCL.cpp:123] ``), exceptions as Python prints them (``Type: message``), torch's
+Python logger lines with their header, Gloo messages as the exception text that carries them, and
+the whole-line formats of ``grammars/torch_templates.tsv`` (Gloo's as exception text, the way Gloo
+reports them). Every line that the former 51-keyword
+list made a candidate must still be one.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from pathlib import Path
+
+from logdoc import prefilter
+
+DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))
+
+from nccl_render import catalog_rows, render_line  # noqa: E402
+
+# The keyword list before the fast path (logdoc 0.1): the reference for "was a candidate".
+FORMER_KEYWORDS = (
+    "NCCL", "rror", "Traceback", "xception", "c10d", "ProcessGroup", "Gloo", "gloo", "Watchdog",
+    "watchdog", "Rank", "rank", "===", "Failures:", "Root Cause", "Xid", "CUDA", "cuda", "SIG",
+    "exitcode", "terminate", "what():", "imed out", "Connection", "failed", "torch", "Timeout",
+    "Socket", "socket", "ailure", "Killed", "killed", "oom", "OOM", "Bus error", "Segmentation",
+    "core dumped", "File \"", "-> ", "onnect", "[PG", "atchdog", "signal", "Worker group", "endezvous",
+    "out of memory", "Flight", "timeout", "Failed", "NVRM",
+)
+
+_QUALIFIED = {"DistBackendError": "torch.distributed.DistBackendError",
+              "DistNetworkError": "torch.distributed.DistNetworkError",
+              "DistStoreError": "torch.distributed.DistStoreError"}
+_C10 = {"ERROR": "E", "WARNING": "W", "INFO": "I", "VLOG": "V", "FATAL": "F"}
+
+
+def _fill(fmt: str) -> str:
+    """A format with every ``{placeholder}`` replaced by a value (the first of ``{a|b}``)."""
+    out, i = [], 0
+    while i < len(fmt):
+        if fmt[i] == "{":
+            depth, j = 1, i + 1
+            while j < len(fmt) and depth:
+                depth += {"{": 1, "}": -1}.get(fmt[j], 0)
+                j += 1
+            inner = fmt[i + 1:j - 1]
+            out.append(_fill(inner.split("|")[0].split("=", 1)[-1]) if "|" in inner else "7")
+            i = j
+        else:
+            out.append(fmt[i])
+            i += 1
+    return "".join(out).replace("\\t", "\t")
+
+
+def _torch_lines():
+    with open(DATA / "torch" / "torch-messages.tsv", encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            level = row["level"]
+            base = os.path.basename(row["file"].split(" ")[0])
+            first = _fill(row["format"]).split("\\n")[0]
+            kind = level.split("(")[0]
+            if kind in _C10:
+                c = _C10[kind]
+                yield row, f"[rank3]:[{c}1126 10:11:12.123456789 {base}:123] {first}"
+                yield row, f"[{c} {base}:123] {first}"
+            elif kind == "TORCH_WARN":
+                yield row, f"[rank3]:[W1126 10:11:12.123456789 {base}:123] Warning: {first} (function f)"
+                yield row, f"[W {base}:123] Warning: {first} (function f)"
+            elif kind == "EXC":
+                inner = level[4:-1] if level.endswith(")") else ""
+                etype = inner if inner and inner != "old" else "RuntimeError"
+                yield row, f"{_QUALIFIED.get(etype, etype)}: {first}"
+            elif kind == "PYEXC":
+                yield row, f"{level[6:-1]}: {first}"
+            elif kind.startswith("PYLOG"):
+                module = row["file"][:-3].replace("/", ".")
+                yield row, f"[W1126 10:11:12.123000 1234 {row['file']}:123] {first}"
+                yield row, f"{kind[6:]}:{module}:{first}"
+            elif kind == "PRINT":
+                yield row, first
+            # PREFIX, TABLE, REPORT, DIFF, INTERPRETATION, ERRSTR: pieces of a bigger message
+
+
+def _gloo_lines():
+    with open(DATA / "torch" / "gloo-messages.tsv", encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            msg = _fill(row["format"]).split("\\n")[0]
+            yield row, "RuntimeError: " + msg
+            if msg.startswith("["):
+                yield row, msg
+
+
+def _nccl_lines():
+    for row in catalog_rows():
+        for tag in sorted({row["first_tag"], row["last_tag"]}):
+            yield row, render_line(row["level"], row["format"], tag, row["locations_in_last_tag"])
+
+
+def _template_lines():
+    for raw in (ROOT / "grammars" / "torch_templates.tsv").read_text(encoding="utf-8").splitlines():
+        if raw.startswith("#") or raw.startswith("id\t"):
+            continue
+        cols = raw.split("\t")
+        if cols[3] == "line":
+            line = _fill(cols[5]).split("\\n")[0]
+            # Gloo throws: its messages reach a log as the text of an exception
+            yield cols[0], ("RuntimeError: " + line) if cols[0].startswith("gloo:") else line
+
+
+def rendered_lines() -> list[tuple[str, str]]:
+    out = []
+    for what, gen in (("torch", _torch_lines()), ("gloo", _gloo_lines()), ("nccl", _nccl_lines()),
+                      ("template", _template_lines())):
+        for _, line in gen:
+            out.append((what, line))
+    return out
+
+
+def test_every_rendered_message_is_still_a_candidate():
+    lines = rendered_lines()
+    assert len(lines) > 5000
+    was = [(w, ln) for w, ln in lines if any(k in ln for k in FORMER_KEYWORDS)]
+    missed = [(w, ln) for w, ln in was if not prefilter.candidate(ln)]
+    assert missed == [], missed[:10]
+    # every NCCL line is a candidate, whatever the release
+    assert all(prefilter.candidate(ln) for w, ln in lines if w == "nccl")
+
+
+def test_keywords_are_few_and_consistent():
+    assert len(prefilter.KEYWORDS) <= 16
+    assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
+    for k in prefilter.KEYWORDS:
+        assert prefilter.candidate(f"x {k} y")
+    assert not prefilter.candidate("step 1200 | loss 2.31 | lr 3.0e-04 | tokens/s 118000")
