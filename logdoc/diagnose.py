@@ -40,9 +40,11 @@ class Diagnosis:
     def reported_by(self) -> list[int]:
         return sorted({e.rank for m in self.matches for e in m.events if e.rank is not None})
 
-    @property
-    def hosts(self) -> list[str]:
+    def hosts(self, rank_hosts: dict[int, set[str]]) -> list[str]:
+        """The hosts of the origin ranks (as the logs place them), else of the evidence."""
         hosts = {h for m in self.matches for h in (m.event.fields or {}).get("origin_hosts") or ()}
+        if not hosts:
+            hosts = {h for r in self.ranks for h in rank_hosts.get(r, ())}
         if not hosts:
             hosts = {e.host for m in self.matches for e in m.events if e.host}
         return sorted(hosts)
@@ -142,6 +144,12 @@ def focus(ev: dict[str, Any]) -> dict[str, Any]:
 
 
 _LAST_LINE_KINDS = {"torch.exception"}
+_NCCL_HEAD = re.compile(r"^.*?NCCL (?:WARN|INFO) ")
+
+
+def _core(text: str) -> str:
+    """A line without its NCCL header, to recognise the same message quoted elsewhere."""
+    return _NCCL_HEAD.sub("", text).strip()
 
 
 def _evidence(d: Diagnosis) -> list[dict[str, Any]]:
@@ -151,16 +159,18 @@ def _evidence(d: Diagnosis) -> list[dict[str, Any]]:
         for ev_dict in m.render()["evidence"]:
             ev_dict = focus(ev_dict)
             k = (ev_dict["file"], ev_dict["line"])
-            if k in seen:
-                continue
+            same_text = (ev_dict["file"], _core(ev_dict.get("text") or ""))
+            if k in seen or same_text in seen:
+                continue  # the same line, or PyTorch quoting NCCL's last WARN back
             seen.add(k)
+            seen.add(same_text)
             out.append(ev_dict)
             if len(out) >= MAX_EVIDENCE:
                 return out
     return out
 
 
-def _render(d: Diagnosis, folded: list[Diagnosis] | None = None) -> dict[str, Any]:
+def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosis] | None = None) -> dict[str, Any]:
     first = d.matches[0].render()
     out = {
         "id": first["id"],
@@ -170,7 +180,7 @@ def _render(d: Diagnosis, folded: list[Diagnosis] | None = None) -> dict[str, An
         "title": first["title"],
         "confidence": first["confidence"],
         "ranks": d.ranks,
-        "hosts": d.hosts,
+        "hosts": d.hosts(rank_hosts),
         "reported_by": d.reported_by,
         "count": len(d.matches),
         "evidence": _evidence(d),
@@ -185,7 +195,7 @@ def _render(d: Diagnosis, folded: list[Diagnosis] | None = None) -> dict[str, An
         sr = s.matches[0].render()
         out["symptoms"].append({
             "id": sr["id"], "title": sr["title"], "category": sr["category"], "severity": sr["severity"],
-            "ranks": s.ranks, "hosts": s.hosts, "count": len(s.matches), "evidence": _evidence(s)[:2],
+            "ranks": s.ranks, "hosts": s.hosts(rank_hosts), "count": len(s.matches), "evidence": _evidence(s)[:2],
         })
     return out
 
@@ -194,6 +204,10 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     """Return (diagnoses, notes, run problems) as JSON-ready dicts, most likely root cause first."""
     matches = rules.match(events)
     addrs = address_index(events)
+    rank_hosts: dict[int, set[str]] = {}
+    for ev in events:
+        if ev.rank is not None and ev.host and not ev.kind.startswith(("analysis.", "torchrun.")):
+            rank_hosts.setdefault(ev.rank, set()).add(ev.host)
     by_rule: dict[str, Diagnosis] = {}
     for m in matches:
         d = by_rule.get(m.rule.id)
@@ -226,9 +240,9 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
                   primary.matches[0].rule.category and d.matches[0].event.kind.startswith("analysis.")]
         if better:
             primary = better[0]
-        diagnoses.append(_render(primary, folded=symptoms))
-        diagnoses.extend(_render(d) for d in roots if d is not primary)
+        diagnoses.append(_render(primary, rank_hosts, folded=symptoms))
+        diagnoses.extend(_render(d, rank_hosts) for d in roots if d is not primary)
     else:
-        diagnoses.extend(_render(d) for d in symptoms)
-    notes = [_render(d) for d in context]
+        diagnoses.extend(_render(d, rank_hosts) for d in symptoms)
+    notes = [_render(d, rank_hosts) for d in context]
     return diagnoses, notes, list(rules.run_problems)

@@ -177,7 +177,7 @@ KIND_FIELDS: dict[str, tuple[str, ...] | None] = {
     "analysis.straggler": ("ranks", "seq", "pg", "detail", "source"),
     "analysis.silent_rank": ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
     "analysis.peer_exited": ("ranks", "reporting_ranks", "peer_addrs", "peer_hosts", "table", "detail"),
-    "analysis.collective_mismatch": ("pg", "pg_desc", "seq", "aspect", "values", "ranks", "minority_ranks"),
+    "analysis.collective_mismatch": ("pg", "pg_desc", "seq", "aspect", "values", "ranks", "minority_ranks", "source"),
     "analysis.transport_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
     "analysis.env_disagreement": ("name", "values", "forced", "minority"),
     "analysis.env_forced": ("name", "values", "agree"),
@@ -604,6 +604,8 @@ def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, Mapping):
+        if "name" in value and ("addr" in value or "link" in value):  # an interface or an IB device
+            return f"{value['name']} ({value.get('addr') or value.get('link')})"
         return "; ".join(f"{k}: {_fmt(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple, set)):
         return ", ".join(_fmt(v) for v in value)

@@ -461,7 +461,7 @@ def test_optional_with_clause():
     alone = _ev("nccl.info", "NET/IB : No device found.")
     assert rs.match([alone])[0].render()["explanation"] == "over sockets"
     sock = _ev("nccl.net_socket", line=2, interfaces=[{"name": "eth0", "addr": "10.0.0.1"}])
-    assert "name: eth0" in rs.match([alone, sock])[0].render()["explanation"]
+    assert rs.match([alone, sock])[0].render()["explanation"] == "over eth0 (10.0.0.1)"
 
 
 def test_render_never_crashes():

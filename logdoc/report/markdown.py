@@ -39,7 +39,44 @@ def header_lines(report: dict[str, Any]) -> list[str]:
                 parts.append(f"{comp} {vals}")
         if parts:
             out.append("Versions: " + "; ".join(parts) + ".")
+    nets = sorted({n for t in (job.get("transports") or {}).values() if isinstance(t, dict) for n in t.get("network") or ()})
+    if nets:
+        out.append("Network: " + ", ".join(nets) + ".")
+    comms = [c for c in job.get("communicators") or () if isinstance(c, dict)]
+    failed = [c for c in comms if c.get("failed")]
+    if failed:
+        descr = []
+        for c in failed:
+            f = c.get("failure") or {}
+            what = f" at SeqNum {f['seq']}" if f.get("seq") is not None else ""
+            if f.get("op_types"):
+                what += " " + "/".join(f["op_types"])
+            descr.append(f"{c['id']}{what}")
+        ok = [c["id"] for c in comms if not c.get("failed") and (c.get("init") or {}).get("complete")]
+        line = "Failed on communicator " + "; ".join(descr)
+        if ok:
+            line += f" (while {', '.join(ok)} initialised and worked)"
+        out.append(line + ".")
+    agree = [a for a in job.get("agreement") or () if isinstance(a, dict)]
+    same = [_agreed(a) for a in agree if a.get("agree")]
+    differ = [_differing(a) for a in agree if not a.get("agree")]
+    if differ:
+        out.append("Ranks disagree on: " + "; ".join(differ) + ".")
+    if same and len(job.get("ranks") or ()) > 1:
+        out.append("Ranks agree on: " + ", ".join(same) + ".")
     return out
+
+
+def _agreed(a: dict) -> str:
+    value = next(iter(a.get("values") or {"?": []}))
+    name = a.get("aspect", "?")
+    return f"{name}={value}" if name.isupper() or name.startswith("NCCL_") else f"{name} {value}"
+
+
+def _differing(a: dict) -> str:
+    vals = a.get("values") or {}
+    return f"{a.get('aspect', '?')} (" + ", ".join(f"{v}: {_ranks(list(r)) if all(isinstance(x, int) for x in r) else ', '.join(map(str, r))}"
+                                                for v, r in vals.items()) + ")"
 
 
 def render(report: dict[str, Any]) -> str:
