@@ -34,11 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from . import prefilter
-from .blocks import BlockAssembler, Record
-from .envelope import unwrap
 from .events import Event
-from .parse import MAX_UNRECOGNIZED, ParseResult, Stats, Unrecognized, classify_record, parse_sources
-from .source import MAX_LINE, SNIFF, Source, _clean, _looks_binary
+from .parse import MAX_UNRECOGNIZED, Feeder, ParseResult, Stats, Unrecognized, parse_sources
+from .source import (CHUNK, MAX_LINE, SNIFF, ReadStats, Source, _clean, _cut_long_lines, _has_long_line,
+                     _looks_binary)
 
 CHUNK = 64 * 1024
 QUEUE_CHUNKS = 256          # at most 256 chunks (16 MiB) between the reader and the parser
@@ -54,12 +53,32 @@ ABSENCE_KINDS = frozenset({"analysis.hung_rank", "analysis.missing_ranks", "anal
 # ---------------------------------------------------------------------------------------------
 # incremental parsing
 
+def _region_reader() -> Callable[..., int]:
+    """How the parse layer reads a region of whole lines: its fast path when enabled (same lines
+    fed in the same order as line by line), else line by line."""
+    from . import parse
+
+    name = "_scan" if parse.fast_enabled() else "_lines_one_by_one"
+    fn = getattr(parse, name, None)
+    return fn if fn is not None else _lines_one_by_one
+
+
+def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+    for raw in buf[start:end - 1].split(sep) if end > start else ():
+        lineno += 1
+        text = _clean(raw)
+        feeder.line(lineno, text, prefilter.candidate(text))
+    return lineno
+
+
 class LiveParser:
-    """Parse one stream of bytes fed in pieces; the same rules as reading a file or stdin.
+    """Parse one stream of bytes fed in pieces, by the rules of reading a file or stdin.
 
     ``feed(data)`` any number of times, then ``close()``; ``result()`` gives the
-    :class:`~logdoc.parse.ParseResult`. ``peek()`` gives the events so far plus the records still
-    open (a traceback whose last line may yet be followed by more), without disturbing the parse.
+    :class:`~logdoc.parse.ParseResult`. Lines are split and cut as :func:`logdoc.source.read_blocks`
+    does and handed to the parse layer's :class:`~logdoc.parse.Feeder`, so the result equals the
+    parse of the same bytes read from a pipe. Only events are kept, never lines. ``peek()`` gives
+    the events as if the input ended now, without disturbing the parse.
     """
 
     def __init__(self, name: str = "<stdin>") -> None:
@@ -67,18 +86,22 @@ class LiveParser:
         self.stats = Stats()
         self.unrecognized: list[Unrecognized] = []
         self.events: list[Event] = []
-        self.alarms = 0            # settled events at WARN level or above
-        self.block_lines = 0       # lines that went into a still-open multi-line record
-        self._asm = BlockAssembler()
-        self._head = b""           # the first SNIFF bytes, until the kind of stream is known
+        self.feeder = Feeder(name, self.stats, self.unrecognized, self.events)
+        self.rstats = ReadStats()
+        self._region = _region_reader()
+        self._head = b""           # sniff: the first bytes, until the kind of stream is known
         self._mode = "sniff"       # sniff | tentative | text | gzip | binary | dead
-        self._seen = b""           # tentative: the first bytes, for the binary check
+        self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
         self._gz: Any = None
-        self._sep = b"\n"
-        self._first = True
-        self._pending = b""
+        self._sep: bytes | None = None   # decided on the first block, as read_blocks does
+        self._first: list[bytes] = []    # text held until the line end is known
+        self._first_len = 0
+        self._pend: list[bytes] = []     # the start of a line whose end has not come yet
+        self._pend_len = 0
         self._skipping = False
         self._lineno = 0
+        self._alarm_scan = 0
+        self._alarms = 0
         self._closed = False
 
     # --- bytes in
@@ -90,17 +113,17 @@ class LiveParser:
             if len(self._head) >= SNIFF:
                 self._start(final=False)
             elif len(self._head) >= 2 and not self._head.startswith(b"\x1f\x8b") and b"\n" in self._head:
-                # A pipe gives its first bytes slowly: parse them now as text (the line end is LF
-                # already), and check the binary rule once the first SNIFF bytes are known.
+                # A pipe gives its first bytes slowly: read them as text now (the line end is LF
+                # already) and apply the binary rule once the first SNIFF bytes are known.
                 head, self._head = self._head, b""
                 self._seen = head
                 self._mode = "tentative"
-                self.stats.files += 1
-                self._split(head)
+                self.rstats.files += 1
+                self._text(head)
             return
         if self._mode == "tentative":
             self._seen += data[: SNIFF - len(self._seen)]
-            self._split(data)
+            self._text(data)
             if len(self._seen) >= SNIFF:
                 self._settle_tentative()
             return
@@ -109,11 +132,11 @@ class LiveParser:
     def _settle_tentative(self) -> None:
         seen, self._seen = self._seen, b""
         if _looks_binary(seen[:SNIFF]):
-            # what the file reader would have done: skip it all (very rare: NULs in a job's output)
+            # what the file reader does: skip it all (very rare: NULs in a job's output)
             name = self.name
             self.__init__(name)  # type: ignore[misc]
             self._mode = "binary"
-            self.stats.skipped_files.append((name, "binary file"))
+            self.rstats.skipped_files.append((name, "binary file"))
         else:
             self._mode = "text"
 
@@ -125,20 +148,26 @@ class LiveParser:
         if self._mode == "tentative":
             self._settle_tentative()
         if self._mode == "gzip" and self._gz is not None and not self._gz.eof:
-            self.stats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
-                                       "Compressed file ended before the end-of-stream marker was reached")
+            self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
+                                        "Compressed file ended before the end-of-stream marker was reached")
         if self._mode in ("text", "gzip", "dead"):
-            if self._pending and not self._skipping:
-                self._line(_clean(self._pending))
-            self._pending = b""
-            self._settle(self._asm.flush())
+            if self._first:                       # no LF came: the held text is the first block
+                first = b"".join(self._first)
+                self._first, self._first_len = [], 0
+                self._decide_sep(first)
+                self._split(first)
+            if self._pend and not self._skipping:
+                self._region_of(b"".join(self._pend) + self._sep_or_lf())
+            self._pend, self._pend_len = [], 0
+            self.feeder.finish()
+        self.rstats.lines = self._lineno
         self._closed = True
 
     def _start(self, final: bool) -> None:
         head, self._head = self._head, b""
-        if not head and final:
-            self._mode = "text"
-            self.stats.files += 1
+        if not head:
+            self._mode = "text"                   # empty input: an empty text (as open_text)
+            self.rstats.files += 1
             return
         if head[:2] == b"\x1f\x8b":
             self._mode = "gzip"
@@ -146,36 +175,32 @@ class LiveParser:
             try:
                 text = self._gunzip(head)
             except zlib.error as exc:
-                self.stats.skipped_files.append((self.name, f"corrupt gzip ({exc})"))
+                self.rstats.skipped_files.append((self.name, f"corrupt gzip ({exc})"))
                 self._mode = "binary"
                 return
             if _looks_binary(text[:SNIFF]):
-                self.stats.skipped_files.append((self.name, "binary file"))
+                self.rstats.skipped_files.append((self.name, "binary file"))
                 self._mode = "binary"
                 return
-            self.stats.files += 1
-            self._split(text)
+            self.rstats.files += 1
+            self._text(text)
             return
         if _looks_binary(head[:SNIFF]):
-            self.stats.skipped_files.append((self.name, "binary file"))
+            self.rstats.skipped_files.append((self.name, "binary file"))
             self._mode = "binary"
             return
         self._mode = "text"
-        self.stats.files += 1
-        # the first block a pipe gives the file reader is the sniffed head: the line-end rule
-        # (LF, or lone CR when the first block has no LF) is decided on it, as for stdin
-        self._split(head[:SNIFF])
-        if len(head) > SNIFF:
-            self._split(head[SNIFF:])
+        self.rstats.files += 1
+        self._text(head)
 
     def _route(self, data: bytes) -> None:
         if self._mode in ("text", "tentative"):
-            self._split(data)
+            self._text(data)
         elif self._mode == "gzip":
             try:
-                self._split(self._gunzip(data))
+                self._text(self._gunzip(data))
             except zlib.error as exc:
-                self.stats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {exc}")
+                self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {exc}")
                 self._mode = "dead"
         # binary, dead: nothing to parse
 
@@ -184,73 +209,103 @@ class LiveParser:
         while data:
             if self._gz.eof:                         # a multi-member .gz: the next member
                 if not data.startswith(b"\x1f\x8b"):
-                    return b"".join(out)             # trailing garbage: GzipFile ignores zeros, we ignore all
+                    return b"".join(out)             # trailing bytes after the last member
                 self._gz = zlib.decompressobj(wbits=31)
             out.append(self._gz.decompress(data))
             data = self._gz.unused_data if self._gz.eof else b""
         return b"".join(out)
 
-    def _split(self, block: bytes) -> None:
-        if not block:
+    # --- text in: the line rules of source.read_blocks
+    def _sep_or_lf(self) -> bytes:
+        return self._sep or b"\n"
+
+    def _decide_sep(self, block: bytes) -> None:
+        self._sep = b"\r" if b"\n" not in block and b"\r" in block else b"\n"
+
+    def _text(self, data: bytes) -> None:
+        if not data:
             return
-        if self._first:
-            self._first = False
-            if b"\n" not in block and b"\r" in block:
-                self._sep = b"\r"
-        sep = self._sep
-        data = self._pending + block if self._pending else block
-        start = 0
-        while True:
-            nl = data.find(sep, start)
+        self.rstats.bytes += len(data)
+        if self._sep is None:
+            # read_blocks decides on its first block (CHUNK bytes): LF as soon as one comes, else
+            # lone CR once CHUNK bytes without LF are in
+            self._first.append(data)
+            self._first_len += len(data)
+            if b"\n" in data or self._first_len >= CHUNK:
+                first = b"".join(self._first)
+                self._first, self._first_len = [], 0
+                self._decide_sep(first[:CHUNK])
+                self._split(first)
+            return
+        self._split(data)
+
+    def _split(self, data: bytes) -> None:
+        sep = self._sep_or_lf()
+        if self._skipping:                          # the rest of a line already cut
+            nl = data.find(sep)
             if nl < 0:
-                break
-            if self._skipping:
-                self._skipping = False
-            else:
-                self._line(_clean(data[start:nl]))
-            start = nl + 1
-        self._pending = data[start:]
-        if len(self._pending) > MAX_LINE:
-            if not self._skipping:
-                self.stats.cut_lines += 1
-                self._line(_clean(self._pending[:MAX_LINE]))
+                return
+            self._skipping = False
+            data = data[nl + 1:]
+        last = data.rfind(sep)
+        if last >= 0:
+            start = 0
+            if self._pend:                          # the line that was waiting for its end
+                nl = data.find(sep)
+                self._region_of(b"".join(self._pend) + data[: nl + 1])
+                self._pend, self._pend_len = [], 0
+                start = nl + 1
+            if last >= start:
+                self._region_of(data if start == 0 and last + 1 == len(data) else data[start: last + 1])
+            data = data[last + 1:]
+        if data:
+            self._pend.append(data)
+            self._pend_len += len(data)
+            if self._pend_len > MAX_LINE:
+                self.rstats.cut_lines += 1
+                self._region_of(b"".join(self._pend)[:MAX_LINE] + sep)
+                self._pend, self._pend_len = [], 0
                 self._skipping = True
-            self._pending = b""
 
-    # --- lines in (the loop of parse.iter_source_events)
-    def _line(self, text: str) -> None:
-        self._lineno += 1
-        self.stats.lines_read += 1
-        asm = self._asm
-        if asm.has_open_block or prefilter.candidate(text):
-            env, msg = unwrap(text)
-            self._settle(asm.feed(self._lineno, env, msg))
-            if asm.has_open_block:
-                self.block_lines += 1
+    def _region_of(self, buf: bytes) -> None:
+        """Whole lines, each ended by the separator: lines over MAX_LINE cut, then fed."""
+        sep = self._sep_or_lf()
+        if _has_long_line(buf, 0, len(buf), sep):
+            for piece in _cut_long_lines(buf, 0, len(buf), sep, self.rstats):
+                self._lineno = self._region(self.feeder, piece, 0, len(piece), sep, self._lineno)
         else:
-            self.stats.irrelevant += 1
-
-    def _settle(self, records: list[Record]) -> None:
-        stats = self.stats
-        for rec in records:
-            n = rec.nlines
-            ev = classify_record(rec, self.name)
-            if ev is not None:
-                stats.relevant += n
-                stats.understood += n
-                stats.events += 1
-                self.events.append(ev)
-                if ev.level in ALARM_LEVELS:
-                    self.alarms += 1
-            elif prefilter.marked(rec.text):
-                stats.relevant += n
-                stats.not_understood += n
-                if len(self.unrecognized) < MAX_UNRECOGNIZED:
-                    self.unrecognized.append(Unrecognized(self.name, rec.line, rec.text))
-            else:
-                stats.irrelevant += n
+            self._lineno = self._region(self.feeder, buf, 0, len(buf), sep, self._lineno)
 
     # --- events out
+    @property
+    def alarms(self) -> int:
+        """Events so far at WARN level or above."""
+        ev = self.events
+        for i in range(self._alarm_scan, len(ev)):
+            if ev[i].level in ALARM_LEVELS:
+                self._alarms += 1
+        self._alarm_scan = len(ev)
+        return self._alarms
+
+    @property
+    def record_open(self) -> bool:
+        return self.feeder.asm.has_open_block
+
+    @property
+    def record_progress(self) -> int:
+        """Changes whenever an open record takes a line."""
+        return self.feeder.until
+
+    def _all_stats(self) -> Stats:
+        stats = Stats()
+        stats.merge(self.stats)
+        stats.files += self.rstats.files
+        stats.lines_read += self.rstats.lines if self._closed else self._lineno
+        stats.cut_lines += self.rstats.cut_lines
+        stats.skipped_files.extend(self.rstats.skipped_files)
+        stats.warnings.extend(self.rstats.warnings)
+        return stats
+
     def sorted_events(self) -> list[Event]:
         # records of interleaved streams settle out of order: file order, as parse_sources gives
         return sorted(self.events, key=lambda e: e.line)
@@ -262,14 +317,22 @@ class LiveParser:
             return self.sorted_events()
         c = LiveParser.__new__(LiveParser)
         c.__dict__.update(self.__dict__)
-        c.events, c.unrecognized, c.stats = [], [], Stats()
-        c._asm = copy.deepcopy(self._asm)
+        c.stats, c.unrecognized, c.events, c.rstats = Stats(), [], [], ReadStats()
+        c.feeder = Feeder(self.name, c.stats, c.unrecognized, c.events)
+        c.feeder.asm = copy.deepcopy(self.feeder.asm)
+        c.feeder.until = self.feeder.until
+        if hasattr(c.feeder, "_open"):
+            c.feeder._open = getattr(c.feeder.asm, "_open", None)
         c._gz = self._gz.copy() if self._gz is not None else None
         c.close()
         return sorted(self.events + c.events, key=lambda e: e.line)
 
+    def snapshot(self) -> ParseResult:
+        """The parse so far, with :meth:`peek`'s events."""
+        return ParseResult(self.peek(), self._all_stats(), list(self.unrecognized), [self.name])
+
     def result(self) -> ParseResult:
-        return ParseResult(self.sorted_events(), self.stats, list(self.unrecognized), [self.name])
+        return ParseResult(self.sorted_events(), self._all_stats(), list(self.unrecognized), [self.name])
 
 
 def merge_results(results: Sequence[ParseResult]) -> ParseResult:
@@ -335,10 +398,10 @@ class EarlyDiagnoser:
         self._last_input = time.monotonic()
 
     def _news(self) -> bool:
-        """A new WARN/ERROR/FATAL event, or lines added to a record still open, since last asked."""
+        """A new WARN/ERROR/FATAL event, or a line taken by a record still open, since last asked."""
         p = self.parser
-        state = (p.alarms, p.block_lines)
-        news = state[0] != self._state[0] or (state[1] != self._state[1] and p._asm.has_open_block)
+        state = (p.alarms, p.record_progress)
+        news = state[0] != self._state[0] or (state[1] != self._state[1] and p.record_open)
         self._state = state
         return news
 
@@ -369,7 +432,7 @@ class EarlyDiagnoser:
         self.runs += 1
         p = self.parser
         try:
-            report = build_report(ParseResult(p.peek(), p.stats, [], [p.name]), self.rules, redact=self.redact)
+            report = build_report(p.snapshot(), self.rules, redact=self.redact)
         except Exception:  # noqa: BLE001 - an early look must never stop the pass-through
             return []
         new = []
