@@ -88,9 +88,9 @@ ODD = {
     "no_trailing_newline": b"line 1\nTraceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: boom",
     "empty": b"",
     "only_newlines": b"\n\n\n",
-    # (a line between 1 and 2 MiB is cut or not depending on where read blocks end, in both readers:
-    # these are long enough to be cut whatever the blocks)
     "over_long_line": b"x" * (3 << 20) + b"\nNCCL WARN after\n" + b"z" * (3 << 20),
+    "just_over_1mib": b"x" * (1 << 20) + b"y" * 5000 + b"\nNCCL WARN after\n" + b"w" * ((1 << 20) + 1) + b"\n",
+    "progress_bar_without_lf": b"start\n" + b"".join(b"\r %d%%|####" % i for i in range(100000)) + b"\nNCCL WARN x\n",
     "binary": b"\x00" * 9000 + b"NCCL WARN hidden\n",
     "gzip_two_members": gzip.compress(SHM_LOG.read_bytes()[:5000]) + gzip.compress(SHM_LOG.read_bytes()[5000:]),
 }
