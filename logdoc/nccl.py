@@ -242,7 +242,7 @@ def _family(msg: str) -> str | None:
     return None
 
 
-_MEMO: dict[str, tuple[str, dict] | None] = {}  # exact message -> what read_message gave (fast path)
+_MEMO: dict[str, tuple[str, dict, bool] | None] = {}  # exact message -> what read_message gave (fast path)
 MAX_MEMO = 16384
 
 
@@ -254,6 +254,10 @@ def _copy_fields(f: dict) -> dict:
     return out
 
 
+def _is_flat(f: dict) -> bool:
+    return not any(isinstance(v, (list, dict)) for v in f.values())
+
+
 def read_message(msg: str) -> tuple[str, dict] | None:
     """Parse a structured NCCL message with the grammar; None when it is not one of them."""
     family = _family(msg)
@@ -261,18 +265,23 @@ def read_message(msg: str) -> tuple[str, dict] | None:
         return None
     memo = fastpath_enabled()
     if memo:
-        if msg in _MEMO:
-            hit = _MEMO[msg]
-            return None if hit is None else (hit[0], _copy_fields(hit[1]))
+        hit = _MEMO.get(msg, _NO)
+        if hit is not _NO:
+            if hit is None:
+                return None
+            return hit[0], (dict(hit[1]) if hit[2] else _copy_fields(hit[1]))
     try:
         out = parser("nccl", start=family).transform(msg.strip(), _TRANSFORMER)
     except LarkError:
         out = None
-    if memo and isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict) or memo and out is None:
+    if memo and (out is None or isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict)):
         if len(_MEMO) >= MAX_MEMO:
             _MEMO.clear()
-        _MEMO[msg] = None if out is None else (out[0], _copy_fields(out[1]))
+        _MEMO[msg] = None if out is None else (out[0], _copy_fields(out[1]), _is_flat(out[1]))
     return out
+
+
+_NO = object()
 
 
 def classify(text: str, env: Envelope) -> Parsed | None:

@@ -27,13 +27,14 @@ same lines in the same order, so they give the same events and counts
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from . import nccl, prefilter, torchlines
 from .blocks import BlockAssembler, Record
 from .envelope import unwrap
-from .events import Event
+from .events import Envelope, Event
 from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 
 MAX_UNRECOGNIZED = 200
@@ -91,6 +92,7 @@ class ParseResult:
     stats: Stats
     unrecognized: list[Unrecognized]
     files: list[str]
+    folded: list[dict] = field(default_factory=list)  # with reduce=True: what was folded (logdoc.digest)
 
 
 def fast_enabled() -> bool:
@@ -106,22 +108,10 @@ def classify_record(rec: Record, name: str) -> Event | None:
         parsed = torchlines.classify(rec.text, env)
     if parsed is None:
         return None
-    return Event(
-        kind=parsed.kind,
-        level=parsed.level,
-        file=name,
-        line=rec.line,
-        end_line=rec.end_line,
-        text=rec.text,
-        rank=env.rank,
-        local_rank=env.local_rank,
-        node_rank=env.node_rank,
-        host=env.host,
-        pid=env.pid,
-        time=env.time,
-        template=parsed.template,
-        fields=parsed.fields,
-    )
+    # positional: kind, level, file, line, text, end_line, rank, local_rank, node_rank, host, pid, time,
+    # template, fields (the order of Event's fields)
+    return Event(parsed.kind, parsed.level, name, rec.line, rec.text, rec.end_line, env.rank, env.local_rank,
+                 env.node_rank, env.host, env.pid, env.time, parsed.template, parsed.fields)
 
 
 MAX_ERROR_FILE = 4 << 20
@@ -275,6 +265,10 @@ class Feeder:
             else:
                 stats.irrelevant += n
 
+    def nccl_line(self, n: int, text: str) -> None:
+        """A line the NCCL lane vouches for: what ``feed`` would do with it, without the detour."""
+        self.settle([Record(n, n, Envelope(), text)], -1)
+
     def finish(self) -> None:
         self.settle(self.asm.flush())
 
@@ -290,6 +284,54 @@ def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: byt
         lineno += 1
         text = clean(raw)
         line(lineno, text, cand(text) is not None)
+    return lineno
+
+
+# The NCCL lane: an `host:pid:tid [dev] NCCL INFO msg` line read while no record is open, from a
+# region without CR or control bytes, goes straight to the classifier. It is exactly what the
+# general path does with it: unwrap() peels nothing from such a line (its first ':' is followed
+# by a digit, so no `host: ` envelope; no `]:[`, no Ray suffix: checked), and the assembler,
+# with nothing open, hands back a record of its own unless the line may start one (checked).
+_LANE = re.compile(rb"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
+_CTRL_BYTES = tuple(bytes([b]) for b in list(range(0, 9)) + [11, 12] + list(range(14, 32)) + [127]) + (b"\r",)
+_MAY_START_FIRST = frozenset("T=\tn#Ef<LU WrtOCFSN[RD-")
+
+
+def _region_is_plain(buf: bytes, start: int, end: int) -> bool:
+    """No CR, ESC or other control byte in ``buf[start:end]``: its lines are their own clean text."""
+    find = buf.find
+    for b in _CTRL_BYTES:
+        if find(b, start, end) >= 0:
+            return False
+    return True
+
+
+def _dense(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+    """A region where most lines are candidates: line by line, NCCL INFO lines by the lane."""
+    if not _region_is_plain(buf, start, end):
+        return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
+    line = feeder.line
+    cand = prefilter._CANDIDATE.search
+    lane = _LANE.match
+    asm = feeder.asm
+    may_start = BlockAssembler._may_start
+    env0 = Envelope()
+    nccl_line = feeder.nccl_line
+    for raw in buf[start:end - 1].split(sep) if end > start else ():
+        lineno += 1
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            text = _clean(raw)
+            line(lineno, text, cand(text) is not None)
+            continue
+        if lane(raw) is not None and not asm.has_open_block and "]:[" not in text \
+                and not text.endswith("across cluster]") \
+                and not ((text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text)
+                         and may_start(text, env0)):
+            nccl_line(lineno, text)
+        else:
+            line(lineno, text, cand(text) is not None)
     return lineno
 
 
@@ -312,7 +354,7 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
             starts.add(rfind(sep, start, i) + 1 or start)
             i = find(kw, find(sep, i, end) + 1, end)
         if len(starts) > budget:
-            return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
+            return _dense(feeder, buf, start, end, sep, lineno)
     order = sorted(starts)
     count = buf.count
     clean = _clean
@@ -381,15 +423,22 @@ def iter_source_events(source: Source, stats: Stats, unrecognized: list[Unrecogn
 
 
 def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized], fast: bool | None = None,
-                  progress: Callable[[int], None] | None = None) -> list[Event]:
-    """Events of one source in file order; ``stats`` and ``unrecognized`` are filled."""
+                  progress: Callable[[int], None] | None = None, reduce: bool = False,
+                  folded: list[dict] | None = None) -> list[Event]:
+    """Events of one source in file order; ``stats`` and ``unrecognized`` are filled. With
+    ``reduce``, bulk noise is folded as :mod:`logdoc.digest` says (and listed in ``folded``)."""
     if source.name.endswith("error.json"):
         ev = _error_file_event(source, stats)
         if ev is not None:
             return [ev]
-    out: list[Event] = []
+    if reduce:
+        from .digest import Reducer
+
+        out = Reducer()
+    else:
+        out = []  # type: ignore[assignment]
     rstats = ReadStats()
-    feeder = Feeder(source.name, stats, unrecognized, out)
+    feeder = Feeder(source.name, stats, unrecognized, out)  # type: ignore[arg-type]
     try:
         read_source(source, feeder, rstats, fast=fast, progress=progress)
         feeder.finish()
@@ -399,9 +448,26 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
         stats.cut_lines += rstats.cut_lines
         stats.skipped_files.extend(rstats.skipped_files)
         stats.warnings.extend(rstats.warnings)
+    if reduce:
+        if folded is not None:
+            folded.extend(out.folded(source.name))  # type: ignore[attr-defined]
+        return out.events()  # type: ignore[attr-defined]
     # Records of interleaved streams settle out of order: restore file order.
     out.sort(key=lambda e: e.line)
     return out
+
+
+def _digest_head(src: Source) -> bool:
+    if src.path is None:
+        return False
+    try:
+        with open(src.path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return False
+    from .digest import is_digest
+
+    return is_digest(head)
 
 
 def _as_source(src: Source | tuple[str, str]) -> Source:
@@ -409,35 +475,59 @@ def _as_source(src: Source | tuple[str, str]) -> Source:
 
 
 def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | None = 1,
-                  progress=None) -> ParseResult:
+                  progress=None, reduce: bool = False) -> ParseResult:
     """Parse every source (a :class:`Source`, or ``(name, text)`` for in-memory text).
 
     ``jobs``: worker processes for many files (None: one per core when that pays; the result is
     the same as with one process). ``progress``: an object with ``add_bytes(n)`` and
-    ``file_done(name)`` (the CLI's progress bar), or None."""
+    ``file_done(name)`` (the CLI's progress bar), or None. ``reduce``: fold bulk noise
+    (:mod:`logdoc.digest`): memory stays bounded whatever the input size, and the analysis gives
+    the same diagnoses. A digest file among the sources (recognised by content) adds its events."""
     srcs = [_as_source(s) for s in sources]
     if jobs != 1:
         from .parallel import parse_parallel, worth_it
 
         if worth_it(srcs, jobs):
-            return parse_parallel(srcs, jobs, progress=progress)
+            return parse_parallel(srcs, jobs, progress=progress, reduce=reduce)
     stats = Stats()
     unrecognized: list[Unrecognized] = []
     events: list[Event] = []
     names: list[str] = []
+    folded: list[dict] = []
     add = progress.add_bytes if progress is not None else None
     for src in srcs:
-        names.append(src.name)
-        events.extend(source_events(src, stats, unrecognized, progress=add))
+        if _digest_head(src):
+            add_digest(src, stats, events, unrecognized, names, folded)
+        else:
+            names.append(src.name)
+            events.extend(source_events(src, stats, unrecognized, progress=add, reduce=reduce, folded=folded))
         if progress is not None:
             progress.file_done(src.name)
-    return ParseResult(events, stats, unrecognized, names)
+    return ParseResult(events, stats, unrecognized, names, folded)
+
+
+def add_digest(src: Source, stats: Stats, events: list[Event], unrecognized: list[Unrecognized], names: list[str],
+               folded: list[dict]) -> None:
+    from . import digest
+
+    try:
+        with open(src.path, "rb") as fh:  # type: ignore[arg-type]
+            d = digest.load(fh.read(), src.name)
+    except OSError as exc:
+        stats.skipped_files.append((src.name, exc.strerror or str(exc)))
+        return
+    except digest.DigestError as exc:
+        stats.skipped_files.append((src.name, str(exc)))
+        return
+    digest.add_to(d, src.name, stats, events, unrecognized, names, MAX_UNRECOGNIZED)
+    folded.extend(d.get("folded") or ())
 
 
 def parse_text(text: str, name: str = "<text>") -> ParseResult:
     return parse_sources([Source(name, text=text)])
 
 
-def parse_paths(paths: Iterable[str], stdin=None, *, jobs: int | None = 1, progress=None) -> ParseResult:
+def parse_paths(paths: Iterable[str], stdin=None, *, jobs: int | None = 1, progress=None,
+                reduce: bool = False) -> ParseResult:
     """Parse command-line paths (files, folders, globs, ``-``). Raises ``InputError`` for bad paths."""
-    return parse_sources(expand(paths, stdin=stdin), jobs=jobs, progress=progress)
+    return parse_sources(expand(paths, stdin=stdin), jobs=jobs, progress=progress, reduce=reduce)

@@ -1,0 +1,230 @@
+"""Per-node digests, and the bounded event store every large parse uses.
+
+A job too large to gather leaves its logs on the nodes. ``logdoc digest PATH... -o node7.json``
+reduces one node's logs to the events that matter, and ``logdoc explain`` reads digests (mixed
+with raw logs if need be) and gives the diagnoses it gives on the raw logs.
+
+What is kept (:class:`Reducer`), per source file and per process stream (host, pid, rank,
+local rank, node rank):
+
+* bulk NCCL INFO noise that no rule and no analysis reads (collective launches ``AllReduce:
+  opCount ...``, ``Trees``, ring ``Channel xx/yy : ...`` lines, init and bootstrap timings,
+  thresholds, chunk sizes, TRACE and CALL lines): the first and the last line of each format;
+* NCCL init facts (connections, communicators, env, interfaces, transports, versions): every
+  distinct line, once (a line printed again by the same process is the same fact), plus the last;
+* everything else (warnings, errors, torch, Gloo, torchrun, tracebacks): every event, up to
+  :data:`KEEP` of one format per stream, plus the last (a flood of one message cannot fill memory).
+
+Kept events are the parser's own :class:`~logdoc.events.Event` objects, unchanged, so the analysis
+and the knowledge base see the same first failure, the same ranks and the same evidence lines.
+The counts of what was folded are in the digest (``groups``), with per-stream state (first and
+last line and time, events by level).
+
+A digest is JSON (``logdoc.digest/1``), its first key the schema marker, so it is recognised by
+content, whatever its file name.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Iterable
+
+from .events import Event
+
+SCHEMA = "logdoc.digest/1"
+KEEP = 64            # events of one format kept per stream before only the last is kept
+
+# Kinds whose every line is noise for the analysis and the rules.
+BULK_KINDS = frozenset({"nccl.channel", "nccl.trace_level", "nccl.call"})
+# NCCL INFO catalog formats that are noise (matched on the catalog format text).
+_BULK_FORMAT = re.compile(
+    r"(?:%s|[A-Za-z]+): opCount |Trees |Init timings|Bootstrap timings|threadThresholds |P2P Chunksize"
+    r"|%d coll channels|%d p2p channels|Channel %\d*d/%\d*d : %s"
+)
+# Init facts: collapse exact repeats of a line from one process.
+FACT_KINDS = frozenset({
+    "nccl.connection", "nccl.comm_init", "nccl.comm_info", "nccl.env", "nccl.bootstrap", "nccl.net_socket",
+    "nccl.net_ib", "nccl.using_network", "nccl.connected_all_rings", "nccl.connected_all", "nccl.version",
+})
+
+_bulk_templates: frozenset[str] | None = None
+
+
+def bulk_templates() -> frozenset[str]:
+    """Ids of the NCCL catalog formats that are bulk noise."""
+    global _bulk_templates
+    if _bulk_templates is None:
+        from .templates import nccl_catalog
+
+        _bulk_templates = frozenset(t.id for t in nccl_catalog().templates.values()
+                                    if "INFO" in t.levels and _BULK_FORMAT.match(t.format))
+    return _bulk_templates
+
+
+def group_key(ev: Event) -> tuple[Any, ...]:
+    """(limit, key): events with one key are folded once ``limit`` of them are kept."""
+    kind = ev.kind
+    stream = (ev.host, ev.pid, ev.rank, ev.local_rank, ev.node_rank)
+    if kind.startswith("nccl."):
+        if kind in BULK_KINDS:
+            return 1, ("b", kind, ev.template, stream)
+        if kind == "nccl.info" and ev.template is not None and ev.level == "INFO" and ev.template in bulk_templates():
+            return 1, ("b", kind, ev.template, stream)
+        if kind in FACT_KINDS and ev.level == "INFO":
+            return 1, ("f", kind, ev.text, stream)
+    return KEEP, ("k", kind, ev.template, ev.level, stream)
+
+
+class Reducer:
+    """The events of one source, folded as the module says. ``append`` them in any order;
+    ``events()`` gives the kept ones in file order."""
+
+    __slots__ = ("kept", "groups")
+
+    def __init__(self) -> None:
+        self.kept: list[Event] = []
+        # key -> [count, kept count, last event (not in kept), first line, last line]
+        self.groups: dict[tuple, list] = {}
+
+    def append(self, ev: Event) -> None:
+        limit, key = group_key(ev)
+        g = self.groups.get(key)
+        if g is None:
+            self.groups[key] = [1, 1, None, ev.line, ev.line]
+            self.kept.append(ev)
+            return
+        g[0] += 1
+        if ev.line < g[3]:
+            g[3] = ev.line
+        if ev.line > g[4]:
+            g[4] = ev.line
+        if g[1] < limit:
+            g[1] += 1
+            self.kept.append(ev)
+            return
+        last = g[2]
+        if last is None or ev.line > last.line:
+            g[2] = ev
+        # an event of a folded group that comes before the kept ones (streams settle out of
+        # order) is simply counted: the kept ones are the first to settle, the last is the last
+
+    def extend(self, evs: Iterable[Event]) -> None:
+        for ev in evs:
+            self.append(ev)
+
+    def events(self) -> list[Event]:
+        out = list(self.kept)
+        out.extend(g[2] for g in self.groups.values() if g[2] is not None)
+        out.sort(key=lambda e: e.line)
+        return out
+
+    def folded(self, file: str) -> list[dict[str, Any]]:
+        """What was folded: one entry per group that lost events."""
+        out = []
+        for key, (count, kept, last, first_line, last_line) in self.groups.items():
+            shown = kept + (1 if last is not None else 0)
+            if count > shown:
+                host, pid, rank, local_rank, node_rank = key[-1]
+                out.append({"file": file, "kind": key[1], "template": key[2] if key[0] != "f" else None,
+                            "host": host, "pid": pid, "rank": rank, "local_rank": local_rank,
+                            "node_rank": node_rank, "count": count, "kept": shown,
+                            "first_line": first_line, "last_line": last_line})
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the digest file
+
+def streams(events: list[Event]) -> list[dict[str, Any]]:
+    """Per process stream: where it starts and stops, its last time, its events by level."""
+    by: dict[tuple, dict[str, Any]] = {}
+    for e in events:
+        key = (e.file, e.host, e.pid, e.rank, e.local_rank, e.node_rank)
+        s = by.get(key)
+        if s is None:
+            s = by[key] = {"file": e.file, "host": e.host, "pid": e.pid, "rank": e.rank, "local_rank": e.local_rank,
+                           "node_rank": e.node_rank, "first_line": e.line, "last_line": e.end_line,
+                           "last_time": e.time, "last_kind": e.kind, "levels": {}}
+        s["first_line"] = min(s["first_line"], e.line)
+        if e.end_line >= s["last_line"]:
+            s["last_line"] = e.end_line
+            s["last_kind"] = e.kind
+        if e.time and (s["last_time"] is None or e.time > s["last_time"]):
+            s["last_time"] = e.time
+        s["levels"][e.level] = s["levels"].get(e.level, 0) + 1
+    return list(by.values())
+
+
+def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str] | None = None) -> dict[str, Any]:
+    """The digest of a :class:`~logdoc.parse.ParseResult` (made with ``reduce=True``)."""
+    from . import __version__
+
+    return {
+        "schema": SCHEMA,
+        "logdoc": __version__,
+        "host": os.uname().nodename if hasattr(os, "uname") else None,
+        "inputs": list(inputs or []),
+        "files": list(result.files),
+        "stats": result.stats.to_dict(),
+        "streams": streams(result.events),
+        "folded": list(folded if folded is not None else getattr(result, "folded", []) or []),
+        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text} for u in result.unrecognized],
+        "events": [e.to_dict() for e in result.events],
+    }
+
+
+def write(result, path: str, inputs: list[str] | None = None) -> int:
+    """Write the digest of ``result`` to ``path`` (``-`` for standard output); returns its size."""
+    data = json.dumps(to_dict(result, inputs=inputs), ensure_ascii=False, separators=(",", ":"), default=str)
+    if path == "-":
+        import sys
+
+        sys.stdout.write(data + "\n")
+        return len(data) + 1
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(data + "\n")
+    os.replace(tmp, path)
+    return len(data) + 1
+
+
+_MARK = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"logdoc\.digest/')
+
+
+def is_digest(head: bytes) -> bool:
+    """Whether the first bytes of a file are those of a digest (the schema marker comes first)."""
+    return _MARK.match(head) is not None
+
+
+class DigestError(ValueError):
+    pass
+
+
+def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
+    try:
+        d = json.loads(data)
+    except ValueError as exc:
+        raise DigestError(f"{name}: not a readable digest ({exc})") from None
+    if not isinstance(d, dict) or not str(d.get("schema", "")).startswith("logdoc.digest/"):
+        raise DigestError(f"{name}: not a logdoc digest")
+    if d["schema"] != SCHEMA:
+        raise DigestError(f"{name}: digest schema {d['schema']} is not {SCHEMA}; use the logdoc that wrote it")
+    return d
+
+
+def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognized: list, files: list[str],
+           max_unrecognized: int) -> None:
+    """Merge a loaded digest into the parts of a parse result."""
+    from .parse import Unrecognized
+
+    s = d.get("stats") or {}
+    for k in ("files", "lines_read", "irrelevant", "relevant", "understood", "not_understood", "events", "cut_lines"):
+        setattr(stats, k, getattr(stats, k) + int(s.get(k) or 0))
+    stats.skipped_files.extend((x.get("file"), x.get("reason")) for x in s.get("skipped_files") or ())
+    stats.warnings.extend(s.get("warnings") or ())
+    events.extend(Event.from_dict(e) for e in d.get("events") or ())
+    for u in d.get("unrecognized") or ():
+        if len(unrecognized) < max_unrecognized:
+            unrecognized.append(Unrecognized(u["file"], u["line"], u["text"]))
+    files.extend(d.get("files") or ())

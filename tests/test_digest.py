@@ -1,0 +1,143 @@
+"""Digests and the bounded event store: the same diagnoses as the raw logs.
+
+For every sample: explain on the raw logs, on the raw logs with bulk noise folded (what the CLI
+does), and on a digest of the sample folder (alone, and mixed with nothing else) give the same
+diagnosis ids, categories and ranks, in the same order. The same holds on generated job logs that
+fold a lot (a dense NCCL_DEBUG=INFO log, a job folder with one failing rank).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from logdoc import digest
+from logdoc.api import build_report
+from logdoc.events import Event
+from logdoc.parse import parse_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+SAMPLE_DIRS = sorted(p.parent for p in SAMPLES.glob("*/sample.yaml"))
+sys.path.insert(0, str(Path(__file__).parent / "perf"))
+
+
+@lru_cache(maxsize=1)
+def rules():
+    from logdoc.kb import load_rules
+
+    return load_rules()
+
+
+def _summary(report: dict) -> list[tuple]:
+    return [(d["id"], d["category"], d["ranks"], d["severity"], d["role"]) for d in report["diagnoses"]]
+
+
+def _three_ways(paths: list[str], tmp_path: Path) -> tuple[list, list, list, dict]:
+    full = parse_paths(paths)
+    folded = parse_paths(paths, reduce=True)
+    out = tmp_path / "node.json"
+    digest.write(folded, str(out), inputs=paths)
+    from_digest = parse_paths([str(out)])
+    return (_summary(build_report(full, rules())), _summary(build_report(folded, rules())),
+            _summary(build_report(from_digest, rules())), json.loads(out.read_text()))
+
+
+@pytest.mark.parametrize("sample", SAMPLE_DIRS, ids=lambda p: p.name)
+def test_sample_same_diagnoses_raw_folded_digest(sample, tmp_path):
+    raw, folded, from_digest, d = _three_ways([str(sample)], tmp_path)
+    assert folded == raw
+    assert from_digest == raw
+    assert d["schema"] == digest.SCHEMA
+    assert d["files"] and d["stats"]["lines_read"] > 0
+
+
+def test_digest_keeps_events_unchanged_and_stats(tmp_path):
+    sample = SAMPLES / "nccl-ib-completion-error-12"
+    folded = parse_paths([str(sample)], reduce=True)
+    out = tmp_path / "d.json"
+    digest.write(folded, str(out))
+    back = parse_paths([str(out)])
+    assert [e.to_dict() for e in back.events] == [e.to_dict() for e in folded.events]
+    assert back.stats.to_dict() == folded.stats.to_dict()
+    assert back.files == folded.files
+    assert [(u.file, u.line) for u in back.unrecognized] == [(u.file, u.line) for u in folded.unrecognized]
+
+
+def test_digests_of_two_nodes_mixed_with_a_raw_log(tmp_path):
+    sample = SAMPLES / "nccl-ib-completion-error-12"
+    logs = sorted(str(p) for p in sample.glob("*.log"))
+    assert len(logs) >= 2
+    raw = _summary(build_report(parse_paths(logs), rules()))
+    d0 = tmp_path / "node0.json"
+    digest.write(parse_paths(logs[:1], reduce=True), str(d0))
+    mixed = _summary(build_report(parse_paths([str(d0)] + logs[1:]), rules()))
+    assert mixed == raw
+
+
+def test_digest_is_recognised_by_content_not_name(tmp_path):
+    folded = parse_paths([str(SAMPLES / "nccl-socket-fallback")], reduce=True)
+    out = tmp_path / "whatever.log"
+    digest.write(folded, str(out))
+    assert digest.is_digest(out.read_bytes()[:256])
+    assert len(parse_paths([str(out)]).events) == len(folded.events)
+    not_digest = tmp_path / "x.json"
+    not_digest.write_text('{"schema": "logdoc.report/1", "diagnoses": []}\n')
+    assert not digest.is_digest(not_digest.read_bytes())
+
+
+def test_bad_digest_is_skipped_with_a_reason(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "logdoc.digest/1", "events": [')
+    res = parse_paths([str(bad)])
+    assert res.events == []
+    assert res.stats.skipped_files and "digest" in res.stats.skipped_files[0][1]
+    future = tmp_path / "future.json"
+    future.write_text('{"schema": "logdoc.digest/9", "events": []}')
+    res = parse_paths([str(future)])
+    assert "logdoc.digest/9" in res.stats.skipped_files[0][1]
+
+
+def test_generated_job_folds_a_lot_and_says_the_same(tmp_path):
+    import gen_logs
+
+    dense = tmp_path / "dense.log"
+    gen_logs.nccl_dense(str(dense), 30000, seed=8)
+    raw, folded, from_digest, d = _three_ways([str(dense)], tmp_path)
+    assert folded == raw == from_digest
+    assert d["folded"] and sum(g["count"] - g["kept"] for g in d["folded"]) > 10000
+    assert len(d["events"]) < 30000 / 3
+
+    job = tmp_path / "job"
+    info = gen_logs.job_folder(str(job), nranks=16, file_mb=0.3, seed=9)
+    raw, folded, from_digest, d = _three_ways([str(job)], tmp_path)
+    assert folded == raw == from_digest
+    assert raw and raw[0][0] == "LD201" and raw[0][2] == [info["origin"]]
+    size = sum(p.stat().st_size for p in job.iterdir())
+    assert (tmp_path / "node.json").stat().st_size < size / 5
+
+
+def test_reducer_folds_floods_and_keeps_first_and_last():
+    r = digest.Reducer()
+    for i in range(1, 1001):
+        r.append(Event("torch.message", "WARN", "f", i, f"same thing {i}", template="t"))
+    for i in range(1, 501):
+        r.append(Event("nccl.info", "INFO", "f", 2000 + i, "x", host="h", pid=1, template=next(iter(digest.bulk_templates()))))
+    evs = r.events()
+    lines = [e.line for e in evs]
+    assert lines[:digest.KEEP] == list(range(1, digest.KEEP + 1))
+    assert 1000 in lines and 2001 in lines and 2500 in lines
+    assert len(evs) == digest.KEEP + 1 + 2
+    folded = r.folded("f")
+    assert sorted(g["count"] for g in folded) == [500, 1000]
+
+
+def test_streams_state():
+    evs = [Event("nccl.info", "INFO", "a.log", 3, "x", host="h", pid=7, time="2026-01-01T00:00:01"),
+           Event("nccl.warn", "WARN", "a.log", 9, "y", host="h", pid=7, time="2026-01-01T00:00:05")]
+    (s,) = digest.streams(evs)
+    assert s["first_line"] == 3 and s["last_line"] == 9 and s["last_kind"] == "nccl.warn"
+    assert s["last_time"] == "2026-01-01T00:00:05" and s["levels"] == {"INFO": 1, "WARN": 1}
