@@ -78,6 +78,7 @@ MIME_TYPES = {
     ".css": "text/css",
     ".html": "text/html; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
+    ".svg": "image/svg+xml",
 }
 
 
@@ -387,6 +388,7 @@ def build_site(
     (out / "app.js").write_text(app, encoding="utf-8")
     css = static["style.css"]
     (out / "style.css").write_text(css, encoding="utf-8")
+    shutil.copyfile(STATIC_DIR / "favicon.svg", out / "favicon.svg")
     html = _fill(static["index.html"], {
         "CSP": CSP,
         "APP_JS": f"app.js?v={_sha256(app.encode())[:12]}",

@@ -481,13 +481,26 @@ function renderHeader(report, skipped) {
   if (silent.length) lines.push(`No output from ${ranksPhrase(silent)}.`);
   const versions = versionsText(job.versions);
   if (versions) lines.push(`Versions: ${versions}.`);
-  const transports = job.transports && typeof job.transports === "object" ? Object.keys(job.transports) : [];
-  if (Array.isArray(job.transports)) transports.push(...job.transports.map(String));
-  if (transports.length) lines.push(`Transports: ${[...new Set(transports)].join(", ")}.`);
+  const networks = networksText(job.transports);
+  if (networks) lines.push(`Network: ${networks}.`);
   const skippedFiles = [...(stats.skipped_files || []).map(fmt), ...skipped.map((x) => `${x.name} (${x.skipped})`)];
   if (skippedFiles.length) lines.push(`Skipped: ${skippedFiles.join(", ")}.`);
   for (const w of stats.warnings || []) lines.push(`Warning: ${fmt(w)}`);
   return h("section", { className: "report-head", "aria-label": "Job" }, lines.map((l) => h("p", {}, l)));
+}
+
+// job.transports is {host: {network: ["IB"], ...}}: the networks NCCL used, and on which hosts.
+function networksText(transports) {
+  if (Array.isArray(transports)) return transports.map(String).join(", ");
+  if (!transports || typeof transports !== "object") return "";
+  const byNet = new Map();
+  for (const [host, t] of Object.entries(transports)) {
+    for (const net of (t && Array.isArray(t.network) ? t.network : [])) {
+      if (!byNet.has(net)) byNet.set(net, []);
+      byNet.get(net).push(host);
+    }
+  }
+  return [...byNet].map(([net, hosts]) => `${net} (${hosts.slice(0, 6).join(", ")}${hosts.length > 6 ? ", …" : ""})`).join("; ");
 }
 
 function versionsText(versions) {
