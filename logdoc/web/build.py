@@ -297,17 +297,22 @@ def _fill(template: str, values: dict[str, str]) -> str:
     return template
 
 
-def _prepare_out_dir(out: Path) -> None:
+def _check_out_dir(out: Path) -> None:
+    """Refuse (before any work) a path that is a file or a non-empty folder we did not write."""
     if out.exists():
         if not out.is_dir():
             raise BuildError(f"{out} exists and is not a folder")
-        entries = list(out.iterdir())
-        if entries and not (out / "site.json").is_file():
+        if any(out.iterdir()) and not (out / "site.json").is_file():
             raise BuildError(
                 f"{out} is not empty and was not written by logdoc web build; "
                 "choose an empty or new folder"
             )
-        for entry in entries:
+
+
+def _prepare_out_dir(out: Path) -> None:
+    _check_out_dir(out)
+    if out.exists():
+        for entry in list(out.iterdir()):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
             else:
@@ -331,6 +336,7 @@ def build_site(
     """
     out = Path(out_dir).resolve()
     cache = Path(cache_dir).resolve() if cache_dir else default_cache_dir()
+    _check_out_dir(out)
     cache.mkdir(parents=True, exist_ok=True)
 
     runtime = pyodide_files(cache)

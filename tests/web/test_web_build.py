@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from logdoc.web import build
-from web_harness import REPO, Server
+from web_harness import REPO, Server, pyodide_runtime_or_skip
 
 STATIC = REPO / "logdoc" / "web" / "static"
 
@@ -41,6 +41,7 @@ def test_static_files_reference_no_other_origin():
 def fake_site(tmp_path_factory):
     from fake_core import make_fake_logdoc_wheel
 
+    pyodide_runtime_or_skip()
     tmp = tmp_path_factory.mktemp("fake")
     wheel = make_fake_logdoc_wheel(tmp / "wheel")
     out = tmp / "site"
@@ -86,7 +87,7 @@ def test_build_refuses_a_folder_it_did_not_write(tmp_path):
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
 
-def test_build_rebuilds_its_own_folder(fake_site, tmp_path):
+def test_build_rebuilds_its_own_folder(fake_site, tmp_path):  # fake_site: runtime is there
     from fake_core import make_fake_logdoc_wheel
 
     out = tmp_path / "site"
@@ -99,7 +100,7 @@ def test_build_rebuilds_its_own_folder(fake_site, tmp_path):
 
 def test_tampered_runtime_is_refused(tmp_path):
     cache = tmp_path / "cache"
-    runtime = build.pyodide_files(build.default_cache_dir())
+    runtime = pyodide_runtime_or_skip()
     bad = cache / f"pyodide-{build.PYODIDE_VERSION}"
     bad.mkdir(parents=True)
     for name in build.PYODIDE_FILES:

@@ -13,6 +13,21 @@ TOOLS = REPO / "tools" / "web"
 CHROMIUM = os.environ.get("LOGDOC_CHROMIUM", "/usr/bin/chromium")
 
 
+def pyodide_runtime_or_skip() -> Path:
+    """The verified Pyodide runtime (cached, or fetched with npm); skip if npm is missing."""
+    import pytest
+
+    from logdoc.web import build
+
+    try:
+        return build.pyodide_files(build.default_cache_dir())
+    except build.BuildError:
+        if shutil.which("npm") is None:
+            pytest.skip("npm is not installed and the Pyodide runtime is not cached "
+                        "(.ci/run installs nodejs/npm; see docs/web.md)")
+        raise
+
+
 def missing_browser_tools() -> str | None:
     """Why the browser tests cannot run here, or None."""
     if shutil.which("node") is None:
