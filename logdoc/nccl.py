@@ -27,7 +27,10 @@ from .templates import nccl_catalog
 
 HEADER = re.compile(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] )?"
-    r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) "
+    # The host starts where a run of host characters starts: without the look-behind, a search
+    # over a long line rescans the rest of the run from every position (quadratic time). The
+    # leftmost match is the same either way.
+    r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) "
     r"(?:\[(?P<dev>-?\d+)\] )?"
     r"(?:(?P<ms>\d+\.\d+) (?P<tfunc>[^\s:]+):(?P<tline>\d+) )?"
     r"(?:(?P<loc>[\w./+-]+:\d+)(?: \((?P<func>[^()\s]*)\))? )?"

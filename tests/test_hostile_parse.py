@@ -35,3 +35,20 @@ def test_traceback_without_head_is_not_invented():
     assert torchlines.classify("Traceback (most recent call last)\t:") is None
     p = torchlines.classify("RuntimeError: RuntimeError: x")
     assert p is not None and p.fields["exc_type"] == "RuntimeError"
+
+
+def test_long_line_before_an_nccl_header_is_linear():
+    """HEADER.search used to rescan a run of host characters from every position: 100 KB took 100 s."""
+    from logdoc import nccl
+    from logdoc.events import Envelope
+
+    for text in ("a" * 200_000 + " NCCL INFO x", "a" * 200_000 + ":1:2 NCCL INFO x", "[x]" * 60_000 + " NCCL WARN y"):
+        t0 = time.perf_counter()
+        nccl.classify(text, Envelope())
+        assert time.perf_counter() - t0 < 0.5
+    env = Envelope()
+    p = nccl.classify("junk]node-1:12:34 [0] NCCL INFO Using network IB", env)
+    assert p is not None and env.host == "node-1" and env.pid == 12
+    env = Envelope()
+    assert nccl.classify("prefix text dgx1:7:8 [3] NCCL INFO Using network Socket", env).kind == "nccl.using_network"
+    assert env.host == "dgx1"
