@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from . import nccl, prefilter, torchlines
-from .blocks import BlockAssembler, Record
+from .blocks import _CHAIN, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
 from .envelope import unwrap
 from .events import Envelope, Event
 from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 
 MAX_UNRECOGNIZED = 200
 WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
-IDLE = 5000    # lines after which a record that took nothing is closed
+IDLE = 2000    # lines after which a record that took nothing is closed
 DENSE = 0.25   # a block with more candidate lines than this share is read line by line
 SMALL = 64     # regions with fewer lines are read line by line
 BLOCK_SIZE = 4 << 20  # bytes read at a time
@@ -181,7 +181,7 @@ class Feeder:
     lines left out are counted with ``skip(k)``. Then ``finish()``.
     """
 
-    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open")
+    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -191,6 +191,7 @@ class Feeder:
         self.until = 0
         self.out = out
         self._open = getattr(self.asm, "_open", None)
+        self.lane = fast_enabled()  # the NCCL lane (part of the fast path)
 
     def needs_every_line(self, n: int) -> bool:
         """Whether line ``n`` would be fed even without a keyword (the state does not change
@@ -210,10 +211,34 @@ class Feeder:
         self.stats.irrelevant += k
 
     def line(self, n: int, text: str, cand: bool) -> None:
-        if cand or self.needs_every_line(n):
-            self.feed(n, text, cand)
+        if cand:
+            if self.lane and _LANE_S.match(text) is not None and self.lane_ok(text):
+                self.settle([Record(n, n, Envelope(), text)], -1)
+            else:
+                self.feed(n, text, True)
+        elif self.needs_every_line(n):
+            self.feed(n, text, False)
         else:
             self.stats.irrelevant += 1
+
+    def lane_ok(self, text: str) -> bool:
+        """For a line that starts with an NCCL ``host:pid:tid [dev] NCCL INFO`` header: whether
+        ``feed`` would give it back as a record of its own and change nothing (see ``_LANE``)."""
+        if "]:[" in text or text.endswith("across cluster]"):
+            return False
+        if (text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text) and _may_start(text, _ENV0):
+            return False
+        if not self.asm.has_open_block:
+            return True
+        opened = self._open
+        if opened is None:
+            return False
+        for key, b in opened.items():
+            if key == _NO_KEY or _takes_anything(b):
+                return False
+        # only quiet records are open: none takes a line unless it is a continuation line
+        return not (_is_cont(text) or text.startswith(_TB_HEAD) or text.startswith(_CHAIN)
+                    or _SPAWN.match(text) or _FRAME_EQ.match(text))
 
     def feed(self, n: int, text: str, cand: bool) -> None:
         asm = self.asm
@@ -265,10 +290,6 @@ class Feeder:
             else:
                 stats.irrelevant += n
 
-    def nccl_line(self, n: int, text: str) -> None:
-        """A line the NCCL lane vouches for: what ``feed`` would do with it, without the detour."""
-        self.settle([Record(n, n, Envelope(), text)], -1)
-
     def finish(self) -> None:
         self.settle(self.asm.flush())
 
@@ -292,8 +313,11 @@ def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: byt
 # general path does with it: unwrap() peels nothing from such a line (its first ':' is followed
 # by a digit, so no `host: ` envelope; no `]:[`, no Ray suffix: checked), and the assembler,
 # with nothing open, hands back a record of its own unless the line may start one (checked).
-_LANE = re.compile(rb"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
+_LANE_S = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
+_ENV0 = Envelope()
+_NO_KEY = (None, None, None, None, None)
 _CTRL_BYTES = tuple(bytes([b]) for b in list(range(0, 9)) + [11, 12] + list(range(14, 32)) + [127]) + (b"\r",)
+_may_start = BlockAssembler._may_start
 _MAY_START_FIRST = frozenset("T=\tn#Ef<LU WrtOCFSN[RD-")
 
 
@@ -307,55 +331,50 @@ def _region_is_plain(buf: bytes, start: int, end: int) -> bool:
 
 
 def _dense(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
-    """A region where most lines are candidates: line by line, NCCL INFO lines by the lane."""
+    """A region where most lines are candidates: line by line (the NCCL lane does most of them);
+    a region without CR or control bytes needs no cleaning, only decoding."""
     if not _region_is_plain(buf, start, end):
         return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
     line = feeder.line
     cand = prefilter._CANDIDATE.search
-    lane = _LANE.match
-    asm = feeder.asm
-    may_start = BlockAssembler._may_start
-    env0 = Envelope()
-    nccl_line = feeder.nccl_line
     for raw in buf[start:end - 1].split(sep) if end > start else ():
         lineno += 1
         try:
             text = raw.decode()
         except UnicodeDecodeError:
             text = _clean(raw)
-            line(lineno, text, cand(text) is not None)
-            continue
-        if lane(raw) is not None and not asm.has_open_block and "]:[" not in text \
-                and not text.endswith("across cluster]") \
-                and not ((text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text)
-                         and may_start(text, env0)):
-            nccl_line(lineno, text)
-        else:
-            line(lineno, text, cand(text) is not None)
+        line(lineno, text, cand(text) is not None)
     return lineno
 
 
 _ESC = b"\x1b"
 
 
-def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
+          hits: list[int] | None = None) -> int:
     """Feed the lines of ``buf[start:end]`` (the first is line ``lineno + 1``); return the number of
-    the last one. Only candidate lines and the lines a record needs are looked at in Python."""
+    the last one. Only candidate lines and the lines a record needs are looked at in Python.
+    ``hits``: the starts of the lines that hold a keyword or an ESC, when already known (grep)."""
     nlines = buf.count(sep, start, end)
     if nlines < SMALL:
         return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
     budget = int(nlines * DENSE)
-    starts: set[int] = set()
     find = buf.find
-    rfind = buf.rfind
-    for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
-        i = find(kw, start, end)
-        while i >= 0:
-            starts.add(rfind(sep, start, i) + 1 or start)
-            i = find(kw, find(sep, i, end) + 1, end)
-        if len(starts) > budget:
+    if hits is not None:
+        if len(hits) > budget:
             return _dense(feeder, buf, start, end, sep, lineno)
-    order = sorted(starts)
+        order = hits
+    else:
+        starts: set[int] = set()
+        rfind = buf.rfind
+        for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
+            i = find(kw, start, end)
+            while i >= 0:
+                starts.add(rfind(sep, start, i) + 1 or start)
+                i = find(kw, find(sep, i, end) + 1, end)
+            if len(starts) > budget:
+                return _dense(feeder, buf, start, end, sep, lineno)
+        order = sorted(starts)
     count = buf.count
     clean = _clean
     cand = prefilter._CANDIDATE.search
@@ -395,7 +414,7 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
 
 
 def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | None = None,
-                progress: Callable[[int], None] | None = None) -> None:
+                progress: Callable[[int], None] | None = None, grep: bool = True) -> None:
     """Feed every line of ``source`` to ``feeder`` (the fast path unless ``fast`` is False)."""
     opened = open_text(source, rstats)
     if opened is None:
@@ -404,16 +423,128 @@ def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | 
     if fast is None:
         fast = fast_enabled()
     region = _scan if fast else _lines_one_by_one
+    hits = _GrepHits.start(source, stream) if fast and grep else None
     lineno = 0
     seen = 0
     try:
-        for buf, start, end, sep in read_blocks(stream, source.name, rstats, BLOCK_SIZE):
+        for buf, start, end, sep, off in read_blocks(stream, source.name, rstats, BLOCK_SIZE):
+            if hits is not None:
+                if sep != b"\n" or not hits.alive:
+                    hits.stop()
+                    hits = None
+                elif off >= 0:
+                    lineno = _scan(feeder, buf, start, end, sep, lineno, hits.take(off, off + end - start, start))
+                    if progress is not None and rstats.bytes != seen:
+                        progress(rstats.bytes - seen)
+                        seen = rstats.bytes
+                    continue
             lineno = region(feeder, buf, start, end, sep, lineno)
             if progress is not None and rstats.bytes != seen:
                 progress(rstats.bytes - seen)
                 seen = rstats.bytes
+        if hits is not None:
+            hits.finish()
     finally:
+        if hits is not None:
+            hits.stop()
         _close(source, raw)
+
+
+class GrepFailed(Exception):
+    """grep did not read the whole file: the source is read again without it."""
+
+
+def _grep_path() -> str | None:
+    if os.environ.get("LOGDOC_NO_GREP"):
+        return None
+    import shutil
+
+    return shutil.which("grep")
+
+
+class _GrepHits:
+    """The start offsets of the lines of a file that hold a prefilter keyword or an ESC byte, from
+    ``grep -a -b -F`` running beside the parse (on the other core): the block scan then does
+    not look for the keywords itself. Only for plain files (not gzip, not stdin), LF line ends.
+    The lines it reports are a superset of the candidates (each is checked on its clean text),
+    and a file where grep fails is read again the plain way (:class:`GrepFailed`)."""
+
+    MIN_SIZE = 8 << 20  # smaller files: the find passes are cheaper than starting grep
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.out = proc.stdout
+        self.next = -1      # offset of a hit read from grep but not handed out yet
+        self.alive = True
+        self.dense = 0
+
+    @classmethod
+    def start(cls, source: Source, stream) -> "_GrepHits | None":
+        if source.path is None or source.text is not None or source.stream is not None:
+            return None
+        if getattr(stream, "name", None) != source.path:  # gzip (or anything not the file itself)
+            return None
+        try:
+            if os.path.getsize(source.path) < cls.MIN_SIZE:
+                return None
+        except OSError:
+            return None
+        grep = _grep_path()
+        if grep is None:
+            return None
+        import subprocess
+
+        args = [grep, "-a", "-b", "-F"]
+        for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
+            args += ["-e", kw.decode("latin-1")]
+        args += ["--", source.path]
+        env = dict(os.environ, LC_ALL="C")
+        try:
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                    env=env, bufsize=1 << 16)
+        except OSError:
+            return None
+        return cls(proc)
+
+    def take(self, lo: int, hi: int, base: int) -> list[int]:
+        """Hits with ``lo <= offset < hi`` as positions ``offset - lo + base`` (hits below ``lo``
+        fell in cut lines and are dropped)."""
+        out = []
+        readline = self.out.readline
+        nxt = self.next
+        while True:
+            if nxt < 0:
+                line = readline()
+                if not line:
+                    break
+                colon = line.find(b":")
+                try:
+                    nxt = int(line[:colon])
+                except ValueError:
+                    raise GrepFailed(line[:80]) from None
+            if nxt >= hi:
+                break
+            if nxt >= lo:
+                out.append(nxt - lo + base)
+            nxt = -1
+        self.next = nxt
+        return out
+
+    def finish(self) -> None:
+        rest = self.out.read()
+        code = self.proc.wait()
+        if code not in (0, 1) or rest:
+            raise GrepFailed(f"grep exit status {code}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.out.close()
+        except OSError:
+            pass
+        self.proc.wait()
+        self.alive = False
 
 
 def iter_source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]) -> Iterator[Event]:
@@ -439,8 +570,27 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
         out = []  # type: ignore[assignment]
     rstats = ReadStats()
     feeder = Feeder(source.name, stats, unrecognized, out)  # type: ignore[arg-type]
+    before = (Stats(**{k: getattr(stats, k) for k in Stats.__slots__ if k not in ("skipped_files", "warnings")}),
+              len(stats.skipped_files), len(stats.warnings), len(unrecognized))
     try:
-        read_source(source, feeder, rstats, fast=fast, progress=progress)
+        try:
+            read_source(source, feeder, rstats, fast=fast, progress=progress)
+        except GrepFailed:
+            # read the file again without grep, from the counts as they were before it
+            snap, n_skip, n_warn, n_unrec = before
+            for k in ("files", "lines_read", "irrelevant", "relevant", "understood", "not_understood", "events",
+                      "cut_lines"):
+                setattr(stats, k, getattr(snap, k))
+            del stats.skipped_files[n_skip:], stats.warnings[n_warn:], unrecognized[n_unrec:]
+            if reduce:
+                from .digest import Reducer
+
+                out = Reducer()
+            else:
+                out = []  # type: ignore[assignment]
+            rstats = ReadStats()
+            feeder = Feeder(source.name, stats, unrecognized, out)  # type: ignore[arg-type]
+            read_source(source, feeder, rstats, fast=fast, progress=None, grep=False)
         feeder.finish()
     finally:
         stats.files += rstats.files

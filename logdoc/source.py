@@ -197,7 +197,7 @@ def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
     stream, raw = opened
     try:
         lineno = 0
-        for buf, start, end, sep in read_blocks(stream, source.name, stats):
+        for buf, start, end, sep, _ in read_blocks(stream, source.name, stats):
             pos = start
             while pos < end:
                 nl = buf.find(sep, pos, end)
@@ -208,8 +208,8 @@ def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
         _close(source, raw)
 
 
-def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK) -> Iterator[tuple[bytes, int, int, bytes]]:
-    """The text of ``stream`` as ``(buf, start, end, sep)``: ``buf[start:end]`` holds whole lines,
+def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK) -> Iterator[tuple[bytes, int, int, bytes, int]]:
+    """The text of ``stream`` as ``(buf, start, end, sep, offset)``: ``buf[start:end]`` holds whole lines,
     each ended by ``sep`` (LF, or CR for a file whose first block has CRs and no LF). Lines are
     exactly those of the line rules: a line longer than :data:`MAX_LINE` comes cut to
     :data:`MAX_LINE` bytes (counted in ``stats.cut_lines``) and the rest of it is dropped; a last
@@ -217,9 +217,14 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
 
     Blocks are read ``size`` bytes at a time and handed out without copying them (the region
     bounds say which part of ``buf`` to look at), so memory stays flat whatever the input size.
+    ``offset`` is where ``buf[start]`` is in the stream when the region is the stream's bytes as
+    they are, -1 when it is not (a cut line).
     """
     sep = b"\n"
     pending = b""
+    pend_off = 0  # stream offset of pending[0]
+    boff = 0      # stream offset of block[0]
+    consumed = 0
     skipping = False  # inside the rest of an over-long line
     first = True
     read = getattr(stream, "read1", stream.read)  # read1 keeps what a truncated .gz gave before failing
@@ -243,6 +248,8 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
         if not parts:
             break
         block = parts[0] if len(parts) == 1 else b"".join(parts)
+        boff = consumed
+        consumed += len(block)
         if first:
             first = False
             if b"\n" not in block and b"\r" in block:
@@ -263,41 +270,45 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
                 if len(pending) > MAX_LINE:
                     stats.cut_lines += 1
                     lines += 1
-                    yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep
+                    yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep, -1
                     pending = b""
                     skipping = True
                 continue
             line = pending + block[: nl + 1]
             pending = b""
             pos = nl + 1
+            off = pend_off
             if len(line) > MAX_LINE + 1:
                 stats.cut_lines += 1
                 line = line[:MAX_LINE] + sep
+                off = -1
             lines += 1
-            yield line, 0, len(line), sep
+            yield line, 0, len(line), sep, off
         last = block.rfind(sep, pos)
         if last < 0:
             pending = block[pos:]
+            pend_off = boff + pos
         else:
             pending = block[last + 1:]
+            pend_off = boff + last + 1
             end = last + 1
             if end > pos:
                 k = block.count(sep, pos, end)
                 if end - pos > k * (MAX_LINE + 1) or _has_long_line(block, pos, end, sep):
                     for piece in _cut_long_lines(block, pos, end, sep, stats):
-                        yield piece, 0, len(piece), sep
+                        yield piece, 0, len(piece), sep, -1
                 else:
-                    yield block, pos, end, sep
+                    yield block, pos, end, sep, boff + pos
                 lines += k
         if len(pending) > MAX_LINE:
             stats.cut_lines += 1
             lines += 1
-            yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep
+            yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep, -1
             pending = b""
             skipping = True
     if pending and not skipping:
         lines += 1
-        yield pending + sep, 0, len(pending) + 1, sep
+        yield pending + sep, 0, len(pending) + 1, sep, pend_off
     stats.lines += lines
 
 

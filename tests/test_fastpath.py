@@ -191,3 +191,47 @@ def test_scan_and_line_by_line_feed_the_same_lines(monkeypatch):
     data = b"\n".join(lines) + b"\n"
     plain, fast, again = _both(lambda: [Source("<stdin>", stream=io.BytesIO(data))])
     _same(plain, fast)
+
+
+@pytest.mark.skipif(parse._grep_path() is None, reason="no grep on this machine")
+@pytest.mark.parametrize("seed", range(3))
+def test_grep_prefilter_same_events(seed, tmp_path, monkeypatch):
+    """With grep finding the keyword lines (large plain files), the same as without it."""
+    rng = random.Random(100 + seed)
+    p = tmp_path / "job.log"
+    p.write_bytes(_mixed(rng, 6000))
+    monkeypatch.setattr(parse._GrepHits, "MIN_SIZE", 0)
+    monkeypatch.setattr(parse, "BLOCK_SIZE", rng.choice([1 << 12, 1 << 16, 1 << 22]))
+    used = []
+    real_start = parse._GrepHits.start
+
+    def spy(source, stream):
+        h = real_start(source, stream)
+        used.append(h is not None)
+        return h
+
+    monkeypatch.setattr(parse._GrepHits, "start", staticmethod(spy))
+    with fastpath(True):
+        with_grep = _result([Source(str(p), path=str(p))])
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+        without = _result([Source(str(p), path=str(p))])
+    with fastpath(False):
+        plain = _result([Source(str(p), path=str(p))])
+    assert used and used[0] is True
+    _same(plain, with_grep)
+    _same(plain, without)
+
+
+def test_grep_failure_reads_the_file_again(tmp_path, monkeypatch):
+    p = tmp_path / "x.log"
+    p.write_bytes(b"step 1\n" * 5000 + b"host:1:1 [0] NCCL INFO Using network IB\n" + b"step 2\n" * 5000)
+    monkeypatch.setattr(parse._GrepHits, "MIN_SIZE", 0)
+
+    def broken(self, lo, hi, base):
+        raise parse.GrepFailed("simulated")
+
+    monkeypatch.setattr(parse._GrepHits, "take", broken)
+    with fastpath(True):
+        res = parse.parse_sources([Source(str(p), path=str(p))])
+    assert [e.kind for e in res.events] == ["nccl.using_network"]
+    assert res.stats.lines_read == 10001 and res.stats.irrelevant == 10000

@@ -285,7 +285,7 @@ def job_folder(out_dir: str, nranks: int = 512, file_mb: float = 4.0, seed: int 
 
     The training body is built once per variant (8 variants) and shared, so generating 2 GB stays fast."""
     os.makedirs(out_dir, exist_ok=True)
-    job = _Job(nodes=max(1, nranks // GPUS), seed=seed)
+    job = _Job(nodes=max(1, (nranks + GPUS - 1) // GPUS), seed=seed)
     origin = nranks // 3 if origin is None else origin
     r = random.Random(seed)
     target = int(file_mb * 1e6)

@@ -1,0 +1,101 @@
+"""Several files in parallel: worker processes, one file per task, results merged in input order.
+
+The result is the one a single process gives: every file is parsed by itself anyway (a file's
+events never depend on another file), the events of each file come back in file order and are
+concatenated in the order of the inputs, the counts are added up, and the first
+``MAX_UNRECOGNIZED`` not-understood records are kept, as the single process keeps them
+(``tests/test_parallel.py``).
+
+Workers are forked when the platform allows it (they inherit the grammars already built); a pool
+that cannot start or breaks makes the parse fall back to one process.
+"""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from .source import Source
+
+MIN_FILES = 4              # fewer files: one process
+MIN_BYTES = 16 << 20       # less input in total: one process (starting workers costs more)
+
+
+def cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _size(src: Source) -> int:
+    if src.path is None:
+        return -1
+    try:
+        return os.path.getsize(src.path)
+    except OSError:
+        return 0
+
+
+def worth_it(srcs: Sequence[Source], jobs: int | None) -> bool:
+    """Whether worker processes pay: several files on disk, enough bytes, more than one core."""
+    n = jobs if jobs is not None else cores()
+    if n <= 1 or len(srcs) < MIN_FILES:
+        return False
+    sizes = [_size(s) for s in srcs]
+    if any(x < 0 for x in sizes):  # standard input or in-memory text: one process
+        return False
+    return jobs is not None or sum(sizes) >= MIN_BYTES
+
+
+def _one(args: tuple[Source, bool]):
+    from .parse import parse_sources
+
+    src, reduce = args
+    return parse_sources([src], jobs=1, reduce=reduce)
+
+
+def _context():
+    import multiprocessing as mp
+
+    try:
+        return mp.get_context("fork")
+    except ValueError:
+        return mp.get_context()
+
+
+def parse_parallel(srcs: Sequence[Source], jobs: int | None, progress=None, reduce: bool = False):
+    """:func:`logdoc.parse.parse_sources` of ``srcs`` with ``jobs`` worker processes (None: cores)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from .parse import MAX_UNRECOGNIZED, ParseResult, Stats, parse_sources
+
+    n = min(jobs if jobs is not None else cores(), len(srcs))
+    results: list = [None] * len(srcs)
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=_context()) as pool:
+            futures = {pool.submit(_one, (src, reduce)): i for i, src in enumerate(srcs)}
+            from concurrent.futures import as_completed
+
+            for fut in as_completed(futures):
+                i = futures[fut]
+                results[i] = fut.result()
+                if progress is not None:
+                    progress.add_bytes(max(0, _size(srcs[i])))
+                    progress.file_done(srcs[i].name)
+    except (BrokenProcessPool, OSError, ImportError, PermissionError):
+        return parse_sources(srcs, jobs=1, progress=progress, reduce=reduce)
+    stats = Stats()
+    events = []
+    unrecognized = []
+    names = []
+    folded = []
+    for r in results:
+        events.extend(r.events)
+        stats.merge(r.stats)
+        room = MAX_UNRECOGNIZED - len(unrecognized)
+        if room > 0:
+            unrecognized.extend(r.unrecognized[:room])
+        names.extend(r.files)
+        folded.extend(r.folded)
+    return ParseResult(events, stats, unrecognized, names, folded)
