@@ -82,12 +82,72 @@ def _report_skips(stats) -> None:
         print(f"logdoc: warning: {w}", file=sys.stderr)
 
 
+PROGRESS_HELP = "A progress bar on stderr (bytes and files); by default only for large input on a terminal."
+PROGRESS_MIN_BYTES = 64 << 20
+
+
+class _Bar:
+    """The progress of a parse on stderr (rich), driven by logdoc.parse through add_bytes/file_done."""
+
+    def __init__(self, total: int, files: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.files = files
+        self.done = 0
+        self.p = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                          console=Console(stderr=True), transient=True)
+        self.task = self.p.add_task(self._label(), total=total or None)
+
+    def _label(self) -> str:
+        return f"reading {self.done}/{self.files} file{'s' if self.files != 1 else ''}"
+
+    def add_bytes(self, n: int) -> None:
+        self.p.advance(self.task, n)
+
+    def file_done(self, name: str) -> None:
+        self.done += 1
+        self.p.update(self.task, description=self._label())
+
+    def __enter__(self):
+        self.p.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.p.stop()
+
+
+def _progress(sources, wanted: Optional[bool]):
+    """A progress bar when stderr is a terminal and the input is large (or --progress); else a
+    context giving None. Never on a pipe."""
+    import contextlib
+
+    if wanted is False or not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    total = 0
+    for src in sources:
+        if src.path is not None:
+            try:
+                total += os.path.getsize(src.path)
+            except OSError:
+                pass
+        elif src.stream is not None and wanted is None:
+            return contextlib.nullcontext(None)  # standard input: size unknown
+    if wanted is None and total < PROGRESS_MIN_BYTES:
+        return contextlib.nullcontext(None)
+    try:
+        return _Bar(total, len(sources))
+    except Exception:  # noqa: BLE001 - no bar rather than no report
+        return contextlib.nullcontext(None)
+
+
 @app.command()
 def parse(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     format: str = typer.Option("jsonl", "--format", "-f", metavar="FORMAT", help="jsonl (one event per line) or table.",
                                autocompletion=_complete_with("jsonl", "table")),
     unrecognized: bool = typer.Option(False, "--unrecognized", help="List relevant lines that no grammar understood."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
 ) -> None:
     """Turn logs into typed events (one JSON object per event).
 
@@ -100,11 +160,14 @@ def parse(
       logdoc parse logs/ | jq 'select(.kind == "nccl.warn")'
       logdoc parse rank0.log --unrecognized > /dev/null
     """
-    from .parse import parse_paths
+    from .parse import parse_sources
+    from .source import expand
 
     if format not in ("jsonl", "table"):
         _fail(f"unknown --format {format!r}: use jsonl or table")
-    result = parse_paths(paths, stdin=sys.stdin.buffer)
+    sources = expand(paths, stdin=sys.stdin.buffer)
+    with _progress(sources, progress) as bar:
+        result = parse_sources(sources, jobs=None, progress=bar)
     out = sys.stdout
     if format == "jsonl":
         for ev in result.events:
@@ -135,11 +198,16 @@ def _check_rules_dirs(rules_dirs: List[str]) -> None:
             _fail(f"--rules {d}: no such folder")
 
 
-def _load_rules(rules_dirs: List[str]):
+def _load_rules(rules_dirs: List[str], cached: bool = False):
     from . import kb
 
     _check_rules_dirs(rules_dirs)
-    rules = kb.load_rules(extra_dirs=rules_dirs)
+    if cached:  # explain / summary: the compiled copy in the user cache when fresh (logdoc/cache.py)
+        from .cache import load_rules as load_cached
+
+        rules = load_cached(extra_dirs=rules_dirs)
+    else:
+        rules = kb.load_rules(extra_dirs=rules_dirs)
     for p in rules.problems:
         print(f"logdoc: rules: {p}", file=sys.stderr)
     return rules
@@ -179,6 +247,7 @@ def explain(
     follow: bool = typer.Option(False, "--follow", help="Only with -: pass every input line through to stdout unchanged as it "
                                 "arrives, print each root cause to stderr as soon as it is certain, and the full "
                                 "report to stderr at the end of input."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
 ) -> None:
     """Say what went wrong, on which rank, why, and what to change.
 
@@ -194,7 +263,6 @@ def explain(
       torchrun ... 2>&1 | logdoc explain - --follow | tee job.log
     """
     from .api import build_report
-    from .parse import parse_paths
 
     if format not in ("terminal", "json", "markdown"):
         _fail(f"unknown --format {format!r}: use terminal, json or markdown")
@@ -211,8 +279,15 @@ def explain(
                                       note=lambda msg: print(f"logdoc: {msg}", file=sys.stderr, flush=True))
         rules = early.rules if early is not None else _load_rules(rules_dirs)
     else:
-        rules = _load_rules(rules_dirs)
-        result = parse_paths(paths, stdin=sys.stdin.buffer)
+        from .parse import parse_sources
+        from .source import expand
+
+        rules = _load_rules(rules_dirs, cached=True)
+        sources = expand(paths, stdin=sys.stdin.buffer)
+        # many files: worker processes; bulk noise folded as it is read (logdoc/digest.py): same
+        # diagnoses, bounded memory; digests among the paths are read as events
+        with _progress(sources, progress if format != "json" else False) as bar:
+            result = parse_sources(sources, jobs=None, progress=bar, reduce=True)
     report = build_report(result, rules, redact=redact)
     _emit_report(report, format, no_color, to_stderr=follow)
     _report_skips(result.stats)
@@ -323,6 +398,41 @@ def run(
     _report_skips(res.result.stats)
     print(_summary_line(res.result.stats), file=sys.stderr)
     raise typer.Exit(status)
+
+
+@app.command()
+def digest(
+    paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
+    output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="Where to write the digest (- for stdout)."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+) -> None:
+    """Reduce one node's logs to a small digest that `logdoc explain` reads like the logs.
+
+    For jobs too large to gather: run it where the logs are (a scheduler epilog), copy the
+    digests, and explain them together (digests and raw logs can be mixed). The digest keeps the
+    events that matter (warnings, errors, init facts, the first and last of the bulk noise), the
+    line counts, the file names and per-process state; `logdoc explain` gives the same diagnoses
+    on it as on the logs.
+
+    Examples:
+
+    \b
+      logdoc digest /var/log/job123/ -o /shared/job123/$(hostname).json
+      logdoc explain /shared/job123/*.json
+    """
+    from . import digest as _digest
+    from .parse import parse_sources
+    from .source import expand
+
+    sources = expand(paths, stdin=sys.stdin.buffer)
+    with _progress(sources, progress) as bar:
+        result = parse_sources(sources, jobs=None, progress=bar, reduce=True)
+    try:
+        size = _digest.write(result, output, inputs=list(paths))
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    _report_skips(result.stats)
+    print(_summary_line(result.stats) + f"; digest: {len(result.events)} events, {size} bytes", file=sys.stderr)
 
 
 @app.command()
@@ -475,10 +585,76 @@ def web_serve(directory: str = typer.Argument(..., metavar="DIR", help="The buil
     serve(directory, port=port)
 
 
+_FAST_FLAGS = {"--no-color": "no_color", "--redact": "redact", "--progress": "progress"}
+
+
+def _fast_explain(argv: List[str]):
+    """The arguments of a plain ``logdoc explain PATH... [--format F] [--rules DIR] [--redact]
+    [--no-color] [--[no-]progress]`` as keyword arguments of :func:`explain`, or None for anything
+    else (help, --follow, unknown options: typer reads those). Building typer's command costs
+    about 0.2 s of start-up (its parameter adapters import pydantic); a plain explain needs none of it."""
+    import inspect
+
+    if not argv or argv[0] != "explain" or os.environ.get("LOGDOC_NO_FAST_CLI"):
+        return None
+    try:
+        kwargs = {name: getattr(p.default, "default", p.default)
+                  for name, p in inspect.signature(explain).parameters.items()}
+    except (TypeError, ValueError):
+        return None
+    paths: List[str] = []
+    rules_dirs: List[str] = []
+    i, args = 1, argv
+    only_paths = False
+    while i < len(args):
+        a = args[i]
+        if only_paths or a == "-" or not a.startswith("-"):
+            paths.append(a)
+        elif a == "--":
+            only_paths = True
+        elif a in ("--format", "-f", "--rules") and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            if a == "--rules":
+                rules_dirs.append(args[i + 1])
+            else:
+                kwargs["format"] = args[i + 1]
+            i += 1
+        elif a.startswith("--format=") or a.startswith("--rules="):
+            name, _, value = a[2:].partition("=")
+            if name == "rules":
+                rules_dirs.append(value)
+            else:
+                kwargs["format"] = value
+        elif a in _FAST_FLAGS:
+            kwargs[_FAST_FLAGS[a]] = True
+        elif a == "--no-progress":
+            kwargs["progress"] = False
+        else:
+            return None
+        i += 1
+    if not paths or "paths" not in kwargs or "rules_dirs" not in kwargs:
+        return None
+    kwargs["paths"] = paths
+    kwargs["rules_dirs"] = rules_dirs
+    if any(v is Ellipsis for v in kwargs.values()) or kwargs.get("follow"):
+        return None
+    return kwargs
+
+
+def _run(argv: List[str]):
+    fast = _fast_explain(argv)
+    if fast is None:
+        return app(standalone_mode=False)
+    try:
+        explain(**fast)
+    except typer.Exit as exc:
+        return exc.exit_code
+    return 0
+
+
 def main() -> None:
     """Entry point: user errors are one line and exit 2; nothing escapes as a traceback."""
     try:
-        code = app(standalone_mode=False)
+        code = _run(sys.argv[1:])
         # without standalone mode click returns typer.Exit(n)'s code instead of exiting with it
         if isinstance(code, int) and code:
             sys.exit(code)

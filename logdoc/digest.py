@@ -21,7 +21,7 @@ The counts of what was folded are in the digest (``groups``), with per-stream st
 last line and time, events by level).
 
 A digest is JSON (``logdoc.digest/1``), its first key the schema marker, so it is recognised by
-content, whatever its file name.
+content, whatever its file name; written gzip-compressed when its name ends in ``.gz``.
 """
 from __future__ import annotations
 
@@ -182,18 +182,31 @@ def write(result, path: str, inputs: list[str] | None = None) -> int:
 
         sys.stdout.write(data + "\n")
         return len(data) + 1
+    blob = (data + "\n").encode("utf-8")
+    if path.endswith(".gz"):
+        import gzip
+
+        blob = gzip.compress(blob, compresslevel=6, mtime=0)
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(data + "\n")
+    with open(tmp, "wb") as fh:
+        fh.write(blob)
     os.replace(tmp, path)
-    return len(data) + 1
+    return len(blob)
 
 
 _MARK = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"logdoc\.digest/')
 
 
 def is_digest(head: bytes) -> bool:
-    """Whether the first bytes of a file are those of a digest (the schema marker comes first)."""
+    """Whether the first bytes of a file are those of a digest (the schema marker comes first;
+    a gzip-compressed digest is recognised inside)."""
+    if head[:2] == b"\x1f\x8b":
+        import zlib
+
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, 256)
+        except zlib.error:
+            return False
     return _MARK.match(head) is not None
 
 
@@ -202,6 +215,13 @@ class DigestError(ValueError):
 
 
 def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
+    if isinstance(data, bytes) and data[:2] == b"\x1f\x8b":
+        import gzip
+
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise DigestError(f"{name}: not a readable digest ({exc})") from None
     try:
         d = json.loads(data)
     except ValueError as exc:

@@ -242,14 +242,20 @@ def _gap(text: str) -> str:
 def _lark(name: str, start: str):
     from lark import Lark
 
-    return Lark(
-        grammar_text(f"{name}.lark"),
-        parser="lalr",
-        lexer="contextual",
-        start=start,
-        maybe_placeholders=False,
-        propagate_positions=False,
-    )
+    text = grammar_text(f"{name}.lark")
+    options = dict(parser="lalr", lexer="contextual", start=start, maybe_placeholders=False,
+                   propagate_positions=False)
+    cache = None
+    if fastpath_enabled():
+        from .cache import lark_cache_file
+
+        cache = lark_cache_file(name, start, text)
+    if cache is not None:
+        try:
+            return Lark(text, cache=cache, **options)
+        except Exception:  # noqa: BLE001 - a cache problem is never a parse problem
+            pass
+    return Lark(text, **options)
 
 
 _PARSERS: dict[tuple[str, str], CachedParser] = {}

@@ -141,3 +141,13 @@ def test_streams_state():
     (s,) = digest.streams(evs)
     assert s["first_line"] == 3 and s["last_line"] == 9 and s["last_kind"] == "nccl.warn"
     assert s["last_time"] == "2026-01-01T00:00:05" and s["levels"] == {"INFO": 1, "WARN": 1}
+
+
+def test_gzip_digest(tmp_path):
+    folded = parse_paths([str(SAMPLES / "nccl-ib-completion-error-12")], reduce=True)
+    plain, packed = tmp_path / "n.json", tmp_path / "n.json.gz"
+    digest.write(folded, str(plain))
+    digest.write(folded, str(packed))
+    assert packed.stat().st_size < plain.stat().st_size / 4
+    assert digest.is_digest(packed.read_bytes()[:256])
+    assert [e.to_dict() for e in parse_paths([str(packed)]).events] == [e.to_dict() for e in folded.events]

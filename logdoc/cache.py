@@ -1,0 +1,154 @@
+"""Start-up caches in the user's cache folder: the knowledge base compiled to JSON, and the
+built Lark parsers. Both are keyed by what they are built from, so a stale entry is never used,
+and every failure (no home, read-only disk, a damaged file) falls back to building as usual.
+
+* knowledge base: YAML parsing with line numbers and validation cost about 0.3 s on every run;
+  the loaded rule set, pickled, loads in a few milliseconds (the JSON compiled form would be
+  validated again: 50 ms). Keyed by logdoc's version, the loader's own source files, the regex
+  engine, and every rule file's path, size and modification time (built-in and ``--rules``).
+* grammars: Lark's own cache file for each grammar and start symbol (Lark checks the grammar
+  text and options itself).
+
+The folder is ``$LOGDOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/logdoc``, else ``~/.cache/logdoc``,
+created private to the user. ``LOGDOC_NO_CACHE=1`` turns both caches off.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+KB_CACHE_SCHEMA = "logdoc.kbcache/1"
+
+
+def cache_dir(create: bool = True) -> Path | None:
+    if os.environ.get("LOGDOC_NO_CACHE"):
+        return None
+    base = os.environ.get("LOGDOC_CACHE_DIR")
+    if base:
+        d = Path(base)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        try:
+            d = Path(xdg) / "logdoc" if xdg else Path.home() / ".cache" / "logdoc"
+        except (RuntimeError, KeyError):
+            return None
+    if create:
+        try:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return None
+    try:
+        st = d.stat()
+    except OSError:
+        return None
+    # only a folder of this user that nobody else can write: cached parsers are pickles
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        return None
+    return d
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# knowledge base
+
+def _kb_key(dirs: Sequence[Path]) -> str | None:
+    from . import __version__, kb
+
+    h = hashlib.sha256()
+    h.update(f"{KB_CACHE_SCHEMA}|{__version__}|{kb.SCHEMA}|{kb.regex_engine()}|{kb._yaml is not None}|"
+             f"{sys.version_info[:2]}".encode())
+    for mod in (kb.__file__, __file__):  # the loader's own code: an edited kb.py makes a new key
+        try:
+            st = os.stat(mod)
+            h.update(f"\0{mod}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        except (OSError, TypeError):
+            return None
+    for d in dirs:
+        h.update(b"\0dir\0" + str(d.resolve()).encode())
+        if not d.is_dir():
+            h.update(b"missing")
+            continue
+        try:
+            files = kb._rule_files(d)
+        except Exception:  # noqa: BLE001 - no cache rather than a wrong one
+            return None
+        for p in files:
+            try:
+                st = p.stat()
+            except OSError:
+                return None
+            h.update(f"\0{p}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:32]
+
+
+def load_rules(extra_dirs: Sequence[str | Path] = ()):
+    """``kb.load_rules(extra_dirs=extra_dirs)``, from the cache when it is fresh."""
+    import pickle
+
+    from . import kb
+
+    dirs = [kb._builtin_dir()] + [Path(x) for x in extra_dirs]
+    folder = cache_dir()
+    key = _kb_key(dirs) if folder is not None else None
+    path = folder / f"kb-{key}.pickle" if key is not None and folder is not None else None
+    if path is not None and path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                head = fh.readline()
+                if head == (KB_CACHE_SCHEMA + "\n").encode():
+                    rs = pickle.load(fh)
+                    if isinstance(rs, kb.RuleSet):
+                        return rs
+        except Exception:  # noqa: BLE001 - a damaged cache is rebuilt
+            pass
+    rs = kb.load_rules(extra_dirs=extra_dirs)
+    if path is not None:
+        try:
+            blob = pickle.dumps(rs, protocol=pickle.HIGHEST_PROTOCOL)
+            back = pickle.loads(blob)  # only cache what loads back
+            if isinstance(back, kb.RuleSet) and len(back) == len(rs):
+                _write_atomic(path, (KB_CACHE_SCHEMA + "\n").encode() + blob)
+                _prune(folder, "kb-", keep=path.name)
+        except Exception:  # noqa: BLE001
+            pass
+    return rs
+
+
+def _prune(folder: Path, prefix: str, keep: str, limit: int = 8) -> None:
+    try:
+        old = sorted((p for p in folder.glob(prefix + "*") if p.name != keep), key=lambda p: p.stat().st_mtime)
+        for p in old[:-limit] if len(old) > limit else []:
+            p.unlink()
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# grammars
+
+def lark_cache_file(name: str, start: str, grammar: str) -> str | None:
+    """A file for Lark's ``cache=`` option (Lark verifies the grammar and options it holds)."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        import lark
+    except ImportError:
+        return None
+    digest = hashlib.sha256(f"{lark.__version__}|{name}|{start}|{grammar}".encode()).hexdigest()[:24]
+    return str(folder / f"lark-{name}-{start}-{digest}.pickle")

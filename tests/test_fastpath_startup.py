@@ -1,0 +1,102 @@
+"""Start-up: the plain `explain` command line skips typer's command building, the knowledge base
+and the grammars come from the user cache; all of it gives exactly what the slow way gives."""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logdoc import cache, cli, kb
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+
+
+def _run(args, extra_env=None, stdin=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", COLUMNS="100")
+    env.update(extra_env or {})
+    return subprocess.run([sys.executable, "-m", "logdoc", *args], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=ROOT, input=stdin)
+
+
+@pytest.mark.parametrize("args", [
+    ["explain", "samples/nccl-socket-fallback", "--format", "json"],
+    ["explain", "--format=markdown", "samples/gloo-master-port-in-use", "--no-color"],
+    ["explain", "samples/torchrun-worker-sigkill", "--redact", "-f", "json", "--no-progress"],
+    ["explain", "samples/nccl-duplicate-gpu"],
+    ["explain", "-", "--format", "json"],
+    ["explain", "samples/nccl-socket-fallback", "--rules", "samples", "--format", "json"],
+    ["explain", "no/such/file"],
+], ids=["json", "markdown", "redact", "terminal", "stdin", "rules-dir", "missing"])
+def test_fast_command_line_same_as_typer(args, tmp_path):
+    stdin = (SAMPLES / "nccl-socket-fallback" / "node0.log").read_text() if "-" in args else None
+    env = {"LOGDOC_CACHE_DIR": str(tmp_path)}
+    fast = _run(args, env, stdin)
+    slow = _run(args, dict(env, LOGDOC_NO_FAST_CLI="1"), stdin)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+
+
+def test_what_the_fast_command_line_takes():
+    assert cli._fast_explain(["explain", "a.log", "-f", "json"])["format"] == "json"
+    assert cli._fast_explain(["explain", "a.log", "--rules", "d", "--rules=e"])["rules_dirs"] == ["d", "e"]
+    assert cli._fast_explain(["explain", "--", "-odd-name.log"])["paths"] == ["-odd-name.log"]
+    for other in (["explain"], ["explain", "--help"], ["explain", "-", "--follow"], ["explain", "a", "--bogus"],
+                  ["parse", "a.log"], ["explain", "a", "--format"]):
+        assert cli._fast_explain(other) is None, other
+
+
+def _summary(rs):
+    return [(r.id, r.file, r.line, r.origin, r.retired is not None) for r in rs], [str(p) for p in rs.problems]
+
+
+def test_kb_cache_is_the_same_rule_set_and_follows_the_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOGDOC_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("LOGDOC_NO_CACHE", raising=False)
+    want = _summary(kb.load_rules())
+    first = cache.load_rules()
+    assert _summary(first) == want
+    (entry,) = list((tmp_path / "c").glob("kb-*.pickle"))
+    second = cache.load_rules()
+    assert _summary(second) == want
+    # user rules: another key; editing them changes the key again
+    user = tmp_path / "rules"
+    user.mkdir()
+    src = sorted((ROOT / "knowledge").glob("*.yaml"))[0]
+    (user / "mine.yaml").write_text(src.read_text())
+    with_user = cache.load_rules([str(user)])
+    assert _summary(with_user) == _summary(kb.load_rules(extra_dirs=[str(user)]))
+    n = len(list((tmp_path / "c").glob("kb-*.pickle")))
+    (user / "mine.yaml").write_text(src.read_text() + "\n# edited\n")
+    os.utime(user / "mine.yaml", ns=(1, 1))
+    cache.load_rules([str(user)])
+    assert len(list((tmp_path / "c").glob("kb-*.pickle"))) == n + 1
+    # a damaged entry is rebuilt, never trusted
+    entry.write_bytes(b"garbage")
+    assert _summary(cache.load_rules()) == want
+    assert pickle.loads(entry.read_bytes().split(b"\n", 1)[1]) is not None
+
+
+def test_cache_off_and_unsafe_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOGDOC_NO_CACHE", "1")
+    assert cache.cache_dir() is None
+    monkeypatch.delenv("LOGDOC_NO_CACHE")
+    d = tmp_path / "open"
+    d.mkdir()
+    d.chmod(0o777)
+    monkeypatch.setenv("LOGDOC_CACHE_DIR", str(d))
+    assert cache.cache_dir() is None          # writable by others: not used
+    d.chmod(0o700)
+    assert cache.cache_dir() == d
+
+
+def test_cached_grammars_parse_the_same(tmp_path):
+    args = ["parse", "samples/nccl-ib-completion-error-12", "samples/torchrun-worker-python-exception"]
+    cold = _run(args, {"LOGDOC_CACHE_DIR": str(tmp_path)})
+    assert list(tmp_path.glob("lark-*.pickle"))
+    warm = _run(args, {"LOGDOC_CACHE_DIR": str(tmp_path)})
+    off = _run(args, {"LOGDOC_NO_CACHE": "1"})
+    assert cold.stdout == warm.stdout == off.stdout and cold.stdout
