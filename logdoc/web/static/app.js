@@ -36,6 +36,7 @@ const state = {
   result: null, // {report, markdown}
   markdown: { plain: null, redacted: null },
   pendingRedacted: null,
+  generation: 0, // one per explain, so a late redacted copy of older input is never used
   nextId: 1,
   waiting: new Map(),
 };
@@ -92,9 +93,16 @@ worker.onmessage = (event) => {
 };
 worker.onerror = (event) => {
   ui.status.classList.add("is-error");
-  setStatus("The worker failed to load.");
-  showError("The page's worker failed to load. Is the folder served over http(s)? file:// cannot work.", event.message || "");
-  document.documentElement.dataset.ready = "failed";
+  if (state.ready) {
+    setStatus("The Python worker stopped.");
+    showError("The Python worker stopped unexpectedly (out of memory on a very large input?). Reload the page to try again.", event.message || "");
+  } else {
+    setStatus("The worker failed to load.");
+    showError("The page's worker failed to load. Is the folder served over http(s)? file:// cannot work.", event.message || "");
+    document.documentElement.dataset.ready = "failed";
+  }
+  for (const { reject } of state.waiting.values()) reject(new Error("the worker stopped"));
+  state.waiting.clear();
 };
 
 function call(cmd, payload) {
@@ -267,6 +275,7 @@ async function explain() {
     return;
   }
   state.busy = true;
+  state.generation++;
   ui.explain.disabled = true;
   document.documentElement.dataset.state = "busy";
   const total = sources.reduce((n, s) => n + s.text.length, 0);
@@ -316,9 +325,12 @@ ui.redact.addEventListener("change", () => {
 function prepareRedacted() {
   if (state.markdown.redacted !== null) return Promise.resolve(state.markdown.redacted);
   if (!state.pendingRedacted) {
+    const generation = state.generation;
     state.pendingRedacted = call("markdown", { redact: true }).then((msg) => {
       const md = JSON.parse(msg.json).markdown;
-      state.markdown.redacted = md;
+      // keep it only if no other explain started meanwhile (the worker redacts its last input)
+      if (generation === state.generation) state.markdown.redacted = md;
+      else state.pendingRedacted = null;
       return md;
     });
     state.pendingRedacted.catch(() => { state.pendingRedacted = null; });
