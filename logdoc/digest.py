@@ -104,10 +104,26 @@ class Reducer:
             self.kept.append(ev)
             return
         last = g[2]
-        if last is None or ev.line > last.line:
+        if last is None or ev.line > (last[0] if isinstance(last, tuple) else last.line):
             g[2] = ev
         # an event of a folded group that comes before the kept ones (streams settle out of
         # order) is simply counted: the kept ones are the first to settle, the last is the last
+
+    def saturated(self, limit: int, key: tuple, line: int, lazy) -> bool:
+        """Count an event of group ``key`` without building it when the group keeps no more
+        (``lazy()`` builds it if it turns out to be the group's last); False: build and append it."""
+        g = self.groups.get(key)
+        if g is None or g[1] < limit:
+            return False
+        g[0] += 1
+        if line < g[3]:
+            g[3] = line
+        if line > g[4]:
+            g[4] = line
+        last = g[2]
+        if last is None or line > (last[0] if isinstance(last, tuple) else last.line):
+            g[2] = (line, lazy)
+        return True
 
     def extend(self, evs: Iterable[Event]) -> None:
         for ev in evs:
@@ -115,7 +131,12 @@ class Reducer:
 
     def events(self) -> list[Event]:
         out = list(self.kept)
-        out.extend(g[2] for g in self.groups.values() if g[2] is not None)
+        for g in self.groups.values():
+            last = g[2]
+            if isinstance(last, tuple):
+                last = g[2] = last[1]()
+            if last is not None:
+                out.append(last)
         out.sort(key=lambda e: e.line)
         return out
 

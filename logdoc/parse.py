@@ -181,7 +181,7 @@ class Feeder:
     lines left out are counted with ``skip(k)``. Then ``finish()``.
     """
 
-    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane")
+    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane", "reduce", "group_key")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -192,6 +192,12 @@ class Feeder:
         self.out = out
         self._open = getattr(self.asm, "_open", None)
         self.lane = fast_enabled()  # the NCCL lane (part of the fast path)
+        self.reduce = hasattr(out, "saturated")
+        self.group_key = None
+        if self.reduce:
+            from .digest import group_key
+
+            self.group_key = group_key
 
     def needs_every_line(self, n: int) -> bool:
         """Whether line ``n`` would be fed even without a keyword (the state does not change
@@ -213,13 +219,47 @@ class Feeder:
     def line(self, n: int, text: str, cand: bool) -> None:
         if cand:
             if self.lane and _LANE_S.match(text) is not None and self.lane_ok(text):
-                self.settle([Record(n, n, Envelope(), text)], -1)
+                self.lane_line(n, text)
             else:
                 self.feed(n, text, True)
         elif self.needs_every_line(n):
             self.feed(n, text, False)
         else:
             self.stats.irrelevant += 1
+
+    def lane_line(self, n: int, text: str) -> None:
+        """A line the NCCL lane vouches for (``lane_ok``): its record is the line alone, with an
+        empty envelope, so its event depends on its text only: the same text printed again (an
+        init storm, a ring, a connection) is not classified again (``_LANE_MEMO``)."""
+        hit = _LANE_MEMO.get(text)
+        if hit is None:
+            rec = Record(n, n, Envelope(), text)
+            ev = classify_record(rec, self.name)
+            if ev is None:
+                self.settle([rec], -1)
+                return
+            if len(_LANE_MEMO) >= MAX_LANE_MEMO:
+                _LANE_MEMO.clear()
+            _LANE_MEMO[text] = [ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid, ev.time, None]
+        else:
+            stats = self.stats
+            stats.relevant += 1
+            stats.understood += 1
+            stats.events += 1
+            out = self.out
+            if self.reduce:
+                gk = hit[7]
+                if gk is None:
+                    gk = hit[7] = self.group_key(_memo_event(hit, self.name, n, text))
+                if out.saturated(gk[0], gk[1], n, lambda h=hit, nm=self.name, ln=n, t=text: _memo_event(h, nm, ln, t)):
+                    return
+            ev = _memo_event(hit, self.name, n, text)
+        self.out.append(ev)
+        if hit is None:
+            stats = self.stats
+            stats.relevant += 1
+            stats.understood += 1
+            stats.events += 1
 
     def lane_ok(self, text: str) -> bool:
         """For a line that starts with an NCCL ``host:pid:tid [dev] NCCL INFO`` header: whether
@@ -316,6 +356,22 @@ def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: byt
 _LANE_S = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
 _ENV0 = Envelope()
 _NO_KEY = (None, None, None, None, None)
+_LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
+MAX_LANE_MEMO = 1 << 16
+
+
+def _copy_fields(f: dict) -> dict:
+    out = dict(f)
+    for k, v in out.items():
+        if isinstance(v, list):
+            out[k] = [dict(x) if isinstance(x, dict) else x for x in v]
+        elif isinstance(v, dict):
+            out[k] = dict(v)
+    return out
+
+
+def _memo_event(h: list, name: str, n: int, text: str) -> Event:
+    return Event(h[0], h[1], name, n, text, n, None, None, None, h[4], h[5], h[6], h[2], _copy_fields(h[3]))
 _CTRL_BYTES = tuple(bytes([b]) for b in list(range(0, 9)) + [11, 12] + list(range(14, 32)) + [127]) + (b"\r",)
 _may_start = BlockAssembler._may_start
 _MAY_START_FIRST = frozenset("T=\tn#Ef<LU WrtOCFSN[RD-")

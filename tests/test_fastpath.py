@@ -235,3 +235,23 @@ def test_grep_failure_reads_the_file_again(tmp_path, monkeypatch):
         res = parse.parse_sources([Source(str(p), path=str(p))])
     assert [e.kind for e in res.events] == ["nccl.using_network"]
     assert res.stats.lines_read == 10001 and res.stats.irrelevant == 10000
+
+
+def test_folded_parse_same_fast_and_plain(tmp_path):
+    """With bulk noise folded (explain, digests) the fast path gives the same kept events and the
+    same folded counts (the NCCL lane counts repeated lines without building their events)."""
+    import gen_logs
+
+    d = tmp_path / "dense.log"
+    gen_logs.nccl_dense(str(d), 30000, seed=21)
+    m = tmp_path / "mixed.log"
+    gen_logs.mixed(str(m), 2, seed=22)
+    srcs = lambda: [Source(str(d), path=str(d)), Source(str(m), path=str(m))] + \
+        [Source(str(p), path=str(p)) for p in sorted((SAMPLES / "nccl-healthy-2node-16gpu-ib-gdr").glob("*.log"))]
+    out = []
+    for on in (False, True, True):
+        with fastpath(on):
+            res = parse.parse_sources(srcs(), reduce=True)
+        out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+    assert out[0] == out[1] == out[2]
+    assert sum(g["count"] for g in out[0][2]) > 20000
