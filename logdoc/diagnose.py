@@ -152,11 +152,11 @@ def _core(text: str) -> str:
     return _NCCL_HEAD.sub("", text).strip()
 
 
-def _evidence(d: Diagnosis) -> list[dict[str, Any]]:
+def _evidence(d: Diagnosis, at: dict[tuple[str, int], Event] | None = None) -> list[dict[str, Any]]:
     seen: set[tuple[str, int]] = set()
     out: list[dict[str, Any]] = []
     for m in d.matches:
-        for ev_dict in m.render()["evidence"]:
+        for ev_dict in _real_lines(m, at or {}):
             ev_dict = focus(ev_dict)
             k = (ev_dict["file"], ev_dict["line"])
             same_text = (ev_dict["file"], _core(ev_dict.get("text") or ""))
@@ -170,7 +170,26 @@ def _evidence(d: Diagnosis) -> list[dict[str, Any]]:
     return out
 
 
-def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosis] | None = None) -> dict[str, Any]:
+def _real_lines(m: Match, at: dict[tuple[str, int], Event]) -> list[dict[str, Any]]:
+    """The evidence of a match. A cross-rank finding is shown by the log lines it was drawn from,
+    not by its own summary sentence (which the explanation already gives)."""
+    rendered = m.render()["evidence"]
+    if not m.event.kind.startswith("analysis."):
+        return rendered
+    lines = []
+    for ref in (m.event.fields or {}).get("evidence") or ():
+        try:
+            ev = at.get((ref[0], int(ref[1])))
+        except (TypeError, ValueError, IndexError):
+            ev = None
+        if ev is not None:
+            lines.append({"file": ev.file, "line": ev.line, "rank": ev.rank, "host": ev.host, "kind": ev.kind,
+                          "text": ev.text})
+    return lines + rendered[1:] if lines else rendered
+
+
+def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosis] | None = None,
+            at: dict[tuple[str, int], Event] | None = None) -> dict[str, Any]:
     first = d.matches[0].render()
     out = {
         "id": first["id"],
@@ -182,8 +201,9 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
         "ranks": d.ranks,
         "hosts": d.hosts(rank_hosts),
         "reported_by": d.reported_by,
+        "finding": d.matches[0].event.text if d.matches[0].event.kind.startswith("analysis.") else None,
         "count": len(d.matches),
-        "evidence": _evidence(d),
+        "evidence": _evidence(d, at),
         "explanation": first["explanation"],
         "fix": first["fix"],
         "confirm": first["confirm"],
@@ -195,7 +215,7 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
         sr = s.matches[0].render()
         out["symptoms"].append({
             "id": sr["id"], "title": sr["title"], "category": sr["category"], "severity": sr["severity"],
-            "ranks": s.ranks, "hosts": s.hosts(rank_hosts), "count": len(s.matches), "evidence": _evidence(s)[:2],
+            "ranks": s.ranks, "hosts": s.hosts(rank_hosts), "count": len(s.matches), "evidence": _evidence(s, at)[:2],
         })
     return out
 
@@ -205,7 +225,10 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     matches = rules.match(events)
     addrs = address_index(events)
     rank_hosts: dict[int, set[str]] = {}
+    at: dict[tuple[str, int], Event] = {}
     for ev in events:
+        if not ev.kind.startswith("analysis."):
+            at.setdefault((ev.file, ev.line), ev)
         if ev.rank is not None and ev.host and not ev.kind.startswith(("analysis.", "torchrun.")):
             rank_hosts.setdefault(ev.rank, set()).add(ev.host)
     by_rule: dict[str, Diagnosis] = {}
@@ -240,9 +263,9 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
                   primary.matches[0].rule.category and d.matches[0].event.kind.startswith("analysis.")]
         if better:
             primary = better[0]
-        diagnoses.append(_render(primary, rank_hosts, folded=symptoms))
-        diagnoses.extend(_render(d, rank_hosts) for d in roots if d is not primary)
+        diagnoses.append(_render(primary, rank_hosts, folded=symptoms, at=at))
+        diagnoses.extend(_render(d, rank_hosts, at=at) for d in roots if d is not primary)
     else:
-        diagnoses.extend(_render(d, rank_hosts) for d in symptoms)
-    notes = [_render(d, rank_hosts) for d in context]
+        diagnoses.extend(_render(d, rank_hosts, at=at) for d in symptoms)
+    notes = [_render(d, rank_hosts, at=at) for d in context]
     return diagnoses, notes, list(rules.run_problems)

@@ -30,7 +30,7 @@ _CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))
 
 # Strong markers: a candidate with one of these that no grammar reads is worth listing.
 MARKERS = re.compile(
-    r"NCCL|c10d|ProcessGroup|[Gg]loo|torch\.distributed|torchrun|WorkNCCL|Watchdog|watchdog|TCPStore"
+    r"NCCL|c10d|ProcessGroup|Gloo|gloo/|torch\.distributed|torchrun|WorkNCCL|Watchdog|watchdog|TCPStore"
     r"|\[rank\d+\]|Traceback|ChildFailedError|DistBackendError|DistNetworkError|DistStoreError|NVRM"
 )
 

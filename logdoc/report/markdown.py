@@ -25,8 +25,12 @@ def header_lines(report: dict[str, Any]) -> list[str]:
            f"{stats.get('events', 0)} events, {stats.get('not_understood', 0)} relevant lines not understood."]
     ranks = job.get("ranks") or []
     hosts = job.get("hosts") or []
-    if ranks or hosts:
-        out.append(f"Job: {len(ranks)} rank(s) on {len(hosts)} host(s)" + (f" ({', '.join(map(str, hosts[:8]))})" if hosts else "") + ".")
+    n = job.get("world_size") or len(ranks)
+    if n or hosts:
+        line = f"Job: {n} rank(s)" if n else "Job:"
+        if hosts:
+            line += f" on {len(hosts)} host(s) ({', '.join(map(str, hosts[:8]))}{', ...' if len(hosts) > 8 else ''})"
+        out.append(line + ".")
     versions = job.get("versions") or {}
     if versions:
         parts = []
@@ -100,6 +104,8 @@ def render(report: dict[str, Any]) -> str:
         lines += [f"## {i}. {d['title']}", "",
                   f"`{d['id']}` · {d['category']} · {d['severity']} · {d['role'].replace('_', ' ')} · "
                   f"confidence {d['confidence']:.0%} · origin: {where}", ""]
+        if d.get("finding"):
+            lines += [f"Finding: {d['finding']}", ""]
         lines += ["Evidence:", "", "```"]
         for e in d.get("evidence") or []:
             lines.append(f"{e['file']}:{e['line']}: {e['text'].splitlines()[0][:300]}")

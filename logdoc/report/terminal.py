@@ -57,7 +57,11 @@ def print_report(report: dict, console: Console | None = None) -> None:
         body.append(f"{d['id']} · {d['category']} · {d['severity']} · {d['role'].replace('_', ' ')} · "
                     f"confidence {d['confidence']:.0%}\n", style="dim")
         body.append("origin: ", style="bold")
-        body.append(where + "\n\n")
+        body.append(where + "\n")
+        if d.get("finding"):
+            body.append("finding: ", style="bold")
+            body.append(d["finding"] + "\n")
+        body.append("\n")
         body.append("Evidence\n", style="bold")
         for e in d.get("evidence") or []:
             body.append(f"  {e['file']}:{e['line']}  ", style="cyan")
