@@ -8,10 +8,12 @@ exactly once, as irrelevant, understood, or relevant but not understood.
 Which lines are fed to the block assembler (:class:`Feeder`, the same rule on every path):
 
 * every candidate line (:func:`logdoc.prefilter.candidate`);
-* while a record is open, every line that comes within :data:`WINDOW` lines of the last line a
-  record took (continuation lines such as traceback code lines hold no keyword), and every line
-  while an open record takes any line (a traceback's frames, a torchrun failure table, a wrapped
-  WorkNCCL record);
+* every line while an open record may take any line (a traceback, a torchrun failure table, a
+  wrapped WorkNCCL record: their code and table lines hold no keyword) or belongs to a stream
+  without a rank (the stream's next line closes it);
+* while only records of ranked streams that take continuation lines only are open (a c10 message
+  waiting for its ``Exception raised from`` / ``frame #`` / tab lines), the lines within
+  :data:`WINDOW` lines of the last line a record took that may continue one (:func:`_may_continue`);
 * a record that took no line for :data:`IDLE` lines is closed: a stream that went quiet (a rank
   that printed one c10 warning and then only its own output) does not keep the slow path on.
 
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from . import nccl, prefilter, torchlines
-from .blocks import _CHAIN, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
+from .blocks import _CHAIN, _CONT_PREFIXES, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
 from .envelope import unwrap
 from .events import Envelope, Event
 from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
@@ -159,6 +161,23 @@ _GREEDY_TB = ("frames", "last_error", "after_spawn", "chain")
 _GREEDY_MSG = ("last_error", "spawn")
 
 
+def _quiet(block) -> bool:
+    """A record that only takes continuation lines (a message whose first line is all there is
+    so far, or C++ frames): lines that cannot continue it need not be fed for its sake."""
+    kind = block.kind
+    if kind == "message":
+        return block.state == ""
+    return kind == "frames"
+
+
+# Substrings of every line that may continue a quiet record (blocks._is_cont, anywhere in the line).
+_CONTINUES = ("\t", "nccl", "#") + tuple(sorted({p.strip() for p in _CONT_PREFIXES}))
+
+
+def _may_continue(text: str) -> bool:
+    return any(c in text for c in _CONTINUES) or not text.strip()
+
+
 def _takes_anything(block) -> bool:
     """Whether an open block may take a line that holds no keyword and is not a continuation
     line: then every line is fed while it is open (see :mod:`logdoc.blocks`)."""
@@ -181,7 +200,8 @@ class Feeder:
     lines left out are counted with ``skip(k)``. Then ``finish()``.
     """
 
-    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane", "reduce", "group_key")
+    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane", "reduce", "group_key",
+                 "state", "lane_state")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -192,6 +212,7 @@ class Feeder:
         self.out = out
         self._open = getattr(self.asm, "_open", None)
         self.lane = fast_enabled()  # the NCCL lane (part of the fast path)
+        self.state = self.lane_state = 0
         self.reduce = hasattr(out, "saturated")
         self.group_key = None
         if self.reduce:
@@ -200,19 +221,35 @@ class Feeder:
             self.group_key = group_key
 
     def needs_every_line(self, n: int) -> bool:
-        """Whether line ``n`` would be fed even without a keyword (the state does not change
-        while lines are skipped, and this is false for every later line once it is false)."""
-        if not self.asm.has_open_block:
-            return False
-        if n <= self.until:
-            return True
-        if self._open is None:
-            return True  # an assembler without the internals read here: feed everything
-        for b in self._open.values():
-            if _takes_anything(b):
-                return True
-        return False
+        """Whether line ``n`` is looked at even without a keyword (the state does not change
+        while lines are skipped, and this is false for every later line once it is false):
+        every line while an open record may take any line, or belongs to a stream without a
+        rank (its next line closes it); within :data:`WINDOW` lines of the last line a record
+        took, the lines that may continue a record (:func:`_may_continue`)."""
+        st = self.state
+        return st == 2 or (st == 1 and n <= self.until)
 
+    def wants(self, n: int, text: str) -> bool:
+        """Whether a line without a keyword is fed (``needs_every_line`` said it is looked at)."""
+        return self.state == 2 or _may_continue(text)
+
+    def _update_state(self) -> None:
+        """``state``: 0 nothing open, 1 only quiet records of ranked streams, 2 anything else;
+        ``lane_state``: 0 nothing open, 1 the lane may take a non-continuation line, 2 it may not."""
+        if not self.asm.has_open_block:
+            self.state = self.lane_state = 0
+            return
+        if self._open is None:
+            self.state = self.lane_state = 2
+            return
+        st, lane = 1, 1
+        for key, b in self._open.items():
+            anything = _takes_anything(b)
+            if key[2] is None or (not anything and not _quiet(b)) or anything:
+                st = 2
+            if key == _NO_KEY or anything:
+                lane = 2
+        self.state, self.lane_state = st, lane
     def skip(self, k: int) -> None:
         self.stats.irrelevant += k
 
@@ -222,7 +259,7 @@ class Feeder:
                 self.lane_line(n, text)
             else:
                 self.feed(n, text, True)
-        elif self.needs_every_line(n):
+        elif self.state and self.needs_every_line(n) and self.wants(n, text):
             self.feed(n, text, False)
         else:
             self.stats.irrelevant += 1
@@ -268,14 +305,11 @@ class Feeder:
             return False
         if (text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text) and _may_start(text, _ENV0):
             return False
-        if not self.asm.has_open_block:
+        lane = self.lane_state
+        if lane == 0:
             return True
-        opened = self._open
-        if opened is None:
+        if lane == 2:
             return False
-        for key, b in opened.items():
-            if key == _NO_KEY or _takes_anything(b):
-                return False
         # only quiet records are open: none takes a line unless it is a continuation line
         return not (_is_cont(text) or text.startswith(_TB_HEAD) or text.startswith(_CHAIN)
                     or _SPAWN.match(text) or _FRAME_EQ.match(text))
@@ -286,6 +320,7 @@ class Feeder:
             self._close_idle(n)
         env, msg = unwrap(text)
         recs = asm.feed(n, env, msg)
+        self._update_state()
         alone = False
         for r in recs:
             if r.line == n:
@@ -307,6 +342,8 @@ class Feeder:
                 idle.append(key)
         for key in idle:
             self.settle(self.asm._close(key), -1)
+        if idle:
+            self._update_state()
 
     def settle(self, records: list[Record], plain_line: int = -1) -> None:
         stats = self.stats
@@ -332,6 +369,7 @@ class Feeder:
 
     def finish(self) -> None:
         self.settle(self.asm.flush())
+        self._update_state()
 
 
 # ---------------------------------------------------------------------------------------------
