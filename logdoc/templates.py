@@ -12,9 +12,58 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+try:  # a time limit on each match (the browser build has only `re`)
+    import regex as _regex
+except ImportError:  # pragma: no cover
+    _regex = None
+
 from .resources import data_dir
 
 MAX_MATCH_LEN = 4096  # NCCL cut lines at 1023 bytes before 2.29; longer text is matched on its head
+MATCH_TIMEOUT = 0.02  # seconds for one format against one message; longer counts as no match
+
+
+class BoundedPattern:
+    """A compiled catalog pattern whose ``match`` gives up after :data:`MATCH_TIMEOUT` (no match).
+
+    Formats are lazy runs (``%s``, ``{name}``) between literal pieces; on a hostile message (the
+    pieces repeated many times, a near miss at the end) a backtracking engine tries every split,
+    which is polynomial in the length with the number of runs as the exponent. Real messages match
+    or fail in microseconds. With the ``regex`` module (a dependency; the browser build lacks it)
+    each match has a time limit; without it the plain ``re`` pattern is used. ``timeouts`` counts
+    the matches cut short in this process.
+    """
+
+    __slots__ = ("pattern", "flags", "_std", "_bounded")
+    timeouts = 0
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._std: re.Pattern | None = None
+        self._bounded = None  # compiled on first use: most formats are never tried
+
+    @property
+    def std(self) -> re.Pattern:
+        if self._std is None:
+            self._std = re.compile(self.pattern, self.flags)
+        return self._std
+
+    @property
+    def groupindex(self):
+        return self.std.groupindex
+
+    def match(self, text: str, pos: int = 0):
+        if _regex is None:
+            return self.std.match(text, pos)
+        b = self._bounded
+        if b is None:
+            b = self._bounded = _regex.compile(self.pattern, _regex.DOTALL if self.flags & re.DOTALL else 0)
+        try:
+            return b.match(text, pos, timeout=MATCH_TIMEOUT)
+        except TimeoutError:
+            BoundedPattern.timeouts += 1
+            return None
 
 _CONV = re.compile(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
                    r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspn%])|\{#?[A-Za-z_]\w*\}")
@@ -30,13 +79,13 @@ class Template:
     format: str
     anchor: str
     specificity: int
-    _rx: re.Pattern | None = None
+    _rx: BoundedPattern | None = None
     partial: bool = False  # the format has an embedded newline: only its first line is matched
 
     @property
-    def rx(self) -> re.Pattern:
+    def rx(self) -> BoundedPattern:
         if self._rx is None:
-            self._rx = re.compile(_to_regex(self.format.split("\\n")[0].rstrip(" "), self.partial))
+            self._rx = BoundedPattern(_to_regex(self.format.split("\\n")[0].rstrip(" "), self.partial))
         return self._rx
 
 
@@ -72,8 +121,15 @@ def _to_regex(fmt: str, partial: bool) -> str:
     parts = []
     pos = 0
     for m in _CONV.finditer(fmt):
-        parts.append(_literal(fmt[pos : m.start()]))
-        parts.append(_conv_regex(m))
+        lit = _literal(fmt[pos : m.start()])
+        conv = _conv_regex(m)
+        if not lit and conv == "(.*?)" and parts and parts[-1] == "(.*?)":
+            # `%s%s`: of adjacent lazy runs only the last ever takes text (the first split tried
+            # that can succeed); an empty group keeps the group numbers without the extra
+            # dimension of backtracking.
+            parts[-1] = "()"
+        parts.append(lit)
+        parts.append(conv)
         pos = m.end()
     parts.append(_literal(fmt[pos:]))
     body = "".join(parts)

@@ -34,6 +34,7 @@ from lark.exceptions import LarkError
 from .events import Envelope
 from .grammar import Parsed, parser
 from .resources import grammar_text
+from .templates import BoundedPattern
 
 __all__ = ["classify", "templates", "KINDS"]
 
@@ -165,7 +166,8 @@ class _Template:
         # newer releases append the run id or detail. A template that ends in literal text accepts
         # a tail that starts after a blank or a quote; one that ends in a placeholder absorbs it anyway.
         tail = r"(?:[ \t]+\S[^\n]*)?" if fmt.strip()[-1:] not in "}" else ""
-        self.regex = re.compile(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
+        # bounded: a hostile 64 KB message must not make the lazy placeholders backtrack for minutes
+        self.regex = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)
         self.anchor = max(words, key=len) if words else ""
         self.weight = len(literal.replace(" ", ""))
