@@ -179,9 +179,21 @@ _PDSH_NEEDS_DIGIT = re.compile(r"[\d-]")
 MAX_LAYERS = 8
 
 
+# A run of more digits than Python converts to int (4300 by default, never below 640): no rank,
+# pid or count is that long, and int() on it raises. Such text is left alone by the parser.
+_HUGE_NUMBER = re.compile(r"(?<!\d)\d{640}")
+
+
+def has_huge_number(text: str) -> bool:
+    return len(text) >= 640 and _HUGE_NUMBER.search(text) is not None
+
+
 def unwrap(line: str) -> tuple[Envelope, str]:
     """Split ``line`` into what its envelopes said and the message inside them."""
     env = Envelope()
+    if has_huge_number(line):
+        env.layers = ()
+        return env, line
     layers: list[str] = []
     pos = 0
     n = len(line)

@@ -21,6 +21,7 @@ from typing import Any
 from lark import Token, Transformer
 from lark.exceptions import LarkError
 
+from .envelope import has_huge_number
 from .events import Envelope
 from .grammar import Parsed, fastpath_enabled, parser
 from .templates import nccl_catalog
@@ -289,7 +290,7 @@ _NO = object()
 
 def classify(text: str, env: Envelope) -> Parsed | None:
     """An NCCL line, or None. Fills ``env.host``/``env.pid`` and time from the header."""
-    if "NCCL" not in text:
+    if "NCCL" not in text or has_huge_number(text):
         return None
     h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None
     if h is None:

@@ -31,6 +31,7 @@ from typing import Any
 from lark import Token, Transformer, Tree
 from lark.exceptions import LarkError
 
+from .envelope import has_huge_number
 from .events import Envelope
 from .grammar import Parsed, parser
 from .resources import grammar_text
@@ -1094,6 +1095,6 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
 
 def classify(text: str, env: Envelope | None = None) -> Parsed | None:
     """Kind, level, template and fields of one PyTorch / torchrun / Gloo / CUDA / Xid message."""
-    if not text:
+    if not text or has_huge_number(text):
         return None
     return _message(text, env if env is not None else Envelope())

@@ -52,3 +52,35 @@ def test_long_line_before_an_nccl_header_is_linear():
     env = Envelope()
     assert nccl.classify("prefix text dgx1:7:8 [3] NCCL INFO Using network Socket", env).kind == "nccl.using_network"
     assert env.host == "dgx1"
+
+
+HUGE = "1" * 5000
+
+
+@pytest.mark.parametrize("line", [
+    "[rank" + HUGE + "]: Traceback x",
+    "[rank" + HUGE + "]:[E1129 17:01:53.685814139 ProcessGroupGloo.cpp:67] NCCL error",
+    HUGE + ": NCCL WARN x",
+    "host:" + HUGE + ":1 [0] NCCL INFO x",
+    "host:1:1 [" + HUGE + "] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+    "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + HUGE
+    + ", OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+    "[1," + HUGE + "]<stdout>: NCCL WARN x",
+    "(Worker pid=" + HUGE + ") NCCL WARN",
+    "E1129 17:01:53.685814 " + HUGE + " x.py:1] NCCL",
+    "[/x/gloo/transport/tcp/pair.cc:538] Connection closed by peer [127.0.0.1]:" + HUGE,
+], ids=["tee", "c10", "srun", "nccl-pid", "nccl-dev", "worknccl", "openmpi", "ray", "glog", "gloo-port"])
+def test_numbers_too_long_for_int_are_not_parsed(line):
+    """int() refuses more than 4300 digits (ValueError): such text is left unparsed, not fatal."""
+    res = parse_text(line + "\n" + line)
+    _accounted(res.stats)
+    assert res.events == []
+
+
+def test_long_records_are_not_learned_as_shapes():
+    """The grammar cache compiles one group per token: a 50,000-token record took 5 s to compile."""
+    text = "[1]:\n  time      : " + "\n" * 50_000
+    t0 = time.perf_counter()
+    torchlines.classify(text)
+    torchlines.classify(text)
+    assert time.perf_counter() - t0 < 3
