@@ -23,6 +23,9 @@ from .resources import grammar_text
 
 _HEX = b"0123456789abcdef"
 MAX_SHAPES = 4096  # per parser and start symbol
+# A shape's expression has a group per token; compiling one for a long record (a 500-line
+# traceback, a hostile paste) costs more than it can save, and super-linearly: Lark reads those.
+MAX_LEARN_TOKENS = 256
 
 
 @dataclass(slots=True)
@@ -142,7 +145,7 @@ class CachedParser:
                     tokens.append(child)
 
         collect(tree)
-        if any(t.start_pos is None for t in tokens):
+        if len(tokens) > MAX_LEARN_TOKENS or any(t.start_pos is None for t in tokens):
             return _Shape(None, None)
         ordered = sorted(tokens, key=lambda t: t.start_pos)
         parts, pos = [], 0
