@@ -10,8 +10,9 @@ local rank, node rank):
 * bulk NCCL INFO noise that no rule and no analysis reads (collective launches ``AllReduce:
   opCount ...``, ``Trees``, ring ``Channel xx/yy : ...`` lines, init and bootstrap timings,
   thresholds, chunk sizes, TRACE and CALL lines): the first and the last line of each format;
-* NCCL init facts (connections, communicators, env, interfaces, transports, versions): every
-  distinct line, once (a line printed again by the same process is the same fact), plus the last;
+* NCCL init facts (communicators, env, interfaces, transports, versions): every distinct line,
+  once (a line printed again by the same process is the same fact), plus the last; connections:
+  one per peer, direction and transport (channels differ only by their number), plus the last;
 * everything else (warnings, errors, torch, Gloo, torchrun, tracebacks): every event, up to
   :data:`KEEP` of one format per stream, plus the last (a flood of one message cannot fill memory).
 
@@ -71,6 +72,11 @@ def group_key(ev: Event) -> tuple[Any, ...]:
             return 1, ("b", kind, ev.template, stream)
         if kind == "nccl.info" and ev.template is not None and ev.level == "INFO" and ev.template in bulk_templates():
             return 1, ("b", kind, ev.template, stream)
+        if kind == "nccl.connection" and ev.level == "INFO":
+            # one per peer and transport: the channel number is all that differs between them
+            f = ev.fields
+            return 1, ("c", kind, (f.get("transport"), f.get("src_rank"), f.get("dst_rank"), f.get("direction")),
+                       stream)
         if kind in FACT_KINDS and ev.level == "INFO":
             return 1, ("f", kind, ev.text, stream)
     return KEEP, ("k", kind, ev.template, ev.level, stream)
@@ -147,7 +153,7 @@ class Reducer:
             shown = kept + (1 if last is not None else 0)
             if count > shown:
                 host, pid, rank, local_rank, node_rank = key[-1]
-                out.append({"file": file, "kind": key[1], "template": key[2] if key[0] != "f" else None,
+                out.append({"file": file, "kind": key[1], "template": key[2] if key[0] in ("b", "k") else None,
                             "host": host, "pid": pid, "rank": rank, "local_rank": local_rank,
                             "node_rank": node_rank, "count": count, "kept": shown,
                             "first_line": first_line, "last_line": last_line})

@@ -275,9 +275,11 @@ class Feeder:
             if ev is None:
                 self.settle([rec], -1)
                 return
-            if len(_LANE_MEMO) >= MAX_LANE_MEMO:
-                _LANE_MEMO.clear()
-            _LANE_MEMO[text] = [ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid, ev.time, None]
+            if ev.kind != "nccl.info":  # structured lines repeat; catalog lines (opCount ...) rarely
+                if len(_LANE_MEMO) >= MAX_LANE_MEMO:
+                    _LANE_MEMO.clear()
+                _LANE_MEMO[text] = [ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid, ev.time,
+                                    None]
         else:
             stats = self.stats
             stats.relevant += 1
@@ -395,7 +397,7 @@ _LANE_S = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
 _ENV0 = Envelope()
 _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
-MAX_LANE_MEMO = 1 << 16
+MAX_LANE_MEMO = 1 << 13
 
 
 def _copy_fields(f: dict) -> dict:
