@@ -704,7 +704,8 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
 
 
 def _digest_head(src: Source) -> bool:
-    if src.path is None:
+    # only a regular file can be sniffed and read again (a FIFO blocks, a pipe loses what was read)
+    if src.path is None or src.skip or not os.path.isfile(src.path):
         return False
     try:
         with open(src.path, "rb") as fh:

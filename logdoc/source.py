@@ -19,6 +19,7 @@ import gzip
 import io
 import os
 import re
+import stat
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ class Source:
     path: str | None = None  # None for stdin and in-memory text
     text: str | None = None
     stream: BinaryIO | None = None
+    skip: str | None = None  # found in a folder but not read: the reason (a FIFO, a socket, a device)
 
     def open(self) -> BinaryIO:
         if self.text is not None:
@@ -93,7 +95,7 @@ def expand(paths: Iterable[str], stdin: BinaryIO | None = None) -> list[Source]:
             if not matches:
                 raise InputError(f"no file matches {arg}")
             for m in matches:
-                out.extend(_walk(m) if os.path.isdir(m) else [Source(m, path=m)])
+                out.extend(_walk(m) if os.path.isdir(m) else [Source(m, path=m, skip=_special(m))])
             continue
         raise InputError(f"no such file or folder: {arg}")
     return out
@@ -107,7 +109,23 @@ def _walk(top: str) -> Iterator[Source]:
             p = os.path.join(root, name)
             if name == "sample.yaml":
                 continue  # logdoc's own sample metadata, not a log
-            yield Source(p, path=p)
+            yield Source(p, path=p, skip=_special(p))
+
+
+def _special(path: str) -> str | None:
+    """Why a file found in a folder is not read: opening a FIFO blocks until a writer comes, a
+    device never ends. (Named on the command line, a FIFO is read: ``logdoc explain <(zcat x)``.)"""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # a broken link or a link loop: opening it says why
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return f"not a regular file ({what})"
+    return "not a regular file"
 
 
 def _open_decompressed(raw: BinaryIO, head: bytes) -> BinaryIO:
@@ -152,6 +170,9 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
     """Open ``source`` for reading text: ``(stream, raw)`` with gzip undone, or None when it is
     skipped (unreadable, binary, corrupt gzip; the reason goes to ``stats``). Close ``raw`` when
     done unless it is the caller's stream (stdin)."""
+    if source.skip:
+        stats.skipped_files.append((source.name, source.skip))
+        return None
     try:
         raw = source.open()
     except OSError as exc:
@@ -159,7 +180,7 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
         return None
     try:
         head = raw.read(SNIFF)
-        if source.text is None and source.stream is None:
+        if source.text is None and source.stream is None and raw.seekable():  # not a pipe: <(cmd)
             raw.seek(0)
             stream: BinaryIO = raw
         else:
@@ -177,6 +198,10 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
             stats.skipped_files.append((source.name, "binary file"))
             _close(source, raw)
             return None
+    except OSError as exc:  # the first read failed (EIO, EISDIR, a vanished network file ...)
+        stats.skipped_files.append((source.name, exc.strerror or str(exc)))
+        _close(source, raw)
+        return None
     except BaseException:
         _close(source, raw)
         raise
