@@ -546,6 +546,9 @@ def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | 
         _close(source, raw)
 
 
+GREP_MEMORY_KB = 128 << 10  # address space for the grep helper (lines are at most MAX_LINE for logdoc)
+
+
 class GrepFailed(Exception):
     """grep did not read the whole file: the source is read again without it."""
 
@@ -565,7 +568,7 @@ class _GrepHits:
     The lines it reports are a superset of the candidates (each is checked on its clean text),
     and a file where grep fails is read again the plain way (:class:`GrepFailed`)."""
 
-    MIN_SIZE = 8 << 20  # smaller files: the find passes are cheaper than starting grep
+    MIN_SIZE = 1 << 20  # smaller files: the find passes are cheaper than starting grep
 
     def __init__(self, proc):
         self.proc = proc
@@ -588,12 +591,18 @@ class _GrepHits:
         grep = _grep_path()
         if grep is None:
             return None
+        import shutil
         import subprocess
 
         args = [grep, "-a", "-b", "-F"]
         for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
             args += ["-e", kw.decode("latin-1")]
         args += ["--", source.path]
+        # grep holds a whole line in memory: under an address-space limit it gives up on a huge line
+        # ("memory exhausted", status 2) and the file is read again without it (GrepFailed).
+        sh = shutil.which("sh")
+        if sh is not None:
+            args = [sh, "-c", f'ulimit -v {GREP_MEMORY_KB} 2>/dev/null; exec "$@"', "sh"] + args
         env = dict(os.environ, LC_ALL="C")
         try:
             proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,

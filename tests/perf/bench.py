@@ -62,8 +62,20 @@ def machine() -> str:
             f"{model}, load average {load}, Python {platform.python_version()}, {platform.system()} {platform.release()}")
 
 
+TIME = shutil.which("time") if os.path.exists("/usr/bin/time") else None
+
+
 def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = None) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in MB, exit status) of one run of ``cmd`` (fed by ``stdin_cmd``)."""
+    """(wall seconds, peak RSS in MB, exit status) of one run of ``cmd`` (fed by ``stdin_cmd``).
+
+    Peak RSS comes from GNU time when present: a child forked by this (large) Python process
+    inherits its memory high-water mark in the kernel's accounting, so ``wait4`` alone over-reports;
+    GNU time forks the measured command from a small process."""
+    rss_file = None
+    if TIME is not None:
+        fd, rss_file = tempfile.mkstemp(prefix="rss")
+        os.close(fd)
+        cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file, "--"] + cmd
     feeder = None
     stdin = subprocess.DEVNULL
     if stdin_cmd is not None:
@@ -89,10 +101,17 @@ def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = N
     if feeder is not None:
         feeder.wait()
     code = p.returncode
+    rss = usage.ru_maxrss // 1024
+    if rss_file is not None:
+        try:
+            rss = int(open(rss_file).read().split()[-1]) // 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        os.unlink(rss_file)
     if code not in (0, 1):
         sys.stderr.write(err.decode(errors="replace")[-2000:])
         raise SystemExit(f"failed ({code}): {' '.join(cmd)}")
-    return wall, usage.ru_maxrss // 1024, code
+    return wall, rss, code
 
 
 def median_run(cmd, repeat: int, env=None, stdin_cmd=None, ref=None) -> dict:
