@@ -436,6 +436,57 @@ def digest(
 
 
 @app.command()
+def redact(
+    paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
+    out: Optional[str] = typer.Option(None, "--out", "-o", metavar="DIR",
+                                      help="Folder for the copies (the inputs' tree is mirrored there); - or nothing: "
+                                           "standard output, for one input."),
+    map_file: Optional[str] = typer.Option(None, "--map", metavar="FILE",
+                                           help="Also write what was replaced by what (JSON). Keep it to yourself."),
+    hosts: List[str] = typer.Option([], "--host", metavar="NAME",
+                                    help="A hostname to replace that logdoc does not find in the logs (repeatable)."),
+) -> None:
+    """Copies of the logs that are safe to share: hostnames, IP and MAC addresses, IB GUIDs, user
+    names in paths and e-mail addresses replaced by stable aliases (host-1 is the same host in every
+    file); ranks, ports, versions, interface and device names and error texts kept, so `logdoc
+    explain` says the same about the copies.
+
+    Examples:
+
+    \b
+      logdoc redact logs/ -o shared/
+      logdoc redact rank0.log > rank0.redacted.log
+      logdoc redact logs/ -o shared/ --map private-key.json
+    """
+    from .redact import RedactError, redact_paths
+
+    try:
+        r, done = redact_paths(list(paths), out, stdin=sys.stdin.buffer, hosts=hosts)
+    except RedactError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write {getattr(exc, 'filename', None) or out}: {exc.strerror or exc}")
+    if out not in (None, "-"):
+        sys.stdout.flush()
+    for name, reason in done["skipped"]:
+        print(f"logdoc: skipped {name}: {reason}", file=sys.stderr)
+    for w in done["warnings"]:
+        print(f"logdoc: warning: {w}", file=sys.stderr)
+    mapping = r.mapping()
+    if map_file:
+        try:
+            with open(map_file, "w", encoding="utf-8") as fh:
+                json.dump(mapping, fh, indent=2, ensure_ascii=False)
+        except OSError as exc:
+            _fail(f"cannot write {map_file}: {exc.strerror or exc}")
+    counts = ", ".join(f"{len(v)} {k}" for k, v in sorted(mapping.items()) if k not in ("iid6",))
+    where = "standard output" if out in (None, "-") else out
+    cut = f", {done['cut_lines']} over-long lines cut at 1 MiB" if done["cut_lines"] else ""
+    print(f"logdoc: redacted {done['lines']} lines in {done['files']} file{'s' if done['files'] != 1 else ''} "
+          f"to {where}{cut}; replaced: {counts or 'nothing'}", file=sys.stderr)
+
+
+@app.command()
 def summary(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     format: str = typer.Option("json", "--format", "-f", metavar="FORMAT", help="json (the only format for now).",
