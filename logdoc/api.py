@@ -42,8 +42,8 @@ def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[st
     if redact:
         from .redact import Redactor
 
-        hosts = {e.host for e in result.events if e.host}
-        report = Redactor(hosts).value(report)
+        # the same redactor as `logdoc redact`, hosts learned from the parsed events
+        report = Redactor.for_events(result.events).value(report)
     return report
 
 
