@@ -42,7 +42,7 @@ GENERIC_HOSTS = frozenset({
     "container", "pod", "job", "train", "trainer", "rank", "self", "peer", "remote", "error", "warning", "info",
 })
 
-_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)(?!\w)")
+_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)")
 # candidates only: each is checked with the ipaddress module
 _IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:])")
 _MAC = re.compile(r"(?<![\w:-])[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?![\w:-])")
@@ -52,7 +52,8 @@ _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9](?:[\w-]*[A-Za-
 _HOME = re.compile(r"(?<![\w.-])(/(?:home|Users|scratch|u|export/home|nfs/home|mnt/home|data/home)/)([A-Za-z_][\w.-]{0,63})(?=/|\s|$|[\"':,)\]])")
 _USER_KV = re.compile(r"\b((?:User(?:Id)?|USER|LOGNAME|user)=)([A-Za-z_][\w.-]{0,63})\b")
 # a name made of labels: letters, digits and hyphens, joined by dots (underscores separate names)
-_NAME = re.compile(r"(?<![A-Za-z0-9-])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
+_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
+_SEP = re.compile(r"[-.]")
 _VERSIONISH = re.compile(r"(?i)(?:version|ver\b|\bv|cudnn|cuda|driver|torch|nccl|python|[=<>~]=?)\s*[:=]?\s*$")
 
 # where hostnames are printed (group "host"). A name from free text (`Rank 3 on X`) must have a
@@ -62,7 +63,7 @@ _LEARN: list[tuple[re.Pattern, bool]] = [
     (re.compile(r"^\s*host\s*:\s*(?P<host>[A-Za-z0-9][\w.-]*)\s*$"), False),                # torchrun failure summary
     (re.compile(r"\bsrun: error: (?P<host>[A-Za-z0-9][\w.-]*): tasks? \d"), False),
     (re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON (?P<host>[A-Za-z0-9][\w.-]*) CANCELLED"), False),
-    (re.compile(r"\b(?:MASTER_ADDR|master_addr|rdzv_endpoint|RDZV_ENDPOINT)[\"']?\s*[=:]\s*[\"']?(?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=[\s\"',)]|$)"), False),
+    (re.compile(r"\b(?:MASTER_ADDR|master_addr|rdzv_endpoint|RDZV_ENDPOINT)[\"']?\s*(?:=|:\s)\s*[\"']?(?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=[\s\"',)]|$)"), False),
     (re.compile(r"--(?:master[_-]addr|rdzv[_-]endpoint)[= ](?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=\s|$)"), False),
     (re.compile(r"\b(?:HOSTNAME|SLURMD_NODENAME|SLURM_TOPOLOGY_ADDR|SLURM_NODELIST|hostname)\s*[=:]\s*(?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), False),
     (re.compile(r"\[pod/(?P<host>[^/\]\s]+)/"), False),                                        # kubectl --prefix
@@ -81,6 +82,8 @@ def _usable_host(name: str, strict: bool = False) -> str | None:
     name = name.strip().strip(".").rstrip(":")
     if not name or len(name) > 253 or name.lower() in GENERIC_HOSTS or name.isdigit() or _NOT_HOST.fullmatch(name):
         return None
+    if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) and "_" in name:  # MASTER_PORT: a variable's name
+        return None
     if strict and not re.search(r"[\d.-]", name):
         return None
     if not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?", name):
@@ -91,8 +94,6 @@ def _usable_host(name: str, strict: bool = False) -> str | None:
     except ValueError:
         pass
     if re.fullmatch(r"\d+(?:\.\d+)+", name):  # a version
-        return None
-    if re.fullmatch(r"(?:host|domain|user|email|rhost)-\d+(?:\..*)?", name):  # an alias already
         return None
     return name
 
@@ -287,21 +288,37 @@ class Redactor:
         got = names.get(token)
         if got is not None:
             return got
-        # `node7-ib0`, `node7.cluster.local`, `node7.log`: the longest learned head, cut at - or .
-        cut = len(token)
-        while True:
-            cut = max(token.rfind("-", 0, cut), token.rfind(".", 0, cut))
-            if cut <= 0:
-                return token
-            head = token[:cut]
-            got = names.get(head)
-            if got is not None:
-                rest = token[cut:]
-                if rest[0] == ".":
-                    dom = names.get(rest[1:])
-                    if dom is not None:
-                        return f"{got}.{dom}"
-                return got + rest
+        if "-" not in token and "." not in token:
+            return token
+        # `node7-ib0`, `ssh-node7`, `node7.cluster.local`, `node7.log`: learned names among the
+        # token's pieces (cut at - and .), the longest first, from the left
+        cuts = [0] + [m.end() for m in _SEP.finditer(token)][:32]
+        ends = [m.start() for m in _SEP.finditer(token)][:32] + [len(token)]
+        out = []
+        pos = 0
+        i = 0
+        while i < len(cuts):
+            start = cuts[i]
+            if start < pos:
+                i += 1
+                continue
+            hit = None
+            for end in reversed(ends):
+                if end <= start:
+                    break
+                alias = names.get(token[start:end])
+                if alias is not None:
+                    hit = (end, alias)
+                    break
+            if hit is not None:
+                out.append(token[pos:start])
+                out.append(hit[1])
+                pos = hit[0]
+            i += 1
+        if not out:
+            return token
+        out.append(token[pos:])
+        return "".join(out)
 
     def _email(self, m: re.Match) -> str:
         return self.alias("email", m.group(0).lower())
