@@ -1188,11 +1188,16 @@ def _yaml_lines(node: Any, path: str = "", out: dict[str, int] | None = None,
 
 
 def _load_yaml_file(path: Path) -> tuple[Any, dict[str, int], list[Problem]]:
-    text = path.read_text(encoding="utf-8")
     problems: list[Problem] = []
-    assert _yaml is not None
-    loader = _yaml.SafeLoader(text)
     try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:  # unreadable, or not UTF-8: a problem of that file, not fatal
+        problems.append(Problem(str(path), 1, None, f"cannot read the file: {exc}"))
+        return None, {}, problems
+    assert _yaml is not None
+    loader = None
+    try:
+        loader = _yaml.SafeLoader(text)  # raises on characters YAML refuses (NUL ...)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except _yaml.YAMLError as exc:
@@ -1201,7 +1206,8 @@ def _load_yaml_file(path: Path) -> tuple[Any, dict[str, int], list[Problem]]:
         problems.append(Problem(str(path), line, None, f"YAML error: {exc}".replace("\n", " ")))
         return None, {}, problems
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     dups: list[tuple[str, int]] = []
     lines = _yaml_lines(node, "", None, dups) if node is not None else {}
     for p, line in dups:
