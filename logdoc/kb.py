@@ -1165,10 +1165,17 @@ def _fillable(name: str, allowed: set[str], open_fields: bool) -> bool:
 # loading
 
 def _yaml_lines(node: Any, path: str = "", out: dict[str, int] | None = None,
-                dups: list[tuple[str, int]] | None = None) -> dict[str, int]:
+                dups: list[tuple[str, int]] | None = None, _seen: set[int] | None = None) -> dict[str, int]:
     out = {} if out is None else out
     if _yaml is None:
         return out
+    # a node reached again through an alias is not walked again (a "billion laughs" file would
+    # take forever): its lines are those of its first place
+    _seen = set() if _seen is None else _seen
+    if isinstance(node, (_yaml.MappingNode, _yaml.SequenceNode)):
+        if id(node) in _seen:
+            return out
+        _seen.add(id(node))
     if isinstance(node, _yaml.MappingNode):
         seen: set[str] = set()
         for knode, vnode in node.value:
@@ -1178,12 +1185,12 @@ def _yaml_lines(node: Any, path: str = "", out: dict[str, int] | None = None,
                 dups.append((p, knode.start_mark.line + 1))
             seen.add(key)
             out[p] = knode.start_mark.line + 1
-            _yaml_lines(vnode, p, out, dups)
+            _yaml_lines(vnode, p, out, dups, _seen)
     elif isinstance(node, _yaml.SequenceNode):
         for i, item in enumerate(node.value):
             p = f"{path}.{i}" if path else str(i)
             out[p] = item.start_mark.line + 1
-            _yaml_lines(item, p, out, dups)
+            _yaml_lines(item, p, out, dups, _seen)
     return out
 
 
@@ -1200,10 +1207,11 @@ def _load_yaml_file(path: Path) -> tuple[Any, dict[str, int], list[Problem]]:
         loader = _yaml.SafeLoader(text)  # raises on characters YAML refuses (NUL ...)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
-    except _yaml.YAMLError as exc:
+    except (_yaml.YAMLError, RecursionError) as exc:  # RecursionError: nested thousands deep
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        problems.append(Problem(str(path), line, None, f"YAML error: {exc}".replace("\n", " ")))
+        what = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        problems.append(Problem(str(path), line, None, f"YAML error: {what}".replace("\n", " ")))
         return None, {}, problems
     finally:
         if loader is not None:
