@@ -1290,7 +1290,7 @@ def _load_dir(rs: RuleSet, d: Path, origin: str) -> None:
                 continue  # a compiled copy next to its sources: the sources win
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
                 rs.problems.append(Problem(str(path), 1, None, f"JSON error: {exc}"))
                 continue
             if isinstance(data, Mapping) and data.get("schema") == SCHEMA:
