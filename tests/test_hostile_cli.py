@@ -54,7 +54,7 @@ def test_empty_file(tmp_path):
     ("invalid-utf8.log", b"\xff\xfe\xc3(\xe2\x82 NCCL WARN \xed\xa0\x80 surrogate\n\x80\x81\n"),
     ("crlf-mixed.log", b"a\r\nb\rc\nRuntimeError: x\r\r\n"),
     ("controls.log", bytes(range(0, 32)) * 50 + b"\n"),
-], ids=lambda v: v if isinstance(v, str) else None)
+], ids=["only-cr", "no-newline", "nul", "ansi", "invalid-utf8", "crlf-mixed", "controls"])
 def test_odd_bytes(tmp_path, name, data):
     p = tmp_path / name
     p.write_bytes(data)
