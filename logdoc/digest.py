@@ -10,8 +10,9 @@ local rank, node rank):
 * bulk NCCL INFO noise that no rule and no analysis reads (collective launches ``AllReduce:
   opCount ...``, ``Trees``, ring ``Channel xx/yy : ...`` lines, init and bootstrap timings,
   thresholds, chunk sizes, TRACE and CALL lines): the first and the last line of each format;
-* NCCL init facts (communicators, env, interfaces, transports, versions): every distinct line,
-  once (a line printed again by the same process is the same fact), plus the last; connections:
+* NCCL init facts (communicators, env, interfaces, transports, versions) and other NCCL INFO
+  lines: every distinct line, once (a line printed again by the same process is the same fact),
+  plus the last; connections:
   one per peer, direction and transport (channels differ only by their number), plus the last;
 * everything else (warnings, errors, torch, Gloo, torchrun, tracebacks): every event, up to
   :data:`KEEP` of one format per stream, plus the last (a flood of one message cannot fill memory).
@@ -77,7 +78,7 @@ def group_key(ev: Event) -> tuple[Any, ...]:
             f = ev.fields
             return 1, ("c", kind, (f.get("transport"), f.get("src_rank"), f.get("dst_rank"), f.get("direction")),
                        stream)
-        if kind in FACT_KINDS and ev.level == "INFO":
+        if ev.level == "INFO" and (kind in FACT_KINDS or kind == "nccl.info"):
             return 1, ("f", kind, ev.text, stream)
     return KEEP, ("k", kind, ev.template, ev.level, stream)
 

@@ -37,6 +37,7 @@ from . import nccl, prefilter, torchlines
 from .blocks import _CHAIN, _CONT_PREFIXES, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
 from .envelope import unwrap
 from .events import Envelope, Event
+from .grammar import Parsed
 from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 
 MAX_UNRECOGNIZED = 200
@@ -103,11 +104,45 @@ def fast_enabled() -> bool:
     return fastpath_enabled()
 
 
+_TORCH_MEMO: dict[tuple[str, str | None], tuple | None] = {}  # (text, env.level) -> what torchlines said
+MAX_TORCH_MEMO = 4096
+
+
+def _simple(v) -> bool:
+    if isinstance(v, list):
+        return all(x is None or isinstance(x, (str, int, float, bool)) for x in v)
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def _torch_classify(text: str, env):
+    """torchlines.classify, memoised on the fast path: it reads nothing of the envelope but its
+    level (``torchlines._level``), so the same message at the same level gives the same answer
+    (a c10 warning every rank prints; only results of plain values are kept)."""
+    if not fast_enabled():
+        return torchlines.classify(text, env)
+    key = (text, env.level)
+    if key in _TORCH_MEMO:
+        hit = _TORCH_MEMO[key]
+        if hit is None:
+            return None
+        kind, level, template, fields = hit
+        return Parsed(kind, level, template, {k: (list(v) if isinstance(v, list) else v) for k, v in fields.items()})
+    parsed = torchlines.classify(text, env)
+    if len(_TORCH_MEMO) >= MAX_TORCH_MEMO:
+        _TORCH_MEMO.clear()
+    if parsed is None:
+        _TORCH_MEMO[key] = None
+    elif all(_simple(v) for v in parsed.fields.values()):
+        _TORCH_MEMO[key] = (parsed.kind, parsed.level, parsed.template,
+                            {k: (list(v) if isinstance(v, list) else v) for k, v in parsed.fields.items()})
+    return parsed
+
+
 def classify_record(rec: Record, name: str) -> Event | None:
     env = rec.env
     parsed = nccl.classify(rec.text, env)
     if parsed is None:
-        parsed = torchlines.classify(rec.text, env)
+        parsed = _torch_classify(rec.text, env) if "NCCL" not in rec.text else torchlines.classify(rec.text, env)
     if parsed is None:
         return None
     # positional: kind, level, file, line, text, end_line, rank, local_rank, node_rank, host, pid, time,
@@ -174,8 +209,11 @@ def _quiet(block) -> bool:
 _CONTINUES = ("\t", "nccl", "#") + tuple(sorted({p.strip() for p in _CONT_PREFIXES}))
 
 
+_CONTINUES_RX = re.compile("|".join(re.escape(c) for c in _CONTINUES))
+
+
 def _may_continue(text: str) -> bool:
-    return any(c in text for c in _CONTINUES) or not text.strip()
+    return _CONTINUES_RX.search(text) is not None or not text.strip()
 
 
 def _takes_anything(block) -> bool:
@@ -253,10 +291,10 @@ class Feeder:
     def skip(self, k: int) -> None:
         self.stats.irrelevant += k
 
-    def line(self, n: int, text: str, cand: bool) -> None:
+    def line(self, n: int, text: str, cand: bool, raw: bytes | None = None) -> None:
         if cand:
             if self.lane and _LANE_S.match(text) is not None and self.lane_ok(text):
-                self.lane_line(n, text)
+                self.lane_line(n, text, raw)
             else:
                 self.feed(n, text, True)
         elif self.state and self.needs_every_line(n) and self.wants(n, text):
@@ -264,18 +302,28 @@ class Feeder:
         else:
             self.stats.irrelevant += 1
 
-    def lane_line(self, n: int, text: str) -> None:
+    def lane_hit(self, n: int, seen: tuple) -> None:
+        """``line`` for the bytes of a line the lane read before (``_RAW_LANE``): the same text,
+        the same event; only the state of the assembler is checked again (by the caller)."""
+        self.lane_line(n, seen[1], None, seen[0])
+
+    def lane_line(self, n: int, text: str, raw: bytes | None = None, hit: list | None = None) -> None:
         """A line the NCCL lane vouches for (``lane_ok``): its record is the line alone, with an
         empty envelope, so its event depends on its text only: the same text printed again (an
         init storm, a ring, a connection) is not classified again (``_LANE_MEMO``)."""
-        hit = _LANE_MEMO.get(text)
+        if hit is None:
+            hit = _LANE_MEMO.get(text)
+            if hit is not None and raw is not None:
+                if len(_RAW_LANE) >= MAX_LANE_MEMO:
+                    _RAW_LANE.clear()
+                _RAW_LANE[raw] = (hit, text, _quiet_ok(text))
         if hit is None:
             rec = Record(n, n, Envelope(), text)
             ev = classify_record(rec, self.name)
             if ev is None:
                 self.settle([rec], -1)
                 return
-            if ev.kind != "nccl.info":  # structured lines repeat; catalog lines (opCount ...) rarely
+            if ev.kind != "nccl.info" or ev.template not in _bulk():  # bulk lines (opCount ...) rarely repeat
                 if len(_LANE_MEMO) >= MAX_LANE_MEMO:
                     _LANE_MEMO.clear()
                 _LANE_MEMO[text] = [ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid, ev.time,
@@ -313,8 +361,7 @@ class Feeder:
         if lane == 2:
             return False
         # only quiet records are open: none takes a line unless it is a continuation line
-        return not (_is_cont(text) or text.startswith(_TB_HEAD) or text.startswith(_CHAIN)
-                    or _SPAWN.match(text) or _FRAME_EQ.match(text))
+        return _quiet_ok(text)
 
     def feed(self, n: int, text: str, cand: bool) -> None:
         asm = self.asm
@@ -397,6 +444,19 @@ _LANE_S = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
 _ENV0 = Envelope()
 _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
+_RAW_LANE: dict[bytes, tuple] = {}  # line bytes -> (_LANE_MEMO entry, text, _quiet_ok(text))
+
+
+def _bulk() -> frozenset:
+    from .digest import bulk_templates
+
+    return bulk_templates()
+
+
+def _quiet_ok(text: str) -> bool:
+    """No quiet record would take this line (it is no continuation line)."""
+    return not (_is_cont(text) or text.startswith(_TB_HEAD) or text.startswith(_CHAIN)
+                or _SPAWN.match(text) or _FRAME_EQ.match(text))
 MAX_LANE_MEMO = 1 << 13
 
 
@@ -475,6 +535,7 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
     clean = _clean
     cand = prefilter._CANDIDATE.search
     stats = feeder.stats
+    raw_lane = _RAW_LANE
     pos = start
     idx = 0
     m = len(order)
@@ -502,10 +563,17 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
             stats.irrelevant += skipped
             lineno += skipped
         nl = find(sep, s, end)
-        text = clean(buf[s:nl])
+        raw = buf[s:nl]
         lineno += 1
-        feeder.line(lineno, text, cand(text) is not None)
         pos = nl + 1
+        seen = raw_lane.get(raw)
+        if seen is not None and feeder.lane:
+            lane = feeder.lane_state
+            if lane == 0 or (lane == 1 and seen[2]):
+                feeder.lane_hit(lineno, seen)
+                continue
+        text = clean(raw)
+        feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
 
 
