@@ -187,22 +187,6 @@ KIND_FIELDS: dict[str, tuple[str, ...] | None] = {
     "analysis.duplicate_gpu": ("host", "bus_id", "ranks", "comm_ranks", "comm_id"),
     "analysis.restart": ("attempt", "later_attempts", "origin_ranks", "origin_hosts", "first_failure",
                          "last_attempt_failure"),
-    # further kinds the parser emits (logdoc/torchlines.py KINDS); fields not pinned down here
-    "torch.teardown": None,
-    "torch.cxx_backtrace": None,
-    "torch.message": None,
-    "torch.worknccl": None,
-    "torch.blocking_wait_timeout": None,
-    "torch.watchdog_thread_exception": None,
-    "torch.watchdog_thread_exception_old": None,
-    "torch.async_exception_old": None,
-    "torch.wrapper_monitored_barrier": None,
-    "store.connect_failed": None,
-    "store.nccl_unique_id": None,
-    "store.server_error": None,
-    "store.info": None,
-    "torchrun.signal": None,
-    "torchrun.info": None,
 }
 
 _PLACEHOLDER = _re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?:\|([^{}]*))?\}")
