@@ -188,6 +188,41 @@ def has_huge_number(text: str) -> bool:
     return len(text) >= 640 and _HUGE_NUMBER.search(text) is not None
 
 
+# The "paste" envelope: what markdown and mail do to a log pasted into an issue or a chat. Quote
+# markers (`> `, `>> `, `> > `), then one list bullet (`- `, `* `, `+ `, `1. `) are peeled from the
+# start of a line; so is indentation (a markdown code block) when an envelope follows it. Fence lines
+# (```) need nothing: they hold no keyword and are counted as irrelevant lines.
+_PASTE_QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
+_PASTE_BULLET = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t](?=\S|[ \t]+\S)")
+_INDENT = re.compile(r"[ \t]{2,}(?=[\[(|A-Za-z0-9])")
+
+
+def _paste(line: str) -> int:
+    """Where the log line starts after paste decoration (0 when there is none)."""
+    c = line[:1]
+    if c not in "> \t-*+0123456789":
+        return 0
+    pos = 0
+    m = _PASTE_QUOTE.match(line)
+    if m is not None:
+        pos = m.end()
+    m = _PASTE_BULLET.match(line, pos)
+    if m is not None and (pos or line[m.end():m.end() + 1] in "[(" or _envelope_at(line, m.end())
+                          or not line[:1].isdigit()):
+        pos = m.end()
+    m = _INDENT.match(line, pos)
+    if m is not None and _envelope_at(line, m.end()):
+        pos = m.end()
+    return pos
+
+
+def _envelope_at(line: str, pos: int) -> bool:
+    for rx, fn in _BY_FIRST.get(line[pos:pos + 1], ()):
+        if fn is not _pdsh and fn is not _srun and rx.match(line, pos) is not None:
+            return True
+    return False
+
+
 def unwrap(line: str) -> tuple[Envelope, str]:
     """Split ``line`` into what its envelopes said and the message inside them."""
     env = Envelope()
@@ -195,7 +230,8 @@ def unwrap(line: str) -> tuple[Envelope, str]:
         env.layers = ()
         return env, line
     layers: list[str] = []
-    pos = 0
+    pos = _paste(line) if line else 0
+    pasted = pos > 0
     n = len(line)
     while pos < n and len(layers) < MAX_LAYERS:
         cands = _BY_FIRST.get(line[pos])
@@ -231,5 +267,7 @@ def unwrap(line: str) -> tuple[Envelope, str]:
         if r is not None:
             msg = msg[: r.start()]
             layers.append(f"ray-repeat-{r.group(1)}")
+    if pasted:
+        layers.insert(0, "paste")
     env.layers = tuple(layers)
     return env, msg
