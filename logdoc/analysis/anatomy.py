@@ -89,8 +89,9 @@ def build(job: Job, progress_tables: dict[str, Any]) -> dict[str, Any]:
             slot = hosts.setdefault(h, {"ranks": set(), "pids": set(), "bus_ids": set()})
             slot["ranks"].add(r["rank"])
             slot["pids"].update(r["pids"])
-            if r.get("bus_id"):
-                slot["bus_ids"].add(r["bus_id"])
+            bus = r.get("bus_id")
+            if bus:
+                slot["bus_ids"].update(bus if isinstance(bus, (list, tuple, set)) else [bus])
     for ev in events:
         if ev.host and not is_agent(ev):
             hosts.setdefault(short_host(ev.host), {"ranks": set(), "pids": set(), "bus_ids": set()})

@@ -233,6 +233,8 @@ def first_failure(timeline: Timeline, candidates: Iterable[Event]) -> FirstFailu
         t = own if own is not None else (lo if lo is not None else (hi if hi is not None else BIG))
         return (nature(c), t, timeline.key(c))
 
+    if not pruned:
+        return FirstFailure(None)
     pruned.sort(key=rank_key)
     winner = pruned[0][0]
     wn = nature(winner)

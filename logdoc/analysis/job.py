@@ -17,6 +17,9 @@ _WORLD = re.compile(r"\bsize: (\d+), global rank: (\d+)")
 ERROR_LEVELS = ("ERROR", "FATAL")
 
 
+
+MAX_RANKS = 1 << 17  # no job has more ranks; a bigger number in a log is damage, not a job
+
 @dataclass
 class Job:
     events: list[Event]
@@ -66,6 +69,7 @@ class Job:
             w = as_int(self.events[i].fields.get("world_size"))
             if w:
                 sizes.append(w)
+        sizes = [s for s in sizes if 0 < s <= MAX_RANKS]
         return max(sizes) if sizes else None
 
     def index(self, ev: Event) -> int | None:
@@ -73,14 +77,15 @@ class Job:
 
     @property
     def known_ranks(self) -> set[int]:
-        return self.ranks_seen | self.ranks_from_files
+        return {r for r in self.ranks_seen | self.ranks_from_files if 0 <= r < MAX_RANKS}
 
     def members(self) -> list[int]:
-        """The ranks of the job: 0..world-1 when the size is known, else every rank seen (gaps filled)."""
+        """The ranks of the job: 0..world-1 when the size is known, else every rank seen (gaps filled).
+        A rank or size beyond :data:`MAX_RANKS` is a damaged line, not a job: it is ignored."""
         known = self.known_ranks
         top = max(known) + 1 if known else 0
         n = max(self.world_size or 0, top)
-        return list(range(n))
+        return list(range(min(n, MAX_RANKS)))
 
     # -- process groups -------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..events import Event
 from .common import is_agent, as_int, ranks_text, synthetic
-from .job import WORK_KINDS, Job, is_error
+from .job import MAX_RANKS, WORK_KINDS, Job, is_error
 
 _BARRIER = re.compile(r"Ranks? ([\d,\s]+?) failed to pass monitoredBarrier in (\d+) ms")
 _REACHED = re.compile(r"Rank (\d+) successfully reached monitoredBarrier")
@@ -486,7 +486,7 @@ def _clients_joined(job: Job) -> list[Event]:
                 m = _BARRIER_JOINED.search(ev.text) if joined is None or world is None else None
                 if m:
                     world, joined = int(m.group(1)), int(m.group(2))
-            if joined is None or world is None or world - joined <= 0:
+            if joined is None or world is None or world - joined <= 0 or world > MAX_RANKS:
                 continue
             missing = world - joined
             seen = sorted(r for r in job.known_ranks if r < world)

@@ -89,7 +89,8 @@ def print_report(report: dict, console: Console | None = None) -> None:
             body.append("\nDocs\n", style="bold")
             for x in d["docs"]:
                 body.append(f"  {x['title']}: {x['url']}\n")
-        console.print(Panel(body, title=f"[{i}] {d['title']}", title_align="left", border_style=color))
+        title = Text(f"[{i}] {d['title']}")  # log text: never read as markup
+        console.print(Panel(body, title=title, title_align="left", border_style=color))
     notes = report.get("notes") or []
     if notes:
         console.print("Notes", style="bold")
