@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from .events import Envelope
 
-__all__ = ["Record", "BlockAssembler"]
+__all__ = ["Record", "BlockAssembler", "is_elision"]
 
 
 @dataclass(slots=True)
@@ -62,6 +62,16 @@ _FRAME_DASH = re.compile(r"-{3,}\s*$")
 _SPAWN = re.compile(r"-- Process \d+ terminated with the following error:")
 _PG_OPEN = re.compile(r"\[(?:Rank|PG)\b[^\]]*$")
 _FR_STACK = re.compile(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
+_WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout: WorkNCCL("
+# a line a paste put where it left lines out: `...`, `…`, `[...]`, `... (truncated)`, `(20 lines omitted)`,
+# `<snip>`. Only short lines are looked at (the pattern is then cheap whatever the line holds).
+_ELISION = re.compile(r"(?:\.{3,}|…+)(?:[ \t]*[\[(<][^\])>]*[\])>])?"
+                      r"|[\[(<][ \t]*(?:\.{3,}|…+|[\w \t.,]*\b(?:omitted|skipped|truncated|removed|snip|snipped|elided)\b[\w \t.,]*)[\])>]")
+
+
+def is_elision(line: str) -> bool:
+    s = line.strip()
+    return 0 < len(s) <= 80 and _ELISION.fullmatch(s) is not None
 
 # Lines that can only continue a message printed just before (never start a record of their own).
 _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>", "Last error:",
@@ -244,7 +254,8 @@ class BlockAssembler:
 
     @staticmethod
     def _wrapped(text: str) -> bool:
-        """A ProcessGroupNCCL record cut short by a line break."""
+        """A ProcessGroupNCCL record cut short by a line break (torch's own, or a paste's hard wrap
+        anywhere in the watchdog timeout record)."""
         if _PG_OPEN.match(text):
             return True
         if "WorkNCCL(" in text and ")" not in text[text.find("WorkNCCL("):]:
@@ -256,6 +267,12 @@ class BlockAssembler:
                 return True
             if tail.endswith(")") and "WorkNCCL(" in tail:
                 return True
+            if not tail and t.endswith("]"):
+                return True                          # the prefix alone: the record is on the next line
+            if tail and _WATCHDOG_TIMEOUT.startswith(tail):  # no log line ends so: a cut one
+                return True                          # cut before WorkNCCL(
+            if _WATCHDOG_TIMEOUT in tail and "before timing out" not in tail:
+                return True                          # cut after the WorkNCCL(...) part
         return False
 
     def _wants(self, block: _Block, text: str, env: Envelope) -> bool:
@@ -278,8 +295,9 @@ class BlockAssembler:
                 return "end"
             if not probe:
                 b.need -= 1
-                joined = b.lines[-1][1] + " " + text
-                if self._complete(joined, b):
+                prev = b.lines[-1][1]
+                # a soft wrap dropped a blank, a hard wrap cut a word: either way the record is whole
+                if self._complete(prev + " " + text, b) or self._complete(prev + text, b):
                     b.kind = "message"
             return "take"
         if kind == "frames":
@@ -326,6 +344,8 @@ class BlockAssembler:
                 return "take"
             if not text.strip():
                 return "hold" if len(b.pending) < 2 else "end"
+            if is_elision(text):
+                return "take"                          # `...` where a paste left frames out: not the exception
             if not probe:
                 b.state = "after_exc"
                 b.exc_type = text

@@ -31,6 +31,7 @@ from typing import Any
 from lark import Token, Transformer, Tree
 from lark.exceptions import LarkError
 
+from .blocks import is_elision
 from .envelope import has_huge_number
 from .events import Envelope
 from .grammar import Parsed, parser
@@ -806,6 +807,9 @@ def _failure_entry(entry: Tree, root: bool) -> dict[str, Any]:
 
 
 def _traceback(text: str, env: Envelope | None) -> Parsed | None:
+    if "..." in text or "…" in text or "omitted" in text or "snip" in text:
+        # frames a paste left out (blocks.is_elision lines) are not read; the frames that are there are
+        text = "\n".join(line for line in text.split("\n") if not is_elision(line))
     tree = _parse("torch_traceback", text)
     if tree is None:
         return None
@@ -1097,4 +1101,15 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
     """Kind, level, template and fields of one PyTorch / torchrun / Gloo / CUDA / Xid message."""
     if not text or has_huge_number(text):
         return None
-    return _message(text, env if env is not None else Envelope())
+    env = env if env is not None else Envelope()
+    p = _message(text, env)
+    if (p is None or p.template is None) and "\n" in text and ("WorkNCCL" in text or "Watchdog caught" in text):
+        # a ProcessGroupNCCL record wrapped by a paste (blocks.py joins its lines): read it again with
+        # the breaks undone, a hard wrap (cut anywhere) first, then a soft one (at a blank). Only a
+        # reading that the grammar accepts whole is taken; the event keeps the text as printed.
+        for joined in (text.replace("\n", ""), text.replace("\n", " ")):
+            q = _message(joined, env)
+            if q is not None and q.template is not None:
+                q.fields["rewrapped"] = True
+                return q
+    return p

@@ -90,3 +90,116 @@ def test_lines_that_are_not_paste_decoration(line):
 def test_fence_lines_are_counted_and_irrelevant():
     res = parse_text("```\nh:1:2 [0] NCCL WARN Call to connect returned Connection refused, retrying\n```\n")
     assert res.stats.lines_read == 3 and res.stats.irrelevant == 2 and len(res.events) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# hard-wrapped records
+
+WATCHDOG = ("[rank3]:[E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=8030261248, NumelOut=8030261248, "
+            "Timeout(ms)=600000) ran for 600021 milliseconds before timing out.")
+NEXT = "\n[rank3]:[E1129 17:01:54.000000000 ProcessGroupNCCL.cpp:1899] [Rank 3] another message\nplain text after\n"
+
+
+def hard_wrap(line: str, width: int) -> str:
+    return "\n".join(line[i:i + width] for i in range(0, len(line), width))
+
+
+def soft_wrap(line: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(line, width, break_on_hyphens=False))
+
+
+@pytest.mark.parametrize("width", [70, 80, 90, 100, 120, 150, 200])
+@pytest.mark.parametrize("wrap", [hard_wrap, soft_wrap], ids=["hard", "soft"])
+def test_a_wrapped_watchdog_record_is_read_whole(wrap, width):
+    res = parse_text(wrap(WATCHDOG, width) + NEXT)
+    s = res.stats
+    assert s.lines_read == s.irrelevant + s.relevant and s.relevant == s.understood + s.not_understood
+    ev = res.events[0]
+    assert ev.kind == "torch.watchdog_timeout" and ev.rank == 3 and ev.line == 1
+    assert (ev.fields["seq"], ev.fields["op_type"], ev.fields["timeout_ms"], ev.fields["elapsed_ms"]) == \
+        (3, "ALLREDUCE", 600000, 600021)
+    wrapped = wrap(WATCHDOG, width).split("\n")
+    assert ev.end_line == len(wrapped)
+    assert ev.text.split("\n")[1:] == wrapped[1:]  # the text as printed, breaks included
+    assert [e.kind for e in res.events[1:]] == ["torch.message"]  # the next record stays its own
+
+
+def test_a_wrap_inside_the_envelope_loses_the_rank_not_the_record():
+    res = parse_text(hard_wrap(WATCHDOG, 60) + NEXT)
+    ev = res.events[0]
+    assert ev.kind == "torch.watchdog_timeout" and ev.fields["seq"] == 3 and ev.rank is None
+
+
+def test_a_wrapped_record_that_does_not_read_whole_is_not_guessed():
+    broken = WATCHDOG.replace("SeqNum=3, OpType=ALLREDUCE", "SeqNum=3, OpTy")
+    res = parse_text(hard_wrap(broken, 80) + NEXT)
+    assert all(e.kind != "torch.watchdog_timeout" for e in res.events)
+    assert all("seq" not in e.fields for e in res.events)
+
+
+# ------------------------------------------------------------------------------------------------
+# elisions
+
+TRACEBACK = """[rank1]: Traceback (most recent call last):
+[rank1]:   File "/w/train.py", line 125, in <module>
+[rank1]:     main(ARGS)
+[rank1]:   File "/w/train.py", line 104, in main
+[rank1]:     dist.all_reduce(t, group=group)
+[rank1]:   File "/t/distributed_c10d.py", line 2501, in all_reduce
+[rank1]:     work.wait()
+[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:51618"""
+
+
+@pytest.mark.parametrize("marker", ["...", "[rank1]: ...", "[...]", "…", "(20 lines omitted)", "[rank1]:   ...",
+                                    "<snip>", "... (truncated)", "> ..."])
+def test_an_elision_inside_a_traceback_is_not_an_exception(marker):
+    lines = TRACEBACK.split("\n")
+    res = parse_text("\n".join(lines[:3] + [marker] + lines[5:]))
+    assert [(e.kind, e.line, e.end_line) for e in res.events] == [("gloo.error", 1, 7)]
+    ev = res.events[0]
+    assert ev.fields["exc_type"] == "RuntimeError" and ev.fields["frames"] == 2 and ev.rank == 1
+    assert marker.split()[-1] in ev.text  # kept as printed
+    assert res.stats.not_understood == 0
+
+
+def test_elisions_between_lines_are_irrelevant():
+    text = "h:1:2 [0] NCCL WARN Call to connect returned Connection refused, retrying\n...\n[...]\n" \
+           "(3000 lines omitted)\nh:1:2 [0] NCCL WARN Call to connect returned Connection refused, retrying\n"
+    res = parse_text(text)
+    assert len(res.events) == 2 and res.stats.irrelevant == 3
+
+
+# ------------------------------------------------------------------------------------------------
+# ranks interleaved mid-line
+
+OTHER = ("[rank1]:[E1129 17:01:53.700000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+         "operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=2, NumelOut=2, Timeout(ms)=600000) ran "
+         "for 600555 milliseconds before timing out.")
+NCCL_LINE = "h:77:77 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[2] via P2P/IPC"
+RUNTIME = ("[rank1]: RuntimeError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled "
+           "system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.26.2")
+
+
+@pytest.mark.parametrize("cut", [20, 40, 90, 120, 200])
+@pytest.mark.parametrize("inner", [OTHER, RUNTIME], ids=["c10", "runtime"])
+def test_interleaved_ranks_are_never_mixed_up(cut, inner):
+    """Rank 1's text spliced into rank 0's line: whatever is read is attributed to the rank whose
+    text it is, and nothing of one rank's record is read as the other's."""
+    mine = WATCHDOG.replace("rank3", "rank0").replace("Rank 3", "Rank 0")
+    res = parse_text(mine[:cut] + inner + "\n" + mine[cut:] + "\n")
+    s = res.stats
+    assert s.lines_read == s.irrelevant + s.relevant and s.relevant == s.understood + s.not_understood
+    for ev in res.events:
+        if ev.fields.get("seq") == 4 or ev.fields.get("nccl_result"):
+            assert ev.rank == 1, ev
+        if ev.fields.get("seq") == 3:
+            assert ev.rank == 0, ev
+
+
+@pytest.mark.parametrize("cut", [10, 30, 50])
+def test_a_record_inside_a_cut_nccl_line_is_recovered(cut):
+    mine = WATCHDOG.replace("rank3", "rank0").replace("Rank 3", "Rank 0")
+    res = parse_text(NCCL_LINE[:cut] + mine + "\n" + NCCL_LINE[cut:] + "\n")
+    timeouts = [e for e in res.events if e.kind == "torch.watchdog_timeout"]
+    assert len(timeouts) == 1 and timeouts[0].rank == 0 and timeouts[0].fields["seq"] == 3
