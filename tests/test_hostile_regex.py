@@ -202,6 +202,8 @@ def test_nccl_catalog_formats_are_bounded():
     cases = []
     for i, t in enumerate(cat.templates.values()):
         lits, convs = printf_pieces(t.format)
+        if not FULL and convs.count("a") < 2 and i % 3:
+            continue  # one variable-length run: at most quadratic on the 4 KB head; CI takes a third
         # the matcher reads the first MAX_MATCH_LEN characters: the 100 KB attacks differ from the
         # short ones only past that head, so CI runs them on a fixed sample
         for target in (MAX_MATCH_LEN - 16, TARGET) if FULL or i % 10 == 0 else (MAX_MATCH_LEN - 16,):
