@@ -267,20 +267,17 @@ ABSURD = {
                "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, "
                "NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
 }
-# the analysis lists every rank from 0 to the largest number it is told (logdoc.analysis.job.Job.members,
-# progress.py's range(world)): one absurd rank or world size in a log allocates gigabytes
-KNOWN_ANALYSIS_DOS: set[str] = set()  # fixed: ranks and sizes beyond analysis.job.MAX_RANKS are ignored
+# the analysis listed every rank from 0 to the largest number it was told (Job.members, progress.py's
+# range(world)): one absurd rank or world size allocated gigabytes. Fixed in f27e975 (MAX_RANKS).
 
 
 @pytest.mark.parametrize("case", sorted(ABSURD))
-def test_absurd_numbers_do_not_exhaust_memory(case, request):
+def test_absurd_numbers_do_not_exhaust_memory(case):
     """A rank or world size of 10^9 or 10^11 in one line must not make the run allocate gigabytes
     (run in a child limited to 1.5 GB of address space)."""
     import subprocess
     import sys
 
-    if case in KNOWN_ANALYSIS_DOS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="analysis allocates range(max rank / world size)"))
     code = ("import resource, sys, json; resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20));"
             "sys.path.insert(0, sys.argv[1]);"
             "from logdoc.api import build_report; from logdoc.kb import load_rules; from logdoc.parse import parse_text;"
@@ -290,8 +287,7 @@ def test_absurd_numbers_do_not_exhaust_memory(case, request):
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-500:]
 
 
-# Inputs found by tools/fuzz.py that crash stages outside the parser (minimized). They are expected
-# to fail until those stages are fixed; an XPASS means one was fixed (then drop it from this list).
+# Inputs found by tools/fuzz.py that crashed stages outside the parser (minimized; fixed in f27e975).
 FIXED_CRASHES = {
     "anatomy-bus-id-list": (
         "3: gpu-a24:64412:64412 [1] NCCL INFO comm 0x56b34c2da800 rank 3 nranks 4 cudaDev 1 nvmlDev 1 busId f000 "
@@ -317,3 +313,11 @@ FIXED_CRASHES = {
         '[rank2]: RuntimeError: [/__w/pytnk2]:   File "/x/y.py", line 3252, in all_reduce\n',
         "report/terminal.py: a title filled from the log is read as rich markup (MarkupError)"),
 }
+
+
+@pytest.mark.parametrize("case", sorted(FIXED_CRASHES))
+def test_crashes_found_by_fuzzing_stay_fixed(case):
+    text, _what = FIXED_CRASHES[case]
+    res = parse_sources([("fuzz.log", text)])
+    check_stats(res)
+    explain(res)
