@@ -438,9 +438,11 @@ def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: byt
 # The NCCL lane: an `host:pid:tid [dev] NCCL INFO msg` line read while no record is open, from a
 # region without CR or control bytes, goes straight to the classifier. It is exactly what the
 # general path does with it: unwrap() peels nothing from such a line (its first ':' is followed
-# by a digit, so no `host: ` envelope; no `]:[`, no Ray suffix: checked), and the assembler,
+# by a digit, so no `host: ` envelope; it starts with no paste decoration (`>`, blanks, a bullet
+# and a blank); no `]:[`, no Ray suffix: checked), and the assembler,
 # with nothing open, hands back a record of its own unless the line may start one (checked).
-_LANE_S = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
+# (a `>` first is a quote marker that unwrap's paste layer peels, not part of a host name)
+_LANE_S = re.compile(r"(?!>)[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
 _ENV0 = Envelope()
 _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key

@@ -255,3 +255,16 @@ def test_folded_parse_same_fast_and_plain(tmp_path):
         out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
     assert out[0] == out[1] == out[2]
     assert sum(g["count"] for g in out[0][2]) > 20000
+
+
+def test_pasted_nccl_lines_same_events():
+    """Quote markers, bullets and code-block indentation (the paste envelope) in front of NCCL
+    lines: the NCCL lane must leave those to unwrap, as the plain path does."""
+    lines = []
+    for p in sorted((SAMPLES / "nccl-ib-completion-error-12").glob("*.log")):
+        for ln in p.read_text().splitlines():
+            lines += [ln, ">" + ln, "> " + ln, ">>" + ln, "- " + ln, "    " + ln, "1. " + ln]
+    text = "\n".join(lines) + "\n"
+    plain, fast, again = _both(lambda: [Source("pasted.log", text=text)])
+    _same(plain, fast)
+    _same(plain, again)
