@@ -268,3 +268,17 @@ def test_pasted_nccl_lines_same_events():
     plain, fast, again = _both(lambda: [Source("pasted.log", text=text)])
     _same(plain, fast)
     _same(plain, again)
+
+
+def test_events_built_positionally_match_their_fields():
+    """parse builds events positionally (faster): guard against a change of Event's field order."""
+    import dataclasses
+
+    from logdoc.events import Event
+
+    names = [f.name for f in dataclasses.fields(Event)][:14]
+    assert names == ["kind", "level", "file", "line", "text", "end_line", "rank", "local_rank", "node_rank",
+                     "host", "pid", "time", "template", "fields"]
+    ev = parse._memo_event(["nccl.info", "INFO", "t", {"a": [1]}, "h", 7, "2026", None], "f.log", 3, "x")
+    assert (ev.kind, ev.file, ev.line, ev.end_line, ev.host, ev.pid, ev.time, ev.template, ev.fields) == \
+        ("nccl.info", "f.log", 3, 3, "h", 7, "2026", "t", {"a": [1]})
