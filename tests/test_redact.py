@@ -139,7 +139,8 @@ def test_any_text_is_redacted_without_error_and_hides_learned_hosts(text):
     out = r.text(text)
     assert isinstance(out, str)
     assert not re.search(r"(?<![A-Za-z0-9])dgx1(?![A-Za-z0-9])", out)
-    assert not re.search(r"(?<![\w.])10\.1\.2\.3(?!\d)", out)
+    # a run of five or more dotted numbers (10.1.2.3.1) is a version or an OID, not an address
+    assert not re.search(r"(?<![\w.])10\.1\.2\.3(?!\.?\d)", out)
 
 
 def test_redaction_is_linear_on_hostile_lines():
