@@ -302,6 +302,23 @@ class Feeder:
         else:
             self.stats.irrelevant += 1
 
+    def fold_hit(self, n: int, seen: tuple) -> bool:
+        """``lane_hit`` when the line's group is saturated (folding only): counted, not built.
+        False: nothing was done."""
+        hit = seen[0]
+        gk = hit[7]
+        if gk is None:
+            return False
+        name = self.name
+        text = seen[1]
+        if not self.out.saturated(gk[0], gk[1], n, lambda: _memo_event(hit, name, n, text)):
+            return False
+        stats = self.stats
+        stats.relevant += 1
+        stats.understood += 1
+        stats.events += 1
+        return True
+
     def lane_hit(self, n: int, seen: tuple) -> None:
         """``line`` for the bytes of a line the lane read before (``_RAW_LANE``): the same text,
         the same event; only the state of the assembler is checked again (by the caller)."""
@@ -328,6 +345,8 @@ class Feeder:
                     _LANE_MEMO.clear()
                 _LANE_MEMO[text] = [ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid, ev.time,
                                     None]
+            elif raw is not None and self.reduce:
+                _learn_bulk(raw, text, ev)
         else:
             stats = self.stats
             stats.relevant += 1
@@ -347,6 +366,51 @@ class Feeder:
             stats.relevant += 1
             stats.understood += 1
             stats.events += 1
+
+    def bulk(self, n: int, raw: bytes, plan: tuple) -> bool:
+        """The bulk lane (folding only, ``lane_state`` 0): count line ``n`` into its saturated
+        group without building its event, when its bytes have the shape of a line already read
+        as a bulk catalog format (``_BULK_PLANS``) and every check the full path makes on such a
+        line gives what it gave there. False: nothing was done (the caller takes the usual path).
+
+        Why the checks are enough: the shape (``raw`` without hex digits) fixes the shape of the
+        header and of the message, so the catalog looks up the same (shape, first word) entry
+        (the word is compared); ``nccl.HEADER`` reads a ``_LANE_HEAD`` line exactly as
+        ``_LANE_HEAD`` does; the rest is the full path's own checks, run here: ``lane_ok``,
+        ``_family`` (no grammar reads it), the template's match and its rivals' (the catalog's)."""
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            return False
+        if len(text) >= 640:  # nccl.classify's has_huge_number: never true below 640 characters
+            return False
+        m = _LANE_HEAD.match(text)
+        # lane_ok with nothing open (lane_state 0), inline
+        if m is None or "]:[" in text or text.endswith("across cluster]") or (
+                (text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text) and _may_start(text, _ENV0)):
+            return False
+        msg = text[m.end():]
+        if _family(msg) is not None:
+            return False
+        t, rivals, word, key, std = plan
+        cm = msg.rstrip()
+        k = len(word)
+        if not cm.startswith(word) or (len(cm) > k and cm[k] != " "):
+            return False
+        if (std.match(cm) if len(cm) <= SHORT_TEXT else t.rx.match(cm)) is None:  # = t.rx.match(cm)
+            return False
+        for other in rivals:
+            if (not other.anchor or other.anchor in cm) and other.rx.match(cm):
+                return False
+        name = self.name
+        if not self.out.saturated(1, key + ((m.group(1) or None, int(m.group(2)), None, None, None),), n,
+                                  lambda: classify_record(Record(n, n, Envelope(), text), name)):
+            return False
+        stats = self.stats
+        stats.relevant += 1
+        stats.understood += 1
+        stats.events += 1
+        return True
 
     def lane_ok(self, text: str) -> bool:
         """For a line that starts with an NCCL ``host:pid:tid [dev] NCCL INFO`` header: whether
@@ -447,12 +511,53 @@ _ENV0 = Envelope()
 _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
 _RAW_LANE: dict[bytes, tuple] = {}  # line bytes -> (_LANE_MEMO entry, text, _quiet_ok(text))
+# The bulk lane (Feeder.bulk): line shape -> (catalog template, its rivals, first word of the message,
+# the group key's head). Learned from a line the full path read as a bulk NCCL INFO format.
+_LANE_HEAD = re.compile(r"(?!>)([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
+_BULK_PLANS: dict[bytes, tuple] = {}
+MAX_BULK_PLANS = 4096
+_HEXB = b"0123456789abcdef"
+_family = nccl._family
+from .templates import SHORT_TEXT  # noqa: E402 - beside the bulk lane that relies on it
+
+
+def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
+    """Remember the shape of ``raw``, a lane line the full path read as ``ev`` (a bulk catalog
+    format), for :meth:`Feeder.bulk`: only when its bytes are its text (no control byte, no CR,
+    valid UTF-8), its header is the lane's, and the catalog's cache holds the template it gave."""
+    if len(text) >= 640 or "format" not in ev.fields or ev.time is not None:
+        return
+    try:
+        if raw.decode() != text:
+            return
+    except UnicodeDecodeError:
+        return
+    m = _LANE_HEAD.match(text)
+    if m is None or text[m.end():] != ev.fields.get("message") or (m.group(1) or None) != ev.host \
+            or int(m.group(2)) != ev.pid:
+        return
+    from .grammar import shape
+    from .templates import nccl_catalog
+
+    cm = text[m.end():].rstrip()
+    word = cm.split(" ", 1)[0]
+    entry = nccl_catalog()._by_shape.get((shape(cm), word))
+    if entry is None or entry[0].id != ev.template:
+        return
+    if len(_BULK_PLANS) >= MAX_BULK_PLANS:
+        _BULK_PLANS.clear()
+    _BULK_PLANS[raw.translate(None, _HEXB)] = (entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std)
+
+
+_BULK_TEMPLATES: list = []
 
 
 def _bulk() -> frozenset:
-    from .digest import bulk_templates
+    if not _BULK_TEMPLATES:
+        from .digest import bulk_templates
 
-    return bulk_templates()
+        _BULK_TEMPLATES.append(bulk_templates())
+    return _BULK_TEMPLATES[0]
 
 
 def _quiet_ok(text: str) -> bool:
@@ -495,13 +600,33 @@ def _dense(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno:
         return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
     line = feeder.line
     cand = prefilter._CANDIDATE.search
+    lane = feeder.lane
+    raw_lane = _RAW_LANE
+    plans = _BULK_PLANS
+    bulk = feeder.bulk if lane and feeder.reduce else None
+    fold = feeder.fold_hit if lane and feeder.reduce else None
+    hexb = _HEXB
     for raw in buf[start:end - 1].split(sep) if end > start else ():
         lineno += 1
+        if lane:
+            st = feeder.lane_state
+            if st == 0 or st == 1:
+                seen = raw_lane.get(raw)
+                if seen is not None and (st == 0 or seen[2]):
+                    if fold is None or not fold(lineno, seen):
+                        feeder.lane_hit(lineno, seen)
+                    continue
+                if st == 0 and bulk is not None:
+                    plan = plans.get(raw.translate(None, hexb))
+                    if plan is not None and bulk(lineno, raw, plan):
+                        continue
         try:
             text = raw.decode()
         except UnicodeDecodeError:
             text = _clean(raw)
-        line(lineno, text, cand(text) is not None)
+            line(lineno, text, cand(text) is not None)
+            continue
+        line(lineno, text, cand(text) is not None, raw)
     return lineno
 
 
@@ -509,35 +634,40 @@ _ESC = b"\x1b"
 
 
 def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
-          hits: list[int] | None = None) -> int:
+          hits: Callable[[int], list[int] | None] | None = None) -> int:
     """Feed the lines of ``buf[start:end]`` (the first is line ``lineno + 1``); return the number of
     the last one. Only candidate lines and the lines a record needs are looked at in Python.
-    ``hits``: the starts of the lines that hold a keyword or an ESC, when already known (grep)."""
+    ``hits(limit)``: the starts of the lines that hold a keyword or an ESC, when already known
+    (grep), or None when there are more than ``limit``."""
     nlines = buf.count(sep, start, end)
     if nlines < SMALL:
         return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
     budget = int(nlines * DENSE)
     find = buf.find
     if hits is not None:
-        if len(hits) > budget:
+        order = hits(budget)
+        if order is None:
             return _dense(feeder, buf, start, end, sep, lineno)
-        order = hits
     else:
         starts: set[int] = set()
         rfind = buf.rfind
+        add = starts.add
         for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
             i = find(kw, start, end)
             while i >= 0:
-                starts.add(rfind(sep, start, i) + 1 or start)
+                add(rfind(sep, start, i) + 1 or start)
                 i = find(kw, find(sep, i, end) + 1, end)
-            if len(starts) > budget:
-                return _dense(feeder, buf, start, end, sep, lineno)
+                if len(starts) > budget:
+                    return _dense(feeder, buf, start, end, sep, lineno)
         order = sorted(starts)
     count = buf.count
     clean = _clean
     cand = prefilter._CANDIDATE.search
     stats = feeder.stats
     raw_lane = _RAW_LANE
+    plans = _BULK_PLANS
+    bulk = feeder.bulk if feeder.lane and feeder.reduce else None
+    hexb = _HEXB
     pos = start
     idx = 0
     m = len(order)
@@ -574,6 +704,10 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
             if lane == 0 or (lane == 1 and seen[2]):
                 feeder.lane_hit(lineno, seen)
                 continue
+        if bulk is not None and feeder.lane_state == 0:
+            plan = plans.get(raw.translate(None, hexb))
+            if plan is not None and bulk(lineno, raw, plan):
+                continue
         text = clean(raw)
         feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
@@ -599,7 +733,8 @@ def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | 
                     hits.stop()
                     hits = None
                 elif off >= 0:
-                    lineno = _scan(feeder, buf, start, end, sep, lineno, hits.take(off, off + end - start, start))
+                    lineno = _scan(feeder, buf, start, end, sep, lineno,
+                                   lambda limit, h=hits, lo=off, hi=off + end - start, b=start: h.take(lo, hi, b, limit))
                     if progress is not None and rstats.bytes != seen:
                         progress(rstats.bytes - seen)
                         seen = rstats.bytes
@@ -629,6 +764,20 @@ def _grep_path() -> str | None:
     import shutil
 
     return shutil.which("grep")
+
+
+def _offset(line: bytes) -> int:
+    """The byte offset that starts a line of ``grep -b`` output."""
+    try:
+        return int(line[:line.find(b":")])
+    except ValueError:
+        raise GrepFailed(line[:80]) from None
+
+
+# A block whose first PROBE hits come less than DENSE_BYTES apart on average is read line by line
+# (an NCCL_DEBUG=INFO storm) without reading the rest of its hits.
+PROBE = 2048
+DENSE_BYTES = 256
 
 
 class _GrepHits:
@@ -681,9 +830,11 @@ class _GrepHits:
             return None
         return cls(proc)
 
-    def take(self, lo: int, hi: int, base: int) -> list[int]:
+    def take(self, lo: int, hi: int, base: int, limit: int | None = None) -> list[int] | None:
         """Hits with ``lo <= offset < hi`` as positions ``offset - lo + base`` (hits below ``lo``
-        fell in cut lines and are dropped)."""
+        fell in cut lines and are dropped). More than ``limit`` of them: None, and the rest of
+        the block's hits are passed over without being read one by one (a dense block is read
+        line by line anyway)."""
         out = []
         readline = self.out.readline
         nxt = self.next
@@ -692,18 +843,40 @@ class _GrepHits:
                 line = readline()
                 if not line:
                     break
-                colon = line.find(b":")
-                try:
-                    nxt = int(line[:colon])
-                except ValueError:
-                    raise GrepFailed(line[:80]) from None
+                nxt = _offset(line)
             if nxt >= hi:
                 break
             if nxt >= lo:
                 out.append(nxt - lo + base)
+                if limit is not None and (len(out) > limit or len(out) == PROBE and nxt - lo < PROBE * DENSE_BYTES):
+                    self.next = -1
+                    self._pass(hi)
+                    return None
             nxt = -1
         self.next = nxt
         return out
+
+    def _pass(self, hi: int) -> None:
+        """Pass over the hits below ``hi``: whole buffered chunks whose last line is below it are
+        dropped at once; ``next`` is the first hit at or above ``hi`` (or -1 at the end)."""
+        out = self.out
+        while True:
+            chunk = out.peek(1 << 16)
+            if not chunk:
+                return
+            last = chunk.rfind(b"\n")
+            if last > 0:
+                first = chunk.rfind(b"\n", 0, last) + 1
+                if _offset(chunk[first:last]) < hi:
+                    out.read(last + 1)
+                    continue
+            line = out.readline()
+            if not line:
+                return
+            off = _offset(line)
+            if off >= hi:
+                self.next = off
+                return
 
     def finish(self) -> None:
         rest = self.out.read()

@@ -227,7 +227,7 @@ def test_grep_failure_reads_the_file_again(tmp_path, monkeypatch):
     p.write_bytes(b"step 1\n" * 5000 + b"host:1:1 [0] NCCL INFO Using network IB\n" + b"step 2\n" * 5000)
     monkeypatch.setattr(parse._GrepHits, "MIN_SIZE", 0)
 
-    def broken(self, lo, hi, base):
+    def broken(self, lo, hi, base, limit=None):
         raise parse.GrepFailed("simulated")
 
     monkeypatch.setattr(parse._GrepHits, "take", broken)
@@ -255,6 +255,38 @@ def test_folded_parse_same_fast_and_plain(tmp_path):
         out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
     assert out[0] == out[1] == out[2]
     assert sum(g["count"] for g in out[0][2]) > 20000
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_bulk_lane_same_shape_other_hex_digits(tmp_path, seed):
+    """The bulk lane counts a line into its folded group from the line's shape (its bytes without
+    hex digits) and the full path's own checks. Lines of one shape that differ in their hex digits,
+    anywhere (the first word of the message, host names, formats' words: `AllReducf:`, `Trfes`,
+    `dgx-0b`), must be read exactly as the plain path reads them, folded or not."""
+    import gen_logs
+
+    d = tmp_path / "dense.log"
+    gen_logs.nccl_dense(str(d), 20000, seed=seed)
+    r = random.Random(seed)
+    hexd = "0123456789abcdef"
+    out = []
+    for line in d.read_text().splitlines():
+        if r.random() < 0.3:
+            chars = list(line)
+            spots = [i for i, c in enumerate(chars) if c in hexd]
+            for i in r.sample(spots, min(len(spots), r.choice((1, 1, 2, 5)))):
+                chars[i] = r.choice(hexd)
+            line = "".join(chars)
+        out.append(line)
+    m = tmp_path / "mutated.log"
+    m.write_text("\n".join(out) + "\n")
+    res = []
+    for on in (False, True, True):
+        with fastpath(on):
+            got = parse.parse_sources([Source(str(m), path=str(m))], reduce=True)
+        res.append(([e.to_dict() for e in got.events], got.stats.to_dict(), got.folded))
+    assert res[0] == res[1] == res[2]
+    assert parse._BULK_PLANS, "the bulk lane was not used"
 
 
 def test_pasted_nccl_lines_same_events():
