@@ -10,7 +10,8 @@ that way and checks that each one is a candidate.
 The list is short on purpose: the fast path (:mod:`logdoc.parse`) looks for each keyword with one
 ``bytes.find`` pass over large blocks, so every keyword costs a pass over the input. Substrings
 cover the spellings: ``rror`` is Error/error, ``loo`` gloo/Gloo, ``ailed`` Failed/failed,
-``ignal`` Signal/signal, ``imeout`` Timeout/timeout, ``[rank`` every c10 line of torch >= 2.2.
+``ignal`` Signal/signal, ``imeout`` Timeout/timeout, ``]:[`` every c10 line of torch >= 2.2 (``[rank3]:[E1129 ...``; a plain
+``[rank3]: `` prefix on a rank's own output is not a keyword: its messages of interest hold another).
 
 A candidate that no grammar understands is reported as "relevant but not understood" only when it
 also carries a strong marker (:data:`MARKERS`); other candidates were ordinary output that happened
@@ -22,7 +23,7 @@ import re
 
 # Literal keywords: a line without any of them is never parsed (unless it continues a record).
 KEYWORDS = (
-    "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "[rank", "CUDA", "terminate",
+    "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "]:[", "CUDA", "terminate",
     "NVRM", "ailed", "ignal", "imeout", "===", "Flight",
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)

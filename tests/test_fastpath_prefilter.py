@@ -82,6 +82,12 @@ def _torch_lines():
                 module = row["file"][:-3].replace("/", ".")
                 yield row, f"[W1126 10:11:12.123000 1234 {row['file']}:123] {first}"
                 yield row, f"{kind[6:]}:{module}:{first}"
+            elif kind == "PRINT" and "{line_of_uncaught_python_traceback}" in row["format"]:
+                # the rank prefix torch puts on each line of an uncaught traceback: what matters is
+                # the line (its head and its exception hold keywords; an open traceback takes the rest)
+                for line in ("Traceback (most recent call last):", "RuntimeError: 7",
+                             '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 7'):
+                    yield row, first.replace("7", line, 1) if first.startswith("[rank7]: ") else first
             elif kind == "PRINT":
                 yield row, first
             # PREFIX, TABLE, REPORT, DIFF, INTERPRETATION, ERRSTR: pieces of a bigger message
