@@ -637,18 +637,21 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
           hits: Callable[[int], list[int] | None] | None = None) -> int:
     """Feed the lines of ``buf[start:end]`` (the first is line ``lineno + 1``); return the number of
     the last one. Only candidate lines and the lines a record needs are looked at in Python.
-    ``hits(limit)``: the starts of the lines that hold a keyword or an ESC, when already known
-    (grep), or None when there are more than ``limit``."""
-    nlines = buf.count(sep, start, end)
-    if nlines < SMALL:
-        return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
-    budget = int(nlines * DENSE)
+    ``hits(limit)``: the starts of the lines that hold a keyword or an ESC and their line
+    numbers, when already known (grep), or None when there are more than ``limit``."""
     find = buf.find
+    numbers = None
     if hits is not None:
-        order = hits(budget)
-        if order is None:
+        # grep numbered the hits: the lines between them need not be counted
+        got = hits(max(SMALL, (end - start) // DENSE_BYTES))
+        if got is None:
             return _dense(feeder, buf, start, end, sep, lineno)
+        order, numbers = got
     else:
+        nlines = buf.count(sep, start, end)
+        if nlines < SMALL:
+            return _lines_one_by_one(feeder, buf, start, end, sep, lineno)
+        budget = int(nlines * DENSE)
         starts: set[int] = set()
         rfind = buf.rfind
         add = starts.add
@@ -691,7 +694,12 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
         s = order[idx]
         idx += 1
         if s > pos:
-            skipped = count(sep, pos, s)
+            if numbers is not None:
+                skipped = numbers[idx - 1] - 1 - lineno
+                if skipped < 0:
+                    raise GrepFailed(f"line {numbers[idx - 1]} out of step")
+            else:
+                skipped = count(sep, pos, s)
             stats.irrelevant += skipped
             lineno += skipped
         nl = find(sep, s, end)
@@ -766,10 +774,12 @@ def _grep_path() -> str | None:
     return shutil.which("grep")
 
 
-def _offset(line: bytes) -> int:
-    """The byte offset that starts a line of ``grep -b`` output."""
+def _offset(line: bytes) -> tuple[int, int]:
+    """(byte offset, line number) of a line of ``grep -n -b`` output (``N:OFFSET:text``)."""
+    a = line.find(b":")
+    b = line.find(b":", a + 1)
     try:
-        return int(line[:line.find(b":")])
+        return int(line[a + 1:b]), int(line[:a])
     except ValueError:
         raise GrepFailed(line[:80]) from None
 
@@ -782,8 +792,8 @@ DENSE_BYTES = 256
 
 class _GrepHits:
     """The start offsets of the lines of a file that hold a prefilter keyword or an ESC byte, from
-    ``grep -a -b -F`` running beside the parse (on the other core): the block scan then does
-    not look for the keywords itself. Only for plain files (not gzip, not stdin), LF line ends.
+    ``grep -a -n -b -F`` running beside the parse (on the other core), with their line numbers:
+    the block scan then neither looks for the keywords itself nor counts the lines between them. Only for plain files (not gzip, not stdin), LF line ends.
     The lines it reports are a superset of the candidates (each is checked on its clean text),
     and a file where grep fails is read again the plain way (:class:`GrepFailed`)."""
 
@@ -792,7 +802,7 @@ class _GrepHits:
     def __init__(self, proc):
         self.proc = proc
         self.out = proc.stdout
-        self.next = -1      # offset of a hit read from grep but not handed out yet
+        self.next = (-1, 0)  # (offset, line number) of a hit read from grep but not handed out yet
         self.alive = True
         self.dense = 0
 
@@ -813,7 +823,7 @@ class _GrepHits:
         import shutil
         import subprocess
 
-        args = [grep, "-a", "-b", "-F"]
+        args = [grep, "-a", "-n", "-b", "-F"]
         for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
             args += ["-e", kw.decode("latin-1")]
         args += ["--", source.path]
@@ -836,25 +846,27 @@ class _GrepHits:
         the block's hits are passed over without being read one by one (a dense block is read
         line by line anyway)."""
         out = []
+        numbers = []
         readline = self.out.readline
-        nxt = self.next
+        nxt, number = self.next
         while True:
             if nxt < 0:
                 line = readline()
                 if not line:
                     break
-                nxt = _offset(line)
+                nxt, number = _offset(line)
             if nxt >= hi:
                 break
             if nxt >= lo:
                 out.append(nxt - lo + base)
+                numbers.append(number)
                 if limit is not None and (len(out) > limit or len(out) == PROBE and nxt - lo < PROBE * DENSE_BYTES):
-                    self.next = -1
+                    self.next = (-1, 0)
                     self._pass(hi)
                     return None
             nxt = -1
-        self.next = nxt
-        return out
+        self.next = (nxt, number)
+        return out, numbers
 
     def _pass(self, hi: int) -> None:
         """Pass over the hits below ``hi``: whole buffered chunks whose last line is below it are
@@ -867,15 +879,15 @@ class _GrepHits:
             last = chunk.rfind(b"\n")
             if last > 0:
                 first = chunk.rfind(b"\n", 0, last) + 1
-                if _offset(chunk[first:last]) < hi:
+                if _offset(chunk[first:last])[0] < hi:
                     out.read(last + 1)
                     continue
             line = out.readline()
             if not line:
                 return
-            off = _offset(line)
-            if off >= hi:
-                self.next = off
+            hit = _offset(line)
+            if hit[0] >= hi:
+                self.next = hit
                 return
 
     def finish(self) -> None:
