@@ -212,6 +212,18 @@ _CONTINUES = ("\t", "nccl", "#") + tuple(sorted({p.strip() for p in _CONT_PREFIX
 _CONTINUES_RX = re.compile("|".join(re.escape(c) for c in _CONTINUES))
 
 
+# _quiet_skip(raw): the line is no candidate and cannot continue a quiet record, whatever its clean
+# text: it is printable ASCII (no control byte, CR, ESC or UTF-8 that cleaning or decoding would
+# change), not blank, without a keyword or a continuation marker.
+_QUIET_MARKS = re.compile(b"|".join(re.escape(k.encode("ascii")) for k in prefilter.KEYWORDS + _CONTINUES))
+_CTRL = re.compile(rb"[\x00-\x1f\x7f]")
+
+
+def _quiet_skip(raw: bytes) -> bool:
+    return (raw.isascii() and _CTRL.search(raw) is None and _QUIET_MARKS.search(raw) is None
+            and raw.strip(b" ") != b"")
+
+
 def _may_continue(text: str) -> bool:
     return _CONTINUES_RX.search(text) is not None or not text.strip()
 
@@ -670,7 +682,9 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
     raw_lane = _RAW_LANE
     plans = _BULK_PLANS
     bulk = feeder.bulk if feeder.lane and feeder.reduce else None
+    fold = feeder.fold_hit if feeder.lane and feeder.reduce else None
     hexb = _HEXB
+    quiet_skip = _quiet_skip
     pos = start
     idx = 0
     m = len(order)
@@ -679,6 +693,13 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
             if pos >= end:
                 break
             nl = find(sep, pos, end)
+            if feeder.state == 1 and quiet_skip(buf[pos:nl]):
+                # only quiet records are open and the line is no candidate and cannot continue one
+                # (printable ASCII only, so its bytes are its clean text): line() would count it
+                lineno += 1
+                stats.irrelevant += 1
+                pos = nl + 1
+                continue
             text = clean(buf[pos:nl])
             lineno += 1
             feeder.line(lineno, text, cand(text) is not None)
@@ -710,7 +731,8 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
         if seen is not None and feeder.lane:
             lane = feeder.lane_state
             if lane == 0 or (lane == 1 and seen[2]):
-                feeder.lane_hit(lineno, seen)
+                if fold is None or not fold(lineno, seen):
+                    feeder.lane_hit(lineno, seen)
                 continue
         if bulk is not None and feeder.lane_state == 0:
             plan = plans.get(raw.translate(None, hexb))
@@ -774,16 +796,8 @@ def _grep_path() -> str | None:
     return shutil.which("grep")
 
 
-def _offset(line: bytes) -> tuple[int, int]:
-    """(byte offset, line number) of a line of ``grep -n -b`` output (``N:OFFSET:text``)."""
-    a = line.find(b":")
-    b = line.find(b":", a + 1)
-    try:
-        return int(line[a + 1:b]), int(line[:a])
-    except ValueError:
-        raise GrepFailed(line[:80]) from None
-
-
+# The head of each line of ``grep -n -b`` output: ``NUMBER:OFFSET:``.
+_GREP_HEAD = re.compile(rb"^(\d+):(\d+):", re.M)
 # A block whose first PROBE hits come less than DENSE_BYTES apart on average is read line by line
 # (an NCCL_DEBUG=INFO storm) without reading the rest of its hits.
 PROBE = 2048
@@ -802,9 +816,10 @@ class _GrepHits:
     def __init__(self, proc):
         self.proc = proc
         self.out = proc.stdout
-        self.next = (-1, 0)  # (offset, line number) of a hit read from grep but not handed out yet
+        self.heads: list[tuple[int, int]] = []  # (offset, line number) read from grep, from index ``at``
+        self.at = 0
+        self.tail = b""  # the start of an output line not complete yet
         self.alive = True
-        self.dense = 0
 
     @classmethod
     def start(cls, source: Source, stream) -> "_GrepHits | None":
@@ -840,58 +855,92 @@ class _GrepHits:
             return None
         return cls(proc)
 
-    def take(self, lo: int, hi: int, base: int, limit: int | None = None) -> list[int] | None:
-        """Hits with ``lo <= offset < hi`` as positions ``offset - lo + base`` (hits below ``lo``
-        fell in cut lines and are dropped). More than ``limit`` of them: None, and the rest of
-        the block's hits are passed over without being read one by one (a dense block is read
-        line by line anyway)."""
-        out = []
-        numbers = []
-        readline = self.out.readline
-        nxt, number = self.next
+    def take(self, lo: int, hi: int, base: int, limit: int | None = None) -> tuple[list[int], list[int]] | None:
+        """Hits with ``lo <= offset < hi`` as positions ``offset - lo + base`` and their line
+        numbers (hits below ``lo`` fell in cut lines and are dropped). More than ``limit`` of them,
+        or a first :data:`PROBE` of them less than :data:`DENSE_BYTES` apart: None, and the rest of
+        the block's hits are passed over unread (a dense block is read line by line anyway)."""
+        out: list[int] = []
+        numbers: list[int] = []
+        heads, i = self.heads, self.at
         while True:
-            if nxt < 0:
-                line = readline()
-                if not line:
+            if i >= len(heads):
+                if not self._read():
                     break
-                nxt, number = _offset(line)
-            if nxt >= hi:
+                heads, i = self.heads, 0
+                continue
+            off, number = heads[i]
+            if off >= hi:
                 break
-            if nxt >= lo:
-                out.append(nxt - lo + base)
+            i += 1
+            if off >= lo:
+                out.append(off - lo + base)
                 numbers.append(number)
-                if limit is not None and (len(out) > limit or len(out) == PROBE and nxt - lo < PROBE * DENSE_BYTES):
-                    self.next = (-1, 0)
+                if limit is not None and (len(out) > limit or len(out) == PROBE and off - lo < PROBE * DENSE_BYTES):
+                    self.at = i
                     self._pass(hi)
                     return None
-            nxt = -1
-        self.next = (nxt, number)
+        self.at = i
         return out, numbers
 
-    def _pass(self, hi: int) -> None:
-        """Pass over the hits below ``hi``: whole buffered chunks whose last line is below it are
-        dropped at once; ``next`` is the first hit at or above ``hi`` (or -1 at the end)."""
-        out = self.out
+    def _chunk(self) -> bytes | None:
+        """The next whole output lines from grep (at least one), or None at its end."""
+        parts = [self.tail] if self.tail else []
         while True:
-            chunk = out.peek(1 << 16)
-            if not chunk:
+            data = self.out.read1(1 << 20)
+            if not data:
+                if parts:
+                    raise GrepFailed("grep output ends inside a line")
+                return None
+            last = data.rfind(b"\n")
+            if last < 0:
+                parts.append(data)  # a long line: keep reading
+                continue
+            parts.append(data[:last + 1])
+            self.tail = data[last + 1:]
+            return b"".join(parts) if len(parts) > 1 else parts[0]
+
+    def _read(self) -> bool:
+        """Parse the heads of the next chunk of grep output into ``heads``; False at the end."""
+        chunk = self._chunk()
+        if chunk is None:
+            return False
+        found = _GREP_HEAD.findall(chunk)
+        if len(found) != chunk.count(b"\n"):
+            raise GrepFailed("unexpected grep output")
+        self.heads = [(int(o), int(n)) for n, o in found]
+        self.at = 0
+        return True
+
+    def _pass(self, hi: int) -> None:
+        """Pass over the hits below ``hi``: chunks of output whose last line is below it are
+        dropped without being parsed."""
+        heads, i = self.heads, self.at
+        while i < len(heads) and heads[i][0] < hi:
+            i += 1
+        self.at = i
+        if i < len(heads):
+            return
+        while True:
+            chunk = self._chunk()
+            if chunk is None:
+                self.heads, self.at = [], 0
                 return
-            last = chunk.rfind(b"\n")
-            if last > 0:
-                first = chunk.rfind(b"\n", 0, last) + 1
-                if _offset(chunk[first:last])[0] < hi:
-                    out.read(last + 1)
-                    continue
-            line = out.readline()
-            if not line:
-                return
-            hit = _offset(line)
-            if hit[0] >= hi:
-                self.next = hit
-                return
+            last = chunk.rfind(b"\n", 0, len(chunk) - 1) + 1
+            m = _GREP_HEAD.match(chunk, last)
+            if m is None:
+                raise GrepFailed("unexpected grep output")
+            if int(m.group(2)) < hi:
+                continue
+            found = _GREP_HEAD.findall(chunk)
+            if len(found) != chunk.count(b"\n"):
+                raise GrepFailed("unexpected grep output")
+            self.heads = [h for h in ((int(o), int(n)) for n, o in found) if h[0] >= hi]
+            self.at = 0
+            return
 
     def finish(self) -> None:
-        rest = self.out.read()
+        rest = self.at < len(self.heads) or self.tail or self.out.read()
         code = self.proc.wait()
         if code not in (0, 1) or rest:
             raise GrepFailed(f"grep exit status {code}")
