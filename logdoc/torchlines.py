@@ -264,13 +264,44 @@ def templates() -> dict[str, list[_Template]]:
     return by
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+
+
+@lru_cache(maxsize=None)
+def _token_index(where: str) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """Which templates of ``templates()[where]`` a message can match, by its blank-separated
+    tokens: a template whose anchor stands between blanks (or at an end) in its format, not
+    against a placeholder, matches only a message that holds the anchor as a whole token (the
+    format's blanks are ``\\s+`` in its expression; ``str.split`` cuts at the same characters).
+    Returns (anchor -> template positions, positions of the templates that are always tried)."""
+    by_token: dict[str, list[int]] = {}
+    always: list[int] = []
+    for i, t in enumerate(templates()[where]):
+        lit = _PLACEHOLDER.sub("\x00", t.format.strip())
+        if t.anchor and re.search(r"(?<!\S)" + re.escape(t.anchor) + r"(?!\S)", lit):
+            by_token.setdefault(t.anchor, []).append(i)
+        else:
+            always.append(i)
+    return {k: tuple(v) for k, v in by_token.items()}, tuple(always)
+
+
 def _match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
                      line: int | None = None) -> tuple[_Template, dict[str, Any]] | None:
     text = text[:_MAX_MATCH]
     table = templates()
     best: tuple[int, _Template, dict[str, Any]] | None = None
+    tokens = set(text.split())
     for where in wheres:
-        for t in table[where]:
+        lst = table[where]
+        by_token, always = _token_index(where)
+        order = list(always)
+        for tok in tokens:
+            hit = by_token.get(tok)
+            if hit is not None:
+                order.extend(hit)
+        order.sort()  # the table's own order: the same first match and the same best score
+        for i in order:
+            t = lst[i]
             if t.anchor and t.anchor not in text:
                 continue
             fields = t.match(text)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from logdoc.events import Envelope
+from logdoc import torchlines
 from logdoc.torchlines import classify
 
 DATA = Path(__file__).parent / "data" / "torch"
@@ -618,3 +619,59 @@ def test_child_failed_without_index_lines():
     assert p.kind == "torchrun.child_failed" and len(p.fields["failures"]) == 2
     assert p.fields["failures"][0]["root_cause"] and p.fields["failures"][0]["index"] is None
     assert p.fields["failures"][1]["signal"] == "SIGTERM"
+
+
+def _match_templates_reference(text, wheres, file=None, line=None):
+    """The table scan _match_templates did before its token index: every template in order."""
+    text = text[:torchlines._MAX_MATCH]
+    table = torchlines.templates()
+    best = None
+    for where in wheres:
+        for t in table[where]:
+            if t.anchor and t.anchor not in text:
+                continue
+            fields = t.match(text)
+            if fields is None:
+                continue
+            if file is None:
+                return t, fields
+            score = 0
+            if t.file and t.file == file:
+                score = 2 if (line is not None and t.id.endswith(f":{line}")) else 1
+            if best is None or score > best[0]:
+                best = (score, t, fields)
+            if score == 2:
+                break
+    return (best[1], best[2]) if best else None
+
+
+def test_token_index_picks_what_the_full_table_scan_picks():
+    """_match_templates tries only the templates whose anchor is a whole token of the message (or
+    that cannot be indexed so): on every rendered catalog line, every sample line, and those lines
+    with their blanks changed (tabs, doubled, non-breaking), it returns what the scan of the whole
+    table returns."""
+    import random
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_fastpath_prefilter import rendered_lines
+
+    texts = [ln for _, ln in rendered_lines()]
+    for p in sorted((Path(__file__).resolve().parents[1] / "samples").glob("*/*.log")):
+        texts += p.read_text(encoding="utf-8", errors="replace").splitlines()
+    r = random.Random(5)
+    more = []
+    for t in texts:
+        if " " in t and r.random() < 0.3:
+            more.append(t.replace(" ", r.choice(["\t", "  ", "\u00a0", " \n "]), r.randrange(1, 4)))
+    texts += more
+    tried = 0
+    for text in texts:
+        for body in (text, text.split("] ", 1)[-1], "RuntimeError: " + text):
+            for wheres, file, line in ((("body", "line"), None, None), (("gloo",), "gloo/transport/tcp/pair.cc", 1)):
+                got = torchlines._match_templates(body, wheres, file, line)
+                want = _match_templates_reference(body, wheres, file, line)
+                assert (got and (got[0].id, got[1])) == (want and (want[0].id, want[1])), body
+                tried += 1
+    assert tried > 20000
