@@ -6,6 +6,7 @@
     kb.json                                    the knowledge base, compiled by logdoc.kb.compile_rules
     pyodide/<version>/                         the Pyodide runtime (npm package ``pyodide``, pinned)
     wheels/<sha256[:16]>/*.whl                 lark (PyPI, pinned) and logdoc (built from this tree)
+    pyodide/<version>/python_stdlib-<sha>.zip  with Node: the stdlib, the page's modules as bytecode
     _headers                                   the response headers for hosts that read that file
 
 Third-party files are fetched once into a cache and verified against the sha256 sums pinned
@@ -66,6 +67,8 @@ CSP = (
 CSP_HEADER_ONLY = "; frame-ancestors 'none'"
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+#: Compiles the modules the page imports to bytecode with the pinned Pyodide, in Node.
+BYTECODE_SCRIPT = Path(__file__).resolve().parent / "bytecode.mjs"
 STATIC_FILES = ("index.html", "app.js", "worker.js", "style.css")
 
 MIME_TYPES = {
@@ -284,6 +287,55 @@ def compile_kb() -> dict:
     return rules
 
 
+def bytecode_files(
+    runtime: Path, wheels: list[Path], kb_bytes: bytes, cache_dir: Path, *, required: bool = False
+) -> tuple[Path | None, str]:
+    """A folder with python_stdlib.zip and the wheels, the page's modules replaced by bytecode.
+
+    Pyodide's stdlib zip and the wheels hold sources only; compiling them inside WebAssembly
+    was most of the page's start. ``bytecode.mjs`` runs the pinned Pyodide in Node to compile
+    what the page imports, then checks that the page's work gives the same result from the
+    bytecode. The result is cached by the sha256 of every input. Returns ``(folder, "")``, or
+    ``(None, reason)`` when Node is missing or the check could not run (the page then ships
+    the sources, as before); with ``required=True`` that is a ``BuildError`` instead.
+    """
+    h = hashlib.sha256()
+    h.update(PYODIDE_VERSION.encode())
+    for name in sorted(PYODIDE_FILES):
+        h.update(PYODIDE_FILES[name].encode())
+    h.update(BYTECODE_SCRIPT.read_bytes())
+    h.update(kb_bytes)
+    for w in wheels:
+        h.update(w.name.encode() + b"\0" + _sha256_file(w).encode())
+    dest = cache_dir / "bytecode" / h.hexdigest()[:24]
+    names = ["python_stdlib.zip", *(w.name for w in wheels), "bytecode.json"]
+    if all((dest / n).is_file() for n in names):
+        return dest, ""
+    node = shutil.which("node")
+    if node is None:
+        if required:
+            raise BuildError("'node' is needed to compile the page's modules to bytecode")
+        return None, "node was not found"
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        kb_file = Path(tmp) / "kb.json"
+        kb_file.write_bytes(kb_bytes)
+        out = Path(tmp) / "out"
+        proc = subprocess.run(
+            [node, str(BYTECODE_SCRIPT), "--pyodide", str(runtime), "--kb", str(kb_file),
+             "--out", str(out), *map(str, wheels)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        if proc.returncode != 0 or not all((out / n).is_file() for n in names):
+            reason = "bytecode.mjs failed: " + proc.stdout.strip()[-2000:]
+            if required:
+                raise BuildError(reason)
+            return None, reason
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(out, dest)
+    return dest, ""
+
+
 # --- the site ----------------------------------------------------------------------------------
 
 
@@ -326,11 +378,15 @@ def build_site(
     cache_dir: str | os.PathLike | None = None,
     logdoc_wheel: str | os.PathLike | None = None,
     kb_json: dict | None = None,
+    bytecode: bool | None = None,
 ) -> dict:
     """Write the static site into ``out_dir`` and return its sizes.
 
     ``logdoc_wheel`` uses a prebuilt wheel instead of building one from the source tree;
     ``kb_json`` uses an already compiled knowledge base (both are for tests and packagers).
+    ``bytecode``: ship the modules the page imports as bytecode (see :func:`bytecode_files`);
+    ``None`` (default) does so when Node is available, ``True`` requires it, ``False`` ships
+    sources only.
     Returns ``{"out": str, "files": {path: {"bytes", "gzip"}}, "total_bytes", "total_gzip",
     "pyodide": version, "wheels": [names]}``.
     """
@@ -342,18 +398,34 @@ def build_site(
     runtime = pyodide_files(cache)
     third_party = pypi_wheels(cache)
     kb_data = kb_json if kb_json is not None else compile_kb()
+    kb_bytes = json.dumps(kb_data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    kb_bytes = kb_bytes.encode("utf-8")
 
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
         wheel = Path(logdoc_wheel) if logdoc_wheel else build_logdoc_wheel(Path(tmp))
         wheels = [*third_party, wheel]
         for w in wheels:
             _check_pure_wheel(w)
+        compiled, skipped = (None, "bytecode=False") if bytecode is False else bytecode_files(
+            runtime, wheels, kb_bytes, cache, required=bool(bytecode))
         _prepare_out_dir(out)
 
         pyodide_rel = f"pyodide/{PYODIDE_VERSION}/"
         (out / pyodide_rel).mkdir(parents=True)
         for name in PYODIDE_FILES:
+            if name == "python_stdlib.zip" and compiled is not None:
+                continue
             shutil.copyfile(runtime / name, out / pyodide_rel / name)
+        if compiled is not None:
+            # a content-addressed name: the versioned folder is served as immutable
+            data = (compiled / "python_stdlib.zip").read_bytes()
+            stdlib_rel = f"{pyodide_rel}python_stdlib-{_sha256(data)[:16]}.zip"
+            (out / stdlib_rel).write_bytes(data)
+            wheels = [compiled / w.name for w in wheels]
+            bytecode_info = json.loads((compiled / "bytecode.json").read_text(encoding="utf-8"))
+        else:
+            stdlib_rel = f"{pyodide_rel}python_stdlib.zip"
+            bytecode_info = {"skipped": skipped}
 
         wheel_urls = []
         for w in wheels:
@@ -363,21 +435,22 @@ def build_site(
             (out / rel).write_bytes(data)
             wheel_urls.append(rel)
 
-    kb_bytes = json.dumps(kb_data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    kb_bytes = kb_bytes.encode("utf-8")
     (out / "kb.json").write_bytes(kb_bytes)
 
     static = {name: (STATIC_DIR / name).read_text(encoding="utf-8") for name in STATIC_FILES}
     config = {
         "pyodide": pyodide_rel,
         "pyodideVersion": PYODIDE_VERSION,
+        "stdlib": stdlib_rel,
         "wheels": wheel_urls,
         "kb": f"kb.json?v={_sha256(kb_bytes)[:12]}",
         # what the worker fetches (the two .mjs files arrive through import instead)
         "fetchBytes": sum(
             (out / p).stat().st_size
             for p in [
-                *(pyodide_rel + n for n in PYODIDE_FILES if not n.endswith(".mjs")),
+                *(pyodide_rel + n for n in PYODIDE_FILES
+                  if not n.endswith(".mjs") and n != "python_stdlib.zip"),
+                stdlib_rel,
                 *wheel_urls,
                 "kb.json",
             ]
@@ -408,12 +481,15 @@ def build_site(
         "generator": "logdoc web build",
         "pyodide": PYODIDE_VERSION,
         "wheels": [Path(u).name for u in wheel_urls],
+        "stdlib": Path(stdlib_rel).name,
+        "bytecode": bytecode_info,
         "csp": CSP,
     }
     (out / "site.json").write_text(json.dumps(site, indent=2) + "\n", encoding="utf-8")
 
     sizes = site_sizes(out)
-    sizes.update({"out": str(out), "pyodide": PYODIDE_VERSION, "wheels": site["wheels"]})
+    sizes.update({"out": str(out), "pyodide": PYODIDE_VERSION, "wheels": site["wheels"],
+                  "bytecode": bytecode_info})
     return sizes
 
 

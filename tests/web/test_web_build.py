@@ -55,7 +55,10 @@ def test_build_writes_a_complete_site(fake_site):
     for f in ("index.html", "app.js", "worker.js", "style.css", "favicon.svg", "kb.json", "site.json",
               "_headers"):
         assert f in names
+    site = json.loads((out / "site.json").read_text())
     for f in build.PYODIDE_FILES:
+        if f == "python_stdlib.zip":
+            f = site["stdlib"]  # python_stdlib-<sha>.zip when the page's modules are bytecode
         assert f"pyodide/{build.PYODIDE_VERSION}/{f}" in names
     wheels = [n for n in names if n.endswith(".whl")]
     assert any("/lark-1.3.1-py3-none-any.whl" in w for w in wheels)
@@ -75,9 +78,37 @@ def test_build_fills_every_placeholder_and_links_what_exists(fake_site):
     for rel in config["wheels"]:
         assert (out / rel).is_file()
     assert (out / config["pyodide"] / "pyodide.mjs").is_file()
+    assert (out / config["stdlib"]).is_file()
     assert (out / config["kb"].split("?")[0]).is_file()
     for ref in re.findall(r'(?:href|src)="([^"]+)"', html):
         assert (out / ref.split("?")[0]).is_file(), ref
+
+
+def test_the_modules_the_page_imports_are_bytecode(fake_site):
+    import zipfile
+
+    out, sizes = fake_site
+    site = json.loads((out / "site.json").read_text())
+    if "skipped" in site["bytecode"]:
+        pytest.skip(f"no bytecode: {site['bytecode']['skipped']}")
+    stdlib = out / "pyodide" / build.PYODIDE_VERSION / site["stdlib"]
+    assert stdlib.name != "python_stdlib.zip"  # content-addressed: that folder is immutable
+    with zipfile.ZipFile(stdlib) as zf:
+        names = set(zf.namelist())
+        # what Pyodide's start imports is sourceless bytecode; what the page never imports is
+        # still source
+        assert "encodings/__init__.pyc" in names and "encodings/__init__.py" not in names
+        assert "json/decoder.pyc" in names
+        assert "xmlrpc/client.py" in names and "xmlrpc/client.pyc" not in names
+        assert zf.read("json/decoder.pyc")[4:8] == (1).to_bytes(4, "little")  # unchecked hash
+    config = json.loads(re.search(r"const CONFIG = (\{.*\});", (out / "worker.js").read_text()).group(1))
+    logdoc_wheel = next(out / rel for rel in config["wheels"] if "/logdoc-" in rel)
+    with zipfile.ZipFile(logdoc_wheel) as zf:
+        names = set(zf.namelist())
+        assert "logdoc/web/entry.pyc" in names and "logdoc/web/entry.py" not in names
+        record = zf.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
+        assert "logdoc/web/entry.pyc,sha256=" in record and "logdoc/web/entry.py," not in record
+    assert site["bytecode"]["wheel_modules"][logdoc_wheel.name] >= 1
 
 
 def test_build_refuses_a_folder_it_did_not_write(tmp_path):

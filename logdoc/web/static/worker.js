@@ -78,6 +78,8 @@ async function boot() {
   });
   pyodide = await loadPyodide({
     indexURL: here(CONFIG.pyodide),
+    // The build ships the modules the page imports as bytecode (compiled by this Pyodide).
+    stdLibURL: here(CONFIG.stdlib),
     // The wheels download while the interpreter boots.
     packages: CONFIG.wheels.map(here),
     checkAPIVersion: true,
