@@ -357,7 +357,7 @@ class Feeder:
                     _LANE_MEMO.clear()
                 _LANE_MEMO[text] = [ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid, ev.time,
                                     None]
-            elif raw is not None and self.reduce:
+            elif raw is not None and self.reduce and raw.translate(None, _HEXB) not in _BULK_PLANS:
                 _learn_bulk(raw, text, ev)
         else:
             stats = self.stats
@@ -380,7 +380,7 @@ class Feeder:
             stats.events += 1
 
     def bulk(self, n: int, raw: bytes, plan: tuple) -> bool:
-        """The bulk lane (folding only, ``lane_state`` 0): count line ``n`` into its saturated
+        """The bulk lane (folding only, ``lane_state`` 0 or 1): count line ``n`` into its saturated
         group without building its event, when its bytes have the shape of a line already read
         as a bulk catalog format (``_BULK_PLANS``) and every check the full path makes on such a
         line gives what it gave there. False: nothing was done (the caller takes the usual path).
@@ -397,9 +397,11 @@ class Feeder:
         if len(text) >= 640:  # nccl.classify's has_huge_number: never true below 640 characters
             return False
         m = _LANE_HEAD.match(text)
-        # lane_ok with nothing open (lane_state 0), inline
+        # lane_ok, inline (lane_state 0: nothing open; 1: only quiet records, which must not take it)
         if m is None or "]:[" in text or text.endswith("across cluster]") or (
                 (text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text) and _may_start(text, _ENV0)):
+            return False
+        if self.lane_state != 0 and (self.lane_state != 1 or not _quiet_ok(text)):
             return False
         msg = text[m.end():]
         if _family(msg) is not None:
@@ -628,7 +630,7 @@ def _dense(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno:
                     if fold is None or not fold(lineno, seen):
                         feeder.lane_hit(lineno, seen)
                     continue
-                if st == 0 and bulk is not None:
+                if bulk is not None:
                     plan = plans.get(raw.translate(None, hexb))
                     if plan is not None and bulk(lineno, raw, plan):
                         continue
@@ -734,7 +736,7 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
                 if fold is None or not fold(lineno, seen):
                     feeder.lane_hit(lineno, seen)
                 continue
-        if bulk is not None and feeder.lane_state == 0:
+        if bulk is not None and feeder.lane_state < 2:
             plan = plans.get(raw.translate(None, hexb))
             if plan is not None and bulk(lineno, raw, plan):
                 continue
