@@ -75,6 +75,12 @@ class Stats:
             "warnings": list(self.warnings),
         }
 
+    def understood_line(self) -> None:
+        """One line read and understood as one event."""
+        self.relevant += 1
+        self.understood += 1
+        self.events += 1
+
     def merge(self, other: "Stats") -> None:
         for name in ("files", "lines_read", "irrelevant", "relevant", "understood", "not_understood", "events", "cut_lines"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -171,9 +177,7 @@ def _error_file_event(source: Source, stats: Stats) -> Event | None:
         return None
     stats.files += 1
     stats.lines_read += 1
-    stats.relevant += 1
-    stats.understood += 1
-    stats.events += 1
+    stats.understood_line()
     exc_type, _, exc_message = text.partition(": ")
     fields = {"exc_type": exc_type if exc_message else None, "exc_message": exc_message or text,
               "traceback": info.get("py_callstack"), "timestamp": info.get("timestamp")}
@@ -325,10 +329,7 @@ class Feeder:
         text = seen[1]
         if not self.out.saturated(gk[0], gk[1], n, lambda: _memo_event(hit, name, n, text)):
             return False
-        stats = self.stats
-        stats.relevant += 1
-        stats.understood += 1
-        stats.events += 1
+        self.stats.understood_line()
         return True
 
     def lane_hit(self, n: int, seen: tuple) -> None:
@@ -360,10 +361,7 @@ class Feeder:
             elif raw is not None and self.reduce and raw.translate(None, _HEXB) not in _BULK_PLANS:
                 _learn_bulk(raw, text, ev)
         else:
-            stats = self.stats
-            stats.relevant += 1
-            stats.understood += 1
-            stats.events += 1
+            self.stats.understood_line()
             out = self.out
             if self.reduce:
                 gk = hit[7]
@@ -374,10 +372,7 @@ class Feeder:
             ev = _memo_event(hit, self.name, n, text)
         self.out.append(ev)
         if hit is None:
-            stats = self.stats
-            stats.relevant += 1
-            stats.understood += 1
-            stats.events += 1
+            self.stats.understood_line()
 
     def bulk(self, n: int, raw: bytes, plan: tuple) -> bool:
         """The bulk lane (folding only, ``lane_state`` 0 or 1): count line ``n`` into its saturated
@@ -420,10 +415,7 @@ class Feeder:
         if not self.out.saturated(1, key + ((m.group(1) or None, int(m.group(2)), None, None, None),), n,
                                   lambda: classify_record(Record(n, n, Envelope(), text), name)):
             return False
-        stats = self.stats
-        stats.relevant += 1
-        stats.understood += 1
-        stats.events += 1
+        self.stats.understood_line()
         return True
 
     def lane_ok(self, text: str) -> bool:
