@@ -254,7 +254,7 @@ class Feeder:
     lines left out are counted with ``skip(k)``. Then ``finish()``.
     """
 
-    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane", "reduce", "group_key",
+    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane", "reduce", "group_key", "folded",
                  "state", "lane_state")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
@@ -267,6 +267,7 @@ class Feeder:
         self._open = getattr(self.asm, "_open", None)
         self.lane = fast_enabled()  # the NCCL lane (part of the fast path)
         self.state = self.lane_state = 0
+        self.folded = 0  # lines understood and counted into a saturated group (added to stats by finish)
         self.reduce = hasattr(out, "saturated")
         self.group_key = None
         if self.reduce:
@@ -329,7 +330,7 @@ class Feeder:
         text = seen[1]
         if not self.out.saturated(gk[0], gk[1], n, lambda: _memo_event(hit, name, n, text)):
             return False
-        self.stats.understood_line()
+        self.folded += 1
         return True
 
     def lane_hit(self, n: int, seen: tuple) -> None:
@@ -401,7 +402,7 @@ class Feeder:
         msg = text[m.end():]
         if _family(msg) is not None:
             return False
-        t, rivals, word, key, std = plan
+        t, rivals, word, key, std, keys = plan
         cm = msg.rstrip()
         k = len(word)
         if not cm.startswith(word) or (len(cm) > k and cm[k] != " "):
@@ -412,10 +413,15 @@ class Feeder:
             if (not other.anchor or other.anchor in cm) and other.rx.match(cm):
                 return False
         name = self.name
-        if not self.out.saturated(1, key + ((m.group(1) or None, int(m.group(2)), None, None, None),), n,
-                                  lambda: classify_record(Record(n, n, Envelope(), text), name)):
+        hp = m.group(1, 2)
+        full = keys.get(hp)
+        if full is None:  # the group key of this host and pid (the event's stream: no rank on a lane line)
+            if len(keys) >= MAX_BULK_PLANS:
+                keys.clear()
+            full = keys[hp] = key + ((hp[0] or None, int(hp[1]), None, None, None),)
+        if not self.out.saturated(1, full, n, lambda: classify_record(Record(n, n, Envelope(), text), name)):
             return False
-        self.stats.understood_line()
+        self.folded += 1
         return True
 
     def lane_ok(self, text: str) -> bool:
@@ -489,6 +495,10 @@ class Feeder:
     def finish(self) -> None:
         self.settle(self.asm.flush())
         self._update_state()
+        k, self.folded = self.folded, 0
+        self.stats.relevant += k
+        self.stats.understood += k
+        self.stats.events += k
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,7 +562,8 @@ def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
         return
     if len(_BULK_PLANS) >= MAX_BULK_PLANS:
         _BULK_PLANS.clear()
-    _BULK_PLANS[raw.translate(None, _HEXB)] = (entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std)
+    _BULK_PLANS[raw.translate(None, _HEXB)] = (entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std,
+                                               {})
 
 
 _BULK_TEMPLATES: list = []
