@@ -1,15 +1,32 @@
-"""The ``logdoc`` command. The only module, with ``report/terminal.py``, that uses typer and rich."""
+"""The ``logdoc`` command line (typer). What the commands share, the entry point and the fast path
+of a plain ``logdoc explain`` are in :mod:`logdoc.cli_core`, which imports neither typer nor rich."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from .source import InputError
+from .cli_core import (  # noqa: F401 - re-exported: tests and the entry point use them from here
+    PROGRESS_HELP,
+    Failure,
+    InputError,
+    _check_rules_dirs,
+    _console,
+    _emit_report,
+    _fail,
+    _fast_explain,
+    _load_rules,
+    _notice,
+    _progress,
+    _report_skips,
+    _run,
+    _summary_line,
+    explain_command,
+    main,
+)
 
 app = typer.Typer(
     add_completion=True,
@@ -54,93 +71,6 @@ def _complete_rule_id(incomplete: str):
 REPORT_FORMATS = _complete_with("terminal", "json", "markdown")
 
 
-class Failure(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
-
-
-def _fail(message: str) -> None:
-    raise Failure(message)
-
-
-def _summary_line(stats) -> str:
-    parts = [
-        f"read {stats.lines_read} lines in {stats.files} file{'s' if stats.files != 1 else ''}",
-        f"{stats.relevant} relevant",
-        f"{stats.events} events",
-        f"{stats.not_understood} not understood",
-        f"{stats.irrelevant} irrelevant",
-    ]
-    if stats.cut_lines:
-        parts.append(f"{stats.cut_lines} over-long lines cut at 1 MiB")
-    return "logdoc: " + ", ".join(parts)
-
-
-def _report_skips(stats) -> None:
-    for name, reason in stats.skipped_files:
-        print(f"logdoc: skipped {name}: {reason}", file=sys.stderr)
-    for w in stats.warnings:
-        print(f"logdoc: warning: {w}", file=sys.stderr)
-
-
-PROGRESS_HELP = "A progress bar on stderr (bytes and files); by default only for large input on a terminal."
-PROGRESS_MIN_BYTES = 64 << 20
-
-
-class _Bar:
-    """The progress of a parse on stderr (rich), driven by logdoc.parse through add_bytes/file_done."""
-
-    def __init__(self, total: int, files: int) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.files = files
-        self.done = 0
-        self.p = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                          console=Console(stderr=True), transient=True)
-        self.task = self.p.add_task(self._label(), total=total or None)
-
-    def _label(self) -> str:
-        return f"reading {self.done}/{self.files} file{'s' if self.files != 1 else ''}"
-
-    def add_bytes(self, n: int) -> None:
-        self.p.advance(self.task, n)
-
-    def file_done(self, name: str) -> None:
-        self.done += 1
-        self.p.update(self.task, description=self._label())
-
-    def __enter__(self):
-        self.p.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.p.stop()
-
-
-def _progress(sources, wanted: Optional[bool]):
-    """A progress bar when stderr is a terminal and the input is large (or --progress); else a
-    context giving None. Never on a pipe."""
-    import contextlib
-
-    if wanted is False or not sys.stderr.isatty():
-        return contextlib.nullcontext(None)
-    total = 0
-    for src in sources:
-        if src.path is not None:
-            try:
-                total += os.path.getsize(src.path)
-            except OSError:
-                pass
-        elif src.stream is not None and wanted is None:
-            return contextlib.nullcontext(None)  # standard input: size unknown
-    if wanted is None and total < PROGRESS_MIN_BYTES:
-        return contextlib.nullcontext(None)
-    try:
-        return _Bar(total, len(sources))
-    except Exception:  # noqa: BLE001 - no bar rather than no report
-        return contextlib.nullcontext(None)
-
-
 @app.command()
 def parse(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
@@ -183,59 +113,6 @@ def parse(
     print(_summary_line(result.stats), file=sys.stderr)
 
 
-def _console(no_color: bool, stderr: bool = False):
-    from rich.console import Console
-
-    color = not no_color and not os.environ.get("NO_COLOR")
-    if color:
-        return Console(no_color=not color, highlight=False, soft_wrap=False, stderr=stderr)
-    return Console(no_color=True, color_system=None, highlight=False, stderr=stderr)
-
-
-def _check_rules_dirs(rules_dirs: List[str]) -> None:
-    for d in rules_dirs:
-        if not os.path.isdir(d):
-            _fail(f"--rules {d}: no such folder")
-
-
-def _load_rules(rules_dirs: List[str], cached: bool = False):
-    from . import kb
-
-    _check_rules_dirs(rules_dirs)
-    if cached:  # explain / summary: the compiled copy in the user cache when fresh (logdoc/cache.py)
-        from .cache import load_rules as load_cached
-
-        rules = load_cached(extra_dirs=rules_dirs)
-    else:
-        rules = kb.load_rules(extra_dirs=rules_dirs)
-    for p in rules.problems:
-        print(f"logdoc: rules: {p}", file=sys.stderr)
-    return rules
-
-
-def _emit_report(report: dict, format: str, no_color: bool, to_stderr: bool = False) -> None:
-    """Write a report in one of the formats to stdout (or stderr when stdout carries something else)."""
-    stream = sys.stderr if to_stderr else sys.stdout
-    if format == "json":
-        stream.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    elif format == "markdown":
-        from .report.markdown import render
-
-        stream.write(render(report))
-    else:
-        from .report.terminal import print_report
-
-        print_report(report, _console(no_color, stderr=to_stderr))
-    stream.flush()
-
-
-def _notice(d: dict) -> None:
-    from .live import format_notice
-
-    sys.stderr.write(format_notice(d))
-    sys.stderr.flush()
-
-
 @app.command()
 def explain(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
@@ -262,40 +139,9 @@ def explain(
       torchrun ... 2>&1 | logdoc explain -
       torchrun ... 2>&1 | logdoc explain - --follow | tee job.log
     """
-    from .api import build_report
-
-    if format not in ("terminal", "json", "markdown"):
-        _fail(f"unknown --format {format!r}: use terminal, json or markdown")
-    if follow and list(paths) != ["-"]:
-        _fail("--follow reads standard input only: use `... 2>&1 | logdoc explain - --follow`")
-    if follow:
-        from .live import follow as follow_stream
-
-        _check_rules_dirs(rules_dirs)
-        sys.stdout.flush()
-        # the rules load while the input already flows through
-        result, early = follow_stream(sys.stdin.buffer.fileno(), sys.stdout.fileno(),
-                                      rules=lambda: _load_rules(rules_dirs), emit=_notice, redact=redact,
-                                      note=lambda msg: print(f"logdoc: {msg}", file=sys.stderr, flush=True))
-        rules = early.rules if early is not None else _load_rules(rules_dirs)
-    else:
-        from .parse import parse_sources
-        from .source import expand
-
-        rules = _load_rules(rules_dirs, cached=True)
-        sources = expand(paths, stdin=sys.stdin.buffer)
-        # many files: worker processes; bulk noise folded as it is read (logdoc/digest.py): same
-        # diagnoses, bounded memory; digests among the paths are read as events
-        with _progress(sources, progress if format != "json" else False) as bar:
-            result = parse_sources(sources, jobs=None, progress=bar, reduce=True)
-    report = build_report(result, rules, redact=redact)
-    _emit_report(report, format, no_color, to_stderr=follow)
-    _report_skips(result.stats)
-    for p in report.get("problems", []):
-        print(f"logdoc: rules: {p}", file=sys.stderr)
-    print(_summary_line(result.stats), file=sys.stderr)
-    if any(d["severity"] == "error" for d in report["diagnoses"]):
-        raise typer.Exit(1)
+    code = explain_command(paths, format, rules_dirs, redact, no_color, follow, progress)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
@@ -634,110 +480,6 @@ def web_serve(directory: str = typer.Argument(..., metavar="DIR", help="The buil
     from .web.build import serve
 
     serve(directory, port=port)
-
-
-_FAST_FLAGS = {"--no-color": "no_color", "--redact": "redact", "--progress": "progress"}
-
-
-def _fast_explain(argv: List[str]):
-    """The arguments of a plain ``logdoc explain PATH... [--format F] [--rules DIR] [--redact]
-    [--no-color] [--[no-]progress]`` as keyword arguments of :func:`explain`, or None for anything
-    else (help, --follow, unknown options: typer reads those). Building typer's command costs
-    about 0.2 s of start-up (its parameter adapters import pydantic); a plain explain needs none of it."""
-    import inspect
-
-    if not argv or argv[0] != "explain" or os.environ.get("LOGDOC_NO_FAST_CLI"):
-        return None
-    try:
-        kwargs = {name: getattr(p.default, "default", p.default)
-                  for name, p in inspect.signature(explain).parameters.items()}
-    except (TypeError, ValueError):
-        return None
-    paths: List[str] = []
-    rules_dirs: List[str] = []
-    i, args = 1, argv
-    only_paths = False
-    while i < len(args):
-        a = args[i]
-        if only_paths or a == "-" or not a.startswith("-"):
-            paths.append(a)
-        elif a == "--":
-            only_paths = True
-        elif a in ("--format", "-f", "--rules") and i + 1 < len(args) and not args[i + 1].startswith("-"):
-            if a == "--rules":
-                rules_dirs.append(args[i + 1])
-            else:
-                kwargs["format"] = args[i + 1]
-            i += 1
-        elif a.startswith("--format=") or a.startswith("--rules="):
-            name, _, value = a[2:].partition("=")
-            if name == "rules":
-                rules_dirs.append(value)
-            else:
-                kwargs["format"] = value
-        elif a in _FAST_FLAGS:
-            kwargs[_FAST_FLAGS[a]] = True
-        elif a == "--no-progress":
-            kwargs["progress"] = False
-        else:
-            return None
-        i += 1
-    if not paths or "paths" not in kwargs or "rules_dirs" not in kwargs:
-        return None
-    kwargs["paths"] = paths
-    kwargs["rules_dirs"] = rules_dirs
-    if any(v is Ellipsis for v in kwargs.values()) or kwargs.get("follow"):
-        return None
-    return kwargs
-
-
-def _run(argv: List[str]):
-    fast = _fast_explain(argv)
-    if fast is None:
-        return app(standalone_mode=False)
-    try:
-        explain(**fast)
-    except typer.Exit as exc:
-        return exc.exit_code
-    return 0
-
-
-def main() -> None:
-    """Entry point: user errors are one line and exit 2; nothing escapes as a traceback."""
-    try:
-        code = _run(sys.argv[1:])
-        # without standalone mode click returns typer.Exit(n)'s code instead of exiting with it
-        if isinstance(code, int) and code:
-            sys.exit(code)
-    except Failure as exc:
-        print(f"logdoc: error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except InputError as exc:
-        print(f"logdoc: error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except SystemExit:
-        raise
-    except KeyboardInterrupt:
-        print("logdoc: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")
-        finally:
-            sys.exit(0)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
-        # usage errors: click's ClickException, or typer's vendored copy of it (typer >= 0.17)
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
-            sys.exit(exc.exit_code if exc.exit_code else 2)
-        if type(exc).__name__ == "Abort":
-            print("logdoc: aborted", file=sys.stderr)
-            sys.exit(130)
-        if os.environ.get("LOGDOC_DEBUG"):
-            raise
-        print(f"logdoc: internal error: {type(exc).__name__}: {exc} (set LOGDOC_DEBUG=1 for the traceback)",
-              file=sys.stderr)
-        sys.exit(3)
 
 
 if __name__ == "__main__":

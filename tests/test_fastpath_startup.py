@@ -100,3 +100,24 @@ def test_cached_grammars_parse_the_same(tmp_path):
     warm = _run(args, {"LOGDOC_CACHE_DIR": str(tmp_path)})
     off = _run(args, {"LOGDOC_NO_CACHE": "1"})
     assert cold.stdout == warm.stdout == off.stdout and cold.stdout
+
+
+def test_fast_path_defaults_are_typers():
+    """The plain explain command line runs without typer (logdoc.cli_core); its defaults must be the
+    ones the typer command declares."""
+    import inspect
+
+    from logdoc import cli_core
+
+    declared = {name: getattr(p.default, "default", p.default)
+                for name, p in inspect.signature(cli.explain).parameters.items() if name != "paths"}
+    assert declared == cli_core.EXPLAIN_DEFAULTS
+
+
+def test_plain_explain_imports_neither_typer_nor_rich(tmp_path):
+    code = ("import sys, runpy; sys.argv = ['logdoc', 'explain', sys.argv[1], '--format', 'json'];\n"
+            "try:\n    runpy.run_module('logdoc', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', 'click')))")
+    res = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "nccl-socket-fallback")], capture_output=True,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert "LOADED []" in res.stdout, res.stdout[-500:] + res.stderr[-500:]
