@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from . import nccl, prefilter, torchlines
@@ -39,6 +40,7 @@ from .envelope import unwrap
 from .events import Envelope, Event
 from .grammar import Parsed
 from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
+from .templates import SHORT_TEXT
 
 MAX_UNRECOGNIZED = 200
 WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
@@ -528,13 +530,13 @@ _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
 _RAW_LANE: dict[bytes, tuple] = {}  # line bytes -> (_LANE_MEMO entry, text, _quiet_ok(text))
 # The bulk lane (Feeder.bulk): line shape -> (catalog template, its rivals, first word of the message,
-# the group key's head). Learned from a line the full path read as a bulk NCCL INFO format.
+# the group key's head, the template's plain pattern, group keys by (host, pid)). Learned from a line
+# the full path read as a bulk NCCL INFO format.
 _LANE_HEAD = re.compile(r"(?!>)([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
 _BULK_PLANS: dict[bytes, tuple] = {}
 MAX_BULK_PLANS = 4096
 _HEXB = b"0123456789abcdef"
 _family = nccl._family
-from .templates import SHORT_TEXT  # noqa: E402 - beside the bulk lane that relies on it
 
 
 def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
@@ -566,15 +568,11 @@ def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
                                                {})
 
 
-_BULK_TEMPLATES: list = []
-
-
+@lru_cache(maxsize=1)
 def _bulk() -> frozenset:
-    if not _BULK_TEMPLATES:
-        from .digest import bulk_templates
+    from .digest import bulk_templates
 
-        _BULK_TEMPLATES.append(bulk_templates())
-    return _BULK_TEMPLATES[0]
+    return bulk_templates()
 
 
 def _quiet_ok(text: str) -> bool:
@@ -651,7 +649,7 @@ _ESC = b"\x1b"
 
 
 def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
-          hits: Callable[[int], list[int] | None] | None = None) -> int:
+          hits: Callable[[int], tuple[list[int], list[int]] | None] | None = None) -> int:
     """Feed the lines of ``buf[start:end]`` (the first is line ``lineno + 1``); return the number of
     the last one. Only candidate lines and the lines a record needs are looked at in Python.
     ``hits(limit)``: the starts of the lines that hold a keyword or an ESC and their line
@@ -812,7 +810,8 @@ DENSE_BYTES = 256
 class _GrepHits:
     """The start offsets of the lines of a file that hold a prefilter keyword or an ESC byte, from
     ``grep -a -n -b -F`` running beside the parse (on the other core), with their line numbers:
-    the block scan then neither looks for the keywords itself nor counts the lines between them. Only for plain files (not gzip, not stdin), LF line ends.
+    the block scan then neither looks for the keywords itself nor counts the lines between them.
+    Only for plain files (not gzip, not stdin), LF line ends.
     The lines it reports are a superset of the candidates (each is checked on its clean text),
     and a file where grep fails is read again the plain way (:class:`GrepFailed`)."""
 
