@@ -268,21 +268,22 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 
 
 @lru_cache(maxsize=None)
-def _token_index(where: str) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+def _token_index(where: str) -> tuple[dict[str, tuple[int, ...]], frozenset[str], tuple[tuple[int, str], ...]]:
     """Which templates of ``templates()[where]`` a message can match, by its blank-separated
     tokens: a template whose anchor stands between blanks (or at an end) in its format, not
     against a placeholder, matches only a message that holds the anchor as a whole token (the
     format's blanks are ``\\s+`` in its expression; ``str.split`` cuts at the same characters).
-    Returns (anchor -> template positions, positions of the templates that are always tried)."""
+    Returns (anchor -> template positions, the anchors, (position, anchor) of the templates that
+    are always tried when their anchor is in the message)."""
     by_token: dict[str, list[int]] = {}
-    always: list[int] = []
+    always: list[tuple[int, str]] = []
     for i, t in enumerate(templates()[where]):
         lit = _PLACEHOLDER.sub("\x00", t.format.strip())
         if t.anchor and re.search(r"(?<!\S)" + re.escape(t.anchor) + r"(?!\S)", lit):
             by_token.setdefault(t.anchor, []).append(i)
         else:
-            always.append(i)
-    return {k: tuple(v) for k, v in by_token.items()}, tuple(always)
+            always.append((i, t.anchor))
+    return {k: tuple(v) for k, v in by_token.items()}, frozenset(by_token), tuple(always)
 
 
 def _match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
@@ -293,12 +294,10 @@ def _match_templates(text: str, wheres: tuple[str, ...], file: str | None = None
     tokens = set(text.split())
     for where in wheres:
         lst = table[where]
-        by_token, always = _token_index(where)
-        order = list(always)
-        for tok in tokens:
-            hit = by_token.get(tok)
-            if hit is not None:
-                order.extend(hit)
+        by_token, anchors, always = _token_index(where)
+        order = [i for i, a in always if not a or a in text]
+        for tok in anchors & tokens:
+            order.extend(by_token[tok])
         order.sort()  # the table's own order: the same first match and the same best score
         for i in order:
             t = lst[i]
