@@ -115,9 +115,13 @@ def test_fast_path_defaults_are_typers():
 
 
 def test_plain_explain_imports_neither_typer_nor_rich(tmp_path):
-    code = ("import sys, runpy; sys.argv = ['logdoc', 'explain', sys.argv[1], '--format', 'json'];\n"
-            "try:\n    runpy.run_module('logdoc', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', 'click')))")
+    # the fast path ends the process itself (cli_core._leave): look at the modules right then
+    code = ("import sys, runpy\nimport logdoc.cli_core as c\n"
+            "def leave(code):\n"
+            "    print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', 'click')))\n"
+            "    raise SystemExit(code)\n"
+            "c._leave = leave\nsys.argv = ['logdoc', 'explain', sys.argv[1], '--format', 'json']\n"
+            "try:\n    runpy.run_module('logdoc', run_name='__main__')\nexcept SystemExit:\n    pass\n")
     res = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "nccl-socket-fallback")], capture_output=True,
                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     assert "LOADED []" in res.stdout, res.stdout[-500:] + res.stderr[-500:]
