@@ -236,14 +236,39 @@ def _family(msg: str) -> str | None:
     elif c == "U":
         if msg.startswith("Using network "):
             return "using_network"
+    return _family_rest(msg)
+
+
+def _family_rest(msg: str) -> str | None:
+    """``_family`` of a message whose first character is not C, N, B or U."""
     if msg.startswith("comm 0x"):
         return "comm"
+    return _family_comm_arrow(msg) if ":" in msg.split(" ", 1)[0] else _family_comm(msg)
+
+
+def _family_comm(msg: str) -> str | None:
     at = msg.find(" comm 0x")
     if at > 0 and msg.count(" ", 0, at) <= 2:  # `[Rank 0] ncclCommInitRank comm 0x...`, not `AllReduce: ... comm 0x...`
         return "comm"
-    if " -> " in msg and ":" in msg.split(" ", 1)[0]:
-        return "backtrace"
     return None
+
+
+def _family_comm_arrow(msg: str) -> str | None:
+    """_family_comm, then a backtrace `file:line -> N` (for a first word with a colon)."""
+    at = msg.find(" comm 0x")
+    if at > 0 and msg.count(" ", 0, at) <= 2:
+        return "comm"
+    return "backtrace" if " -> " in msg else None
+
+
+def family_for(word: str):
+    """A function equal to :func:`_family` on every message whose first word (``msg.split(" ",
+    1)[0]``) is ``word``, doing only the checks that word leaves open."""
+    if word[:1] in ("C", "N", "B", "U") or word == "comm":
+        return _family
+    if ":" in word:  # the first character leads to _family_rest, which does not start with "comm 0x"
+        return _family_comm_arrow
+    return _family_comm
 
 
 _MEMO: dict[str, tuple[str, dict, bool] | None] = {}  # exact message -> what read_message gave (fast path)

@@ -402,9 +402,9 @@ class Feeder:
         if self.lane_state != 0 and (self.lane_state != 1 or not _quiet_ok(text)):
             return False
         msg = text[m.end():]
-        if _family(msg) is not None:
+        t, rivals, word, key, std, keys, family = plan
+        if family(msg) is not None:  # no grammar reads it (nccl.family_for(word) = _family here)
             return False
-        t, rivals, word, key, std, keys = plan
         cm = msg.rstrip()
         k = len(word)
         if not cm.startswith(word) or (len(cm) > k and cm[k] != " "):
@@ -530,13 +530,13 @@ _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
 _RAW_LANE: dict[bytes, tuple] = {}  # line bytes -> (_LANE_MEMO entry, text, _quiet_ok(text))
 # The bulk lane (Feeder.bulk): line shape -> (catalog template, its rivals, first word of the message,
-# the group key's head, the template's plain pattern, group keys by (host, pid)). Learned from a line
+# the group key's head, the template's plain pattern, group keys by (host, pid), the grammar-family
+# check for that first word). Learned from a line
 # the full path read as a bulk NCCL INFO format.
 _LANE_HEAD = re.compile(r"(?!>)([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
 _BULK_PLANS: dict[bytes, tuple] = {}
 MAX_BULK_PLANS = 4096
 _HEXB = b"0123456789abcdef"
-_family = nccl._family
 
 
 def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
@@ -565,7 +565,7 @@ def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
     if len(_BULK_PLANS) >= MAX_BULK_PLANS:
         _BULK_PLANS.clear()
     _BULK_PLANS[raw.translate(None, _HEXB)] = (entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std,
-                                               {})
+                                               {}, nccl.family_for(word))
 
 
 @lru_cache(maxsize=1)

@@ -56,3 +56,28 @@ def test_nccl_catalog_lines_parse():
         print("  other template:", m)
     assert rate >= 0.99
     assert own >= 0.90
+
+
+def test_family_for_a_first_word_is_family():
+    """The bulk lane asks nccl.family_for(word) instead of _family: on every rendered catalog
+    message, and on those messages with their first word changed (a colon added, a C/N/B/U first
+    letter, `comm`), both must say the same."""
+    from logdoc import nccl
+
+    msgs = []
+    for row in catalog_rows():
+        for tag in sorted({row["first_tag"], row["last_tag"]}):
+            msgs.append(render_message(row["format"]))
+    extra = []
+    for m in msgs:
+        first, sep, rest = m.partition(" ")
+        for w in (first + ":", "C" + first, "N" + first, "comm", "x:y", "Bootstrap", "Using"):
+            extra.append(w + sep + rest)
+        extra.append(first + sep + "comm 0x1 " + rest)
+        extra.append(first + ": a -> b " + rest)
+    checked = 0
+    for m in msgs + extra + ["", " ", "comm 0x5", "a comm 0x5", "a b c comm 0x5", "f.cc:12 -> 3", "x -> 3"]:
+        word = m.split(" ", 1)[0]
+        assert nccl.family_for(word)(m) == nccl._family(m), m
+        checked += 1
+    assert checked > 10000
