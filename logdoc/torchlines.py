@@ -278,12 +278,23 @@ def _token_index(where: str) -> tuple[dict[str, tuple[int, ...]], frozenset[str]
     by_token: dict[str, list[int]] = {}
     always: list[tuple[int, str]] = []
     for i, t in enumerate(templates()[where]):
-        lit = _PLACEHOLDER.sub("\x00", t.format.strip())
-        if t.anchor and re.search(r"(?<!\S)" + re.escape(t.anchor) + r"(?!\S)", lit):
+        if t.anchor and _stands_alone(t.anchor, _PLACEHOLDER.sub("\x00", t.format.strip())):
             by_token.setdefault(t.anchor, []).append(i)
         else:
             always.append((i, t.anchor))
     return {k: tuple(v) for k, v in by_token.items()}, frozenset(by_token), tuple(always)
+
+
+def _stands_alone(word: str, text: str) -> bool:
+    """Whether ``word`` occurs in ``text`` between blanks or ends (``(?<!\\S)word(?!\\S)``)."""
+    n = len(word)
+    i = text.find(word)
+    while i >= 0:
+        j = i + n
+        if (i == 0 or text[i - 1].isspace()) and (j == len(text) or text[j].isspace()):
+            return True
+        i = text.find(word, i + 1)
+    return False
 
 
 def _match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
