@@ -8,9 +8,11 @@ and every failure (no home, read-only disk, a damaged file) falls back to buildi
   engine, and every rule file's path, size and modification time (built-in and ``--rules``).
 * grammars: Lark's own cache file for each grammar and start symbol (Lark checks the grammar
   text and options itself).
+* message catalogs (:func:`load_table`): the NCCL and PyTorch template tables, keyed by the files
+  they are built from and the module that builds them.
 
 The folder is ``$LOGDOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/logdoc``, else ``~/.cache/logdoc``,
-created private to the user. ``LOGDOC_NO_CACHE=1`` turns both caches off.
+created private to the user. ``LOGDOC_NO_CACHE=1`` turns every cache off.
 """
 from __future__ import annotations
 
@@ -136,6 +138,48 @@ def _prune(folder: Path, prefix: str, keep: str, limit: int = 8) -> None:
             p.unlink()
     except OSError:
         pass
+
+
+# ---------------------------------------------------------------------------------------------
+# message catalogs
+
+TABLE_CACHE_SCHEMA = "logdoc.tablecache/1"
+
+
+def load_table(name: str, sources: Sequence[str | Path], build):
+    """``build()``, or the pickled result of an earlier call with the same ``sources`` (the files it
+    is built from, its own module among them: keyed by their path, size and modification time,
+    logdoc's version and Python's). For tables built at the first line that needs them on every
+    run: the NCCL and PyTorch message catalogs (about 10 ms each to build, 1 to 5 to load).
+    Patterns in them must pickle uncompiled (``templates.BoundedPattern`` does)."""
+    import pickle
+
+    from . import __version__
+
+    folder = cache_dir()
+    if folder is None:
+        return build()
+    h = hashlib.sha256(f"{TABLE_CACHE_SCHEMA}|{__version__}|{name}|{sys.version_info[:2]}".encode())
+    for src in sources:
+        try:
+            st = os.stat(src)
+        except (OSError, TypeError):
+            return build()
+        h.update(f"\0{src}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    path = folder / f"table-{name}-{h.hexdigest()[:24]}.pickle"
+    try:
+        with open(path, "rb") as fh:
+            if fh.readline() == (TABLE_CACHE_SCHEMA + "\n").encode():
+                return pickle.load(fh)
+    except Exception:  # noqa: BLE001 - missing or damaged: built again
+        pass
+    table = build()
+    try:
+        _write_atomic(path, (TABLE_CACHE_SCHEMA + "\n").encode() + pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
+        _prune(folder, f"table-{name}-", keep=path.name, limit=2)
+    except Exception:  # noqa: BLE001 - no cache rather than no table
+        pass
+    return table
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,6 +46,13 @@ class BoundedPattern:
         self._std: re.Pattern | None = None
         self._bounded = None  # compiled on first use: most formats are never tried
 
+    def __getstate__(self):
+        return self.pattern, self.flags  # compiled again on first use: a pickled table stays small
+
+    def __setstate__(self, state) -> None:
+        self.pattern, self.flags = state
+        self._std = self._bounded = None
+
     @property
     def std(self) -> re.Pattern:
         if self._std is None:
@@ -253,9 +260,7 @@ def set_fastpath(enabled: bool) -> None:
         nccl_catalog().use_cache = enabled
 
 
-@lru_cache(maxsize=None)
-def nccl_catalog() -> Catalog:
-    path = data_dir("grammars") / "nccl_messages.tsv"
+def _read_rows(path) -> list[Template]:
     rows = []
     with open(path, encoding="utf-8") as fh:
         next(fh)
@@ -263,4 +268,12 @@ def nccl_catalog() -> Catalog:
             t = _parse_row(line)
             if t is not None:
                 rows.append(t)
-    return Catalog(rows)
+    return rows
+
+
+@lru_cache(maxsize=None)
+def nccl_catalog() -> Catalog:
+    from .cache import load_table
+
+    path = data_dir("grammars") / "nccl_messages.tsv"
+    return Catalog(load_table("nccl", [__file__, path], lambda: _read_rows(path)))

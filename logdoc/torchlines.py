@@ -35,7 +35,7 @@ from .blocks import is_elision
 from .envelope import has_huge_number
 from .events import Envelope
 from .grammar import Parsed, parser
-from .resources import grammar_text
+from .resources import data_dir, grammar_text
 from .templates import BoundedPattern
 
 __all__ = ["classify", "templates", "KINDS"]
@@ -252,6 +252,12 @@ def _split_alts(s: str) -> list[str]:
 @lru_cache(maxsize=1)
 def templates() -> dict[str, list[_Template]]:
     """The catalog table, by where it applies ('body', 'gloo', 'line'), most specific first."""
+    from .cache import load_table
+
+    return load_table("torch", [__file__, data_dir("grammars") / "torch_templates.tsv"], _build_templates)
+
+
+def _build_templates() -> dict[str, list[_Template]]:
     by: dict[str, list[_Template]] = {"body": [], "gloo": [], "line": []}
     for raw in grammar_text("torch_templates.tsv").splitlines():
         if not raw or raw.startswith("#") or raw.startswith("id\t"):

@@ -125,3 +125,46 @@ def test_plain_explain_imports_neither_typer_nor_rich(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "nccl-socket-fallback")], capture_output=True,
                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     assert "LOADED []" in res.stdout, res.stdout[-500:] + res.stderr[-500:]
+
+
+def test_table_cache_follows_its_sources_and_survives_damage(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOGDOC_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("LOGDOC_NO_CACHE", raising=False)
+    src = tmp_path / "table.tsv"
+    src.write_text("a\n")
+    built = []
+
+    def build():
+        built.append(1)
+        return {"rows": src.read_text()}
+
+    assert cache.load_table("t", [src], build) == {"rows": "a\n"}
+    assert cache.load_table("t", [src], build) == {"rows": "a\n"} and len(built) == 1  # from the cache
+    src.write_text("b\nb\n")  # another size: another key
+    assert cache.load_table("t", [src], build) == {"rows": "b\nb\n"} and len(built) == 2
+    for p in (tmp_path / "c").glob("table-t-*"):
+        p.write_bytes(b"garbage")
+    assert cache.load_table("t", [src], build) == {"rows": "b\nb\n"} and len(built) == 3
+    monkeypatch.setenv("LOGDOC_NO_CACHE", "1")
+    assert cache.load_table("t", [src], build) == {"rows": "b\nb\n"} and len(built) == 4
+
+
+def test_catalogs_from_the_cache_match_the_built_ones(tmp_path, monkeypatch):
+    from logdoc import templates, torchlines
+
+    monkeypatch.setenv("LOGDOC_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("LOGDOC_NO_CACHE", raising=False)
+    built = torchlines._build_templates()
+    for _ in range(2):  # written, then read
+        torchlines.templates.cache_clear()
+        got = torchlines.templates()
+        assert {w: [(t.id, t.format, t.regex.pattern, t.anchor) for t in v] for w, v in got.items()} == \
+            {w: [(t.id, t.format, t.regex.pattern, t.anchor) for t in v] for w, v in built.items()}
+    rows = templates._read_rows(templates.data_dir("grammars") / "nccl_messages.tsv")
+    for _ in range(2):
+        templates.nccl_catalog.cache_clear()
+        cat = templates.nccl_catalog()
+        assert [(t.id, t.format, t.anchor, t.specificity) for t in cat.templates.values()] == \
+            [(t.id, t.format, t.anchor, t.specificity) for t in rows]
+    torchlines.templates.cache_clear()
+    templates.nccl_catalog.cache_clear()
