@@ -395,14 +395,19 @@ class Feeder:
         if len(text) >= 640:  # nccl.classify's has_huge_number: never true below 640 characters
             return False
         m = _LANE_HEAD.match(text)
-        # lane_ok, inline (lane_state 0: nothing open; 1: only quiet records, which must not take it)
-        if m is None or "]:[" in text or text.endswith("across cluster]") or (
-                (text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text) and _may_start(text, _ENV0)):
+        if m is None:
+            return False
+        t, rivals, word, key, std, keys, family, words = plan
+        # lane_ok, inline (lane_state 0: nothing open; 1: only quiet records, which must not take it).
+        # `words`: whether a line of this shape may hold `]:[`, `rror`, `xception` or end in
+        # `across cluster]` at all (their letters that are not hex digits are in the shape).
+        if words and ("]:[" in text or text.endswith("across cluster]") or "rror" in text or "xception" in text):
+            return False
+        if text[0] in _MAY_START_FIRST and _may_start(text, _ENV0):
             return False
         if self.lane_state != 0 and (self.lane_state != 1 or not _quiet_ok(text)):
             return False
         msg = text[m.end():]
-        t, rivals, word, key, std, keys, family = plan
         if family(msg) is not None:  # no grammar reads it (nccl.family_for(word) = _family here)
             return False
         cm = msg.rstrip()
@@ -531,7 +536,7 @@ _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, 
 _RAW_LANE: dict[bytes, tuple] = {}  # line bytes -> (_LANE_MEMO entry, text, _quiet_ok(text))
 # The bulk lane (Feeder.bulk): line shape -> (catalog template, its rivals, first word of the message,
 # the group key's head, the template's plain pattern, group keys by (host, pid), the grammar-family
-# check for that first word). Learned from a line
+# check for that first word, whether lane_ok's words can occur). Learned from a line
 # the full path read as a bulk NCCL INFO format.
 _LANE_HEAD = re.compile(r"(?!>)([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
 _BULK_PLANS: dict[bytes, tuple] = {}
@@ -564,8 +569,11 @@ def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
         return
     if len(_BULK_PLANS) >= MAX_BULK_PLANS:
         _BULK_PLANS.clear()
-    _BULK_PLANS[raw.translate(None, _HEXB)] = (entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std,
-                                               {}, nccl.family_for(word))
+    key = raw.translate(None, _HEXB)
+    # a text holding one of these holds their letters other than hex digits, in order, in its shape
+    words = any(w in key for w in (b"]:[", b"rror", b"xption")) or key.endswith(b"ross lustr]")
+    _BULK_PLANS[key] = (entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std, {},
+                        nccl.family_for(word), words)
 
 
 @lru_cache(maxsize=1)
