@@ -77,11 +77,11 @@ class Stats:
             "warnings": list(self.warnings),
         }
 
-    def understood_line(self) -> None:
-        """One line read and understood as one event."""
-        self.relevant += 1
-        self.understood += 1
-        self.events += 1
+    def understood_line(self, n: int = 1) -> None:
+        """``n`` lines read and understood, each as one event."""
+        self.relevant += n
+        self.understood += n
+        self.events += n
 
     def merge(self, other: "Stats") -> None:
         for name in ("files", "lines_read", "irrelevant", "relevant", "understood", "not_understood", "events", "cut_lines"):
@@ -364,14 +364,12 @@ class Feeder:
             elif raw is not None and self.reduce and raw.translate(None, _HEXB) not in _BULK_PLANS:
                 _learn_bulk(raw, text, ev)
         else:
-            self.stats.understood_line()
-            out = self.out
             if self.reduce:
-                gk = hit[7]
-                if gk is None:
-                    gk = hit[7] = self.group_key(_memo_event(hit, self.name, n, text))
-                if out.saturated(gk[0], gk[1], n, lambda h=hit, nm=self.name, ln=n, t=text: _memo_event(h, nm, ln, t)):
+                if hit[7] is None:
+                    hit[7] = self.group_key(_memo_event(hit, self.name, n, text))
+                if self.fold_hit(n, (hit, text)):
                     return
+            self.stats.understood_line()
             ev = _memo_event(hit, self.name, n, text)
         self.out.append(ev)
         if hit is None:
@@ -502,10 +500,8 @@ class Feeder:
     def finish(self) -> None:
         self.settle(self.asm.flush())
         self._update_state()
-        k, self.folded = self.folded, 0
-        self.stats.relevant += k
-        self.stats.understood += k
-        self.stats.events += k
+        self.stats.understood_line(self.folded)
+        self.folded = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -917,12 +913,16 @@ class _GrepHits:
         chunk = self._chunk()
         if chunk is None:
             return False
+        self.heads = self._heads(chunk)
+        self.at = 0
+        return True
+
+    def _heads(self, chunk: bytes) -> list[tuple[int, int]]:
+        """(offset, line number) of every line of a chunk of whole output lines."""
         found = _GREP_HEAD.findall(chunk)
         if len(found) != chunk.count(b"\n"):
             raise GrepFailed("unexpected grep output")
-        self.heads = [(int(o), int(n)) for n, o in found]
-        self.at = 0
-        return True
+        return [(int(o), int(n)) for n, o in found]
 
     def _pass(self, hi: int) -> None:
         """Pass over the hits below ``hi``: chunks of output whose last line is below it are
@@ -944,10 +944,7 @@ class _GrepHits:
                 raise GrepFailed("unexpected grep output")
             if int(m.group(2)) < hi:
                 continue
-            found = _GREP_HEAD.findall(chunk)
-            if len(found) != chunk.count(b"\n"):
-                raise GrepFailed("unexpected grep output")
-            self.heads = [h for h in ((int(o), int(n)) for n, o in found) if h[0] >= hi]
+            self.heads = [h for h in self._heads(chunk) if h[0] >= hi]
             self.at = 0
             return
 
