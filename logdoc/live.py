@@ -33,13 +33,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from . import prefilter
 from .events import Event
-from .parse import MAX_UNRECOGNIZED, Feeder, ParseResult, Stats, Unrecognized, parse_sources
-from .source import (CHUNK, MAX_LINE, SNIFF, ReadStats, Source, _clean, _cut_long_lines, _has_long_line,
-                     _looks_binary)
+from .parse import MAX_UNRECOGNIZED, Feeder, ParseResult, Stats, Unrecognized, parse_sources, region_reader
+from .read.lines import MAX_LINE, LineSplitter
+from .source import SNIFF, ReadStats, Source, looks_binary
 
-CHUNK = 64 * 1024
+CHUNK = 64 * 1024           # bytes a pump reads from a pipe at a time
 QUEUE_CHUNKS = 256          # at most 256 chunks (16 MiB) between the reader and the parser
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
 
@@ -52,24 +51,6 @@ ABSENCE_KINDS = frozenset({"analysis.hung_rank", "analysis.missing_ranks", "anal
 
 # ---------------------------------------------------------------------------------------------
 # incremental parsing
-
-def _region_reader() -> Callable[..., int]:
-    """How the parse layer reads a region of whole lines: its fast path when enabled (same lines
-    fed in the same order as line by line), else line by line."""
-    from . import parse
-
-    name = "_scan" if parse.fast_enabled() else "_lines_one_by_one"
-    fn = getattr(parse, name, None)
-    return fn if fn is not None else _lines_one_by_one
-
-
-def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
-    for raw in buf[start:end - 1].split(sep) if end > start else ():
-        lineno += 1
-        text = _clean(raw)
-        feeder.line(lineno, text, prefilter.candidate(text))
-    return lineno
-
 
 class LiveParser:
     """Parse one stream of bytes fed in pieces, by the rules of reading a file or stdin.
@@ -88,17 +69,12 @@ class LiveParser:
         self.events: list[Event] = []
         self.feeder = Feeder(name, self.stats, self.unrecognized, self.events)
         self.rstats = ReadStats()
-        self._region = _region_reader()
+        self._region = region_reader()
         self._head = b""           # sniff: the first bytes, until the kind of stream is known
         self._mode = "sniff"       # sniff | tentative | text | gzip | binary | dead
         self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
         self._gz: Any = None
-        self._sep: bytes | None = None   # decided on the first block, as read_blocks does
-        self._first: list[bytes] = []    # text held until the line end is known
-        self._first_len = 0
-        self._pend: list[bytes] = []     # the start of a line whose end has not come yet
-        self._pend_len = 0
-        self._skipping = False
+        self._lines = LineSplitter(self.rstats)   # the line rules of the file reader
         self._lineno = 0
         self._alarm_scan = 0
         self._alarms = 0
@@ -131,7 +107,7 @@ class LiveParser:
 
     def _settle_tentative(self) -> None:
         seen, self._seen = self._seen, b""
-        if _looks_binary(seen[:SNIFF]):
+        if looks_binary(seen[:SNIFF]):
             # what the file reader does: skip it all (very rare: NULs in a job's output)
             name = self.name
             self.__init__(name)  # type: ignore[misc]
@@ -151,16 +127,9 @@ class LiveParser:
             self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
                                         "Compressed file ended before the end-of-stream marker was reached")
         if self._mode in ("text", "gzip", "dead"):
-            if self._first:                       # no LF came: the held text is the first block
-                first = b"".join(self._first)
-                self._first, self._first_len = [], 0
-                self._decide_sep(first)
-                self._split(first)
-            if self._pend and not self._skipping:
-                self._region_of(b"".join(self._pend) + self._sep_or_lf())
-            self._pend, self._pend_len = [], 0
+            for region in self._lines.close():
+                self._region_of(region)
             self.feeder.finish()
-        self.rstats.lines = self._lineno
         self._closed = True
 
     def _start(self, final: bool) -> None:
@@ -178,14 +147,14 @@ class LiveParser:
                 self.rstats.skipped_files.append((self.name, f"corrupt gzip ({exc})"))
                 self._mode = "binary"
                 return
-            if _looks_binary(text[:SNIFF]):
+            if looks_binary(text[:SNIFF]):
                 self.rstats.skipped_files.append((self.name, "binary file"))
                 self._mode = "binary"
                 return
             self.rstats.files += 1
             self._text(text)
             return
-        if _looks_binary(head[:SNIFF]):
+        if looks_binary(head[:SNIFF]):
             self.rstats.skipped_files.append((self.name, "binary file"))
             self._mode = "binary"
             return
@@ -215,66 +184,14 @@ class LiveParser:
             data = self._gz.unused_data if self._gz.eof else b""
         return b"".join(out)
 
-    # --- text in: the line rules of source.read_blocks
-    def _sep_or_lf(self) -> bytes:
-        return self._sep or b"\n"
-
-    def _decide_sep(self, block: bytes) -> None:
-        self._sep = b"\r" if b"\n" not in block and b"\r" in block else b"\n"
-
+    # --- text in: the line rules, shared with the file reader
     def _text(self, data: bytes) -> None:
-        if not data:
-            return
-        self.rstats.bytes += len(data)
-        if self._sep is None:
-            # read_blocks decides on its first block (CHUNK bytes): LF as soon as one comes, else
-            # lone CR once CHUNK bytes without LF are in
-            self._first.append(data)
-            self._first_len += len(data)
-            if b"\n" in data or self._first_len >= CHUNK:
-                first = b"".join(self._first)
-                self._first, self._first_len = [], 0
-                self._decide_sep(first[:CHUNK])
-                self._split(first)
-            return
-        self._split(data)
+        for region in self._lines.feed(data):
+            self._region_of(region)
 
-    def _split(self, data: bytes) -> None:
-        sep = self._sep_or_lf()
-        if self._skipping:                          # the rest of a line already cut
-            nl = data.find(sep)
-            if nl < 0:
-                return
-            self._skipping = False
-            data = data[nl + 1:]
-        last = data.rfind(sep)
-        if last >= 0:
-            start = 0
-            if self._pend:                          # the line that was waiting for its end
-                nl = data.find(sep)
-                self._region_of(b"".join(self._pend) + data[: nl + 1])
-                self._pend, self._pend_len = [], 0
-                start = nl + 1
-            if last >= start:
-                self._region_of(data if start == 0 and last + 1 == len(data) else data[start: last + 1])
-            data = data[last + 1:]
-        if data:
-            self._pend.append(data)
-            self._pend_len += len(data)
-            if self._pend_len > MAX_LINE:
-                self.rstats.cut_lines += 1
-                self._region_of(b"".join(self._pend)[:MAX_LINE] + sep)
-                self._pend, self._pend_len = [], 0
-                self._skipping = True
-
-    def _region_of(self, buf: bytes) -> None:
-        """Whole lines, each ended by the separator: lines over MAX_LINE cut, then fed."""
-        sep = self._sep_or_lf()
-        if _has_long_line(buf, 0, len(buf), sep):
-            for piece in _cut_long_lines(buf, 0, len(buf), sep, self.rstats):
-                self._lineno = self._region(self.feeder, piece, 0, len(piece), sep, self._lineno)
-        else:
-            self._lineno = self._region(self.feeder, buf, 0, len(buf), sep, self._lineno)
+    def _region_of(self, region) -> None:
+        buf, start, end, sep, _ = region
+        self._lineno = self._region(self.feeder, buf, start, end, sep, self._lineno)
 
     # --- events out
     @property
@@ -300,7 +217,7 @@ class LiveParser:
         stats = Stats()
         stats.merge(self.stats)
         stats.files += self.rstats.files
-        stats.lines_read += self.rstats.lines if self._closed else self._lineno
+        stats.lines_read += self.rstats.lines
         stats.cut_lines += self.rstats.cut_lines
         stats.skipped_files.extend(self.rstats.skipped_files)
         stats.warnings.extend(self.rstats.warnings)
@@ -318,11 +235,10 @@ class LiveParser:
         c = LiveParser.__new__(LiveParser)
         c.__dict__.update(self.__dict__)
         c.stats, c.unrecognized, c.events, c.rstats = Stats(), [], [], ReadStats()
-        c.feeder = Feeder(self.name, c.stats, c.unrecognized, c.events)
-        c.feeder.asm = copy.deepcopy(self.feeder.asm)
-        c.feeder.until = self.feeder.until
-        if hasattr(c.feeder, "_open"):
-            c.feeder._open = getattr(c.feeder.asm, "_open", None)
+        c.feeder = self.feeder.fork(c.stats, c.unrecognized, c.events)
+        c._lines = copy.copy(self._lines)
+        c._lines.stats = c.rstats
+        c._lines._held, c._lines._pending = list(self._lines._held), list(self._lines._pending)
         c._gz = self._gz.copy() if self._gz is not None else None
         c.close()
         return sorted(self.events + c.events, key=lambda e: e.line)

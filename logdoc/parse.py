@@ -503,6 +503,19 @@ class Feeder:
         self.stats.understood_line(self.folded)
         self.folded = 0
 
+    def fork(self, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]) -> "Feeder":
+        """An independent copy that goes on from here into other sinks: its open records are
+        copies, and its derived state is its own (``peek`` finishes a fork to see the events as if
+        the input ended now)."""
+        import copy
+
+        f = Feeder(self.name, stats, unrecognized, out)
+        f.asm = copy.deepcopy(self.asm)
+        f._open = getattr(f.asm, "_open", None)
+        f.until = self.until
+        f._update_state()
+        return f
+
 
 # ---------------------------------------------------------------------------------------------
 # reading a region of whole lines
@@ -750,6 +763,14 @@ def _scan(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: 
     return lineno
 
 
+def region_reader(fast: bool | None = None) -> Callable[..., int]:
+    """How a region of whole lines is fed to a :class:`Feeder`: the fast scan (the same lines fed in
+    the same order) or line by line. The file reader and the live reader both use it."""
+    if fast is None:
+        fast = fast_enabled()
+    return _scan if fast else _lines_one_by_one
+
+
 def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | None = None,
                 progress: Callable[[int], None] | None = None, grep: bool = True) -> None:
     """Feed every line of ``source`` to ``feeder`` (the fast path unless ``fast`` is False)."""
@@ -759,7 +780,7 @@ def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | 
     stream, raw = opened
     if fast is None:
         fast = fast_enabled()
-    region = _scan if fast else _lines_one_by_one
+    region = region_reader(fast)
     hits = _GrepHits.start(source, stream) if fast and grep else None
     lineno = 0
     seen = 0

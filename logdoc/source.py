@@ -25,9 +25,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
-MAX_LINE = 1 << 20  # 1 MiB
+from .read.lines import CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
+
 BLOCK = 1 << 20
-CHUNK = 4 << 20  # bytes read at a time by read_blocks
 SNIFF = 8192
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?")
@@ -134,7 +134,8 @@ def _open_decompressed(raw: BinaryIO, head: bytes) -> BinaryIO:
     return raw
 
 
-def _looks_binary(head: bytes) -> bool:
+def looks_binary(head: bytes) -> bool:
+    """The binary rule, for the file and the live reader alike: NULs beyond what text can hold."""
     if not head:
         return False
     if b"\x00" in head:
@@ -194,7 +195,7 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
                 stats.skipped_files.append((source.name, f"corrupt gzip ({exc})"))
                 _close(source, raw)
                 return None
-        if _looks_binary(head):
+        if looks_binary(head):
             stats.skipped_files.append((source.name, "binary file"))
             _close(source, raw)
             return None
@@ -233,27 +234,16 @@ def read_lines(source: Source, stats: ReadStats) -> Iterator[tuple[int, str]]:
         _close(source, raw)
 
 
-def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK) -> Iterator[tuple[bytes, int, int, bytes, int]]:
-    """The text of ``stream`` as ``(buf, start, end, sep, offset)``: ``buf[start:end]`` holds whole lines,
-    each ended by ``sep`` (LF, or CR for a file whose first block has CRs and no LF). Lines are
-    exactly those of the line rules: a line longer than :data:`MAX_LINE` comes cut to
-    :data:`MAX_LINE` bytes (counted in ``stats.cut_lines``) and the rest of it is dropped; a last
-    line without an end is given one. ``stats.lines`` and ``stats.bytes`` are counted here.
+def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK) -> Iterator[Region]:
+    """The text of ``stream`` as regions ``(buf, start, end, sep, offset)`` of whole lines: the pull
+    wrapper over :class:`logdoc.read.lines.LineSplitter` (the line rules are there, once).
+    ``stats.lines`` and ``stats.bytes`` are counted.
 
     Blocks are read ``size`` bytes at a time and handed out without copying them (the region
     bounds say which part of ``buf`` to look at), so memory stays flat whatever the input size.
-    ``offset`` is where ``buf[start]`` is in the stream when the region is the stream's bytes as
-    they are, -1 when it is not (a cut line).
     """
-    sep = b"\n"
-    pending = b""
-    pend_off = 0  # stream offset of pending[0]
-    boff = 0      # stream offset of block[0]
-    consumed = 0
-    skipping = False  # inside the rest of an over-long line
-    first = True
+    splitter = LineSplitter(stats, first_block=size)
     read = getattr(stream, "read1", stream.read)  # read1 keeps what a truncated .gz gave before failing
-    lines = 0
     eof = False
     while not eof:
         parts = []
@@ -262,7 +252,8 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
             try:
                 piece = read(size - got)
             except (OSError, EOFError, zlib.error) as exc:
-                done = lines + sum(x.count(sep) for x in parts)
+                sep = splitter.sep or b"\n"
+                done = splitter.lines + sum(x.count(sep) for x in parts)
                 stats.warnings.append(f"{name}: stopped reading at line {done + 1}: {exc}")
                 piece = b""
             if not piece:
@@ -272,105 +263,8 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
             got += len(piece)
         if not parts:
             break
-        block = parts[0] if len(parts) == 1 else b"".join(parts)
-        boff = consumed
-        consumed += len(block)
-        if first:
-            first = False
-            if b"\n" not in block and b"\r" in block:
-                sep = b"\r"
-        stats.bytes += len(block)
-        pos = 0
-        n = len(block)
-        if skipping:
-            nl = block.find(sep)
-            if nl < 0:
-                continue
-            skipping = False
-            pos = nl + 1
-        elif pending:
-            nl = block.find(sep)
-            if nl < 0:
-                pending += block
-                if len(pending) > MAX_LINE:
-                    stats.cut_lines += 1
-                    lines += 1
-                    yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep, -1
-                    pending = b""
-                    skipping = True
-                continue
-            line = pending + block[: nl + 1]
-            pending = b""
-            pos = nl + 1
-            off = pend_off
-            if len(line) > MAX_LINE + 1:
-                stats.cut_lines += 1
-                line = line[:MAX_LINE] + sep
-                off = -1
-            lines += 1
-            yield line, 0, len(line), sep, off
-        last = block.rfind(sep, pos)
-        if last < 0:
-            pending = block[pos:]
-            pend_off = boff + pos
-        else:
-            pending = block[last + 1:]
-            pend_off = boff + last + 1
-            end = last + 1
-            if end > pos:
-                k = block.count(sep, pos, end)
-                if end - pos > k * (MAX_LINE + 1) or _has_long_line(block, pos, end, sep):
-                    for piece in _cut_long_lines(block, pos, end, sep, stats):
-                        yield piece, 0, len(piece), sep, -1
-                else:
-                    yield block, pos, end, sep, boff + pos
-                lines += k
-        if len(pending) > MAX_LINE:
-            stats.cut_lines += 1
-            lines += 1
-            yield pending[:MAX_LINE] + sep, 0, MAX_LINE + 1, sep, -1
-            pending = b""
-            skipping = True
-    if pending and not skipping:
-        lines += 1
-        yield pending + sep, 0, len(pending) + 1, sep, pend_off
-    stats.lines += lines
-
-
-_HALF = (MAX_LINE + 1) // 2
-
-
-def _has_long_line(buf: bytes, start: int, end: int, sep: bytes) -> bool:
-    """Whether some line in ``buf[start:end]`` is longer than MAX_LINE (cheap: one short find per
-    half-MAX_LINE stretch; a line that long has a stretch of that length without a line end)."""
-    if end - start <= MAX_LINE:
-        return False
-    off = start
-    while off + _HALF < end:
-        if buf.find(sep, off, off + _HALF) < 0:
-            return True
-        off += _HALF
-    return False
-
-
-def _cut_long_lines(buf: bytes, start: int, end: int, sep: bytes, stats: ReadStats) -> Iterator[bytes]:
-    out = []
-    size = 0
-    pos = start
-    while pos < end:
-        nl = buf.find(sep, pos, end)
-        if nl - pos > MAX_LINE:
-            stats.cut_lines += 1
-            out.append(buf[pos:pos + MAX_LINE] + sep)
-        else:
-            out.append(buf[pos:nl + 1])
-        size += len(out[-1])
-        pos = nl + 1
-        if size > CHUNK:
-            yield b"".join(out)
-            out, size = [], 0
-    if out:
-        yield b"".join(out)
+        yield from splitter.feed(parts[0] if len(parts) == 1 else b"".join(parts))
+    yield from splitter.close()
 
 
 def _clean(raw: bytes) -> str:
