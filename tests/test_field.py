@@ -1,0 +1,110 @@
+"""The field corpus (tests/field): real logs posted in public threads, each with its established cause.
+
+Every case's case.yaml is valid, and logdoc gives every case its expected top-1 category (a benign
+case: no diagnosis of severity error), unless the case is listed in tests/field/KNOWN_MISSES with a
+reason. That list names only existing cases, only cases that do miss, and at most 5% of the cases.
+The scoring is tools/field_score.py's.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+import logdoc
+from logdoc.kb import CATEGORIES
+
+ROOT = Path(__file__).resolve().parents[1]
+FIELD = ROOT / "tests" / "field"
+CASES = FIELD / "cases"
+KNOWN_MISSES = FIELD / "KNOWN_MISSES"
+MAX_KNOWN_SHARE = 0.05
+
+
+def _load_scorer():
+    spec = importlib.util.spec_from_file_location("field_score", ROOT / "tools" / "field_score.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+fs = _load_scorer()
+CASE_DIRS = fs.case_dirs(CASES)
+
+
+def known_misses() -> dict[str, str]:
+    """``<case-name>  <reason>`` per line; blank lines and ``#`` comments are skipped."""
+    out: dict[str, str] = {}
+    if not KNOWN_MISSES.is_file():
+        return out
+    for n, line in enumerate(KNOWN_MISSES.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, reason = line.partition(" ")
+        assert reason.strip(), f"KNOWN_MISSES:{n}: {name} has no reason"
+        assert name not in out, f"KNOWN_MISSES:{n}: {name} is listed twice"
+        out[name] = reason.strip()
+    return out
+
+
+@lru_cache(maxsize=None)
+def outcome(path: Path):
+    return fs.run_case(logdoc, fs.load_case(path, CATEGORIES))
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=lambda p: p.name)
+def test_case_is_valid(case):
+    c = fs.load_case(case, CATEGORIES)
+    assert c.category == fs.BENIGN or c.category in CATEGORIES
+    for log in c.logs:
+        assert log.stat().st_size > 0, f"{case.name}: {log.name} is empty"
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=lambda p: p.name)
+def test_case_top1(case):
+    o = outcome(case)
+    listed = case.name in known_misses()
+    if listed:
+        assert not o.top1, f"{case.name} is listed in KNOWN_MISSES but now gives its expected top-1: unlist it"
+    else:
+        assert o.top1, f"{case.name}: expected {o.case.category}: {o.reason()}"
+
+
+def test_known_misses_name_existing_cases():
+    names = {p.name for p in CASE_DIRS}
+    stale = sorted(set(known_misses()) - names)
+    assert not stale, f"KNOWN_MISSES names cases that do not exist: {', '.join(stale)}"
+
+
+def test_known_misses_at_most_5_percent():
+    listed = len(known_misses())
+    assert listed <= MAX_KNOWN_SHARE * len(CASE_DIRS), (
+        f"KNOWN_MISSES lists {listed} of {len(CASE_DIRS)} cases (at most {MAX_KNOWN_SHARE:.0%} allowed)")
+
+
+def test_scorer_reads_a_case(tmp_path):
+    """The scorer's rules on a made-up case folder: a bad case.yaml is refused, a good one scored."""
+    case = tmp_path / "x-y-1"
+    case.mkdir()
+    (case / "case.yaml").write_text("source: https://example.invalid/1\ncategory: cuda_oom\n", encoding="utf-8")
+    (case / "log.txt").write_text("torch.OutOfMemoryError: CUDA out of memory.\n", encoding="utf-8")
+    with pytest.raises(fs.CaseError, match="established_by"):
+        fs.load_case(case, CATEGORIES)
+    (case / "case.yaml").write_text("source: https://example.invalid/1\ncategory: gpu_fell_off\n"
+                                    "established_by: x\n", encoding="utf-8")
+    with pytest.raises(fs.CaseError, match="unknown category"):
+        fs.load_case(case, CATEGORIES)
+    (case / "case.yaml").write_text("source: https://example.invalid/1\ncategory: none\nculprit_rank: 0\n"
+                                    "established_by: x\n", encoding="utf-8")
+    o = fs.run_case(logdoc, fs.load_case(case, CATEGORIES))
+    assert o.crash is None
+    s = fs.score([o])
+    assert s["benign"] == 1 and s["cases"] == 1 and s["culprit_cases"] == 1
+    assert o.top1 == (not o.errors) and o.false_alarm == bool(o.errors)
+    line = fs.summary_line(s)
+    assert line.startswith("field: top-1 ") and line.endswith(f"crashes {s['crashes']}")
