@@ -96,98 +96,24 @@ APPLIES_TO_KEYS = ("nccl", "torch", "cuda", "gloo")
 EVENT_ATTRS = ("kind", "level", "file", "line", "end_line", "rank", "local_rank", "node_rank",
                "host", "pid", "time", "template", "text", "where", "match")
 
-_PG = ("pg_id", "pg_guid", "pg_desc", "pg_rank")
-_NCCL = ("dev", "tid", "message", "args", "format", "prefix", "catalog_location")
-# Fields per event kind (docs/architecture.md), and the analysis.* kinds documented in
-# knowledge/README.md. Used to tell whether a placeholder can ever be filled.
-KIND_FIELDS: dict[str, tuple[str, ...] | None] = {
-    "nccl.version": _NCCL + ("version", "cuda", "suffix"),
-    "nccl.warn": _NCCL + ("code_location", "function"),
-    "nccl.trace": _NCCL + ("code_location", "function", "code", "code_name", "errno_text", "thread"),
-    "nccl.comm_init": _NCCL + ("comm", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm_id",
-                               "phase", "func", "parent", "color", "key"),
-    "nccl.comm_info": _NCCL + ("comm", "rank", "nranks", "nnodes", "local_ranks", "local_rank", "mnnvl"),
-    "nccl.net_socket": _NCCL + ("interfaces",),
-    "nccl.net_ib": _NCCL + ("devices", "oob_if", "oob_addr", "relaxed_ordering"),
-    "nccl.bootstrap": _NCCL + ("name", "addr"),
-    "nccl.using_network": _NCCL + ("network",),
-    "nccl.env": _NCCL + ("name", "value"),
-    "nccl.channel": _NCCL + ("channel", "nchannels", "ranks"),
-    "nccl.connection": _NCCL + ("channel", "src_rank", "src_dev", "dst_rank", "dst_dev", "transport",
-                                "net", "gdr"),
-    "nccl.connected_all_rings": _NCCL + ("pxn", "gdr"),
-    "nccl.info": _NCCL,
-    "nccl.call": _NCCL,
-    "nccl.trace_level": _NCCL,
-    "torch.watchdog_timeout": _PG + ("seq", "op_type", "numel_in", "numel_out", "timeout_ms", "elapsed_ms"),
-    "torch.async_exception": _PG + ("seq", "op_type", "numel_in", "numel_out", "timeout_ms", "exception"),
-    "torch.watchdog_failure": _PG + ("seq", "last_enqueued", "last_completed"),
-    "torch.work_progress": _PG + ("last_enqueued", "last_completed"),
-    "torch.heartbeat": _PG,
-    "torch.flight_recorder": _PG,
-    "torch.desync_report": _PG,
-    "torch.pg_info": _PG,
-    "torch.nccl_error": _PG + ("source_location", "error_string", "nccl_result", "nccl_version", "last_error"),
-    "torch.collective_mismatch": _PG + ("rank", "other_rank", "seq", "op_type", "shape", "dtype",
-                                        "other_seq", "other_op_type", "other_shape", "other_dtype",
-                                        "device", "other_device", "differs"),
-    "torch.monitored_barrier": _PG + ("failed_ranks", "timeout_ms"),
-    "torch.exception": ("exc_type", "exc_message", "frames", "last_frame"),
-    "torch.terminate": ("cxx_type", "what"),
-    "store.client_timeout": ("timeout_ms", "host", "port"),
-    "store.connect_retry": ("host", "port", "timeout_ms"),
-    "store.clients_joined": ("joined", "world_size", "seconds"),
-    "store.wait_timeout": ("timeout_ms", "keys"),
-    "store.recv_closed": (),
-    "store.listen_failed": ("port", "errno_name"),
-    "store.resolve_failed": ("host", "port"),
-    "store.barrier_timeout": ("key", "world_size", "num_workers_joined", "timeout"),
-    "torchrun.child_failed": ("script", "failures"),
-    "torchrun.worker_failed": ("exitcode", "local_rank", "pid"),
-    "torchrun.sigterm": ("pid", "signal"),
-    "torchrun.restart": ("remaining", "max_restarts"),
-    "torchrun.rendezvous": (),
-    "cuda.oom": (),
-    "cuda.error": ("error",),
-    "kernel.xid": ("xid", "pci"),
-    "gloo.error": ("code_location", "message", "peer_addr", "peer_port_printed", "peer_port", "errno_text"),
-    "gloo.connect_full_mesh": ("code_location", "message", "peer_addr", "peer_port_printed", "peer_port",
-                               "errno_text"),
-    "gloo.debug": (),
-    # further kinds the parser emits (logdoc/torchlines.py KINDS); fields not pinned down here
-    "torch.teardown": None,
-    "torch.cxx_backtrace": None,
-    "torch.message": None,
-    "torch.worknccl": None,
-    "torch.blocking_wait_timeout": None,
-    "torch.watchdog_thread_exception": None,
-    "torch.watchdog_thread_exception_old": None,
-    "torch.async_exception_old": None,
-    "torch.wrapper_monitored_barrier": None,
-    "store.connect_failed": None,
-    "store.nccl_unique_id": None,
-    "store.server_error": None,
-    "store.info": None,
-    "torchrun.signal": None,
-    "torchrun.info": None,
-    # analysis stage (cross-event / cross-rank); see knowledge/README.md and logdoc/analysis KINDS
-    "analysis.version_mismatch": ("component", "versions", "ranks_by_version", "hosts_by_version", "minority"),
-    "analysis.hung_rank": ("ranks", "seq", "op_type", "pg", "pg_desc", "waiting_ranks", "table", "detail", "source",
-                           "silent_ranks"),
-    "analysis.straggler": ("ranks", "seq", "pg", "detail", "source"),
-    "analysis.silent_rank": ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
-    "analysis.peer_exited": ("ranks", "reporting_ranks", "peer_addrs", "peer_hosts", "table", "detail"),
-    "analysis.collective_mismatch": ("pg", "pg_desc", "seq", "aspect", "values", "ranks", "minority_ranks", "source"),
-    "analysis.transport_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
-    "analysis.env_disagreement": ("name", "values", "forced", "minority"),
-    "analysis.env_forced": ("name", "values", "agree"),
-    "analysis.interface_disagreement": ("aspect", "values", "hosts", "by_host", "minority"),
-    "analysis.nranks_disagreement": ("aspect", "comm_id", "pg", "values", "minority"),
-    "analysis.missing_ranks": ("ranks", "world_size", "seen", "seen_ranks", "source", "missing_count", "candidates"),
-    "analysis.duplicate_gpu": ("host", "bus_id", "ranks", "comm_ranks", "comm_id"),
-    "analysis.restart": ("attempt", "later_attempts", "origin_ranks", "origin_hosts", "first_failure",
-                         "last_attempt_failure"),
-}
+class _KindFields:
+    """Fields per event kind, from the one registry (logdoc/kinds.py): ``get(kind)`` gives the fields
+    an event of that kind may carry, None for an unregistered kind. Used to tell whether a
+    placeholder can ever be filled."""
+
+    def get(self, kind: str, default=None):
+        from . import kinds
+
+        f = kinds.fields(kind)
+        return default if f is None else f
+
+    def __contains__(self, kind: object) -> bool:
+        from . import kinds
+
+        return isinstance(kind, str) and kinds.is_registered(kind)
+
+
+KIND_FIELDS = _KindFields()
 
 _PLACEHOLDER = _re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?:\|([^{}]*))?\}")
 _VERSION_CLAUSE = _re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*(\d+(?:\.\d+)*)\s*$")
@@ -1128,7 +1054,9 @@ def _kinds(ck: _Checker, path: str, spec: Any) -> tuple[str, ...]:
         if not _re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?|[a-z0-9_]+\*", k):
             ck.err(path, f"bad event kind {k!r}")
         elif not k.endswith("*") and k not in KIND_FIELDS:
-            ck.warn(path, f"unknown event kind {k!r} (see docs/architecture.md and knowledge/README.md)")
+            ck.err(path, f"unknown event kind {k!r}: nothing emits it (the kinds are listed in logdoc/kinds.py)")
+        elif k.endswith(".*") and k not in KIND_FIELDS:
+            ck.err(path, f"{k!r} names no event kind (the kinds are listed in logdoc/kinds.py)")
     return tuple(items)
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from lark import Token, Transformer, Tree
 from lark.exceptions import LarkError
 
+from . import kinds as _kinds
 from .blocks import is_elision
 from .envelope import has_huge_number
 from .events import Envelope
@@ -40,20 +41,8 @@ from .templates import BoundedPattern
 
 __all__ = ["classify", "templates", "KINDS"]
 
-# Kinds this module emits (docs/architecture.md plus the additions listed in the module notes).
-KINDS = (
-    "torch.watchdog_timeout", "torch.async_exception", "torch.watchdog_failure", "torch.work_progress",
-    "torch.heartbeat", "torch.flight_recorder", "torch.desync_report", "torch.pg_info",
-    "torch.nccl_error", "torch.collective_mismatch", "torch.monitored_barrier", "torch.exception",
-    "torch.terminate", "torch.teardown", "torch.cxx_backtrace", "torch.message",
-    "store.client_timeout", "store.connect_retry", "store.connect_failed", "store.clients_joined",
-    "store.wait_timeout", "store.recv_closed", "store.listen_failed", "store.resolve_failed",
-    "store.barrier_timeout", "store.nccl_unique_id", "store.server_error", "store.info",
-    "torchrun.child_failed", "torchrun.worker_failed", "torchrun.sigterm", "torchrun.signal",
-    "torchrun.restart", "torchrun.rendezvous", "torchrun.info",
-    "cuda.oom", "cuda.error", "kernel.xid",
-    "gloo.error", "gloo.connect_full_mesh", "gloo.debug",
-)
+# Kinds this module emits: those of the one registry (logdoc/kinds.py) whose producer it is.
+KINDS = tuple(k for k, spec in _kinds.KINDS.items() if spec.producer == "logdoc/torchlines.py")
 
 _MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
 

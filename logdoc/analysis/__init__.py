@@ -27,35 +27,16 @@ from ..events import Event
 from . import anatomy as _anatomy
 from . import cascade, disagreements, progress
 from .attribution import Attribution, attribute, path_info
+from .. import kinds as _kinds
 from .cascade import FirstFailure, is_failure, nature
 from .job import Job
 from .timeline import Timeline
 
 __all__ = ["Analysis", "analyze", "FirstFailure", "Timeline", "path_info", "KINDS"]
 
-# The analysis.* kinds and their main fields (documented for knowledge/README.md).
-KINDS: dict[str, tuple[str, ...]] = {
-    "analysis.hung_rank": ("ranks", "seq", "op_type", "pg", "pg_id", "pg_desc", "waiting_ranks", "table", "detail",
-                           "source", "silent_ranks"),
-    "analysis.straggler": ("ranks", "seq", "pg", "detail", "source"),
-    "analysis.peer_exited": ("ranks", "reporting_ranks", "peer_addrs", "peer_hosts", "table", "detail"),
-    "analysis.missing_ranks": ("ranks", "world_size", "seen", "seen_ranks", "source", "missing_count", "candidates"),
-    "analysis.silent_rank": ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
-    "analysis.collective_mismatch": ("pg", "pg_id", "pg_desc", "seq", "aspect", "values", "ranks", "minority_ranks",
-                                     "source"),
-    "analysis.version_mismatch": ("component", "versions", "by_version", "ranks_by_version", "hosts_by_version",
-                                  "minority", "minority_ranks", "minority_hosts"),
-    "analysis.env_disagreement": ("name", "values", "forced", "minority"),
-    "analysis.env_forced": ("name", "values", "agree"),
-    "analysis.transport_disagreement": ("aspect", "values", "hosts", "by_host", "minority", "minority_hosts"),
-    "analysis.interface_disagreement": ("aspect", "values", "hosts", "by_host", "minority", "minority_hosts",
-                                        "subnets", "special"),
-    "analysis.nranks_disagreement": ("aspect", "comm_id", "pg", "values", "minority"),
-    "analysis.duplicate_gpu": ("host", "bus_id", "ranks", "comm_ranks", "comm_id"),
-    "analysis.restart": ("attempt", "later_attempts", "origin_ranks", "origin_hosts", "first_failure",
-                         "last_attempt_failure"),
-}
-# every analysis.* event also has fields "evidence" ([(file, line), ...]) and "evidence_count"
+# The analysis.* kinds and their fields, from the one registry (logdoc/kinds.py).
+KINDS: dict[str, tuple[str, ...]] = {k: tuple(sorted(spec.fields)) for k, spec in _kinds.KINDS.items()
+                                     if k.startswith("analysis.")}
 
 
 @dataclass

@@ -48,10 +48,10 @@ SYMPTOM_TEXT = re.compile(
     r"|failed to pass monitoredBarrier|clients joined|wait timeout after|dump signal")
 _DIST_EXC = ("DistBackendError", "DistNetworkError", "DistStoreError", "DistError", "ChildFailedError",
              "SignalException", "RendezvousClosedError", "RendezvousTimeoutError", "ProcessExitedException")
-_WRAPPERS = ("torch.async_exception", "torch.thread_exception", "torch.terminate", "torch.nccl_error",
+_WRAPPERS = ("torch.async_exception", "torch.terminate", "torch.nccl_error",
              "torch.watchdog_failure", "torch.exception")
 _SYMPTOM_KINDS = ("torch.watchdog_timeout", "torch.teardown", "store.nccl_unique_id", "store.connect_failed", "torch.watchdog_failure", "torch.work_progress", "torch.flight_recorder",
-                  "torch.heartbeat", "torch.desync_report", "torch.monitored_barrier", "torch.blocking_wait_timeout",
+                  "torch.heartbeat", "torch.desync_report", "torch.monitored_barrier",
                   "torchrun.child_failed", "torchrun.sigterm", "torchrun.restart", "store.recv_closed",
                   "store.client_timeout", "store.wait_timeout", "store.clients_joined", "store.connect_retry",
                   "store.barrier_timeout")

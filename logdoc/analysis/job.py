@@ -11,7 +11,7 @@ from .common import is_agent, as_int
 from .timeline import Timeline
 
 # events that describe one piece of collective work (WorkNCCL) and may lack their group's prefix
-WORK_KINDS = ("torch.watchdog_timeout", "torch.async_exception", "torch.blocking_wait_timeout", "torch.work")
+WORK_KINDS = ("torch.watchdog_timeout", "torch.async_exception")  # a WorkNCCL(...) record (blocking wait too)
 _PROGRESS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)")
 _WORLD = re.compile(r"\bsize: (\d+), global rank: (\d+)")
 ERROR_LEVELS = ("ERROR", "FATAL")

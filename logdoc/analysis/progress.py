@@ -87,7 +87,7 @@ def _seqnum(job: Job) -> tuple[list[Event], dict[str, Any]]:
         if seq is None and prog is None:
             continue
         rec = recs.setdefault(key, {}).setdefault(ev.rank, _Rec())
-        if kind in ("torch.watchdog_timeout", "torch.blocking_wait_timeout") and seq is not None:
+        if kind == "torch.watchdog_timeout" and seq is not None:
             rec.waits[seq] = op or rec.waits.get(seq)
             timeouts_seen.add(key)
             rec.evs.append(ev)

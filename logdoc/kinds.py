@@ -1,0 +1,223 @@
+"""The one registry of event kinds and the fields each carries.
+
+Every event logdoc emits has a ``kind`` registered here, with the fields it may carry. The parser
+(NCCL and PyTorch/Gloo classifiers), the analysis (``analysis.*`` synthetic events), the digest and
+the knowledge base's lint all read it; ``tests/test_kinds.py`` checks that every kind emitted on the
+samples and on every rendered catalog line is registered with the fields it carries, and that every
+kind named anywhere in the code or the rules is registered.
+
+A kind marked ``catalog`` also carries the placeholders of its message templates in
+``grammars/torch_templates.tsv`` (the ``{name}`` parts of each format), which :func:`fields` adds.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["KindSpec", "KINDS", "fields", "is_registered", "names", "EXCEPTION_FIELDS", "ORIGIN_FIELDS"]
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    fields: frozenset[str]
+    producer: str          # the module that emits it
+    summary: str
+    catalog: bool = False  # also carries its catalog templates' placeholders
+
+
+# Field groups shared by several kinds.
+NCCL_FIELDS = ("dev", "tid", "message", "args", "format", "prefix", "catalog_location", "function")
+PG_FIELDS = ("pg_id", "pg_guid", "pg_desc", "pg_rank", "pg_prefix")
+# a Python traceback or C++ exception that carries the message
+EXCEPTION_FIELDS = ("exc_type", "exc_message", "frames", "last_frame", "traceback", "chain", "cause")
+# every analysis.* event (logdoc/analysis/common.synthetic)
+ORIGIN_FIELDS = ("evidence", "evidence_count", "origin_ranks", "origin_hosts")
+GLOO_FIELDS = ("code_location", "message", "peer", "peer_addr", "peer_port_printed", "peer_port", "peer_seq",
+               "errno_text", "errno_name", "strerror", "error", "condition", "enforce", "lhs", "rhs", "srcdir",
+               "iface", "timeout_ms")
+_NESTED = ("nested_in", "inner_kind", "inner_template")
+
+_N, _T, _A = "logdoc/nccl.py", "logdoc/torchlines.py", "logdoc/analysis"
+
+
+def _k(fields, producer, summary, catalog=False) -> KindSpec:
+    return KindSpec(frozenset(fields), producer, summary, catalog)
+
+
+KINDS: dict[str, KindSpec] = {
+    # --- NCCL (host:pid:tid [dev] NCCL ... lines)
+    "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix"), _N, "the NCCL version banner"),
+    "nccl.warn": _k(NCCL_FIELDS + ("code_location",) + _NESTED, _N, "an NCCL WARN line"),
+    "nccl.trace": _k(NCCL_FIELDS + ("code_location", "code", "code_name", "errno_text", "thread"), _N,
+                     "an error back-trace line `file:line -> N`"),
+    "nccl.comm_init": _k(NCCL_FIELDS + ("comm", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm_id",
+                                        "phase", "func", "parent", "color", "key", "child_count", "split_count",
+                                        "rank_tag"), _N,
+                         "communicator init start/complete"),
+    "nccl.comm_info": _k(NCCL_FIELDS + ("comm", "rank", "nranks", "nnodes", "local_ranks", "local_rank", "mnnvl",
+                                          "cuda_dev", "func"),
+                         _N, "communicator summary after init"),
+    "nccl.net_socket": _k(NCCL_FIELDS + ("interfaces",), _N, "NET/Socket interfaces in use"),
+    "nccl.net_ib": _k(NCCL_FIELDS + ("devices", "oob_if", "oob_addr", "relaxed_ordering"), _N,
+                      "NET/IB devices in use"),
+    "nccl.bootstrap": _k(NCCL_FIELDS + ("name", "addr"), _N, "the bootstrap interface"),
+    "nccl.using_network": _k(NCCL_FIELDS + ("network",), _N, "the network plugin in use"),
+    "nccl.env": _k(NCCL_FIELDS + ("name", "value", "from_environment"), _N, "an NCCL_* setting"),
+    "nccl.channel": _k(NCCL_FIELDS + ("channel", "nchannels", "ranks", "truncated"), _N, "ring/tree channel layout"),
+    "nccl.connection": _k(NCCL_FIELDS + ("channel", "src_rank", "src_dev", "dst_rank", "dst_dev", "transport", "net",
+                                         "gdr", "conn_index", "direction"), _N, "a channel connection and its transport"),
+    "nccl.connected_all_rings": _k(NCCL_FIELDS + ("pxn", "gdr", "what"), _N, "Connected all rings/trees"),
+    "nccl.connected_all": _k(NCCL_FIELDS + ("what",), _N, "Connected all <something> (newer releases)"),
+    "nccl.info": _k(NCCL_FIELDS, _N, "another NCCL INFO line of the catalog"),
+    "nccl.call": _k(NCCL_FIELDS, _N, "a collective launch / CALL line"),
+    "nccl.trace_level": _k(NCCL_FIELDS, _N, "an NCCL TRACE-level line"),
+    # --- PyTorch ProcessGroupNCCL, c10d, TCPStore, torchrun, Gloo, CUDA (logdoc/torchlines.py)
+    "torch.watchdog_timeout": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "op_type", "numel_in", "numel_out",
+                                                                 "timeout_ms", "elapsed_ms", "blocking_wait"), _T,
+                                 "a collective ran past its timeout", True),
+    "torch.async_exception": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "op_type", "numel_in", "numel_out", "timeout_ms",
+                                                                "exception", "error_string", "last_error",
+                                                                "nccl_result", "nccl_version"), _T,
+                                "the watchdog saw an asynchronous error and aborts", True),
+    "torch.watchdog_failure": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "last_enqueued", "last_completed", "exception",
+                                                                 "error_string", "last_error", "nccl_result",
+                                                                 "nccl_version", "thread_died"), _T,
+                                 "the watchdog thread failed or tore the process down", True),
+    "torch.work_progress": _k(PG_FIELDS + ("last_enqueued", "last_completed"), _T, "last enqueued/completed work", True),
+    "torch.heartbeat": _k(PG_FIELDS, _T, "the heartbeat monitor fired", True),
+    "torch.flight_recorder": _k(PG_FIELDS + EXCEPTION_FIELDS + ("last_completed", "last_enqueued", "source", "src_rank"),
+                                _T, "flight-recorder dump messages", True),
+    "torch.desync_report": _k(PG_FIELDS + EXCEPTION_FIELDS + ("desync_report", "rank"), _T,
+                              "TORCH_NCCL_DESYNC_DEBUG report", True),
+    "torch.pg_info": _k(PG_FIELDS + ("debug",), _T, "process-group init/config info", True),
+    "torch.nccl_error": _k(PG_FIELDS + EXCEPTION_FIELDS + ("source_location", "error_string", "nccl_result",
+                                                           "nccl_version", "last_error", "interpretation", "timeout") + _NESTED,
+                           _T, "NCCL error in: ... (ncclResult text)", True),
+    "torch.collective_mismatch": _k(PG_FIELDS + EXCEPTION_FIELDS + (
+        "rank", "other_rank", "seq", "op_type", "shape", "dtype", "other_seq", "other_op_type", "other_shape",
+        "other_dtype", "device", "other_device", "devices", "other_devices", "differs", "diffs"), _T,
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch report", True),
+    "torch.monitored_barrier": _k(PG_FIELDS + EXCEPTION_FIELDS + ("failed_ranks", "timeout_ms", "original_exception",
+                                                                  "rank"), _T, "monitored_barrier failure", True),
+    "torch.exception": _k(EXCEPTION_FIELDS + ("spawn_process",) + _NESTED, _T, "a Python traceback / exception line",
+                          True),
+    "torch.terminate": _k(("cxx_type", "what", "cause", "cxx_frames") + _NESTED, _T,
+                          "terminate called after throwing ...", True),
+    "torch.teardown": _k(PG_FIELDS + ("reason",), _T, "process-group shutdown/abort messages", True),
+    "torch.cxx_backtrace": _k(("message", "function", "source_path", "line", "n", "symbol", "offset", "address",
+                               "library"), _T, "Exception raised from ... with C++ frames", True),
+    "torch.message": _k(PG_FIELDS + EXCEPTION_FIELDS, _T, "another catalog message of ProcessGroupNCCL/c10d", True),
+    "store.client_timeout": _k(EXCEPTION_FIELDS + ("timeout_ms", "host", "port", "error", "n"), _T,
+                               "TCPStore client connect timed out", True),
+    "store.connect_retry": _k(("host", "port", "timeout_ms", "delay_ms", "error", "n"), _T,
+                              "TCPStore client retries connecting", True),
+    "store.connect_failed": _k(EXCEPTION_FIELDS, _T, "TCPStore client could not connect", True),
+    "store.clients_joined": _k(EXCEPTION_FIELDS + ("joined", "world_size", "seconds"), _T,
+                               "TCPStore server waited for clients", True),
+    "store.wait_timeout": _k(EXCEPTION_FIELDS + ("timeout_ms", "keys", "fd", "local_addr", "remote_addr"), _T,
+                             "store get/wait timed out", True),
+    "store.recv_closed": _k(EXCEPTION_FIELDS, _T, "the store connection was closed", True),
+    "store.listen_failed": _k(EXCEPTION_FIELDS + ("port", "errno_name", "use_ipv6", "uv_code", "uv_message",
+                                                  "uv_name"), _T, "the store server could not listen", True),
+    "store.resolve_failed": _k(EXCEPTION_FIELDS + ("host", "port", "family"), _T, "the store host did not resolve", True),
+    "store.barrier_timeout": _k(EXCEPTION_FIELDS + ("key", "world_size", "num_workers_joined", "timeout"), _T,
+                                "a store-based barrier timed out", True),
+    "store.nccl_unique_id": _k(EXCEPTION_FIELDS + ("exception", "key", "key_2", "rank"), _T,
+                               "the NCCL unique id could not be exchanged through the store", True),
+    "store.server_error": _k(EXCEPTION_FIELDS, _T, "the store server reported an error", True),
+    "store.info": _k((), _T, "store information", True),
+    "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,
+                                "ChildFailedError summary table", True),
+    "torchrun.worker_failed": _k(EXCEPTION_FIELDS + ("exitcode", "local_rank", "pid", "binary", "launcher", "signal"),
+                                 _T, "a worker process failed", True),
+    "torchrun.sigterm": _k(("pid", "signal", "escalated", "kill_signal"), _T, "torchrun signals its workers", True),
+    "torchrun.signal": _k(EXCEPTION_FIELDS + ("signal",), _T, "torchrun received a signal", True),
+    "torchrun.restart": _k(("remaining", "max_restarts", "role", "state"), _T, "torchrun restarts the workers", True),
+    "torchrun.rendezvous": _k(EXCEPTION_FIELDS + ("event",), _T, "rendezvous messages", True),
+    "torchrun.info": _k(("path",), _T, "other torchrun information", True),
+    "torchrun.error_file": _k(EXCEPTION_FIELDS + ("timestamp",), "logdoc/parse.py",
+                              "a worker's error.json (torch.distributed.elastic error file)"),
+    "cuda.oom": _k(EXCEPTION_FIELDS, _T, "CUDA out of memory", True),
+    "cuda.error": _k(EXCEPTION_FIELDS + ("error",), _T, "another CUDA error", True),
+    "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
+    "gloo.error": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "a Gloo enforce or I/O failure", True),
+    "gloo.connect_full_mesh": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "Gloo connectFullMesh failed", True),
+    "gloo.debug": _k(GLOO_FIELDS + EXCEPTION_FIELDS + ("self_addr", "what", "gloo_rank", "gloo_size", "local", "local_addr", "local_port",
+                                    "local_port_printed", "remote", "retry_count", "retry_limit", "will_retry"), _T,
+                     "Gloo debug / connect-retry lines", True),
+    # --- the analysis stage (logdoc/analysis/): comparisons across events and ranks
+    "analysis.hung_rank": _k(ORIGIN_FIELDS + ("ranks", "seq", "op_type", "pg", "pg_id", "pg_desc", "waiting_ranks",
+                                              "table", "detail", "source", "silent_ranks", "timeout_ms"), _A,
+                             "ranks that never reached a collective the others wait in"),
+    "analysis.straggler": _k(ORIGIN_FIELDS + ("ranks", "seq", "pg", "detail", "source", "waiting_ranks"), _A,
+                             "a rank consistently behind"),
+    "analysis.peer_exited": _k(ORIGIN_FIELDS + ("ranks", "reporting_ranks", "peer_addrs", "peer_hosts", "table",
+                                                "detail"), _A, "a peer whose exit the others reported"),
+    "analysis.missing_ranks": _k(ORIGIN_FIELDS + ("ranks", "world_size", "seen", "seen_ranks", "source",
+                                                  "missing_count", "candidates"), _A, "ranks without any log"),
+    "analysis.silent_rank": _k(ORIGIN_FIELDS + ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
+                               _A, "a rank whose output stops long before the others'"),
+    "analysis.collective_mismatch": _k(ORIGIN_FIELDS + ("pg", "pg_id", "pg_desc", "seq", "aspect", "values", "ranks",
+                                                        "minority_ranks", "source"), _A,
+                                       "ranks that disagree on a collective"),
+    "analysis.version_mismatch": _k(ORIGIN_FIELDS + ("component", "versions", "by_version", "ranks_by_version",
+                                                     "hosts_by_version", "minority", "minority_ranks",
+                                                     "minority_hosts"), _A, "ranks with different versions"),
+    "analysis.env_disagreement": _k(ORIGIN_FIELDS + ("name", "values", "forced", "minority"), _A,
+                                    "ranks with different NCCL_* settings"),
+    "analysis.env_forced": _k(ORIGIN_FIELDS + ("name", "values", "agree"), _A, "a setting forced on every rank"),
+    "analysis.transport_disagreement": _k(ORIGIN_FIELDS + ("aspect", "values", "hosts", "by_host", "minority",
+                                                           "minority_hosts"), _A, "hosts using different transports"),
+    "analysis.interface_disagreement": _k(ORIGIN_FIELDS + ("aspect", "values", "hosts", "by_host", "minority",
+                                                           "minority_hosts", "subnets", "special"), _A,
+                                          "hosts using different interfaces or networks"),
+    "analysis.nranks_disagreement": _k(ORIGIN_FIELDS + ("aspect", "comm_id", "pg", "values", "minority"), _A,
+                                       "ranks that disagree on a communicator's size"),
+    "analysis.duplicate_gpu": _k(ORIGIN_FIELDS + ("host", "bus_id", "ranks", "comm_ranks", "comm_id"), _A,
+                                 "ranks of one communicator on the same GPU"),
+    "analysis.restart": _k(ORIGIN_FIELDS + ("attempt", "later_attempts", "origin_ranks", "origin_hosts",
+                                            "first_failure", "last_attempt_failure"), _A,
+                           "the job restarted after a failure"),
+}
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
+
+
+def names(prefix: str = "") -> tuple[str, ...]:
+    """Registered kinds, those starting with ``prefix`` when given."""
+    return tuple(k for k in KINDS if k.startswith(prefix))
+
+
+def is_registered(kind: str) -> bool:
+    """A registered kind, or a family wildcard (``nccl.*``) that names at least one."""
+    if kind.endswith(".*"):
+        return any(k.startswith(kind[:-1]) for k in KINDS)
+    return kind in KINDS
+
+
+@lru_cache(maxsize=None)
+def _catalog_fields() -> dict[str, frozenset[str]]:
+    from .resources import data_dir
+    import os
+
+    out: dict[str, set[str]] = {}
+    path = os.path.join(data_dir("grammars"), "torch_templates.tsv")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("id\t"):
+                continue
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 6:
+                out.setdefault(parts[1], set()).update(_PLACEHOLDER.findall(parts[5]))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def fields(kind: str) -> frozenset[str] | None:
+    """The fields an event of ``kind`` may carry (None for an unregistered kind)."""
+    spec = KINDS.get(kind)
+    if spec is None:
+        return None
+    if spec.catalog:
+        return spec.fields | _catalog_fields().get(kind, frozenset())
+    return spec.fields
