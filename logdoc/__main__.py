@@ -1,3 +1,3 @@
-from .cli_core import main
+from .cli import main
 
 main()

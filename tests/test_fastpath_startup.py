@@ -103,20 +103,21 @@ def test_cached_grammars_parse_the_same(tmp_path):
 
 
 def test_fast_path_defaults_are_typers():
-    """The plain explain command line runs without typer (logdoc.cli_core); its defaults must be the
+    """The plain explain command line runs without typer (logdoc.cli); its defaults must be the
     ones the typer command declares."""
     import inspect
 
-    from logdoc import cli_core
+    from logdoc.cli import commands
+    from logdoc.cli import common as cli_common
 
     declared = {name: getattr(p.default, "default", p.default)
-                for name, p in inspect.signature(cli.explain).parameters.items() if name != "paths"}
-    assert declared == cli_core.EXPLAIN_DEFAULTS
+                for name, p in inspect.signature(commands.explain).parameters.items() if name != "paths"}
+    assert declared == cli_common.EXPLAIN_DEFAULTS
 
 
 def test_plain_explain_imports_neither_typer_nor_rich(tmp_path):
-    # the fast path ends the process itself (cli_core._leave): look at the modules right then
-    code = ("import sys, runpy\nimport logdoc.cli_core as c\n"
+    # the fast path ends the process itself (logdoc.cli._leave): look at the modules right then
+    code = ("import sys, runpy\nimport logdoc.cli as c\n"
             "def leave(code):\n"
             "    print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', 'click')))\n"
             "    raise SystemExit(code)\n"

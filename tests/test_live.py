@@ -398,7 +398,7 @@ COMMANDS = [[], ["parse"], ["explain"], ["run"], ["summary"], ["rules"], ["rules
 def test_every_command_has_examples_in_its_help():
     from typer.testing import CliRunner
 
-    from logdoc.cli import app
+    from logdoc.cli.commands import app
 
     runner = CliRunner()
     for cmd in COMMANDS:

@@ -1,5 +1,5 @@
-"""The ``logdoc`` command line (typer). What the commands share, the entry point and the fast path
-of a plain ``logdoc explain`` are in :mod:`logdoc.cli_core`, which imports neither typer nor rich."""
+"""The ``logdoc`` commands (typer). What they share is in :mod:`logdoc.cli.common` and the entry
+point in :mod:`logdoc.cli`; neither imports typer or rich."""
 from __future__ import annotations
 
 import json
@@ -9,23 +9,17 @@ from typing import List, Optional
 
 import typer
 
-from .cli_core import (  # noqa: F401 - re-exported: tests and the entry point use them from here
+from .common import (
     PROGRESS_HELP,
-    Failure,
-    InputError,
-    _check_rules_dirs,
-    _console,
-    _emit_report,
-    _fail,
-    _fast_explain,
-    _load_rules,
-    _notice,
-    _progress,
-    _report_skips,
-    _run,
-    _summary_line,
+    check_rules_dirs,
+    emit_report,
     explain_command,
-    main,
+    fail,
+    load_rules,
+    notice,
+    progress_bar,
+    report_skips,
+    summary_line,
 )
 
 app = typer.Typer(
@@ -58,7 +52,7 @@ def _complete_rule_id(incomplete: str):
     import re
 
     try:
-        from .resources import data_dir
+        from ..resources import data_dir
 
         ids = set()
         for f in sorted(Path(data_dir("knowledge")).glob("*.yaml")):
@@ -90,27 +84,27 @@ def parse(
       logdoc parse logs/ | jq 'select(.kind == "nccl.warn")'
       logdoc parse rank0.log --unrecognized > /dev/null
     """
-    from .parse import parse_sources
-    from .source import expand
+    from ..parse import parse_sources
+    from ..source import expand
 
     if format not in ("jsonl", "table"):
-        _fail(f"unknown --format {format!r}: use jsonl or table")
+        fail(f"unknown --format {format!r}: use jsonl or table")
     sources = expand(paths, stdin=sys.stdin.buffer)
-    with _progress(sources, progress) as bar:
+    with progress_bar(sources, progress) as bar:
         result = parse_sources(sources, jobs=None, progress=bar)
     out = sys.stdout
     if format == "jsonl":
         for ev in result.events:
             out.write(json.dumps(ev.to_dict(), ensure_ascii=False) + "\n")
     else:
-        from .report.terminal import print_event_table
+        from ..report.terminal import print_event_table
 
         print_event_table(result.events)
     if unrecognized:
         for u in result.unrecognized:
             print(f"{u.file}:{u.line}: {u.text.splitlines()[0][:300]}", file=sys.stderr)
-    _report_skips(result.stats)
-    print(_summary_line(result.stats), file=sys.stderr)
+    report_skips(result.stats)
+    print(summary_line(result.stats), file=sys.stderr)
 
 
 @app.command()
@@ -176,19 +170,19 @@ def run(
       NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p logdoc run -- srun -N 2 python train.py
       logdoc run --save job.log -- mpirun -np 16 python train.py
     """
-    from .api import build_report
-    from .live import describe_command, run_command
+    from ..api import build_report
+    from ..live import describe_command, run_command
 
     if format not in ("terminal", "json", "markdown"):
-        _fail(f"unknown --format {format!r}: use terminal, json or markdown")
+        fail(f"unknown --format {format!r}: use terminal, json or markdown")
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
-        _fail("no command: logdoc run -- CMD [ARGS]")
-    _check_rules_dirs(rules_dirs)
+        fail("no command: logdoc run -- CMD [ARGS]")
+    check_rules_dirs(rules_dirs)
     try:
-        res = run_command(cmd, log_dirs=log_dirs, save=save, rules=lambda: _load_rules(rules_dirs),
-                          emit=_notice if early else None, redact=redact)
+        res = run_command(cmd, log_dirs=log_dirs, save=save, rules=lambda: load_rules(rules_dirs),
+                          emit=notice if early else None, redact=redact)
     except FileNotFoundError:
         print(f"logdoc: error: command not found: {cmd[0]}", file=sys.stderr)
         raise typer.Exit(127)
@@ -196,7 +190,7 @@ def run(
         print(f"logdoc: error: permission denied: {cmd[0]}", file=sys.stderr)
         raise typer.Exit(126)
     except OSError as exc:
-        _fail(f"cannot start {cmd[0]}: {exc}")
+        fail(f"cannot start {cmd[0]}: {exc}")
     status = res.exit_status
     if res.returncode is not None and res.returncode < 0:
         import signal as _signal
@@ -208,7 +202,7 @@ def run(
     else:
         how = f"exited with status {status}"
     try:
-        rules = res.rules if res.rules is not None else _load_rules(rules_dirs)
+        rules = res.rules if res.rules is not None else load_rules(rules_dirs)
         report = build_report(res.result, rules, redact=redact)
     except KeyboardInterrupt:
         raise typer.Exit(status)
@@ -229,20 +223,20 @@ def run(
             if format == "json":
                 fh.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
             elif format == "markdown":
-                from .report.markdown import render
+                from ..report.markdown import render
 
                 fh.write(render(report))
             else:
                 from rich.console import Console
 
-                from .report.terminal import print_report
+                from ..report.terminal import print_report
 
                 print_report(report, Console(file=fh, no_color=True, color_system=None, highlight=False, width=100))
         print(f"logdoc: report written to {report_file}", file=sys.stderr)
     else:
-        _emit_report(report, format, no_color, to_stderr=True)
-    _report_skips(res.result.stats)
-    print(_summary_line(res.result.stats), file=sys.stderr)
+        emit_report(report, format, no_color, to_stderr=True)
+    report_skips(res.result.stats)
+    print(summary_line(res.result.stats), file=sys.stderr)
     raise typer.Exit(status)
 
 
@@ -266,19 +260,19 @@ def digest(
       logdoc digest /var/log/job123/ -o /shared/job123/$(hostname).json
       logdoc explain /shared/job123/*.json
     """
-    from . import digest as _digest
-    from .parse import parse_sources
-    from .source import expand
+    from .. import digest as _digest
+    from ..parse import parse_sources
+    from ..source import expand
 
     sources = expand(paths, stdin=sys.stdin.buffer)
-    with _progress(sources, progress) as bar:
+    with progress_bar(sources, progress) as bar:
         result = parse_sources(sources, jobs=None, progress=bar, reduce=True)
     try:
         size = _digest.write(result, output, inputs=list(paths))
     except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
-    _report_skips(result.stats)
-    print(_summary_line(result.stats) + f"; digest: {len(result.events)} events, {size} bytes", file=sys.stderr)
+        fail(f"cannot write {output}: {exc.strerror or exc}")
+    report_skips(result.stats)
+    print(summary_line(result.stats) + f"; digest: {len(result.events)} events, {size} bytes", file=sys.stderr)
 
 
 @app.command()
@@ -304,14 +298,14 @@ def redact(
       logdoc redact rank0.log > rank0.redacted.log
       logdoc redact logs/ -o shared/ --map private-key.json
     """
-    from .redact import RedactError, redact_paths
+    from ..redact import RedactError, redact_paths
 
     try:
         r, done = redact_paths(list(paths), out, stdin=sys.stdin.buffer, hosts=hosts)
     except RedactError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except OSError as exc:
-        _fail(f"cannot write {getattr(exc, 'filename', None) or out}: {exc.strerror or exc}")
+        fail(f"cannot write {getattr(exc, 'filename', None) or out}: {exc.strerror or exc}")
     if out not in (None, "-"):
         sys.stdout.flush()
     for name, reason in done["skipped"]:
@@ -324,7 +318,7 @@ def redact(
             with open(map_file, "w", encoding="utf-8") as fh:
                 json.dump(mapping, fh, indent=2, ensure_ascii=False)
         except OSError as exc:
-            _fail(f"cannot write {map_file}: {exc.strerror or exc}")
+            fail(f"cannot write {map_file}: {exc.strerror or exc}")
     counts = ", ".join(f"{len(v)} {k}" for k, v in sorted(mapping.items()) if k not in ("iid6",))
     where = "standard output" if out in (None, "-") else out
     cut = f", {done['cut_lines']} over-long lines cut at 1 MiB" if done["cut_lines"] else ""
@@ -346,14 +340,14 @@ def summary(
       logdoc summary logs/
       logdoc summary rank*.log | jq .versions
     """
-    from .analysis import analyze
-    from .parse import parse_paths
+    from ..analysis import analyze
+    from ..parse import parse_paths
 
     result = parse_paths(paths, stdin=sys.stdin.buffer)
     anatomy = analyze(result.events, files=result.files).anatomy
     sys.stdout.write(json.dumps(anatomy, indent=2, ensure_ascii=False, default=str) + "\n")
-    _report_skips(result.stats)
-    print(_summary_line(result.stats), file=sys.stderr)
+    report_skips(result.stats)
+    print(summary_line(result.stats), file=sys.stderr)
 
 
 rules_app = typer.Typer(no_args_is_help=True, help="The knowledge base: list, show, lint and test rules.\n\n"
@@ -372,7 +366,7 @@ def rules_list(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
       logdoc rules list
       logdoc rules list --rules my_rules/ | grep shm
     """
-    for r in _load_rules(rules_dirs):
+    for r in load_rules(rules_dirs):
         state = " (retired)" if r.retired else ""
         print(f"{r.id}\t{r.category or '-'}\t{r.role or '-'}\t{r.title or ''}{state}")
 
@@ -389,12 +383,12 @@ def rules_show(rule_id: str = typer.Argument(..., metavar="RULE_ID", help="A rul
       logdoc rules show LD301
       logdoc rules show ld701
     """
-    from .report.rulepage import rule_page
+    from ..report.rulepage import rule_page
 
-    rules = _load_rules(rules_dirs)
+    rules = load_rules(rules_dirs)
     rule = rules.get(rule_id.upper())
     if rule is None:
-        _fail(f"no rule {rule_id}; `logdoc rules list` shows them")
+        fail(f"no rule {rule_id}; `logdoc rules list` shows them")
     sys.stdout.write(rule_page(rule))
 
 
@@ -408,7 +402,7 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
       logdoc rules lint
       logdoc rules lint --rules my_rules/
     """
-    rules = _load_rules(rules_dirs)
+    rules = load_rules(rules_dirs)
     n_err = len(rules.errors)
     print(f"{len(rules.active())} rules, {n_err} error(s), {len(rules.problems) - n_err} warning(s)")
     if n_err:
@@ -425,17 +419,17 @@ def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
       logdoc rules test
       logdoc rules test --rules my_rules/
     """
-    from .kb import check_examples
-    from .parse import parse_sources
+    from ..kb import check_examples
+    from ..parse import parse_sources
 
     def to_events(sources):
-        from .analysis import analyze
+        from ..analysis import analyze
 
         res = parse_sources(sources)
         a = analyze(res.events, files=res.files)
         return list(a.events) + list(a.synthetic)
 
-    rules = _load_rules(rules_dirs)
+    rules = load_rules(rules_dirs)
     failures = check_examples(rules, to_events)
     for f in failures:
         print(f"FAIL {f}")
@@ -460,7 +454,7 @@ def web_build(out: str = typer.Option(..., "--out", metavar="DIR", help="Folder 
       logdoc web build --out site/
       logdoc web build --out site/ --cache /tmp/logdoc-web-cache
     """
-    from .web.build import build_site
+    from ..web.build import build_site
 
     sizes = build_site(out, cache_dir=cache)
     print(json.dumps(sizes, indent=2, default=str))
@@ -477,10 +471,7 @@ def web_serve(directory: str = typer.Argument(..., metavar="DIR", help="The buil
       logdoc web serve site/
       logdoc web serve site/ --port 8080
     """
-    from .web.build import serve
+    from ..web.build import serve
 
     serve(directory, port=port)
 
-
-if __name__ == "__main__":
-    main()
