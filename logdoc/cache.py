@@ -69,12 +69,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
 # knowledge base
 
 def _kb_key(dirs: Sequence[Path]) -> str | None:
-    from . import __version__, kb
+    from . import __version__, annotations, differential, kb, knowledge
 
     h = hashlib.sha256()
     h.update(f"{KB_CACHE_SCHEMA}|{__version__}|{kb.SCHEMA}|{kb.regex_engine()}|{kb._yaml is not None}|"
              f"{sys.version_info[:2]}".encode())
-    for mod in (kb.__file__, __file__):  # the loader's own code: an edited kb.py makes a new key
+    # the loader's own code: an edited kb.py makes a new key
+    for mod in (kb.__file__, __file__, annotations.__file__, differential.__file__, knowledge.__file__):
         try:
             st = os.stat(mod)
             h.update(f"\0{mod}\0{st.st_size}\0{st.st_mtime_ns}".encode())
@@ -86,7 +87,7 @@ def _kb_key(dirs: Sequence[Path]) -> str | None:
             h.update(b"missing")
             continue
         try:
-            files = kb._rule_files(d)
+            files = kb._rule_files(d) + knowledge.knowledge_files(d)
         except Exception:  # noqa: BLE001 - no cache rather than a wrong one
             return None
         for p in files:

@@ -84,7 +84,7 @@ USER_ID = _re.compile(r"^[A-Z][A-Z0-9]{1,9}[0-9]{3,}$")
 RULE_KEYS_REQUIRED = ("id", "category", "severity", "role", "title", "match", "explanation", "fix", "confirm")
 RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples", "origin")
 TOMBSTONE_KEYS = ("id", "retired", "title", "category", "replaced_by")
-MATCH_KEYS = ("kind", "pattern", "fields", "with", "without")
+MATCH_KEYS = ("kind", "template", "pattern", "fields", "with", "without")
 CLAUSE_KEYS = ("kind", "pattern", "fields", "scope", "as", "optional")
 FILE_KEYS = ("family", "description", "rules")
 OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "contains", "matches",
@@ -378,6 +378,7 @@ class Rule:
     _fields: _Cond | None = None
     _with: tuple[_Clause, ...] = ()
     _without: tuple[_Clause, ...] = ()
+    _templates: frozenset[str] = frozenset()  # match.template: catalog ids (any id of their group matches)
 
     # --- plain accessors
     def __getattr__(self, name: str) -> Any:  # category, severity, role, title, fix, ...
@@ -407,9 +408,15 @@ class Rule:
         return dict(self.data)
 
     # --- matching
+    @property
+    def templates(self) -> frozenset[str]:
+        return self._templates
+
     def match_event(self, ev: Event, job: "_Job") -> "Match | None":
         groups: dict[str, str] = {}
         span = None
+        if self._templates and not (self._templates & job.ids(ev)):
+            return None
         if self._pattern is not None:
             m = self._pattern.search(ev.text or "")
             if m is None:
@@ -479,9 +486,22 @@ def _in_scope(scope: str, ev: Event, other: Event) -> bool:
 class _Job:
     """All the events of one run, indexed by kind, for ``with`` / ``without`` look-ups."""
 
-    def __init__(self, events: Sequence[Event]) -> None:
+    def __init__(self, events: Sequence[Event], resolver: Any = None) -> None:
         self.events = events
         self._by_kind: dict[str, list[Event]] | None = None
+        self.resolver = resolver
+        self._ids: dict[int, frozenset[str]] = {}
+
+    def ids(self, ev: Event) -> frozenset[str]:
+        """The event's catalog template id and the other ids of its annotation group."""
+        got = self._ids.get(id(ev))
+        if got is None:
+            if self.resolver is not None:
+                got = self.resolver.ids(ev)
+            else:
+                got = frozenset((ev.template,)) if ev.template else frozenset()
+            self._ids[id(ev)] = got
+        return got
 
     def by_kind(self, kind: str) -> list[Event]:
         if self._by_kind is None:
@@ -629,6 +649,23 @@ class RuleSet:
         self.run_problems: list[Problem] = []  # problems of the last match() call (timeouts)
         self._index: dict[str, list[Rule]] | None = None
         self._wild: list[tuple[str, Rule]] = []
+        self._by_template: dict[str, list[Rule]] = {}
+        self.annotations = None  # logdoc.annotations.Annotations, when the knowledge base has them
+        self.differentials = None  # logdoc.differential.Differentials, likewise
+        self._resolver = None
+
+    def resolver(self):
+        """The catalog-id resolver over this knowledge base's annotations."""
+        if self._resolver is None:
+            from .annotations import Resolver
+
+            self._resolver = Resolver(self.annotations)
+        return self._resolver
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_resolver"] = None  # memo of one run's messages: not worth caching
+        return state
 
     # --- access
     def __iter__(self) -> Iterator[Rule]:
@@ -658,7 +695,12 @@ class RuleSet:
     def _build_index(self) -> None:
         self._index = {}
         self._wild = []
+        self._by_template = {}
         for rule in self.active():
+            if rule.templates and not rule.kinds:  # matched by template id, whatever its kind
+                for tid in rule.templates:
+                    self._by_template.setdefault(tid, []).append(rule)
+                continue
             for kind in rule.kinds:
                 if kind.endswith("*"):
                     self._wild.append((kind[:-1], rule))
@@ -681,12 +723,19 @@ class RuleSet:
     def match(self, events: Iterable[Event]) -> list[Match]:
         """Every (rule, event) that matches, in event order, higher priority first per event."""
         evs = list(events)
-        job = _Job(evs)
+        job = _Job(evs, self.resolver())
         disabled: set[str] = set()
         self.run_problems = []
         out: list[Match] = []
+        if self._index is None:
+            self._build_index()
         for ev in evs:
-            for rule in self.rules_for(ev.kind):
+            rules = self.rules_for(ev.kind)
+            if self._by_template and (ev.template or ev.level in ("WARN", "ERROR", "FATAL")):
+                extra = {r.id: r for tid in job.ids(ev) for r in self._by_template.get(tid, ())}
+                if extra:
+                    rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
+            for rule in rules:
                 if rule.id in disabled:
                     continue
                 try:
@@ -940,6 +989,7 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
     allowed: set[str] = set(EVENT_ATTRS)
     open_fields = False
     kinds: tuple[str, ...] = ()
+    templates: frozenset[str] = frozenset()
     pattern = None
     cond = None
     clauses: dict[str, list[_Clause]] = {"with": [], "without": []}
@@ -950,7 +1000,17 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
         for key in match:
             if key not in MATCH_KEYS:
                 ck.err(f"match.{key}", f"unknown match key {key!r}")
-        kinds = _kinds(ck, "match.kind", match.get("kind"))
+        tpl_spec = match.get("template")
+        if tpl_spec is not None:
+            titems = [tpl_spec] if isinstance(tpl_spec, str) else tpl_spec
+            if not (isinstance(titems, list) and titems and all(isinstance(t, str) and t.strip() for t in titems)):
+                ck.err("match.template", "template must be a catalog template id or a non-empty list of them")
+            else:
+                templates = frozenset(t.strip() for t in titems)
+        if "kind" in match or tpl_spec is None:
+            kinds = _kinds(ck, "match.kind", match.get("kind"))
+        else:
+            open_fields = True  # any kind the template's message is read as
         for k in kinds:
             known = KIND_FIELDS.get(k)
             if k.endswith("*") or known is None:
@@ -1038,10 +1098,14 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
         return None, ck.problems
     norm = dict(data)
     norm["match"] = dict(match)  # type: ignore[arg-type]
-    norm["match"]["kind"] = list(kinds)
+    if kinds or not templates:
+        norm["match"]["kind"] = list(kinds)
+    if templates:
+        norm["match"]["template"] = sorted(templates)
     norm["examples"] = examples
     rule = Rule(id=rid, data=norm, file=file, line=line, origin=origin, _kinds=kinds, _pattern=pattern,
-                _fields=cond, _with=tuple(clauses["with"]), _without=tuple(clauses["without"]))
+                _fields=cond, _with=tuple(clauses["with"]), _without=tuple(clauses["without"]),
+                _templates=templates)
     return rule, ck.problems
 
 
@@ -1108,7 +1172,8 @@ def _yaml_lines(node: Any, path: str = "", out: dict[str, int] | None = None,
     return out
 
 
-def _load_yaml_file(path: Path) -> tuple[Any, dict[str, int], list[Problem]]:
+def _load_yaml_file(path: Path, fast: bool = False) -> tuple[Any, dict[str, int], list[Problem]]:
+    """``fast``: libyaml's loader when PyYAML has it (the large annotation files)."""
     problems: list[Problem] = []
     try:
         text = path.read_text(encoding="utf-8")
@@ -1118,7 +1183,8 @@ def _load_yaml_file(path: Path) -> tuple[Any, dict[str, int], list[Problem]]:
     assert _yaml is not None
     loader = None
     try:
-        loader = _yaml.SafeLoader(text)  # raises on characters YAML refuses (NUL ...)
+        cls = getattr(_yaml, "CSafeLoader", _yaml.SafeLoader) if fast else _yaml.SafeLoader
+        loader = cls(text)  # raises on characters YAML refuses (NUL ...)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except (_yaml.YAMLError, RecursionError) as exc:  # RecursionError: nested thousands deep
@@ -1209,6 +1275,10 @@ def _load_dir(rs: RuleSet, d: Path, origin: str) -> None:
                 continue
             if isinstance(data, Mapping) and data.get("schema") == SCHEMA:
                 _add_compiled(rs, data, origin, seen_here)
+                if origin == "builtin":
+                    from .knowledge import load_compiled_knowledge
+
+                    load_compiled_knowledge(rs, data)
                 continue
             entries, problems = _rules_from_document(data, {}, str(path))
         else:
@@ -1234,23 +1304,31 @@ def load_rules(dirs: Sequence[str | Path] | None = None, *, extra_dirs: Sequence
     in ``RuleSet.problems`` as ``file:line: rule ID: message``; a bad rule is left out, the others load.
     """
     rs = RuleSet()
-    for d in ([_builtin_dir()] if dirs is None else [Path(x) for x in dirs]):
+    builtin = [_builtin_dir()] if dirs is None else [Path(x) for x in dirs]
+    for d in builtin:
         _load_dir(rs, Path(d), "builtin")
     for d in extra_dirs:
         _load_dir(rs, Path(d), "user")
+    from .knowledge import attach_knowledge
+
+    attach_knowledge(rs, [Path(d) for d in builtin])
     return rs
 
 
 def compile_rules(rules: RuleSet | Sequence[str | Path] | None = None) -> dict[str, Any]:
     """A JSON-ready copy of the knowledge base (for the browser build, which has no PyYAML)."""
     rs = rules if isinstance(rules, RuleSet) else load_rules(rules)
-    return {
+    out = {
         "schema": SCHEMA,
         "rules": [
             {**r.to_dict(), "source": {"file": Path(r.file).name, "line": r.line, "origin": r.origin}}
             for r in rs
         ],
     }
+    from .knowledge import compile_knowledge
+
+    out.update(compile_knowledge(rs))
+    return out
 
 
 def _add_compiled(rs: RuleSet, data: Mapping[str, Any], origin: str, seen_here: dict) -> None:
@@ -1273,6 +1351,9 @@ def load_compiled(data: Mapping[str, Any] | str) -> RuleSet:
         rs.problems.append(Problem("<compiled>", 0, None, f"not a compiled knowledge base ({SCHEMA})"))
         return rs
     _add_compiled(rs, data, "builtin", {})
+    from .knowledge import load_compiled_knowledge
+
+    load_compiled_knowledge(rs, data)
     return rs
 
 

@@ -114,7 +114,15 @@ def render(report: dict[str, Any]) -> str:
             lines.append("Fix:")
             lines += [f"{n}. {s}" for n, s in enumerate(d["fix"], 1)]
             lines.append("")
-        if d.get("confirm"):
+        if d.get("differential"):
+            lines.append("Differential (most likely first; + speaks for, - against):")
+            for n, c in enumerate(d["differential"], 1):
+                lines.append(f"{n}. **{c['category']}**: {c.get('cause') or ''}")
+                lines += [f"   - + {x}" for x in c.get("for") or []]
+                lines += [f"   - - {x}" for x in c.get("against") or []]
+                lines.append(f"   - check: `{c['check']}`")
+            lines.append("")
+        elif d.get("confirm"):
             lines.append("Confirm:")
             lines += [f"- {s}" for s in d["confirm"]]
             lines.append("")

@@ -72,7 +72,16 @@ def print_report(report: dict, console: Console | None = None) -> None:
             body.append("\nFix\n", style="bold")
             for n, s in enumerate(d["fix"], 1):
                 body.append(f"  {n}. {s}\n")
-        if d.get("confirm"):
+        if d.get("differential"):
+            body.append("\nDifferential (most likely first)\n", style="bold")
+            for n, c in enumerate(d["differential"], 1):
+                body.append(f"  {n}. {c['category']}: {c.get('cause') or ''}\n")
+                for x in c.get("for") or []:
+                    body.append(f"     + {x}\n", style="green")
+                for x in c.get("against") or []:
+                    body.append(f"     - {x}\n", style="red")
+                body.append(f"     check: {c['check']}\n", style="dim")
+        elif d.get("confirm"):
             body.append("\nConfirm\n", style="bold")
             for s in d["confirm"]:
                 body.append(f"  • {s}\n")
