@@ -449,7 +449,7 @@ app.add_typer(web_app, name="web")
 
 @web_app.command("build")
 def web_build(out: str = typer.Option(..., "--out", metavar="DIR", help="Folder to write the site into."),
-              cache: Optional[str] = typer.Option(None, "--cache", metavar="DIR", help="Download cache (default ~/.cache/logdoc-web).")) -> None:
+              cache: Optional[str] = typer.Option(None, "--cache", metavar="DIR", help="Download cache (default: $LOGDOC_WEB_CACHE, else .cache/web in a checkout, else ~/.cache/logdoc/web).")) -> None:
     """Write the static site (page, Pyodide runtime, wheels, kb.json).
 
     Examples:
@@ -458,10 +458,21 @@ def web_build(out: str = typer.Option(..., "--out", metavar="DIR", help="Folder 
       logdoc web build --out site/
       logdoc web build --out site/ --cache /tmp/logdoc-web-cache
     """
-    from ..web.build import build_site
+    from ..web.build import BuildError, build_site
 
-    sizes = build_site(out, cache_dir=cache)
+    try:
+        sizes = build_site(out, cache_dir=cache)
+    except BuildError as exc:
+        _web_fail(exc)
     print(json.dumps(sizes, indent=2, default=str))
+
+
+def _web_fail(exc: Exception) -> None:
+    """A BuildError as one line (exit 2); a failing tool's own output, if any, goes before it."""
+    first, _, details = str(exc).partition("\n")
+    if details.strip():
+        print(details.rstrip(), file=sys.stderr)
+    fail(first)
 
 
 @web_app.command("serve")
@@ -475,7 +486,10 @@ def web_serve(directory: str = typer.Argument(..., metavar="DIR", help="The buil
       logdoc web serve site/
       logdoc web serve site/ --port 8080
     """
-    from ..web.build import serve
+    from ..web.build import BuildError, serve
 
-    serve(directory, port=port)
+    try:
+        serve(directory, port=port)
+    except BuildError as exc:
+        _web_fail(exc)
 

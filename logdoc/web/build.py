@@ -159,6 +159,12 @@ def pyodide_files(cache_dir: Path) -> Path:
     if not tarball.is_file() or _sha256_file(tarball) != PYODIDE_TARBALL_SHA256:
         cache_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            if shutil.which("npm") is None:
+                raise BuildError(
+                    f"the Pyodide {PYODIDE_VERSION} runtime is not in the cache {cache_dir} and "
+                    "npm was not found: install Node.js with npm (Debian: apt-get install npm), "
+                    "or point --cache / LOGDOC_WEB_CACHE at a cache that has it"
+                )
             _run(["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--pack-destination", tmp,
                   "--silent"])
             got = Path(tmp) / f"pyodide-{PYODIDE_VERSION}.tgz"
@@ -234,13 +240,16 @@ def pypi_wheels(cache_dir: Path) -> list[Path]:
 
 
 def build_logdoc_wheel(dest_dir: Path) -> Path:
-    """Build the logdoc wheel from the source tree (``pip wheel --no-deps``)."""
+    """The logdoc wheel for the page.
+
+    From a source checkout: built from the tree (``pip wheel --no-deps``). From an installed
+    wheel (no checkout next to the package): repacked from the installed package itself, which
+    carries everything the page needs (the modules and ``logdoc/_data``), see
+    :func:`wheel_from_installation`.
+    """
     root = source_tree()
     if root is None:
-        raise BuildError(
-            "the logdoc wheel is built from a source checkout; none was found next to this "
-            "installation (pass logdoc_wheel= a prebuilt wheel instead)"
-        )
+        return wheel_from_installation(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dest_dir)]
     try:
@@ -254,6 +263,64 @@ def build_logdoc_wheel(dest_dir: Path) -> Path:
     if len(wheels) != 1:
         raise BuildError(f"expected one logdoc wheel in {dest_dir}, found {wheels}")
     return wheels[0]
+
+
+#: A fixed timestamp for repacked wheels, so that the same installation gives the same bytes
+#: (and the bytecode cache, keyed by the wheel's sha256, is reused).
+_ZIP_DATE = (2020, 1, 1, 0, 0, 0)
+
+
+def wheel_from_installation(dest_dir: Path) -> Path:
+    """Repack the installed ``logdoc`` package (modules and ``_data``) as a pure-Python wheel.
+
+    A non-editable install has the grammars and the knowledge base under ``logdoc/_data``;
+    ``.pyc`` caches are left out. The metadata is the installation's own ``METADATA`` when
+    its ``.dist-info`` is found next to the package, else a minimal one.
+    """
+    import base64
+
+    from logdoc import __version__
+
+    package = Path(__file__).resolve().parents[1]
+    data = package / "_data"
+    if not ((data / "grammars").is_dir() and (data / "knowledge").is_dir()):
+        raise BuildError(
+            f"{package} has no _data/grammars and _data/knowledge; install logdoc from a wheel "
+            "(python -m pip install .) or run the build from a source checkout"
+        )
+    files: list[tuple[str, bytes]] = []
+    for path in sorted(package.rglob("*")):
+        if path.is_dir() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
+            continue
+        files.append(("logdoc/" + path.relative_to(package).as_posix(), path.read_bytes()))
+    metadata = None
+    for info in sorted(package.parent.glob("logdoc-*.dist-info")):
+        if (info / "METADATA").is_file():
+            metadata = (info / "METADATA").read_bytes()
+            version = info.name[len("logdoc-"):-len(".dist-info")]
+            break
+    if metadata is None:
+        version = __version__
+        metadata = f"Metadata-Version: 2.1\nName: logdoc\nVersion: {version}\n".encode()
+    dist_info = f"logdoc-{version}.dist-info"
+    files.append((f"{dist_info}/METADATA", metadata))
+    files.append((f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: logdoc web build\n"
+                                          b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
+    record = []
+    for name, blob in files:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(blob).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(blob)}")
+    record.append(f"{dist_info}/RECORD,,")
+    files.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    wheel = dest_dir / f"logdoc-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, blob in files:
+            info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, blob)
+    return wheel
 
 
 def _check_pure_wheel(path: Path) -> None:
@@ -556,12 +623,29 @@ def make_server(
 ) -> http.server.ThreadingHTTPServer:
     """A server for ``directory`` bound to 127.0.0.1 (port 0 picks a free port)."""
     directory = Path(directory)
+    if not directory.is_dir():
+        raise BuildError(f"{directory} is not a folder; build the site first: "
+                         f"logdoc web build --out {directory}")
     if not (directory / "index.html").is_file():
-        raise BuildError(f"{directory} has no index.html; run `logdoc web build --out DIR` first")
+        raise BuildError(f"{directory} has no index.html; build the site first: "
+                         f"logdoc web build --out {directory}")
     handler = type("Handler", (SiteRequestHandler,), {"quiet": quiet})
-    return http.server.ThreadingHTTPServer(
-        ("127.0.0.1", port), partial(handler, directory=str(directory))
-    )
+    try:
+        return http.server.ThreadingHTTPServer(
+            ("127.0.0.1", port), partial(handler, directory=str(directory))
+        )
+    except OverflowError:
+        raise BuildError(f"port {port} is not a valid port (0 to 65535)") from None
+    except OSError as exc:
+        import errno
+
+        if exc.errno == errno.EADDRINUSE:
+            raise BuildError(f"port {port} on 127.0.0.1 is already in use; "
+                             "choose another with --port") from None
+        if exc.errno == errno.EACCES:
+            raise BuildError(f"not allowed to listen on port {port} of 127.0.0.1; "
+                             "choose a port above 1023 with --port") from None
+        raise BuildError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 def serve(directory: str | os.PathLike, port: int = 8000, *, quiet: bool = False) -> None:
