@@ -437,8 +437,8 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         if not (_strong(ev) or not have_diagnosis):
             continue
         key = "catalog:" + a.ids[0] if a is not None else "family:" + fam.id
-        if fam is not None and fam._templates:
-            key = "family:" + fam.id  # a message family of its own: one card
+        if fam is not None and (fam._templates or fam.causes):
+            key = "family:" + fam.id  # a message family with its own candidates: one card
         cards.setdefault(key, _Card(key, tid, a, fam)).events.append(ev)
     if not cards and not notes:
         return [], [], []

@@ -405,7 +405,7 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
     rules = load_rules(rules_dirs)
     n_err = len(rules.errors)
     print(f"{len(rules.active())} rules, {n_err} error(s), {len(rules.problems) - n_err} warning(s)")
-    from .knowledge import lint_summary
+    from ..knowledge import lint_summary
 
     for line in lint_summary(rules):
         print(line)
