@@ -1,0 +1,234 @@
+"""The live parser: one stream of bytes fed in pieces, parsed by the file reader's rules."""
+
+import copy
+import zlib
+from typing import Any, Sequence
+
+from ..events import Event
+from ..parse import (
+    MAX_UNRECOGNIZED,
+    Feeder,
+    ParseResult,
+    Stats,
+    Unrecognized,
+    region_reader,
+)
+from ..read.lines import LineSplitter
+from ..source import SNIFF, ReadStats, looks_binary
+
+ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
+
+
+# ---------------------------------------------------------------------------------------------
+# incremental parsing
+
+class LiveParser:
+    """Parse one stream of bytes fed in pieces, by the rules of reading a file or stdin.
+
+    ``feed(data)`` any number of times, then ``close()``; ``result()`` gives the
+    :class:`~logdoc.parse.ParseResult`. Lines are split and cut as :func:`logdoc.source.read_blocks`
+    does and handed to the parse layer's :class:`~logdoc.parse.Feeder`, so the result equals the
+    parse of the same bytes read from a pipe. Only events are kept, never lines. ``peek()`` gives
+    the events as if the input ended now, without disturbing the parse.
+    """
+
+    def __init__(self, name: str = "<stdin>") -> None:
+        self.name = name
+        self.stats = Stats()
+        self.unrecognized: list[Unrecognized] = []
+        self.events: list[Event] = []
+        self.feeder = Feeder(name, self.stats, self.unrecognized, self.events)
+        self.rstats = ReadStats()
+        self._region = region_reader()
+        self._head = b""           # sniff: the first bytes, until the kind of stream is known
+        self._mode = "sniff"       # sniff | tentative | text | gzip | binary | dead
+        self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
+        self._gz: Any = None
+        self._lines = LineSplitter(self.rstats)   # the line rules of the file reader
+        self._lineno = 0
+        self._alarm_scan = 0
+        self._alarms = 0
+        self._closed = False
+
+    # --- bytes in
+    def feed(self, data: bytes) -> None:
+        if not data or self._closed:
+            return
+        if self._mode == "sniff":
+            self._head += data
+            if len(self._head) >= SNIFF:
+                self._start(final=False)
+            elif len(self._head) >= 2 and not self._head.startswith(b"\x1f\x8b") and b"\n" in self._head:
+                # A pipe gives its first bytes slowly: read them as text now (the line end is LF
+                # already) and apply the binary rule once the first SNIFF bytes are known.
+                head, self._head = self._head, b""
+                self._seen = head
+                self._mode = "tentative"
+                self.rstats.files += 1
+                self._text(head)
+            return
+        if self._mode == "tentative":
+            self._seen += data[: SNIFF - len(self._seen)]
+            self._text(data)
+            if len(self._seen) >= SNIFF:
+                self._settle_tentative()
+            return
+        self._route(data)
+
+    def _settle_tentative(self) -> None:
+        seen, self._seen = self._seen, b""
+        if looks_binary(seen[:SNIFF]):
+            # what the file reader does: skip it all (very rare: NULs in a job's output)
+            name = self.name
+            self.__init__(name)  # type: ignore[misc]
+            self._mode = "binary"
+            self.rstats.skipped_files.append((name, "binary file"))
+        else:
+            self._mode = "text"
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        if self._mode == "sniff":
+            self._start(final=True)
+        if self._mode == "tentative":
+            self._settle_tentative()
+        if self._mode == "gzip" and self._gz is not None and not self._gz.eof:
+            self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
+                                        "Compressed file ended before the end-of-stream marker was reached")
+        if self._mode in ("text", "gzip", "dead"):
+            for region in self._lines.close():
+                self._region_of(region)
+            self.feeder.finish()
+        self._closed = True
+
+    def _start(self, final: bool) -> None:
+        head, self._head = self._head, b""
+        if not head:
+            self._mode = "text"                   # empty input: an empty text (as open_text)
+            self.rstats.files += 1
+            return
+        if head[:2] == b"\x1f\x8b":
+            self._mode = "gzip"
+            self._gz = zlib.decompressobj(wbits=31)
+            try:
+                text = self._gunzip(head)
+            except zlib.error as exc:
+                self.rstats.skipped_files.append((self.name, f"corrupt gzip ({exc})"))
+                self._mode = "binary"
+                return
+            if looks_binary(text[:SNIFF]):
+                self.rstats.skipped_files.append((self.name, "binary file"))
+                self._mode = "binary"
+                return
+            self.rstats.files += 1
+            self._text(text)
+            return
+        if looks_binary(head[:SNIFF]):
+            self.rstats.skipped_files.append((self.name, "binary file"))
+            self._mode = "binary"
+            return
+        self._mode = "text"
+        self.rstats.files += 1
+        self._text(head)
+
+    def _route(self, data: bytes) -> None:
+        if self._mode in ("text", "tentative"):
+            self._text(data)
+        elif self._mode == "gzip":
+            try:
+                self._text(self._gunzip(data))
+            except zlib.error as exc:
+                self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {exc}")
+                self._mode = "dead"
+        # binary, dead: nothing to parse
+
+    def _gunzip(self, data: bytes) -> bytes:
+        out = []
+        while data:
+            if self._gz.eof:                         # a multi-member .gz: the next member
+                if not data.startswith(b"\x1f\x8b"):
+                    return b"".join(out)             # trailing bytes after the last member
+                self._gz = zlib.decompressobj(wbits=31)
+            out.append(self._gz.decompress(data))
+            data = self._gz.unused_data if self._gz.eof else b""
+        return b"".join(out)
+
+    # --- text in: the line rules, shared with the file reader
+    def _text(self, data: bytes) -> None:
+        for region in self._lines.feed(data):
+            self._region_of(region)
+
+    def _region_of(self, region) -> None:
+        buf, start, end, sep, _ = region
+        self._lineno = self._region(self.feeder, buf, start, end, sep, self._lineno)
+
+    # --- events out
+    @property
+    def alarms(self) -> int:
+        """Events so far at WARN level or above."""
+        ev = self.events
+        for i in range(self._alarm_scan, len(ev)):
+            if ev[i].level in ALARM_LEVELS:
+                self._alarms += 1
+        self._alarm_scan = len(ev)
+        return self._alarms
+
+    @property
+    def record_open(self) -> bool:
+        return self.feeder.asm.has_open_block
+
+    @property
+    def record_progress(self) -> int:
+        """Changes whenever an open record takes a line."""
+        return self.feeder.until
+
+    def _all_stats(self) -> Stats:
+        stats = Stats()
+        stats.merge(self.stats)
+        stats.files += self.rstats.files
+        stats.lines_read += self.rstats.lines
+        stats.cut_lines += self.rstats.cut_lines
+        stats.skipped_files.extend(self.rstats.skipped_files)
+        stats.warnings.extend(self.rstats.warnings)
+        return stats
+
+    def sorted_events(self) -> list[Event]:
+        # records of interleaved streams settle out of order: file order, as parse_sources gives
+        return sorted(self.events, key=lambda e: e.line)
+
+    def peek(self) -> list[Event]:
+        """The events as if the input ended now (a partial last line, records still open, bytes
+        still sniffed), in file order; the parse itself goes on undisturbed."""
+        if self._closed:
+            return self.sorted_events()
+        c = LiveParser.__new__(LiveParser)
+        c.__dict__.update(self.__dict__)
+        c.stats, c.unrecognized, c.events, c.rstats = Stats(), [], [], ReadStats()
+        c.feeder = self.feeder.fork(c.stats, c.unrecognized, c.events)
+        c._lines = copy.copy(self._lines)
+        c._lines.stats = c.rstats
+        c._lines._held, c._lines._pending = list(self._lines._held), list(self._lines._pending)
+        c._gz = self._gz.copy() if self._gz is not None else None
+        c.close()
+        return sorted(self.events + c.events, key=lambda e: e.line)
+
+    def snapshot(self) -> ParseResult:
+        """The parse so far, with :meth:`peek`'s events."""
+        return ParseResult(self.peek(), self._all_stats(), list(self.unrecognized), [self.name])
+
+    def result(self) -> ParseResult:
+        return ParseResult(self.sorted_events(), self._all_stats(), list(self.unrecognized), [self.name])
+
+
+def merge_results(results: Sequence[ParseResult]) -> ParseResult:
+    stats = Stats()
+    events: list[Event] = []
+    unrecognized: list[Unrecognized] = []
+    files: list[str] = []
+    for r in results:
+        stats.merge(r.stats)
+        events.extend(r.events)
+        unrecognized.extend(r.unrecognized[: max(0, MAX_UNRECOGNIZED - len(unrecognized))])
+        files.extend(r.files)
+    return ParseResult(events, stats, unrecognized, files)
