@@ -329,8 +329,8 @@ def redact(
 @app.command()
 def summary(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
-    format: str = typer.Option("json", "--format", "-f", metavar="FORMAT", help="json (the only format for now).",
-                               autocompletion=_complete_with("json")),
+    format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal or json.",
+                               autocompletion=_complete_with("terminal", "json")),
 ) -> None:
     """The job's anatomy without judging it: ranks, hosts, versions, communicators, transports, env.
 
@@ -338,14 +338,21 @@ def summary(
 
     \b
       logdoc summary logs/
-      logdoc summary rank*.log | jq .versions
+      logdoc summary rank*.log --format json | jq .versions
     """
+    if format not in ("terminal", "json"):
+        fail(f"unknown --format {format!r}: use terminal or json")
     from ..analysis import analyze
     from ..parse import parse_paths
 
     result = parse_paths(paths, stdin=sys.stdin.buffer)
     anatomy = analyze(result.events, files=result.files).anatomy
-    sys.stdout.write(json.dumps(anatomy, indent=2, ensure_ascii=False, default=str) + "\n")
+    if format == "json":
+        sys.stdout.write(json.dumps(anatomy, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        from ..report.summary import print_summary
+
+        print_summary(anatomy)
     report_skips(result.stats)
     print(summary_line(result.stats), file=sys.stderr)
 
