@@ -318,6 +318,11 @@ class Resolver:
         if ev.level not in _ERRORISH:
             return None
         fields = ev.fields or {}
+        loc = fields.get("code_location")
+        if ev.kind.startswith("gloo.") and isinstance(loc, str) and loc.startswith("gloo/"):
+            cand = "gloo:" + loc[5:]  # Gloo's catalog ids are its source file and line
+            if cand in self.ann.by_id or cand in self.known():
+                return cand
         if ev.kind.startswith("nccl."):
             msg = fields.get("message")
             return self._lookup("nccl", msg) if isinstance(msg, str) else None

@@ -428,8 +428,8 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
             key = "note:" + a.ids[0]
             notes.setdefault(key, _Card(key, tid, a, None)).events.append(ev)
             continue
-        if not errorish:
-            continue
+        if not errorish and a is None:
+            continue  # a warning means something only through its annotation
         ids = resolver.ids(ev)
         fam = _family_for(diffs, ev, ids)
         if a is None and fam is None:

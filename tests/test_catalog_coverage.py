@@ -1,0 +1,40 @@
+"""tools/catalog_coverage.py: the machinery that measures how much of the catalogs the knowledge
+base explains (the figure itself is printed by the tool, not asserted here)."""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+from pathlib import Path
+
+from logdoc.kb import load_rules
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "catalog_coverage.py"
+
+
+def tool():
+    spec = importlib.util.spec_from_file_location("catalog_coverage", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_lines_it_renders():
+    cc = tool()
+    nccl = list(cc.nccl_lines())
+    assert len(nccl) == 2120  # every WARN format, in the layouts of its first and last release
+    assert all(" NCCL WARN " in line for _, line in nccl)
+    torch = list(cc.torch_lines())
+    assert len(torch) == 630 and {s for _, _, s in torch} == {"torch", "gloo", "logdoc"}
+
+
+def test_it_counts_covered_lines_and_misses():
+    cc = tool()
+    rules = load_rules()
+    items = list(itertools.islice(cc.all_items(), 0, 12))
+    items.append(("nccl", "not a catalog line", "hello world"))
+    items.append(("gloo", "the seed", "RuntimeError: Gloo connectFullMesh failed ..."))
+    tallies, misses = cc.measure(items, rules)
+    assert sum(t[1] for t in tallies.values()) == len(items)
+    assert any("hello world" in m for m in misses)
+    assert not any("connectFullMesh" in m for m in misses)
+    assert tallies["nccl"][0] == tallies["nccl"][1] - 1  # the annotated WARN lines all get a category

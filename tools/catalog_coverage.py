@@ -1,0 +1,129 @@
+"""How much of the message catalogs the knowledge base explains.
+
+    python tools/catalog_coverage.py [--misses N]
+
+NCCL: every WARN format of every release (tests/data/nccl-messages-by-version.tsv), rendered in the
+line layout of the oldest and of the newest release that printed it (tests/nccl_render.py).
+PyTorch / Gloo: every catalog row of level ERROR, FATAL or WARN (grammars/torch_templates.tsv),
+its format rendered with sample values (the renderer of tests/test_torchlines.py, integers as 7); a
+Gloo row as Gloo prints it, ``[<gloo source>:<line>] <message>`` inside a RuntimeError; a one-line
+PyTorch message as c10 logs it (``[rank0]:[E1201 10:11:12.000000000 <file>:100] <message>``).
+
+Each line goes through logdoc alone (parse, analysis, knowledge base, diagnosis) and counts as
+covered when the report gives it a category: a diagnosis or a note, from a rule or from a catalog
+annotation (``benign`` counts). Prints the figures per source and overall; ``--misses N`` lists up
+to N lines that got none.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "tests"))
+
+TORCH_LEVELS = ("ERROR", "FATAL", "WARN")
+GLOO_SRC = "/pytorch/third_party/gloo/"
+
+
+def nccl_lines():
+    """(label, line) for each WARN format x {first, last} release."""
+    from nccl_render import render_line
+
+    with open(ROOT / "tests" / "data" / "nccl-messages-by-version.tsv", encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t") if r["level"] == "WARN"]
+    for row in rows:
+        for tag in sorted({row["first_tag"], row["last_tag"]}):
+            yield f"{tag} {row['locations_in_last_tag'].split(',')[0]}", render_line(
+                "WARN", row["format"], tag, row["locations_in_last_tag"])
+
+
+def torch_lines():
+    """(label, text) for each PyTorch / Gloo catalog row of a failure or warning level."""
+    from test_torchlines import render
+
+    text = (ROOT / "grammars" / "torch_templates.tsv").read_text(encoding="utf-8")
+    rows = csv.DictReader(io.StringIO("".join(l for l in text.splitlines(True) if not l.startswith("#"))),
+                          delimiter="\t")
+    for row in rows:
+        if row["level"] not in TORCH_LEVELS:
+            continue
+        fmt = re.sub(r"\{[a-z_][a-z0-9_]*:int\}", "7", row["format"])
+        fmt = re.sub(r"\{([a-z_][a-z0-9_]*):(?:word|line|rest)\}", r"{\1}", fmt)
+        msg = render(fmt)
+        source = row["id"].split(":", 1)[0]
+        if row["where"] == "gloo":
+            loc = row["id"].split(":", 1)[1]
+            msg = f"RuntimeError: [{GLOO_SRC}gloo/{loc}] {msg}"
+        elif "\n" not in msg.strip():
+            # as c10 logs it: the level letter and the source file in the prefix
+            src = Path(row["file"] or "c10d.cpp").name
+            msg = f"[rank0]:[{row['level'][0]}1201 10:11:12.000000000 {src}:100] {msg.strip()}"
+        yield f"{source} {row['id']}", msg, source
+
+
+def covered(report: dict) -> str | None:
+    for d in (report.get("diagnoses") or []) + (report.get("notes") or []):
+        if d.get("category"):
+            return d["category"]
+    return None
+
+
+def measure(items, rules) -> tuple[dict[str, list[int]], list[str]]:
+    """``items``: (source, label, text). Returns ({source: [covered, total]}, misses)."""
+    from logdoc.api import build_report
+    from logdoc.parse import parse_sources
+
+    tallies: dict[str, list[int]] = {}
+    misses: list[str] = []
+    for source, label, text in items:
+        t = tallies.setdefault(source, [0, 0])
+        t[1] += 1
+        try:
+            cat = covered(build_report(parse_sources([("rank0.log", text + "\n")]), rules))
+        except Exception as exc:  # noqa: BLE001 - a crash is a miss, and said so
+            cat = None
+            label += f" (crash: {type(exc).__name__}: {exc})"
+        if cat:
+            t[0] += 1
+        else:
+            misses.append(f"{source}: {label}: {text[:160]!r}")
+    return tallies, misses
+
+
+def all_items():
+    for label, line in nccl_lines():
+        yield "nccl", label, line
+    for label, text, source in torch_lines():
+        yield source, label, text
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--misses", type=int, default=0, help="list up to N lines that get no category")
+    args = ap.parse_args(argv)
+
+    from logdoc.kb import load_rules
+
+    rules = load_rules()
+    errors = [str(p) for p in rules.errors]
+    if errors:
+        print("knowledge base errors (logdoc rules lint):", *errors[:5], sep="\n  ")
+    tallies, misses = measure(all_items(), rules)
+    total = [sum(t[0] for t in tallies.values()), sum(t[1] for t in tallies.values())]
+    for source in sorted(tallies):
+        done, n = tallies[source]
+        print(f"{source:7s} {done:5d}/{n:<5d} = {100.0 * done / n:5.1f}% get a category")
+    print(f"{'overall':7s} {total[0]:5d}/{total[1]:<5d} = {100.0 * total[0] / total[1]:5.1f}% get a category")
+    for m in misses[: args.misses]:
+        print("  miss:", m)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
