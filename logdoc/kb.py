@@ -544,30 +544,195 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _present(value: Any) -> bool:
+    return not (value is None or value == "" or value == [] or value == {})
+
+
+_NAME = _re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+_FALLBACK = _re.compile(r"\|([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class _Ph:
+    """One placeholder: ``{name}``, ``{name|fallback}``, ``{name?(body)}`` or ``{name?(body)|fallback}``."""
+    name: str
+    body: tuple | None = None  # the conditional text, parsed; ``{}`` in it is the value
+    fallback: str | None = None
+    conditional: bool = False
+    otherwise: tuple | None = None  # ``{name?(body)|(otherwise)}``: printed when the value is absent
+
+
+_SELF = object()  # ``{}`` inside a conditional body
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def _parse_template(t: str, i: int = 0, in_body: bool = False) -> tuple[tuple, int]:
+    """Parse a template into literal strings and placeholders; inside a conditional body stop at
+    its closing parenthesis (parentheses in the body's text must balance). Text that is not a
+    placeholder (a lone ``{``, ``{1,2}``, ``${VAR}``) stays literal."""
+    nodes: list = []
+    buf: list[str] = []
+    depth = 0
+    n = len(t)
+    while i < n:
+        c = t[i]
+        if t.startswith("{{", i) or t.startswith("}}", i):
+            buf.append(c)
+            i += 2
+            continue
+        if in_body and c == "(":
+            depth += 1
+        elif in_body and c == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c == "{":
+            if in_body and t.startswith("{}", i):
+                if buf:
+                    nodes.append("".join(buf))
+                    buf = []
+                nodes.append(_SELF)
+                i += 2
+                continue
+            m = _NAME.match(t, i + 1)
+            if m:
+                j = m.end()
+                ph = None
+                if t.startswith("}", j):
+                    ph, j = _Ph(m.group(0)), j + 1
+                elif t.startswith("?(", j):
+                    body, k = _parse_template(t, j + 2, in_body=True)
+                    if k >= n or t[k] != ")":
+                        raise TemplateError(f"{{{m.group(0)}?( ... has no closing parenthesis")
+                    k += 1
+                    fb = _FALLBACK.match(t, k)
+                    if t.startswith("}", k):
+                        ph, j = _Ph(m.group(0), body, None, True), k + 1
+                    elif t.startswith("|(", k):  # an else-branch that may hold placeholders itself
+                        other, k2 = _parse_template(t, k + 2, in_body=True)
+                        if k2 >= n or not t.startswith(")}", k2):
+                            raise TemplateError(f"{{{m.group(0)}?(...)|(...) must end with ')}}'")
+                        ph, j = _Ph(m.group(0), body, None, True, other), k2 + 2
+                    elif fb:
+                        ph, j = _Ph(m.group(0), body, fb.group(1), True), fb.end()
+                    else:
+                        raise TemplateError(f"{{{m.group(0)}?(...) must end with ')}}' or ')|fallback}}'")
+                else:
+                    fb = _FALLBACK.match(t, j)
+                    if fb:
+                        ph, j = _Ph(m.group(0), None, fb.group(1)), fb.end()
+                if ph is not None:
+                    if buf:
+                        nodes.append("".join(buf))
+                        buf = []
+                    nodes.append(ph)
+                    i = j
+                    continue
+        buf.append(c)
+        i += 1
+    if in_body and i >= n:
+        raise TemplateError("a conditional ?( ... has no closing parenthesis")
+    if buf:
+        nodes.append("".join(buf))
+    return tuple(nodes), i
+
+
+_TEMPLATE_CACHE: dict[str, tuple] = {}
+
+
+def parse_template(template: str) -> tuple:
+    """The parsed template (cached); raises TemplateError on an unclosed conditional."""
+    got = _TEMPLATE_CACHE.get(template)
+    if got is None:
+        got, _ = _parse_template(template)
+        if len(_TEMPLATE_CACHE) < 4096:
+            _TEMPLATE_CACHE[template] = got
+    return got
+
+
+def _lookup(values: Mapping[str, Any], name: str) -> Any:
+    value = values.get(name)
+    if value is None and "." in name:
+        present, value = _get(values, name)
+        if not present:
+            value = None
+    return value
+
+
+def _walk(nodes: tuple, values: Mapping[str, Any], out: list, self_piece: tuple | None = None) -> None:
+    """Append ``(text, name or None, present)`` pieces: literals have name None."""
+    for node in nodes:
+        if isinstance(node, str):
+            if node.startswith(".") and not node.startswith("..") and out and out[-1][1] is not None \
+                    and out[-1][0].endswith((".", "!", "?")):
+                node = node[1:]  # a value that ends its own sentence: one full stop, not two
+            if node:
+                out.append((node, None, True))
+        elif node is _SELF:
+            if self_piece is not None:
+                out.append(self_piece)
+        else:
+            value = _lookup(values, node.name)
+            present = _present(value)
+            if node.conditional:
+                if present:
+                    _walk(node.body, values, out, (_fmt(value), node.name, True))
+                elif node.otherwise is not None:
+                    _walk(node.otherwise, values, out)
+                elif node.fallback:
+                    out.append((node.fallback, node.name, False))
+            elif present:
+                out.append((_fmt(value), node.name, True))
+            else:
+                out.append((node.fallback if node.fallback is not None else f"({node.name} not in log)",
+                            node.name, False))
+
+
+def render_pieces(template: str, values: Mapping[str, Any]) -> list[tuple[str, str | None, bool]]:
+    """The rendered template as pieces ``(text, placeholder name or None for literal text, present)``;
+    the lint checks the joins between them. Never raises: an unparsable template renders as is."""
+    try:
+        nodes = parse_template(template)
+    except TemplateError:
+        return [(template, None, True)]
+    out: list = []
+    _walk(nodes, values, out)
+    return out
+
+
 def render_template(template: str, values: Mapping[str, Any]) -> str:
-    """Fill ``{name}`` / ``{name|fallback}`` placeholders; never raises.
+    """Fill the placeholders of a rule text; never raises.
 
-    A missing or empty value renders as its fallback, or as ``(name not in log)``.
-    ``{{`` and ``}}`` are literal braces.
+    ``{name}`` is the value, or ``(name not in log)`` when it is missing or empty;
+    ``{name|fallback}`` prints the fallback text instead; ``{name?(text)}`` prints ``text`` only when
+    the value is present, with ``{}`` in it standing for the value (``{bytes?( ({} bytes))}``), and
+    ``{name?(text)|fallback}`` prints the fallback when it is absent, ``{name?(text)|(other text)}``
+    the other text (which may hold placeholders). ``{{`` and ``}}`` are literal braces.
     """
+    return "".join(p[0] for p in render_pieces(template, values))
 
-    def repl(m: "_re.Match[str]") -> str:
-        tok = m.group(0)
-        if tok == "{{":
-            return "{"
-        if tok == "}}":
-            return "}"
-        name, default = m.group(1), m.group(2)
-        value = values.get(name)
-        if value is None:
-            present, value = _get(values, name)
-            if not present:
-                value = None
-        if value is None or value == "" or value == [] or value == {}:
-            return default if default is not None else f"({name} not in log)"
-        return _fmt(value)
 
-    return _PLACEHOLDER.sub(repl, template)
+def template_names(template: str) -> list[str]:
+    """Every placeholder name a template uses (conditional bodies included)."""
+    try:
+        nodes = parse_template(template)
+    except TemplateError:
+        return []
+    names: list[str] = []
+
+    def walk(ns: tuple) -> None:
+        for n in ns:
+            if isinstance(n, _Ph):
+                names.append(n.name)
+                if n.body:
+                    walk(n.body)
+                if n.otherwise:
+                    walk(n.otherwise)
+    walk(nodes)
+    return names
 
 
 @dataclass
@@ -586,7 +751,11 @@ class Match:
         return [self.event, *self.related.values()]
 
     def values(self) -> dict[str, Any]:
-        """Everything a placeholder can name."""
+        """Everything a placeholder can name, by one precedence (highest first): the rule pattern's
+        named groups (a group the pattern defines but that did not take part in the match is absent,
+        never another value of that name), the matched event's own fields, the event's attributes
+        from its log line and envelope (also under ``log.``: ``{log.host}``, ``{log.pid}``), the
+        ``any:`` captures, then the named groups of ``with`` events; ``with`` events by alias."""
         ev = self.event
         vals: dict[str, Any] = {}
         for alias, other in self.related.items():
@@ -595,6 +764,9 @@ class Match:
         vals.update(self.captures)
         vals.update(_event_values(ev))
         vals["match"] = self.matched_text
+        pattern = self.rule._pattern
+        for name in (pattern.groups if pattern is not None else ()):
+            vals[name] = None
         vals.update(self.groups)
         return vals
 
@@ -628,14 +800,19 @@ class Match:
         return d
 
 
+_ATTRS = ("kind", "level", "file", "line", "end_line", "rank", "local_rank", "node_rank", "host", "pid", "time",
+          "template", "text")
+
+
 def _event_values(ev: Event) -> dict[str, Any]:
-    vals: dict[str, Any] = dict(ev.fields or {})
-    for attr in ("kind", "level", "file", "line", "end_line", "rank", "local_rank", "node_rank", "host",
-                 "pid", "time", "template", "text"):
-        v = getattr(ev, attr, None)
-        if v is not None or attr not in vals:
-            vals[attr] = v
-    vals["where"] = f"{ev.file}:{ev.line}"
+    """An event's placeholders: its own fields before the attributes its log line gave it."""
+    attrs: dict[str, Any] = {a: getattr(ev, a, None) for a in _ATTRS}
+    attrs["where"] = f"{ev.file}:{ev.line}"
+    vals: dict[str, Any] = dict(attrs)
+    for k, v in (ev.fields or {}).items():
+        if v is not None or k not in vals:
+            vals[k] = v
+    vals["log"] = attrs
     return vals
 
 
@@ -905,7 +1082,7 @@ def _check_examples(ck: _Checker, path: str, ex: Any) -> dict[str, list]:
 
 
 def _placeholders(text: str) -> list[str]:
-    return [m.group(1) for m in _PLACEHOLDER.finditer(text) if m.group(1)]
+    return template_names(text)
 
 
 def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mapping[str, int] | None = None,
@@ -987,6 +1164,7 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
 
     # match
     allowed: set[str] = set(EVENT_ATTRS)
+    allowed.add("log.*")  # the event's attributes, whatever its fields are called
     open_fields = False
     kinds: tuple[str, ...] = ()
     templates: frozenset[str] = frozenset()
@@ -1089,6 +1267,11 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
         texts = [val] if isinstance(val, str) else (val if isinstance(val, list) else [])
         for t in texts:
             if not isinstance(t, str):
+                continue
+            try:
+                parse_template(t)
+            except TemplateError as exc:
+                ck.err(key, f"bad template: {exc}")
                 continue
             for name in _placeholders(t):
                 if not _fillable(name, allowed, open_fields):

@@ -413,10 +413,16 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
     n_err = len(rules.errors)
     print(f"{len(rules.active())} rules, {n_err} error(s), {len(rules.problems) - n_err} warning(s)")
     from ..knowledge import lint_summary
+    from ..textlint import lint_static, lint_texts, sample_dirs
 
     for line in lint_summary(rules):
         print(line)
-    if n_err:
+    # the texts as they render: against every match example, and every bundled sample of a checkout
+    broken = lint_static(rules) + lint_texts(rules, samples=sample_dirs())
+    for line in broken:
+        print(f"error: {line}")
+    print(f"rendered texts: {len(broken)} problem(s)")
+    if n_err or broken:
         raise typer.Exit(1)
 
 
