@@ -7,9 +7,12 @@ with raw logs if need be) and gives the diagnoses it gives on the raw logs.
 What is kept (:class:`Reducer`), per source file and per process stream (host, pid, rank,
 local rank, node rank):
 
-* bulk NCCL INFO noise that no rule and no analysis reads (collective launches ``AllReduce:
-  opCount ...``, ``Trees``, ring ``Channel xx/yy : ...`` lines, init and bootstrap timings,
-  thresholds, chunk sizes, TRACE and CALL lines): the first and the last line of each format;
+* bulk NCCL INFO noise that no rule and no analysis reads (``Trees``, ring ``Channel xx/yy : ...``
+  lines, init and bootstrap timings, thresholds, chunk sizes, TRACE lines): the first and the last
+  line of each format;
+* collective launches (``AllReduce: opCount ...``, ``NCCL CALL ncclAllReduce(...)``), which the
+  progress analysis reads (:mod:`logdoc.analysis.collectives`): the last :data:`TAIL` of each
+  communicator of each process;
 * NCCL init facts (communicators, env, interfaces, transports, versions) and other NCCL INFO
   lines: every distinct line, once (a line printed again by the same process is the same fact),
   plus the last; connections:
@@ -36,12 +39,14 @@ from .events import Event
 
 SCHEMA = "logdoc.digest/1"
 KEEP = 64            # events of one format kept per stream before only the last is kept
+TAIL = 64            # collective launches kept per communicator and process: the last ones
+                     # (logdoc.analysis.collectives.WINDOW of them are compared across ranks)
 
 # Kinds whose every line is noise for the analysis and the rules.
 BULK_KINDS = frozenset({"nccl.channel", "nccl.trace_level", "nccl.call"})
 # NCCL INFO catalog formats that are noise (matched on the catalog format text).
 _BULK_FORMAT = re.compile(
-    r"(?:%s|[A-Za-z]+): opCount |Trees |Init timings|Bootstrap timings|threadThresholds |P2P Chunksize"
+    r"Trees |Init timings|Bootstrap timings|threadThresholds |P2P Chunksize"
     r"|%d coll channels|%d p2p channels|Channel %\d*d/%\d*d : %s"
 )
 # Init facts: collapse exact repeats of a line from one process.
@@ -69,6 +74,13 @@ def group_key(ev: Event) -> tuple[Any, ...]:
     kind = ev.kind
     stream = (ev.host, ev.pid, ev.rank, ev.local_rank, ev.node_rank)
     if kind.startswith("nccl."):
+        f = ev.fields
+        fmt = f.get("format")
+        if isinstance(fmt, str) and ("opCount %" in fmt or fmt.startswith("nccl%s(")):
+            args = f.get("args") or ()
+            at = -3 if "opCount %" in fmt else -2  # `comm %p [nranks=%d] stream %p` / `...,%p,%p)`: comm, stream
+            comm = args[at] if len(args) >= -at else None
+            return -TAIL, ("l", kind, None, comm, stream)
         if kind in BULK_KINDS:
             return 1, ("b", kind, ev.template, stream)
         if kind == "nccl.info" and ev.template is not None and ev.level == "INFO" and ev.template in bulk_templates():
@@ -87,15 +99,28 @@ class Reducer:
     """The events of one source, folded as the module says. ``append`` them in any order;
     ``events()`` gives the kept ones in file order."""
 
-    __slots__ = ("kept", "groups")
+    __slots__ = ("kept", "groups", "tails")
 
     def __init__(self) -> None:
         self.kept: list[Event] = []
         # key -> [count, kept count, last event (not in kept), first line, last line]
         self.groups: dict[tuple, list] = {}
+        # a negative limit keeps the last -limit events: key -> [count, limit, events, first line, last line]
+        self.tails: dict[tuple, list] = {}
 
     def append(self, ev: Event) -> None:
         limit, key = group_key(ev)
+        if limit < 0:
+            t = self.tails.get(key)
+            if t is None:
+                t = self.tails[key] = [0, -limit, [], ev.line, ev.line]
+            t[0] += 1
+            t[3], t[4] = min(t[3], ev.line), max(t[4], ev.line)
+            t[2].append(ev)
+            if len(t[2]) >= 2 * t[1]:
+                t[2].sort(key=lambda e: e.line)
+                del t[2][:-t[1]]
+            return
         g = self.groups.get(key)
         if g is None:
             self.groups[key] = [1, 1, None, ev.line, ev.line]
@@ -119,6 +144,8 @@ class Reducer:
     def saturated(self, limit: int, key: tuple, line: int, lazy) -> bool:
         """Count an event of group ``key`` without building it when the group keeps no more
         (``lazy()`` builds it if it turns out to be the group's last); False: build and append it."""
+        if limit < 0:
+            return False  # a tail keeps the last ones: each is built
         g = self.groups.get(key)
         if g is None or g[1] < limit:
             return False
@@ -144,6 +171,10 @@ class Reducer:
                 last = g[2] = last[1]()
             if last is not None:
                 out.append(last)
+        for t in self.tails.values():
+            t[2].sort(key=lambda e: e.line)
+            del t[2][:-t[1]]
+            out.extend(t[2])
         out.sort(key=lambda e: e.line)
         return out
 
@@ -157,6 +188,13 @@ class Reducer:
                 out.append({"file": file, "kind": key[1], "template": key[2] if key[0] in ("b", "k") else None,
                             "host": host, "pid": pid, "rank": rank, "local_rank": local_rank,
                             "node_rank": node_rank, "count": count, "kept": shown,
+                            "first_line": first_line, "last_line": last_line})
+        for key, (count, limit, evs, first_line, last_line) in self.tails.items():
+            shown = min(len(evs), limit)
+            if count > shown:
+                host, pid, rank, local_rank, node_rank = key[-1]
+                out.append({"file": file, "kind": key[1], "template": key[2], "host": host, "pid": pid, "rank": rank,
+                            "local_rank": local_rank, "node_rank": node_rank, "count": count, "kept": shown,
                             "first_line": first_line, "last_line": last_line})
         return out
 

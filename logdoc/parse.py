@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
-from . import nccl, prefilter, torchlines
+from . import nccl, prefilter, stops, torchlines
 from .blocks import _CHAIN, _CONT_PREFIXES, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
 from .envelope import unwrap
 from .events import Envelope, Event
@@ -151,6 +151,8 @@ def classify_record(rec: Record, name: str) -> Event | None:
     parsed = nccl.classify(rec.text, env)
     if parsed is None:
         parsed = _torch_classify(rec.text, env) if "NCCL" not in rec.text else torchlines.classify(rec.text, env)
+    if parsed is None:
+        parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
     if parsed is None:
         return None
     # positional: kind, level, file, line, text, end_line, rank, local_rank, node_rank, host, pid, time,
@@ -1001,6 +1003,14 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
         ev = _error_file_event(source, stats)
         if ev is not None:
             return [ev]
+    from .flight_recorder import source_events as _fr_events  # a flight-recorder dump (pickle or JSON)
+
+    fr = _fr_events(source)
+    if fr is not None:
+        stats.files += 1
+        stats.lines_read += len(fr)
+        stats.understood_line(len(fr))
+        return fr
     if reduce:
         from .digest import Reducer
 

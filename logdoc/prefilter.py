@@ -25,6 +25,7 @@ import re
 KEYWORDS = (
     "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "]:[", "CUDA", "terminate",
     "NVRM", "ailed", "ignal", "imeout", "===", "Flight",
+    "Killed",  # the job stopped from outside (logdoc/stops.py): shell and srun `Killed`, OOM killer, OOMKilled
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))

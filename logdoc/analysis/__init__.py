@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from ..events import Event
 from . import anatomy as _anatomy
-from . import cascade, disagreements, progress
+from . import cascade, collectives, disagreements, flight, progress
 from .attribution import Attribution, attribute, path_info
 from .. import kinds as _kinds
 from .cascade import FirstFailure, is_failure, nature
@@ -97,6 +97,8 @@ def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis
     synthetic: list[Event] = []
     found, tables = progress.analyze(job)
     synthetic.extend(found)
+    synthetic.extend(collectives.analyze(job))
+    synthetic.extend(flight.analyze(job))
     synthetic.extend(disagreements.analyze(job))
     synthetic.extend(cascade.restarts(events, timeline))
     anatomy = _anatomy.build(job, tables)

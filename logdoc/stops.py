@@ -1,0 +1,128 @@
+"""Lines that say the job was stopped from outside: a scheduler's time limit or cancellation, srun
+aborting the step, the OOM killer, a shell's ``Killed``, exit status 137, Kubernetes ``OOMKilled``
+or eviction.
+
+A job stopped this way often prints no error of its own (the logs just end); saying so is the first
+step of reading such a log. :func:`classify` gives a ``job.stopped`` event with ``source`` (``slurm``,
+``srun``, ``kernel``, ``shell``, ``kubernetes``, ``exit_status``), ``reason`` (``time_limit``,
+``cancelled``, ``preempted``, ``node_fail``, ``oom``, ``evicted``, ``killed``, ``terminated``,
+``step_aborted``), and where printed ``job_id``, ``step``, ``node``, ``stop_time``, ``tasks``,
+``exit_code``, ``signal``, ``pid``, ``process``. ``reason`` ``oom`` is a cause; the others
+are the outside world ending the job.
+
+Standard library only (runs in the browser).
+"""
+from __future__ import annotations
+
+import re
+
+from .grammar import Parsed
+
+KIND = "job.stopped"
+# The literal keyword the prefilter adds for these lines. Slurm's `slurmstepd: error: *** ... CANCELLED`,
+# `srun: error: ...` and most exit-status reports already hold a keyword (``rror``, ``ailed``); a line
+# without any (`srun: Job step aborted`, a bare `exit code 137`) is read only when such a keyword is in it.
+KEYWORDS = ("Killed",)
+
+_SLURM = re.compile(
+    r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<stop_time>\S+)"
+    r"(?: DUE TO (?P<due>[A-Z][A-Z _]*?))?(?: \(?by (?:uid )?\S+?\)?)? \*\*\*")
+_DUE = {"TIME LIMIT": "time_limit", "PREEMPTION": "preempted", "NODE FAILURE": "node_fail",
+        "JOB REQUEUE": "cancelled", "REQUEUE": "cancelled"}
+_SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<id>[\w.]+)")
+_SRUN_ABORT = re.compile(r"\bsrun: Job step aborted\b")
+_SRUN_TASK = re.compile(r"\bsrun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,\-\[\] ]+?): "
+                        r"(?P<what>Killed|Terminated|Out Of Memory|Aborted)\b")
+_SRUN_FORCE = re.compile(r"\bsrun: (?:forcing job termination|error: Timed out waiting for job step to complete)")
+_KERNEL_OOM = re.compile(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) \((?P<process>[^)]*)\)")
+_OOM_KILL = re.compile(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pid=(?P<pid>\d+)")
+_SHELL_KILLED = re.compile(r"^(?:(?:\S+: )?line \d+: |/\S+: line \d+: )?(?P<pid>\d+)?\s*(?P<what>Killed|Terminated)"
+                           r"(?:\s{2,}|\s*\(core dumped\)\s+|\s*$)(?P<cmd>.*)$")
+_EXIT_137 = re.compile(r"\bexit(?:ed)?(?: with)?(?: exit)? (?:code|status)[: ]+(?P<code>137|143)\b"
+                       r"|\breturned non-zero exit status (?P<code2>137|143)\b")
+_K8S_OOM = re.compile(r"\b[Rr]eason:?\s+(?P<what>OOMKilled)\b|\"reason\":\s*\"OOMKilled\"|\bOOMKilled\b")
+_K8S_EVICT = re.compile(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource: (?P<resource>[\w-]+)"
+                        r"|\bPod (?:was )?evicted\b|\bStatus:\s+Failed\s+Reason:\s+Evicted\b"
+                        r"|^Warning\s+Evicted\s")
+
+
+def may_be(text: str) -> bool:
+    """Cheap test: could this message be a stop line?"""
+    return ("CANCELLED" in text or "srun:" in text or "Killed" in text or "Terminated" in text
+            or "oom" in text or "OOM" in text or "137" in text or "143" in text or "vict" in text
+            or "low on resource" in text)
+
+
+_CAUSES = ("oom", "killed", "node_fail", "aborted")
+
+
+def classify(text: str) -> Parsed | None:
+    """A ``job.stopped`` event for one message, or None. Level ERROR for what kills (the OOM killer,
+    SIGKILL, a node failure), WARN for the outside world ending the job (time limit, cancellation,
+    preemption, eviction, SIGTERM, srun aborting the step)."""
+    p = _classify(text)
+    if p is not None:
+        p.level = "ERROR" if p.fields.get("reason") in _CAUSES else "WARN"
+    return p
+
+
+def _classify(text: str) -> Parsed | None:
+    if len(text) > 2000 or "\n" in text or not may_be(text):
+        return None
+    m = _SLURM.search(text)
+    if m:
+        due = (m.group("due") or "").strip()
+        reason = _DUE.get(due, due.lower().replace(" ", "_") if due else "cancelled")
+        job, _, step = m.group("id").partition(".")
+        f = {"source": "slurm", "reason": reason, "job_id": job, "step": m.group("id") if m.group("what") == "STEP" else None,
+             "node": m.group("node"), "stop_time": m.group("stop_time"), "due": due or None}
+        return Parsed(KIND, "ERROR", "stop:slurm-cancelled", f)
+    m = _SLURM_OOM.search(text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:slurm-oom-kill", {"source": "slurm", "reason": "oom", "step": m.group("id"),
+                                                            "count": int(m.group("n"))})
+    m = _SRUN_TASK.search(text)
+    if m:
+        what = m.group("what")
+        reason = {"Killed": "killed", "Terminated": "terminated", "Out Of Memory": "oom", "Aborted": "aborted"}[what]
+        return Parsed(KIND, "ERROR", "stop:srun-task", {"source": "srun", "reason": reason, "node": m.group("node"),
+                                                       "tasks": m.group("tasks").strip()})
+    if _SRUN_ABORT.search(text):
+        return Parsed(KIND, "ERROR", "stop:srun-step-aborted", {"source": "srun", "reason": "step_aborted"})
+    if _SRUN_FORCE.search(text):
+        return Parsed(KIND, "ERROR", "stop:srun-forcing-termination", {"source": "srun", "reason": "terminated"})
+    m = _KERNEL_OOM.search(text) or _OOM_KILL.search(text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:kernel-oom-kill", {"source": "kernel", "reason": "oom", "pid": int(m.group("pid")),
+                                                             "process": m.group("process")})
+    m = _K8S_OOM.search(text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:k8s-oomkilled", {"source": "kubernetes", "reason": "oom", "exit_code": _code(text)})
+    m = _K8S_EVICT.search(text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:k8s-evicted", {"source": "kubernetes", "reason": "evicted",
+                                                         "resource": m.group("resource")})
+    m = _SHELL_KILLED.match(text.strip())
+    if m and (m.group("pid") or m.group("cmd") or text.strip() in ("Killed", "Terminated")):
+        what = m.group("what")
+        return Parsed(KIND, "ERROR", "stop:shell-" + what.lower(),
+                      {"source": "shell", "reason": "killed" if what == "Killed" else "terminated",
+                       "signal": "SIGKILL" if what == "Killed" else "SIGTERM",
+                       "pid": int(m.group("pid")) if m.group("pid") else None, "process": m.group("cmd").strip() or None})
+    m = _EXIT_137.search(text)
+    if m:
+        code = int(m.group("code") or m.group("code2"))
+        return Parsed(KIND, "ERROR", "stop:exit-" + str(code),
+                      {"source": "exit_status", "reason": "killed" if code == 137 else "terminated", "exit_code": code,
+                       "signal": "SIGKILL" if code == 137 else "SIGTERM"})
+    return None
+
+
+_CODE = re.compile(r"[Ee]xit [Cc]ode:?\s+(\d+)|\"exitCode\":\s*(\d+)")
+
+
+def _code(text: str) -> int | None:
+    m = _CODE.search(text)
+    if not m:
+        return None
+    return int(m.group(1) or m.group(2))
