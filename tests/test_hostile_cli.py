@@ -1,7 +1,7 @@
 """Hostile input through the command line: ``python -m logdoc explain`` in a child process.
 
-Whatever the input, the command ends by itself with status 0 (no error found), 1 (an error
-diagnosis) or 2 (bad usage, unreadable input), never with a traceback or logdoc's "internal error"
+Whatever the input, the command ends by itself with status 0 (no failure found), 1 (the job failed:
+an error) or 2 (bad usage, input that is only unreadable), never with a traceback or logdoc's "internal error"
 (3); everything it skipped is named on one line of standard error; memory stays bounded.
 """
 from __future__ import annotations
@@ -42,8 +42,10 @@ def skipped(lines: list[str]) -> list[str]:
 
 def test_empty_file(tmp_path):
     (tmp_path / "empty.log").write_bytes(b"")
-    lines = check(run("explain", str(tmp_path / "empty.log")))
+    res = run("explain", str(tmp_path / "empty.log"))
+    lines = check(res, codes=(0,))
     assert "read 0 lines in 1 file" in lines[-1]
+    assert "input is empty" in res.stdout and "No known failure signature" not in res.stdout
 
 
 @pytest.mark.parametrize("name,data", [
@@ -58,6 +60,10 @@ def test_empty_file(tmp_path):
 def test_odd_bytes(tmp_path, name, data):
     p = tmp_path / name
     p.write_bytes(data)
+    if name == "controls.log":  # NULs beyond what text holds: a binary file, the only input: status 2
+        lines = check(run("explain", str(p), "--format", "json"), codes=(2,))
+        assert lines[-1].startswith("logdoc: error: nothing to read")
+        return
     lines = check(run("explain", str(p), "--format", "json"))
     assert lines[-1].startswith("logdoc: read ")
 
@@ -136,7 +142,7 @@ def test_a_file_that_fails_on_first_read():
     """A read error (EIO here, as for a vanished network file) skips the file with its reason."""
     if not Path("/proc/self/mem").exists():
         pytest.skip("needs Linux /proc")
-    lines = check(run("explain", "/proc/self/mem"))
+    lines = check(run("explain", "/proc/self/mem"), codes=(2,))  # its only input unreadable
     assert lines[0] == "logdoc: skipped /proc/self/mem: Input/output error"
 
 
@@ -179,11 +185,23 @@ def test_bad_usage_is_one_line_and_status_2(args, needle):
 
 
 def test_stdin_binary_and_empty():
-    check(run("explain", "-", input=""))
+    res = run("explain", "-", input="")
+    check(res, codes=(0,))
+    assert "input is empty" in res.stdout
     res = subprocess.run([sys.executable, "-m", "logdoc", "explain", "-"], input=b"\x00" * 10_000,
                          capture_output=True, timeout=60, env=ENV, cwd=ROOT)
-    lines = check(subprocess.CompletedProcess(res.args, res.returncode, res.stdout.decode(), res.stderr.decode()))
+    lines = check(subprocess.CompletedProcess(res.args, res.returncode, res.stdout.decode(), res.stderr.decode()),
+                  codes=(2,))  # only unreadable input: bad input, one line per skip and one error
     assert skipped(lines) == ["logdoc: skipped <stdin>: binary file"]
+    assert lines[-1].startswith("logdoc: error: nothing to read")
+
+
+def test_only_binary_files_exit_2_and_a_dying_job_exits_1(tmp_path):
+    (tmp_path / "core").write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 5000)
+    lines = check(run("explain", str(tmp_path / "core")), codes=(2,))
+    assert lines[-1] == "logdoc: error: nothing to read: the input was skipped"
+    # the straggler's own finding is a warning, but the ranks waiting for it died: the job failed
+    check(run("explain", str(ROOT / "samples" / "gloo-straggler-rank-slows-down")), codes=(1,))
 
 
 def _max_rss_of_children_mb() -> float:

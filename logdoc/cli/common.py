@@ -191,10 +191,28 @@ def explain_command(paths: Sequence[str], format: str = "terminal", rules_dirs: 
         # diagnoses, bounded memory; digests among the paths are read as events
         with progress_bar(sources, progress if format != "json" else False) as bar:
             result = parse_sources(sources, jobs=None, progress=bar, reduce=True)
+    if not follow and result.stats.skipped_files and not result.stats.lines_read:
+        report_skips(result.stats)  # every input was unreadable (binary, corrupt gzip, no permission)
+        fail("nothing to read: every input was skipped" if len(result.stats.skipped_files) > 1
+             else "nothing to read: the input was skipped")
     report = build_report(result, rules, redact=redact)
     emit_report(report, format, no_color, to_stderr=follow)
     report_skips(result.stats)
     for p in report.get("problems", []):
         print(f"logdoc: rules: {p}", file=sys.stderr)
     print(summary_line(result.stats), file=sys.stderr)
-    return 1 if any(d["severity"] == "error" for d in report["diagnoses"]) else 0
+    return exit_status(report)
+
+
+def job_failed(report: dict) -> bool:
+    """Did the job fail? An error anywhere: a diagnosis, or a consequence folded under one (a
+    straggler is only a warning, but the ranks that timed out waiting for it died)."""
+    for d in report.get("diagnoses") or ():
+        if d.get("severity") == "error" or any(s.get("severity") == "error" for s in d.get("symptoms") or ()):
+            return True
+    return False
+
+
+def exit_status(report: dict) -> int:
+    """``logdoc explain``'s status: 1 when the job failed, else 0 (2 is bad usage or unreadable input)."""
+    return 1 if job_failed(report) else 0

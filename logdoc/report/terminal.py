@@ -44,7 +44,12 @@ def print_report(report: dict, console: Console | None = None) -> None:
         console.print(line, style="dim", markup=False, highlight=False)
     console.print()
     diags = report.get("diagnoses") or []
-    if not diags:
+    stats = report.get("stats") or {}
+    if not diags and not stats.get("lines_read") and stats.get("files", 1):
+        console.print("The input is empty: there are no log lines to explain.", style="bold")
+        console.print("Give logdoc the output of the job (stdout and stderr of every rank), e.g. "
+                      "`torchrun ... 2>&1 | logdoc explain -`.", markup=False)
+    elif not diags:
         console.print("No known failure signature matched.", style="bold")
         for u in (report.get("unrecognized") or [])[:20]:
             console.print(f"  {u['file']}:{u['line']}: {u['text'].splitlines()[0][:200]}", markup=False, highlight=False)
