@@ -25,6 +25,7 @@ def _rules(rules=None, rules_json: dict | None = None, extra_dirs: Sequence[str]
 
 def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[str, Any]:
     from .analysis import analyze
+    from .report.picture import timeline_section
 
     analysis = analyze(result.events, files=result.files)
     events = list(analysis.events) + list(analysis.synthetic)
@@ -38,6 +39,8 @@ def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[st
         "unrecognized": [{"file": u.file, "line": u.line, "text": u.text[:500]} for u in result.unrecognized[:50]],
         "problems": [str(p) for p in problems],
         "files": result.files,
+        # the picture of the failure: one row per rank, time across (logdoc/report/picture.py)
+        "timeline": timeline_section(analysis),
     }
     if redact:
         from .redact import Redactor

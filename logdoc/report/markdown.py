@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .picture import text_timeline
+
 
 def _ranks(ranks: list[int]) -> str:
     if not ranks:
@@ -87,6 +89,9 @@ def render(report: dict[str, Any]) -> str:
     lines = ["# logdoc report", ""]
     lines += header_lines(report)
     lines.append("")
+    picture = text_timeline(report.get("timeline"))
+    if picture and len((report.get("timeline") or {}).get("rows") or ()) > 1:
+        lines += ["## The failure, rank by rank", "", "```text", *picture, "```", ""]
     diags = report.get("diagnoses") or []
     if not diags:
         lines.append("**No known failure signature matched.**")
