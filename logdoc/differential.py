@@ -434,8 +434,8 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         fam = _family_for(diffs, ev, ids)
         if a is None and fam is None:
             continue
-        if not (_strong(ev) or not have_diagnosis):
-            continue
+        if have_diagnosis and not (_strong(ev) or ev.level in ("ERROR", "FATAL")):
+            continue  # beside a rule's diagnosis, a warning that is not the stack's own error waits
         key = "catalog:" + a.ids[0] if a is not None else "family:" + fam.id
         if fam is not None and (fam._templates or fam.causes):
             key = "family:" + fam.id  # a message family with its own candidates: one card
