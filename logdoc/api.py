@@ -20,7 +20,24 @@ def _rules(rules=None, rules_json: dict | None = None, extra_dirs: Sequence[str]
         return rules
     if rules_json is not None:
         return kb.load_compiled(rules_json)
-    return kb.load_rules(extra_dirs=extra_dirs)
+    return _loaded_rules(tuple(os.fspath(d) for d in extra_dirs))
+
+
+_LOADED: dict[tuple[str, ...], Any] = {}
+
+
+def _loaded_rules(extra_dirs: tuple[str, ...]):
+    """The rule set, as the command line loads it (the compiled copy in the user cache when it is
+    fresh, logdoc/cache.py), kept for the life of the process: a notebook or a tool that calls
+    :func:`explain` many times parses the YAML knowledge base once, not every time."""
+    from .cache import load_rules
+
+    rules = _LOADED.get(extra_dirs)
+    if rules is None:
+        if len(_LOADED) > 8:
+            _LOADED.clear()
+        rules = _LOADED[extra_dirs] = load_rules(extra_dirs=extra_dirs)
+    return rules
 
 
 def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[str, Any]:
