@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import Event
-from .kb import Match, RuleSet
+from .kb import Match, RuleSet, card_title
 
 SCHEMA = "logdoc.report/1"
 MAX_EVIDENCE = 4
@@ -191,6 +191,7 @@ def _real_lines(m: Match, at: dict[tuple[str, int], Event]) -> list[dict[str, An
 def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosis] | None = None,
             at: dict[tuple[str, int], Event] | None = None) -> dict[str, Any]:
     first = d.matches[0].render()
+    first["title"] = card_title(d.matches)  # the ranks and hosts of every match, not the first's
     out = {
         "id": first["id"],
         "category": first["category"],
@@ -213,6 +214,7 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
     }
     for s in folded or []:
         sr = s.matches[0].render()
+        sr["title"] = card_title(s.matches)
         out["symptoms"].append({
             "id": sr["id"], "title": sr["title"], "category": sr["category"], "severity": sr["severity"],
             "ranks": s.ranks, "hosts": s.hosts(rank_hosts), "count": len(s.matches), "evidence": _evidence(s, at)[:2],
@@ -272,4 +274,8 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     from .differential import attach
 
     diagnoses, notes = attach(diagnoses, notes, events, rules, matches, lambda ev: _order_key(analysis, ev))
+    # one card per cause: the cards that explain the same event or death fold into the first (logdoc/cards.py)
+    from .cards import merge_cards
+
+    diagnoses = merge_cards(diagnoses)
     return diagnoses, notes, list(rules.run_problems)

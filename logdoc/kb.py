@@ -563,6 +563,7 @@ class _Ph:
 
 
 _SELF = object()  # ``{}`` inside a conditional body
+_PLURAL = object()  # ``{s}`` inside a conditional body: "s" when the value is several values
 
 
 class TemplateError(ValueError):
@@ -590,12 +591,12 @@ def _parse_template(t: str, i: int = 0, in_body: bool = False) -> tuple[tuple, i
                 break
             depth -= 1
         elif c == "{":
-            if in_body and t.startswith("{}", i):
+            if in_body and (t.startswith("{}", i) or t.startswith("{s}", i)):
                 if buf:
                     nodes.append("".join(buf))
                     buf = []
-                nodes.append(_SELF)
-                i += 2
+                nodes.append(_SELF if t[i + 1] == "}" else _PLURAL)
+                i += 2 if t[i + 1] == "}" else 3
                 continue
             m = _NAME.match(t, i + 1)
             if m:
@@ -662,7 +663,8 @@ def _lookup(values: Mapping[str, Any], name: str) -> Any:
     return value
 
 
-def _walk(nodes: tuple, values: Mapping[str, Any], out: list, self_piece: tuple | None = None) -> None:
+def _walk(nodes: tuple, values: Mapping[str, Any], out: list, self_piece: tuple | None = None,
+          many: bool = False) -> None:
     """Append ``(text, name or None, present)`` pieces: literals have name None."""
     for node in nodes:
         if isinstance(node, str):
@@ -674,12 +676,18 @@ def _walk(nodes: tuple, values: Mapping[str, Any], out: list, self_piece: tuple 
         elif node is _SELF:
             if self_piece is not None:
                 out.append(self_piece)
+        elif node is _PLURAL:
+            if many and out and out[-1][1] is None:
+                out[-1] = (out[-1][0] + "s", None, True)
+            elif many:
+                out.append(("s", None, True))
         else:
             value = _lookup(values, node.name)
             present = _present(value)
             if node.conditional:
                 if present:
-                    _walk(node.body, values, out, (_fmt(value), node.name, True))
+                    several = isinstance(value, (list, tuple, set)) and len(value) > 1
+                    _walk(node.body, values, out, (_fmt(value), node.name, True), several)
                 elif node.otherwise is not None:
                     _walk(node.otherwise, values, out)
                 elif node.fallback:
@@ -709,6 +717,7 @@ def render_template(template: str, values: Mapping[str, Any]) -> str:
     ``{name}`` is the value, or ``(name not in log)`` when it is missing or empty;
     ``{name|fallback}`` prints the fallback text instead; ``{name?(text)}`` prints ``text`` only when
     the value is present, with ``{}`` in it standing for the value (``{bytes?( ({} bytes))}``), and
+    ``{s}`` in ``text`` is "s" when the value is several values (``{ranks?(rank{s} {})}``);
     ``{name?(text)|fallback}`` prints the fallback when it is absent, ``{name?(text)|(other text)}``
     the other text (which may hold placeholders). ``{{`` and ``}}`` are literal braces.
     """
@@ -791,6 +800,9 @@ class Match:
         }
         return out
 
+    def render_title(self, values: Mapping[str, Any] | None = None) -> str:
+        return render_template(self.rule.title or "", values if values is not None else self.values())
+
     @staticmethod
     def _evidence(ev: Event, span: tuple[int, int] | None) -> dict[str, Any]:
         d = {"file": ev.file, "line": ev.line, "rank": ev.rank, "host": ev.host, "kind": ev.kind,
@@ -798,6 +810,34 @@ class Match:
         if span is not None:
             d["highlight"] = [span[0], span[1]]
         return d
+
+
+_WHO = ("rank", "ranks", "host", "hosts")
+
+
+def card_title(matches: Sequence["Match"]) -> str:
+    """The title of a card that stands for several matches of one rule: the first match's values,
+    except that the ranks and hosts it names are those of every match (``Ranks 0, 1 aborted``)."""
+    first = matches[0]
+    vals = first.values()
+    if len(matches) > 1:
+        all_vals = [m.values() for m in matches]
+        for name in template_names(first.rule.title or ""):
+            if name.split(".")[-1] not in _WHO:
+                continue
+            seen: list = []
+            for v in all_vals:
+                got = _lookup(v, name)
+                for x in (got if isinstance(got, (list, tuple)) else [got]):
+                    if _present(x) and x not in seen:
+                        seen.append(x)
+            if len(seen) > 1:
+                try:
+                    seen.sort()
+                except TypeError:
+                    pass
+                vals[name] = seen
+    return first.render_title(vals)
 
 
 _ATTRS = ("kind", "level", "file", "line", "end_line", "rank", "local_rank", "node_rank", "host", "pid", "time",

@@ -94,10 +94,16 @@ def print_report(report: dict, console: Console | None = None) -> None:
             body.append("\nNot the cause when\n", style="bold")
             for s in d["not_when"]:
                 body.append(f"  • {s}\n")
-        if d.get("symptoms"):
-            total = sorted({r for s in d["symptoms"] for r in s.get("ranks") or []})
+        same = [s for s in d.get("symptoms") or () if s.get("same_cause")]
+        after = [s for s in d.get("symptoms") or () if not s.get("same_cause")]
+        if same:  # other rules that describe this very failure (logdoc/cards.py)
+            body.append("\nThe same failure, as other messages show it\n", style="bold")
+            for s in same:
+                body.append(f"  = {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))\n", style="dim")
+        if after:
+            total = sorted({r for s in after for r in s.get("ranks") or []})
             body.append(f"\nConsequences ({_ranks(total)} reported them)\n", style="bold")
-            for s in d["symptoms"]:
+            for s in after:
                 body.append(f"  ↳ {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))\n", style="dim")
         if d.get("docs"):
             body.append("\nDocs\n", style="bold")

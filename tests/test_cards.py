@@ -1,0 +1,82 @@
+"""One card per cause (logdoc/cards.py) and card titles that name every rank they cover."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from logdoc.api import build_report
+from logdoc.cards import merge_cards
+from logdoc.kb import load_rules
+from logdoc.parse import parse_paths
+from logdoc.textlint import check_title
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+@lru_cache(maxsize=None)
+def report(name: str) -> dict:
+    return build_report(parse_paths([str(SAMPLES / name)]), _rules())
+
+
+@lru_cache(maxsize=1)
+def _rules():
+    return load_rules()
+
+
+def card(id, category, ranks, role="root_cause", confidence=0.8, evidence=(), severity="error"):
+    return {"id": id, "title": id, "category": category, "role": role, "severity": severity, "ranks": list(ranks),
+            "hosts": [], "count": 1, "confidence": confidence, "symptoms": [],
+            "evidence": [{"file": f, "line": n} for f, n in evidence]}
+
+
+def test_same_category_and_nested_ranks_merge_into_the_first():
+    out = merge_cards([card("A", "duplicate_gpu", [0, 1, 2, 3]), card("B", "duplicate_gpu", [0, 1]),
+                       card("C", "wrong_network_interface", [0, 1])])
+    assert [c["id"] for c in out] == ["A", "C"]
+    assert out[0]["symptoms"][0]["id"] == "B" and out[0]["symptoms"][0]["same_cause"] is True
+
+
+def test_same_evidence_line_merges_and_unrelated_causes_stay():
+    out = merge_cards([card("A", "shm_exhausted", [2], evidence=[("r2.log", 10)]),
+                       card("B", "bad_nccl_env_config", [5], evidence=[("r2.log", 10)]),
+                       card("C", "shm_exhausted", [7])])
+    assert [c["id"] for c in out] == ["A", "C"]
+
+
+def test_a_death_card_folds_into_the_cause_that_blames_the_same_ranks_only():
+    out = merge_cards([card("HANG", "collective_timeout_hung_rank", [2]), card("KILL", "peer_process_died", [2]),
+                       card("KILL3", "peer_process_died", [3])])
+    assert [c["id"] for c in out] == ["HANG", "KILL3"]
+
+
+def test_order_is_first_failure_then_root_causes_by_confidence():
+    out = merge_cards([card("FIRST", "a", [0], confidence=0.5), card("CTX", "b", [1], role="symptom"),
+                       card("LOW", "c", [2], confidence=0.4), card("HIGH", "d", [3], confidence=0.9)])
+    assert [c["id"] for c in out] == ["FIRST", "HIGH", "LOW", "CTX"]
+
+
+@pytest.mark.parametrize("name", ["nccl-peer-oom-killed", "torchrun-worker-sigkill"])
+def test_one_sigkill_gives_one_root_cause_card(name):
+    r = report(name)
+    roots = [d for d in r["diagnoses"] if d["role"] == "root_cause"]
+    assert len(roots) == 1, [d["id"] for d in roots]
+    same = {s["id"] for s in roots[0]["symptoms"] if s.get("same_cause")}
+    assert {"LD701", "LD702"} <= same
+
+
+def test_a_card_title_names_every_rank_it_covers():
+    r = report("nccl-dgx-spark-mesh-pp-truncated")
+    ld704 = [s for d in r["diagnoses"] for s in d["symptoms"] if s["id"] == "LD704"]
+    assert ld704 and ld704[0]["ranks"] == [0, 1]
+    assert ld704[0]["title"].startswith("Ranks 0, 1 aborted"), ld704[0]["title"]
+
+
+@pytest.mark.parametrize("sample", sorted(p.parent.name for p in SAMPLES.glob("*/sample.yaml")))
+def test_every_card_title_of_every_sample_reads_clean(sample):
+    r = report(sample)
+    titles = [d["title"] for d in r["diagnoses"] + r["notes"]]
+    titles += [s["title"] for d in r["diagnoses"] for s in d.get("symptoms") or ()]
+    bad = {t: check_title(t) for t in titles if check_title(t)}
+    assert not bad, bad
