@@ -535,6 +535,9 @@ class _Job:
 def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
+    big = _fmt_big(value)
+    if big is not None:
+        return big
     if isinstance(value, Mapping):
         if "name" in value and ("addr" in value or "link" in value):  # an interface or an IB device
             return f"{value['name']} ({value.get('addr') or value.get('link')})"
@@ -542,6 +545,35 @@ def _fmt(value: Any) -> str:
     if isinstance(value, (list, tuple, set)):
         return ", ".join(_fmt(v) for v in value)
     return str(value)
+
+
+def _fmt_big(value: Any) -> str | None:
+    """A rank list or a value -> ranks (hosts) mapping of a big job, in words that stay short:
+    runs with a count, the majority as a count (logdoc.analysis.ranges). Small ones are left to _fmt."""
+    if isinstance(value, Mapping):
+        if not value or not all(isinstance(v, (list, tuple, set)) for v in value.values()):
+            return None
+        if sum(len(v) for v in value.values()) <= 16:
+            return None
+        from .analysis.ranges import mapping_text
+
+        return mapping_text(value)
+    if isinstance(value, (list, tuple, set)) and len(value) > 16:
+        from .analysis.ranges import members_text
+
+        return members_text(value)
+    return None
+
+
+TITLE_WIDTH = 120
+
+
+def _one_line(title: str, width: int = TITLE_WIDTH) -> str:
+    """A title fits one line: whatever a placeholder brought in, it is cut at ``width`` characters."""
+    if len(title) <= width:
+        return title
+    title = " ".join(title.split())
+    return title if len(title) <= width else title[:width - 1].rstrip() + "\u2026"
 
 
 def _present(value: Any) -> bool:
@@ -788,7 +820,7 @@ class Match:
             "category": r.category,
             "severity": r.severity,
             "role": r.role,
-            "title": render_template(r.title or "", vals),
+            "title": _one_line(render_template(r.title or "", vals)),
             "confidence": r.confidence,
             "explanation": render_template(r.explanation or "", vals).strip(),
             "fix": [render_template(s, vals) for s in (r.fix or [])],

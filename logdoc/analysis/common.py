@@ -5,6 +5,7 @@ import re
 from typing import Any, Iterable
 
 from ..events import Event
+from .ranges import ranks_text  # noqa: F401  (re-exported: the analysis modules import it from here)
 
 MAX_EVIDENCE = 40  # evidence pointers kept per synthetic event (the count is kept too)
 
@@ -39,29 +40,6 @@ def short_host(host: str | None) -> str | None:
         if len(_SHORT) < 100000:
             _SHORT[host] = r
     return r
-
-
-def ranks_text(ranks: Iterable[int], word: bool = True) -> str:
-    """``[0,1,2,3,4,5,6,8,9]`` -> ``ranks 0-6, 8 and 9``; ``[7]`` -> ``rank 7``."""
-    rs = sorted(set(r for r in ranks if r is not None))
-    if not rs:
-        return "no rank" if word else ""
-    parts: list[str] = []
-    i = 0
-    while i < len(rs):
-        j = i
-        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"{rs[i]}-{rs[j]}")
-        else:
-            parts.extend(str(r) for r in rs[i:j + 1])
-        i = j + 1
-    body = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    if not word:
-        return body
-    many = len(rs) > 1
-    return ("ranks " if many else "rank ") + body
 
 
 def as_int(value: Any) -> int | None:

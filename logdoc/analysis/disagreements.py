@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from ..events import Event
 from .common import as_int, is_agent, ranks_text, short_host, synthetic
+from .ranges import mapping_text
 from .cascade import first_failure, is_failure
 from .job import Job
 
@@ -88,6 +89,8 @@ def _minority(values: dict[str, list], job: Job | None = None, hosts: bool = Fal
 
 
 def _describe(values: dict[str, list]) -> str:
+    if sum(len(ws) for ws in values.values()) > 16:  # a big job: the majority as a count, the minority listed
+        return mapping_text(values)
     parts = []
     for v, ws in values.items():
         ints = [w for w in ws if isinstance(w, int)]
@@ -485,7 +488,57 @@ def _special(name: str, addr: str) -> str | None:
     return None
 
 
+_IPV4 = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
+# a socket that could not be opened or kept: what a wrong or unrouted network does (not an IB transport error)
+_CONNECT_FAIL = re.compile(r"(?i)connect\w*\W[^\n]*?(?:fail|refused|timed?\s?out|unreachable|reset|closed)|"
+                           r"connection (?:refused|timed out|reset|closed)|no route to host|network is unreachable|"
+                           r"timed out (?:connecting|waiting for)")
+
+
+def _connect_failures(job: Job, own_net: dict[str, set], net_hosts: dict[str, list]) -> list[tuple[Event, str, str]]:
+    """Connect or timeout failures that join two of the job's networks: ``(event, its network, the peer's)``.
+
+    The event's host is in one network; an address in its message is in another one that hosts of the job
+    use. IB completion errors are not counted: they travel on the IB fabric, not on these addresses."""
+    out: list[tuple[Event, str, str]] = []
+    failures = job.cache.get("failure_idx")
+    if failures is None:
+        failures = job.cache["failure_idx"] = [i for i, e in enumerate(job.events) if is_failure(e)]
+    seen: set = set()
+    for i in failures:
+        ev = job.events[i]
+        text = ev.text
+        if "NET/IB" in text or not _CONNECT_FAIL.search(text):
+            continue
+        h = short_host(ev.host)
+        mine = own_net.get(h) if h else None
+        if not mine:
+            continue
+        for addr in _IPV4.findall(text):
+            peer = _subnet(addr)
+            if peer is None or peer in mine or peer not in net_hosts:
+                continue
+            key = (min(mine), peer)
+            if key not in seen:
+                seen.add(key)
+                out.append((ev, min(mine), peer))
+            break
+        if len(out) >= 8:
+            break
+    return out
+
+
 def _interfaces(job: Job) -> list[Event]:
+    """Interfaces and addresses that do not fit together. Reported:
+
+    * ``name``: the hosts use differently named interfaces (one that only some nodes have);
+    * ``subnet`` with ``basis``:
+      - ``special``: a loopback or container-bridge address (never reachable from another host);
+      - ``lone``: a few hosts alone in their networks against a majority that shares one;
+      - ``failure``: a connect or timeout failure joins two of the networks.
+
+    Hosts in many networks and nothing else is a routed cluster: not reported (``subnets`` are in the
+    anatomy)."""
     facts = interface_facts(job)
     if len(facts) < 2:
         return []
@@ -500,8 +553,9 @@ def _interfaces(job: Job) -> list[Event]:
         return []
     key = {h: ",".join(f"{n}:{a}" for n, a in sorted(ifs.items())) for h, ifs in chosen.items()}
     names = {h: ",".join(sorted(ifs)) for h, ifs in chosen.items()}
-    subnets = {}
-    specials = {}
+    subnets: dict[str, str] = {}
+    own_net: dict[str, set] = {}
+    specials: dict[str, str] = {}
     for h, ifs in chosen.items():
         nets = set()
         for n, a in ifs.items():
@@ -512,29 +566,65 @@ def _interfaces(job: Job) -> list[Event]:
             if sn:
                 nets.add(sn)
         subnets[h] = ",".join(sorted(nets))
+        own_net[h] = nets
     out = []
 
-    def emit(aspect: str, what: str) -> None:
-        values, hosts = _by_host_values(job, key, hr)
-        minority_hosts = _minority(hosts, job, hosts=True)
+    def evidence_of(hs: Iterable[str], limit: int = 40) -> list[Event]:
         evidence = []
-        for h in chosen:
+        for h in hs:
             e = facts[h]["_evs"].get("socket") or facts[h]["_evs"].get("bootstrap") or facts[h]["_evs"].get("ib_oob")
             if e is not None:
                 evidence.append(e)
+                if len(evidence) >= limit:
+                    break
+        return evidence
+
+    def emit(aspect: str, what: str, per_host: dict[str, str], minority_hosts: list[str], extra: list[Event] = (),
+             **fields: Any) -> None:
+        values, hosts = _by_host_values(job, per_host, hr)
+        # the odd hosts' lines first, then some of the others' for comparison
+        evidence = list(extra) + evidence_of(minority_hosts) + evidence_of(h for h in chosen if h not in set(minority_hosts))
         text = f"{what}: {_describe(hosts)}"
         out.append(synthetic("analysis.interface_disagreement", text, evidence, level="WARN",
                              on_ranks=sorted({r for h in minority_hosts for r in hr.get(h, ())}), on_hosts=minority_hosts,
                              aspect=aspect, values=values, hosts=hosts, by_host=by_host, minority=minority_hosts,
-                             minority_hosts=minority_hosts, subnets=_values(subnets), special=specials))
+                             minority_hosts=minority_hosts, subnets=_values(subnets), special=specials, **fields))
 
     if len(set(names.values())) > 1:
-        emit("name", "the hosts use differently named interfaces for NCCL")
-    if len(set(subnets.values())) > 1 or specials:
-        why = "the hosts' NCCL addresses are in different networks (/24 or /64: the netmask is not printed)"
-        if specials:
-            why = "some hosts use a " + "/".join(sorted(set(specials.values()))) + " address for NCCL"
-        emit("subnet", why)
+        _, name_hosts = _by_host_values(job, names, hr)
+        emit("name", "the hosts use differently named interfaces for NCCL", names,
+             _minority(name_hosts, job, hosts=True))
+    if specials:
+        kinds_ = "/".join(sorted(set(specials.values())))
+        emit("subnet", f"some hosts use a {kinds_} address for NCCL, which other hosts cannot reach", key,
+             sorted(specials), basis="special", reason=f"a {kinds_} address")
+        return out
+    if len(set(subnets.values())) < 2:
+        return out
+    net_hosts: dict[str, list] = {}
+    for h, nets in own_net.items():
+        for n in nets:
+            net_hosts.setdefault(n, []).append(h)
+    joined = _connect_failures(job, own_net, net_hosts)
+    if joined:
+        nets = sorted({n for _, a, b in joined for n in (a, b)})
+        pairs = "; ".join(f"{a} to {b}" for _, a, b in joined[:3])
+        involved = sorted({h for n in nets for h in net_hosts.get(n, ())})
+        reporters = sorted({short_host(ev.host) for ev, _, _ in joined if ev.host})
+        emit("subnet", f"a connection failed between hosts in different networks ({pairs}; /24 or /64: the netmask "
+             "is not printed)", subnets, reporters or involved, extra=[ev for ev, _, _ in joined], basis="failure",
+             networks=nets, reason="a connection failed across networks")
+        return out
+    by_net = _values(subnets)
+    big = max(by_net.items(), key=lambda kv: len(kv[1]))
+    rest = [h for n, hs in by_net.items() if n != big[0] for h in hs]
+    # a lone minority: the others share one network and the odd hosts are few (at most a tenth, and
+    # fewer than the majority by far); a routed cluster spread over many networks is not reported
+    if (len(big[1]) >= 2 and len(big[1]) > 3 * len(rest) and len(rest) <= max(1, len(subnets) // 10)
+            and sum(1 for n in by_net if n != big[0]) <= len(rest)):
+        emit("subnet", f"{len(rest)} of {len(subnets)} hosts are alone in another network than the others "
+             "(/24 or /64: the netmask is not printed)", subnets, sorted(rest), basis="lone", majority_network=big[0],
+             reason=f"{len(rest)} host{'s' if len(rest) > 1 else ''} alone in another network")
     return out
 
 

@@ -16,7 +16,7 @@ from .common import EXPLAIN_DEFAULTS, Failure, explain_command
 
 __all__ = ["main"]
 
-_FAST_FLAGS = {"--no-color": "no_color", "--redact": "redact", "--progress": "progress"}
+_FAST_FLAGS = {"--no-color": "no_color", "--redact": "redact", "--progress": "progress", "--full": "full"}
 
 
 def _fast_explain(argv: List[str]):

@@ -119,6 +119,8 @@ def explain(
                                 "arrives, print each root cause to stderr as soon as it is certain, and the full "
                                 "report to stderr at the end of input."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help=PROGRESS_HELP),
+    full: bool = typer.Option(False, "--full", help="With --format json: every rank, host and file listed (by default "
+                              "long lists are written as runs and the report stays under 1 MB)."),
 ) -> None:
     """Say what went wrong, on which rank, why, and what to change.
 
@@ -133,7 +135,7 @@ def explain(
       torchrun ... 2>&1 | logdoc explain -
       torchrun ... 2>&1 | logdoc explain - --follow | tee job.log
     """
-    code = explain_command(paths, format, rules_dirs, redact, no_color, follow, progress)
+    code = explain_command(paths, format, rules_dirs, redact, no_color, follow, progress, full)
     if code:
         raise typer.Exit(code)
 

@@ -156,12 +156,12 @@ def notice(d: dict) -> None:
 
 # The defaults of `logdoc explain` (tests/test_fastpath_startup.py checks them against typer's).
 EXPLAIN_DEFAULTS = {"format": "terminal", "rules_dirs": [], "redact": False, "no_color": False, "follow": False,
-                    "progress": None}
+                    "progress": None, "full": False}
 
 
 def explain_command(paths: Sequence[str], format: str = "terminal", rules_dirs: Sequence[str] = (),
                     redact: bool = False, no_color: bool = False, follow: bool = False,
-                    progress: Optional[bool] = None) -> int:
+                    progress: Optional[bool] = None, full: bool = False) -> int:
     """``logdoc explain``: the report on stdout (stderr with --follow), counts on stderr. Returns
     the exit status: 1 when a diagnosis is an error, else 0 (user errors raise :class:`Failure`)."""
     rules_dirs = list(rules_dirs)
@@ -196,7 +196,12 @@ def explain_command(paths: Sequence[str], format: str = "terminal", rules_dirs: 
         fail("nothing to read: every input was skipped" if len(result.stats.skipped_files) > 1
              else "nothing to read: the input was skipped")
     report = build_report(result, rules, redact=redact)
-    emit_report(report, format, no_color, to_stderr=follow)
+    if format == "json" and not full:  # under 1 MB for any job: rank runs, folded host lists
+        from ..analysis.ranges import compact_report
+
+        emit_report(compact_report(report), format, no_color, to_stderr=follow)
+    else:
+        emit_report(report, format, no_color, to_stderr=follow)
     report_skips(result.stats)
     for p in report.get("problems", []):
         print(f"logdoc: rules: {p}", file=sys.stderr)

@@ -22,6 +22,11 @@ def _host(node: int) -> str:
     return f"gpu-h100-{node:03d}"
 
 
+def _addr(node: int) -> str:
+    """A routed cluster: 100 nodes per /24 (10.33.0.10-109, 10.33.1.10-109, ...), valid for any node count."""
+    return f"10.{33 + node // 25600}.{node // 100 % 256}.{10 + node % 100}"
+
+
 class _Job:
     """A job of ``nodes`` x 8 GPUs: hosts, pids, comm pointers, the NCCL lines each rank prints."""
 
@@ -49,10 +54,10 @@ class _Job:
         out += [
             f"{h} NCCL INFO NCCL_SOCKET_IFNAME set by environment to enp226s0",
             f"{h} NCCL INFO NCCL_IB_HCA set by environment to mlx5",
-            f"{h} NCCL INFO Bootstrap : Using enp226s0:10.33.0.{10 + node}<0>",
+            f"{h} NCCL INFO Bootstrap : Using enp226s0:{_addr(node)}<0>",
             f"{h} NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
             f"{h} NCCL INFO cudaDriverVersion 12040",
-            f"{h} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [RO]; OOB enp226s0:10.33.0.{10 + node}<0>",
+            f"{h} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [RO]; OOB enp226s0:{_addr(node)}<0>",
             f"{h} NCCL INFO Using non-device net plugin version 0",
             f"{h} NCCL INFO Using network IB",
             f"{h} NCCL INFO ncclCommInitRank comm 0x{comm:x} rank {rank} nranks {self.world} cudaDev {dev} nvmlDev {dev} "
@@ -93,7 +98,7 @@ class _Job:
             peer = ((node + 1) % self.nodes)
             out += [
                 f"[2026-11-26 07:18:44] {h} transport/net_ib.cc:2331 NCCL WARN NET/IB: Got completion from peer "
-                f"10.33.0.{10 + peer}<53817> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_{dev % 4}",
+                f"{_addr(peer)}<53817> with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_{dev % 4}",
                 f"{h} NCCL INFO transport/net.cc:1292 -> 6",
                 f"{h} NCCL INFO proxy.cc:694 -> 6",
                 f"{h} NCCL INFO proxy.cc:879 -> 6 [Progress Thread]",
@@ -258,12 +263,12 @@ def nccl_dense(path: str, nlines: int, seed: int = 2) -> dict:
                 buf.append(f"{h} NCCL INFO Bootstrap timings total {r.random():.6f} (create 0.000022, send 0.000107, recv 0.000393, "
                            f"ring {r.random():.6f}, delay 0.000000)")
             elif x < 0.975:
-                buf.append(f"{h} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB enp226s0:10.33.0.{10 + node}<0>")
+                buf.append(f"{h} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB enp226s0:{_addr(node)}<0>")
             elif x < 0.99:
                 buf.append(f"{h} NCCL INFO {r.choice(('proxy.cc:694', 'transport/net.cc:1292', 'init.cc:1310'))} -> {r.choice((2, 3, 6))}")
             else:
                 buf.append(f"{job.head(rank, tid=job.pids[rank] + 64)} transport/net_ib.cc:2331 NCCL WARN NET/IB: Got completion from "
-                           f"peer 10.33.0.{10 + (node + 1) % job.nodes}<{r.randrange(30000, 60000)}> with status=12 opcode=0 len=0 "
+                           f"peer {_addr((node + 1) % job.nodes)}<{r.randrange(30000, 60000)}> with status=12 opcode=0 len=0 "
                            f"vendor err 129 (Send) hca mlx5_{dev % 4}")
             if len(buf) >= 8192:
                 text = "\n".join(buf) + "\n"
@@ -294,7 +299,7 @@ def job_folder(out_dir: str, nranks: int = 512, file_mb: float = 4.0, seed: int 
         lines: list[str] = []
         size = 0
         step = 0
-        while size < target - 20000:
+        while size < target - (20000 if target > 100000 else 4500):
             step += 1
             for ln in _training_lines(r, step):
                 lines.append(ln)
