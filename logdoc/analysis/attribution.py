@@ -16,7 +16,10 @@ Sources of a rank, in order of trust (``Event.rank_source``):
 4. ``nccl-init`` - an NCCL ``host:pid`` joined with that process's ``comm 0x... rank R nranks N`` init
    lines of the *world* communicator (the largest ``nranks`` of the job; a process has several comms,
    and a process that only shows smaller ones is left alone).
-5. ``filename``  - ``rank3.log``, ``rank_3/``, ``rank-3.out`` (any path component).
+5. ``filename``  - the file's own name (``rank3.log``, ``rank-3.out``, ``train_rank3.log``) or a folder
+   named exactly after a rank, as launchers write them (``rank_3/``, Open MPI's ``rank.3/stdout``);
+   never a ``rankN`` inside a longer folder name (``run-rank0-validation/``), and never when the file's
+   own lines print another rank or several.
 
 ``stream`` means the event itself carries none of these, but another event of the same process did
 (the same pid on the same host, the same torchrun local rank on the same node and attempt, the same
@@ -53,6 +56,10 @@ _SLURM = re.compile(r"^slurm-(?P<job>\d+)[-_.](?P<task>\d+)\.(?:out|err|log|txt)
 _LOCALRANK = re.compile(r"(?:^|[^a-z0-9])local[_-]?rank[_-]?(\d+)(?![0-9])", re.I)
 _RANK = re.compile(r"(?:^|(?<=[^a-z0-9]))(?<!pp_)(?<!tp_)(?<!dp_)(?<!cp_)(?<!ep_)(?<!pp-)(?<!tp-)(?<!dp-)"
                    r"(?<!node_)(?<!node-)(?<!group_)(?:global[_-]?)?rank[_-]?(\d+)(?![0-9])", re.I)
+# A folder is trusted only when its whole name is a rank, as launchers write them: ``rank3/``,
+# ``rank_3/``, ``rank-3/``, Open MPI's ``--output-filename DIR`` -> ``DIR/1/rank.3/stdout``. A
+# ``rankN`` inside a longer folder name (``run-rank0-validation/``) says nothing about the file.
+_RANK_DIR = re.compile(r"(?:global[_-]?)?rank[._-]?(\d+)", re.I)
 
 
 @dataclass(slots=True)
@@ -101,16 +108,41 @@ def path_info(name: str) -> PathInfo:
             info.how = info.how or "local-rank-name"
         else:
             parts = p.split("/")
-            for comp in reversed(parts):  # the nearest component first
+            m = _RANK.search(base)  # the file's own name
+            for comp in reversed(parts[:-1]):  # else the nearest folder named exactly after a rank
+                if m is not None:
+                    break
                 if _LOCALRANK.search(comp):
                     continue
-                m = _RANK.search(comp)
-                if m:
-                    info.rank = int(m.group(1))
-                    info.per_process = True
-                    info.how = info.how or "rank-name"
-                    break
+                m = _RANK_DIR.fullmatch(comp)
+            if m:
+                info.rank = int(m.group(1))
+                info.per_process = True
+                info.how = info.how or "rank-name"
     return info
+
+
+def _distrust_names(events: list[Event], paths: dict[str, PathInfo]) -> None:
+    """A path's rank never stands against the ranks the file's lines print: a file whose lines name
+    another rank (``[rank3]:``, ``[PG ID 0 ... Rank 3]``), or several, is not that rank's log."""
+    printed: dict[str, set[int]] = {}
+    for ev in events:
+        pi = paths.get(ev.file)
+        if pi is None or pi.rank is None or pi.how != "rank-name" or is_agent(ev):
+            continue
+        r = ev.rank if ev.rank_source == "envelope" or (ev.rank is not None and ev.rank_source is None) else None
+        if r is None and not ev.kind.startswith("nccl."):
+            pg_id, desc, prank = pg_of(ev)
+            if prank is not None and is_default_pg(pg_id, desc):
+                r = prank
+        if r is not None:
+            printed.setdefault(ev.file, set()).add(r)
+    for name, ranks in printed.items():
+        pi = paths[name]
+        if ranks != {pi.rank}:
+            pi.rank = None
+            pi.per_process = False
+            pi.how = None
 
 
 # -- torch prefixes inside messages ---------------------------------------------------------------
@@ -245,6 +277,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             ev.rank_source = None
 
     agent_flags = [is_agent(ev) for ev in events]
+    _distrust_names(events, paths)
 
     # 0. path facts onto events (never overriding what the line said)
     for i, ev in enumerate(events):
