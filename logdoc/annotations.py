@@ -319,7 +319,7 @@ class Resolver:
             return None
         fields = ev.fields or {}
         loc = fields.get("code_location")
-        if ev.kind.startswith("gloo.") and isinstance(loc, str) and loc.startswith("gloo/"):
+        if isinstance(loc, str) and loc.startswith("gloo/"):
             cand = "gloo:" + loc[5:]  # Gloo's catalog ids are its source file and line
             if cand in self.ann.by_id or cand in self.known():
                 return cand
