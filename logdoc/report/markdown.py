@@ -85,6 +85,13 @@ def _differing(a: dict) -> str:
                                                 for v, r in vals.items()) + ")"
 
 
+def _in_line_order(evidence: list[dict], files: list[str]) -> list[dict]:
+    """Evidence in the order of the input: by file (as the report lists them), then line."""
+    index = {f: i for i, f in enumerate(files)}
+    return sorted(evidence, key=lambda e: (index.get(e.get("file"), len(index)), str(e.get("file")),
+                                           e.get("line") or 0))
+
+
 def render(report: dict[str, Any]) -> str:
     lines = ["# logdoc report", ""]
     lines += header_lines(report)
@@ -112,7 +119,7 @@ def render(report: dict[str, Any]) -> str:
         if d.get("finding"):
             lines += [f"Finding: {d['finding']}", ""]
         lines += ["Evidence:", "", "```"]
-        for e in d.get("evidence") or []:
+        for e in _in_line_order(d.get("evidence") or [], report.get("files") or []):
             lines.append(f"{e['file']}:{e['line']}: {e['text'].splitlines()[0][:300]}")
         lines += ["```", "", d.get("explanation", ""), ""]
         if d.get("fix"):

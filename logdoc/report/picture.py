@@ -126,7 +126,10 @@ def timeline_section(analysis) -> dict[str, Any] | None:
                 row["state"] = str(prow.get("state") or "") or None
                 row["behind"] = bool(row["state"]) and _behind(row["state"], table.get("seq"))
     # the first failure of a launcher's report belongs to the ranks it names
-    out_rows = [row for row in rows.values() if row["marks"] or row["state"] or row["from"] is not None]
+    # a rankless process that only echoed the consequence (an uncaught-exception banner, say) adds nothing
+    out_rows = [row for key, row in rows.items()
+                if (row["marks"] or row["state"] or row["from"] is not None)
+                and not (key[0] == "p" and all(m["nature"] == "symptom" and not m["first"] for m in row["marks"]))]
     for row in out_rows:
         marks = row["marks"]
         if len(marks) > MAX_MARKS:

@@ -70,6 +70,9 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Compiles the modules the page imports to bytecode with the pinned Pyodide, in Node.
 BYTECODE_SCRIPT = Path(__file__).resolve().parent / "bytecode.mjs"
 STATIC_FILES = ("index.html", "app.js", "worker.js", "style.css")
+#: The sample behind the page's "Try an example" button: in a checkout ``samples/<name>/``, in a
+#: wheel ``logdoc/_data/example/`` (pyproject.toml force-includes it).
+EXAMPLE_SAMPLE = "nccl-watchdog-cascade-lagging-rank"
 
 MIME_TYPES = {
     ".wasm": "application/wasm",
@@ -292,6 +295,8 @@ def wheel_from_installation(dest_dir: Path) -> Path:
     for path in sorted(package.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
             continue
+        if path.relative_to(package).parts[:2] == ("_data", "example"):
+            continue  # the page's example is its own file (example.json), not part of the core
         files.append(("logdoc/" + path.relative_to(package).as_posix(), path.read_bytes()))
     metadata = None
     for info in sorted(package.parent.glob("logdoc-*.dist-info")):
@@ -406,6 +411,38 @@ def bytecode_files(
 # --- the site ----------------------------------------------------------------------------------
 
 
+def example_dir() -> Path | None:
+    """The bundled example's folder (the log files of one sample), or None."""
+    packaged = Path(__file__).resolve().parents[1] / "_data" / "example"
+    if packaged.is_dir():
+        return packaged
+    root = source_tree()
+    if root is not None and (root / "samples" / EXAMPLE_SAMPLE).is_dir():
+        return root / "samples" / EXAMPLE_SAMPLE
+    return None
+
+
+def example_json() -> bytes | None:
+    """``{"title", "files": [[name, text], ...]}`` for the page's "Try an example" button."""
+    folder = example_dir()
+    if folder is None:
+        return None
+    files = [[p.name, p.read_text(encoding="utf-8", errors="replace")]
+             for p in sorted(folder.iterdir()) if p.is_file() and p.suffix == ".log"]
+    if not files:
+        return None
+    title = ""
+    meta = folder / "sample.yaml"
+    if meta.is_file():
+        for line in meta.read_text(encoding="utf-8").splitlines():
+            if line.startswith("title:"):
+                title = line.split(":", 1)[1].strip().strip('"').strip("'")
+                break
+    data = {"title": title, "files": files}
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+
 def _fill(template: str, values: dict[str, str]) -> str:
     for key, value in values.items():
         template = template.replace("{{" + key + "}}", value)
@@ -503,6 +540,9 @@ def build_site(
             wheel_urls.append(rel)
 
     (out / "kb.json").write_bytes(kb_bytes)
+    example = example_json()
+    if example is not None:
+        (out / "example.json").write_bytes(example)
 
     static = {name: (STATIC_DIR / name).read_text(encoding="utf-8") for name in STATIC_FILES}
     config = {
@@ -530,6 +570,7 @@ def build_site(
     (out / "worker.js").write_text(worker, encoding="utf-8")
     app = _fill(static["app.js"], {
         "WORKER_URL": f"worker.js?v={_sha256(worker.encode())[:12]}",
+        "EXAMPLE_URL": f"example.json?v={_sha256(example)[:12]}" if example is not None else "",
     })
     (out / "app.js").write_text(app, encoding="utf-8")
     css = static["style.css"]

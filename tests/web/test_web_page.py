@@ -160,3 +160,56 @@ def test_log_text_never_executes(e2e):
     assert result["dialogs"] == []
     assert x["shownLiterally"], "the payload should be shown as text"
     assert "onerror" in x["chipText"]
+
+
+def test_the_picture_of_the_failure_is_drawn(e2e):
+    result, files = e2e
+    pic = result["scenarios"]["files"]["picture"]
+    native = _native(_sources(files))
+    rows = native["timeline"]["rows"]
+    assert pic["strips"] == len(rows) > 1
+    assert [label.split(" ")[0] + " " + label.split(" ")[1] for label in pic["labels"]] == \
+        [" ".join(r["label"].split(" ")[:2]) for r in rows]
+    assert pic["firstMarks"] == 1
+    first = native["timeline"]["first"]
+    assert f"{first['file']}:{first['line']}" in pic["firstText"]
+
+
+def test_evidence_in_line_order_and_a_click_opens_the_log(e2e):
+    result, files = e2e
+    multi = result["scenarios"]["files"]
+    names = [p.name for p in files]
+    for locs in multi["evidenceOrder"]:
+        keys = [(names.index(loc.rsplit(":", 1)[0]), int(loc.rsplit(":", 1)[1])) for loc in locs]
+        assert keys == sorted(keys), locs
+    viewer = multi["viewer"]
+    file, line = viewer["clicked"].rsplit(":", 1)
+    assert viewer["open"] and viewer["title"].startswith(viewer["clicked"])
+    assert viewer["line"] == int(line)
+    text = (REPO / "samples" / "nccl-ib-completion-error-12" / file).read_text().splitlines()[int(line) - 1]
+    assert viewer["text"] == text
+    assert viewer["inView"] and viewer["closed"]
+
+
+def test_a_binary_file_gets_a_clear_message(e2e):
+    result, _ = e2e
+    binary = result["scenarios"]["binary"]
+    assert "core.bin" in binary["status"] and "not text" in binary["status"]
+    assert "Paste a log" not in binary["status"]
+
+
+def test_try_an_example_on_a_phone(e2e):
+    result, _ = e2e
+    ex = result["scenarios"]["example"]
+    from logdoc.web.build import EXAMPLE_SAMPLE
+
+    sample = REPO / "samples" / EXAMPLE_SAMPLE
+    native = _native(_sources(sorted(sample.glob("*.log"))))
+    assert ex["state"] == "done" and ex["diagnoses"] == [d["id"] for d in native["diagnoses"]]
+    assert ex["chips"] == len(list(sample.glob("*.log")))
+    assert ex["status"].startswith("Example: ")
+    assert -2 <= ex["resultsTop"] < ex["viewport"] / 2 and ex["scrollY"] > 0, "the result is scrolled into view"
+    assert ex["strips"] > 1 and any(label.startswith("rank 3") for label in ex["behind"])
+    assert "0 hosts" not in ex["header"]
+    for shot in ex["screenshots"]:
+        assert Path(shot).stat().st_size > 10_000

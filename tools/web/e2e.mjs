@@ -6,7 +6,10 @@
 //   paste:  paste FILE into the text area, Explain, screenshot (light, laptop size)
 //   files:  add F1,F2,... with the file picker (one per rank), Explain, screenshots in dark
 //           mode and at phone size
+//           and of the log viewer opened from an evidence line; the picture of the failure
+//   binary: a binary file alone gets a clear message
 //   copy:   "copy as Markdown", plain and redacted, read back from the clipboard
+//   example: "Try an example" at phone size: explained, result scrolled into view, screenshots
 //   xss:    a log full of <script> / <img onerror> payloads must not execute anything
 // Every request is recorded; any request outside the page's origin is blocked and reported.
 import fs from "node:fs";
@@ -110,7 +113,49 @@ async function main() {
       await page.screenshot({ path: shots.at(-1), fullPage: true });
       await page.setViewportSize({ width: 1280, height: 900 });
       r.screenshots = shots;
+      // the picture of the failure (inline SVG), one strip per row
+      r.picture = await page.evaluate(() => ({
+        strips: document.querySelectorAll("#picture svg.tl-strip").length,
+        labels: Array.from(document.querySelectorAll("#picture .tl-label")).map((e) => e.textContent),
+        firstMarks: document.querySelectorAll("#picture .tl-mark.first").length,
+        firstText: (document.querySelector("#picture .tl-first") || {}).textContent || null,
+      }));
+      // evidence in line order, and a click opens the log at that line, highlighted
+      r.evidenceOrder = await page.evaluate(() => Array.from(document.querySelectorAll("#report article"))
+        .map((a) => Array.from(a.querySelectorAll(":scope > .block .ev-loc")).map((e) => e.textContent)));
+      const loc = page.locator("#report button.ev-loc").first();
+      r.viewer = { clicked: await loc.innerText() };
+      await loc.click();
+      await page.waitForFunction(() => document.documentElement.dataset.viewer, null, { timeout: 10000 });
+      Object.assign(r.viewer, await page.evaluate(() => {
+        const hit = document.querySelector("#viewer .vl.hit");
+        const box = hit.getBoundingClientRect();
+        const pane = document.getElementById("viewer-lines").getBoundingClientRect();
+        return {
+          open: document.getElementById("viewer").open,
+          title: document.getElementById("viewer-title").textContent,
+          line: Number(hit.dataset.line),
+          text: hit.querySelector(".vt").textContent,
+          inView: box.top >= pane.top && box.bottom <= pane.bottom,
+        };
+      }));
+      shots.push(path.join(outDir, "viewer-light-1280.png"));
+      await page.screenshot({ path: shots.at(-1) });
+      await page.keyboard.press("Escape");
+      r.viewer.closed = await page.evaluate(() => !document.getElementById("viewer").open);
       result.scenarios.files = r;
+
+      // a binary file alone: a clear message, not "paste a log first"
+      await page.click("#clear");
+      await page.setInputFiles("#picker", [{ name: "core.bin", mimeType: "application/octet-stream",
+        buffer: Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 1, 2, 3, 0, 0]) }]);
+      await page.evaluate(() => { delete document.documentElement.dataset.state; });
+      await page.click("#explain");
+      await page.waitForFunction(() => document.documentElement.dataset.state === "nothing", null, { timeout: 10000 });
+      result.scenarios.binary = {
+        status: await page.locator("#status-text").innerText(),
+        error: await page.locator("#error-text").innerText(),
+      };
 
       // the same files, gzipped, dropped on the page (a synthetic drop event with a DataTransfer)
       await page.click("#clear");
@@ -128,6 +173,42 @@ async function main() {
       dropped.chips = await page.locator("#files .file").count();
       dropped.overlayHidden = await page.locator("#drop-overlay").isHidden();
       result.scenarios.dropGz = dropped;
+    }
+
+    // "Try an example" on a phone: the bundled sample is explained and the result scrolled into view
+    {
+      const ex = {};
+      await page.click("#clear");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.evaluate(() => { window.scrollTo(0, 0); delete document.documentElement.dataset.state; });
+      await page.click("#example");
+      await page.waitForFunction(() => ["done", "error"].includes(document.documentElement.dataset.state), null,
+        { timeout: 120000 });
+      await page.waitForTimeout(300);
+      Object.assign(ex, await page.evaluate(() => {
+        const top = document.getElementById("results").getBoundingClientRect().top;
+        return {
+          state: document.documentElement.dataset.state,
+          diagnoses: (document.documentElement.dataset.diagnoses || "").split(" ").filter(Boolean),
+          chips: document.querySelectorAll("#files .file").length,
+          status: document.getElementById("status-text").textContent,
+          resultsTop: top, viewport: window.innerHeight, scrollY: window.scrollY,
+          strips: document.querySelectorAll("#picture svg.tl-strip").length,
+          behind: Array.from(document.querySelectorAll("#picture .tl-label.behind")).map((e) => e.textContent),
+          header: document.querySelector("#report .report-head").textContent,
+        };
+      }));
+      ex.screenshots = [path.join(outDir, "example-light-390.png"), path.join(outDir, "example-light-390-full.png")];
+      await page.screenshot({ path: ex.screenshots[0] });
+      await page.screenshot({ path: ex.screenshots[1], fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      ex.screenshots.push(path.join(outDir, "example-light-1280.png"));
+      await page.screenshot({ path: ex.screenshots.at(-1), fullPage: true });
+      await page.emulateMedia({ colorScheme: "dark" });
+      ex.screenshots.push(path.join(outDir, "example-dark-1280.png"));
+      await page.locator("#picture").screenshot({ path: ex.screenshots.at(-1) });
+      await page.emulateMedia({ colorScheme: "light" });
+      result.scenarios.example = ex;
     }
 
     // XSS: a second page in the same browser (warm HTTP cache)

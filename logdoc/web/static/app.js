@@ -25,6 +25,13 @@ const ui = {
   errorText: $("error-text"),
   errorDetails: $("error-details"),
   overlay: $("drop-overlay"),
+  example: $("example"),
+  picture: $("picture"),
+  viewer: $("viewer"),
+  viewerTitle: $("viewer-title"),
+  viewerNote: $("viewer-note"),
+  viewerLines: $("viewer-lines"),
+  viewerClose: $("viewer-close"),
   version: $("version"),
   runtime: $("runtime"),
 };
@@ -33,6 +40,8 @@ const state = {
   ready: false,
   busy: false,
   files: [], // {name, size, file}
+  sources: new Map(), // name -> text of the last explained input (the log viewer reads it)
+  fileOrder: new Map(), // name -> index in report.files (evidence is listed in file, then line order)
   result: null, // {report, markdown}
   markdown: { plain: null, redacted: null },
   pendingRedacted: null,
@@ -252,6 +261,25 @@ ui.clear.addEventListener("click", () => {
   ui.log.focus();
 });
 
+// --- the bundled example -------------------------------------------------------------------
+const EXAMPLE_URL = "{{EXAMPLE_URL}}";
+if (!EXAMPLE_URL) ui.example.hidden = true;
+ui.example.addEventListener("click", async () => {
+  if (state.busy) return;
+  try {
+    const res = await fetch(EXAMPLE_URL);
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const example = await res.json();
+    ui.log.value = "";
+    state.files = [];
+    addFiles(example.files.map(([name, text]) => ({ name, file: new File([text], name, { type: "text/plain" }) })));
+    await explain();
+    if (example.title) setStatus(`Example: ${example.title}`);
+  } catch (err) {
+    showError(`The example could not be loaded: ${err.message || err}`);
+  }
+});
+
 async function explain() {
   if (state.busy) return;
   performance.clearMarks("logdoc:click");
@@ -270,8 +298,18 @@ async function explain() {
   const pasted = ui.log.value;
   if (pasted.trim()) sources.unshift({ name: "pasted.log", text: pasted });
   if (!sources.length) {
-    setStatus("Paste a log or add files first.");
-    ui.log.focus();
+    if (skipped.length) {
+      const names = skipped.map((x) => x.name);
+      const what = names.length === 1 ? `${names[0]} is` : `${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""} are`;
+      const text = `Nothing to explain: ${what} not text (${skipped[0].skipped}). ` +
+        "logdoc reads text logs, or .gz files of them: add the stdout/stderr log of each rank or node.";
+      setStatus(text);
+      showError(text);
+      document.documentElement.dataset.state = "nothing";
+    } else {
+      setStatus("Paste a log or add files first.");
+      ui.log.focus();
+    }
     return;
   }
   state.busy = true;
@@ -290,6 +328,8 @@ async function explain() {
     });
     const parsed = JSON.parse(msg.json);
     state.result = parsed;
+    state.sources = new Map(sources.map((s) => [s.name, s.text]));
+    state.lines = new Map();
     state.markdown = { plain: parsed.markdown, redacted: null };
     state.pendingRedacted = null;
     renderReport(parsed.report, skipped);
@@ -299,6 +339,8 @@ async function explain() {
     document.documentElement.dataset.explainMs = String(Math.round(m.duration));
     document.documentElement.dataset.pythonMs = String(parsed.ms ? parsed.ms.explain : "");
     setStatus(`Explained ${humanSize(total)} in ${(m.duration / 1000).toFixed(2)} s, in this tab.`);
+    // on a phone the input fills the screen: bring the result into view
+    if (window.matchMedia("(max-width: 40rem)").matches) ui.results.scrollIntoView({ block: "start" });
     if (ui.redact.checked) prepareRedacted();
   } catch (err) {
     document.documentElement.dataset.state = "error";
@@ -429,6 +471,8 @@ function renderReport(report, skipped) {
   const errors = diagnoses.filter((d) => d.severity === "error");
   ui.results.hidden = false;
   ui.mdFallback.hidden = true;
+  state.fileOrder = new Map((Array.isArray(report.files) ? report.files : []).map((f, i) => [String(f), i]));
+  ui.picture.replaceChildren(...nodes(renderPicture(report.timeline)));
   ui.copyStatus.textContent = "";
   $("results-title").textContent = diagnoses.length
     ? plural(diagnoses.length, "diagnosis", "diagnoses")
@@ -484,8 +528,9 @@ function renderHeader(report, skipped) {
   const ranks = rankNumbers(job.ranks);
   const hosts = hostNames(job.hosts);
   if (ranks.length || hosts.length) {
-    let line = `Job: ${plural(ranks.length, "rank")} on ${plural(hosts.length, "host")}`;
-    if (hosts.length) line += ` (${hosts.slice(0, 8).join(", ")}${hosts.length > 8 ? ", …" : ""})`;
+    // no "on 0 hosts": the host part only when the logs named a host
+    let line = ranks.length ? `Job: ${plural(ranks.length, "rank")}` : "Job:";
+    if (hosts.length) line += ` on ${plural(hosts.length, "host")} (${hosts.slice(0, 8).join(", ")}${hosts.length > 8 ? ", …" : ""})`;
     if (Number.isInteger(job.world_size)) line += `, world size ${job.world_size}`;
     lines.push(line + ".");
   }
@@ -595,14 +640,31 @@ function evidenceBlock(title, evidence) {
   if (!Array.isArray(evidence) || !evidence.length) return null;
   return h("div", { className: "block" },
     title ? h("h4", {}, title) : null,
-    h("ul", { className: "evidence" }, evidence.map(evidenceLine)),
+    h("ul", { className: "evidence" }, inLineOrder(evidence).map(evidenceLine)),
   );
 }
 
+// Evidence in the order of the input: by file (as the report lists them), then line.
+function inLineOrder(evidence) {
+  const order = (f) => (state.fileOrder.has(f) ? state.fileOrder.get(f) : Number.MAX_SAFE_INTEGER);
+  return evidence.map((ev, i) => [ev, i]).sort(([a, i], [b, j]) =>
+    (order(String(a.file)) - order(String(b.file))) || String(a.file).localeCompare(String(b.file)) ||
+    ((a.line ?? 0) - (b.line ?? 0)) || (i - j)).map(([ev]) => ev);
+}
+
+function locButton(file, line, endLine) {
+  const loc = `${file || "?"}:${line ?? "?"}`;
+  if (!state.sources.has(String(file)) || !Number.isInteger(line)) return h("span", { className: "ev-loc" }, loc);
+  return h("button", {
+    type: "button", className: "ev-loc", title: `Open ${file} at line ${line}`,
+    onclick: () => openLog(String(file), line, endLine),
+  }, loc);
+}
+
 function evidenceLine(ev) {
-  const loc = `${ev.file || "?"}:${ev.line ?? "?"}`;
+  const extra = String(ev.text ?? "").split("\n").length - 1;
   return h("li", { className: "ev" },
-    h("span", { className: "ev-loc" }, loc),
+    locButton(ev.file, ev.line, Number.isInteger(ev.line) ? ev.line + extra : undefined),
     Number.isInteger(ev.rank) ? h("span", { className: "ev-rank" }, `rank ${ev.rank}`) : null,
     h("code", { className: "ev-text" }, highlighted(String(ev.text ?? ""), ev.highlight)),
   );
@@ -659,5 +721,105 @@ function renderNotes(notes) {
       n.title || n.text || fmt(n),
       n.ranks ? h("span", { className: "diag-meta-inline" }, ` (${ranksPhrase(n.ranks)})`) : null,
     ))),
+  );
+}
+
+// --- the log viewer: a window of the log around one line, that line highlighted ----------------
+const VIEW_CONTEXT = 200;
+ui.viewerClose.addEventListener("click", () => ui.viewer.close());
+ui.viewer.addEventListener("click", (e) => { if (e.target === ui.viewer) ui.viewer.close(); });
+
+function fileLines(name) {
+  if (!state.lines.has(name)) state.lines.set(name, state.sources.get(name).split(/\r?\n/));
+  return state.lines.get(name);
+}
+
+function openLog(file, line, endLine) {
+  const lines = fileLines(file);
+  const last = Math.max(line, Math.min(endLine || line, line + 50));
+  const from = Math.max(1, line - VIEW_CONTEXT);
+  const to = Math.min(lines.length, last + VIEW_CONTEXT);
+  const rows = [];
+  let hit = null;
+  for (let n = from; n <= to; n++) {
+    const isHit = n >= line && n <= last;
+    const row = h("div", { className: isHit ? "vl hit" : "vl", "data-line": n },
+      h("span", { className: "vn" }, String(n)), h("span", { className: "vt" }, lines[n - 1] ?? ""));
+    if (isHit && !hit) hit = row;
+    rows.push(row);
+  }
+  ui.viewerTitle.textContent = `${file}:${line}${last > line ? `-${last}` : ""}`;
+  ui.viewerNote.textContent = `Lines ${from.toLocaleString("en-US")} to ${to.toLocaleString("en-US")} of ${lines.length.toLocaleString("en-US")}.`;
+  ui.viewerLines.replaceChildren(...rows);
+  if (!ui.viewer.open) ui.viewer.showModal();
+  document.documentElement.dataset.viewer = `${file}:${line}`;
+  if (hit) hit.scrollIntoView({ block: "center" });
+  ui.viewerLines.focus({ preventScroll: true });
+}
+
+// --- the picture of the failure: one row per rank, time (or each row's own order) across ------
+const SVG = "http://www.w3.org/2000/svg";
+function s(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+
+function span(x, axis) {
+  if (!Number.isFinite(x)) return "?";
+  if (axis !== "time") return `#${x + 1}`;
+  if (x < 60) return `+${x} s`;
+  if (x < 3600) return `+${Math.floor(x / 60)} min ${x % 60} s`;
+  return `+${Math.floor(x / 3600)} h ${Math.floor((x % 3600) / 60)} min`;
+}
+
+function renderPicture(tl) {
+  if (!tl || !Array.isArray(tl.rows) || tl.rows.length < 2) return null;
+  const width = Math.max(1, tl.span || 0);
+  const pct = (x) => `${(2 + (96 * Math.max(0, x)) / width).toFixed(2)}%`;
+  const grid = [];
+  tl.rows.forEach((row, i) => {
+    const strip = s("svg", { class: "tl-strip", width: "100%", height: 22, role: "img",
+      "aria-label": `${row.label}: ${row.marks.length} failure line(s)` });
+    strip.append(s("line", { class: "tl-base", x1: "2%", x2: "98%", y1: 11, y2: 11 }));
+    if (Number.isFinite(row.from) && Number.isFinite(row.to)) {
+      strip.append(s("line", { class: row.behind ? "tl-seen behind" : "tl-seen", x1: pct(row.from), x2: pct(row.to), y1: 11, y2: 11 }));
+    }
+    // the first failure is drawn last, on top of the marks that share its x
+    for (const m of [...row.marks.filter((k) => !k.first), ...row.marks.filter((k) => k.first)]) {
+      if (!Number.isFinite(m.x)) continue;
+      const cls = `tl-mark ${m.nature}${m.first ? " first" : ""}`;
+      const g = s("g", { class: cls, tabindex: 0, "data-line": m.line },
+        s("title", {}, `${m.file}:${m.line}: ${m.text}`));
+      if (m.first) g.append(s("circle", { class: "ring", cx: pct(m.x), cy: 11, r: 9 }));
+      g.append(s("circle", { cx: pct(m.x), cy: 11, r: m.nature === "symptom" ? 4 : 5.5 }));
+      if (state.sources.has(String(m.file))) {
+        g.addEventListener("click", () => openLog(String(m.file), m.line));
+        g.addEventListener("keydown", (e) => { if (e.key === "Enter") openLog(String(m.file), m.line); });
+      }
+      strip.append(g);
+    }
+    const label = h("div", { className: row.behind ? "tl-label behind" : "tl-label" },
+      row.label, row.host && row.ranks.length ? h("span", { className: "tl-host" }, ` ${row.host}`) : null);
+    const stateText = [row.behind ? h("strong", { className: "tl-behind" }, "behind: ") : null, row.state || "",
+      row.more ? ` (+${row.more} more lines)` : ""];
+    grid.push(h("div", { className: "tl-row" + (i === (tl.first && tl.first.row) ? " has-first" : "") },
+      label, h("div", { className: "tl-cell" }, strip), h("div", { className: "tl-state" }, stateText)));
+  });
+  const axis = tl.axis === "time"
+    ? h("div", { className: "tl-axis" }, h("span", {}, tl.start || "+0 s"), h("span", {}, span(tl.span || 0, "time")))
+    : h("div", { className: "tl-axis" }, h("span", {}, "each row in its own order"), h("span", {}, "(no usable time in the logs)"));
+  const first = tl.first;
+  const firstRow = first ? tl.rows[first.row] : null;
+  return h("figure", { className: "picture", "aria-label": "The failure, rank by rank" },
+    h("figcaption", {}, h("h3", {}, "The failure, rank by rank"),
+      h("p", { className: "tl-legend" },
+        h("span", { className: "key first" }, "first failure"), h("span", { className: "key root" }, "root cause"),
+        h("span", { className: "key neutral" }, "error"), h("span", { className: "key symptom" }, "consequence"),
+        h("span", { className: "key seen" }, "output seen"))),
+    h("div", { className: "tl-grid" }, grid, h("div", { className: "tl-row tl-axis-row" }, h("div", {}), axis, h("div", {}))),
+    first && firstRow ? h("p", { className: "tl-first" }, h("strong", {}, "First failure: "), `${firstRow.label}, `,
+      locButton(first.file, first.line), ` ${first.text}`) : null,
   );
 }
