@@ -27,6 +27,7 @@ FAMILY_MATCH_KEYS = ("kind", "template", "pattern", "fields", "level")
 GENERIC_KEYS = ("title", "explanation", "note_title")
 MAX_EVIDENCE = 4
 QUOTE = 110
+REPRESENTATIVES = 8  # lines of one repeated message that conditions look at
 
 
 def _problem(file: str, line: int, message: str, level: str = "error"):
@@ -109,6 +110,22 @@ class _Context:
         self.events = events
         self.hosts = {e.host for e in events if e.host and not e.kind.startswith("analysis.")}
         self.ranks = {e.rank for e in events if e.rank is not None}
+        # a condition without a kind looks at the warnings and errors only (a large log has
+        # hundreds of thousands of INFO lines, and evidence for or against a cause is not among them)
+        # A message the log repeats (thousands of lines of one catalog template) is looked at through
+        # its first and last lines.
+        self.loud = []
+        per_template: dict[Any, list] = {}
+        for e in events:
+            if e.level not in ("WARN", "ERROR", "FATAL") or e.kind.startswith("analysis."):
+                continue
+            seen = per_template.setdefault(e.template or (e.kind, e.text[:80]), [])
+            if len(seen) < REPRESENTATIVES:
+                self.loud.append(e)
+            seen.append(e)
+        for seen in per_template.values():
+            if len(seen) > REPRESENTATIVES:
+                self.loud.append(seen[-1])
         self._memo: dict[int, Any] = {}
 
     def find(self, cond: _Condition):
@@ -117,10 +134,8 @@ class _Context:
             return self._memo[key]
         found = None
         kinds = cond.kinds or None
-        pool = self.events if kinds is None else [e for k in kinds for e in self.job.by_kind(k)]
+        pool = self.loud if kinds is None else [e for k in kinds for e in self.job.by_kind(k)]
         for ev in pool:
-            if ev.kind.startswith("analysis.") and kinds is None:
-                continue
             if cond.templates and not (cond.templates & self.job.ids(ev)):
                 continue
             ok, _, _ = cond.clause.accepts(ev)
@@ -416,6 +431,7 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     explained_lines = {(e.file, e.line) for m in matches for e in m.events}
     cards: dict[str, _Card] = {}
     notes: dict[str, _Card] = {}
+    fam_memo: dict[tuple, Family | None] = {}
     for ev in events:
         if ev.kind.startswith("analysis.") or id(ev) in explained or (ev.file, ev.line) in explained_lines:
             continue
@@ -430,8 +446,10 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
             continue
         if not errorish and a is None:
             continue  # a warning means something only through its annotation
-        ids = resolver.ids(ev)
-        fam = _family_for(diffs, ev, ids)
+        # the family of a catalog message is the same for all its lines (a log repeats them)
+        fkey = (ev.kind, ev.level, tid) if tid else (ev.kind, ev.level, ev.text)
+        fam = fam_memo[fkey] if fkey in fam_memo else fam_memo.setdefault(
+            fkey, _family_for(diffs, ev, resolver.ids(ev)))
         if a is None and fam is None:
             continue
         if have_diagnosis and not (_strong(ev) or ev.level in ("ERROR", "FATAL")):
