@@ -75,6 +75,8 @@ def test_compact_report_stays_under_the_limit():
     assert len(json.dumps(c)) < 100_000
     assert c["diagnoses"][0]["ranks"] == ["0-9999"] and c["job"]["small"] == 1
     assert c["abridged"]["left_out"] == ["big"]
+    long = compact_report({"diagnoses": [{"id": "LD1", "title": "x" * 300, "symptoms": [{"title": "y" * 130}]}]})
+    assert len(long["diagnoses"][0]["title"]) == 120 and len(long["diagnoses"][0]["symptoms"][0]["title"]) == 120
     tiny = {"diagnoses": [{"id": "LD1", "ranks": [1], "symptoms": []}], "job": {"ranks": [1]}, "files": ["a.log"]}
     assert compact_report(tiny) == tiny
 

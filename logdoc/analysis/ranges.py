@@ -318,8 +318,14 @@ def compact_report(report: Mapping[str, Any], limit: int = REPORT_LIMIT) -> dict
     return out
 
 
+TITLE_WIDTH = 120
+
+
 def _compact_diagnosis(d: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(d)
+    t = out.get("title")
+    if isinstance(t, str) and len(t) > TITLE_WIDTH:  # a title is one line, whatever card it comes from
+        out["title"] = t[:TITLE_WIDTH - 1].rstrip() + "\u2026"
     for k in ("ranks", "hosts", "reported_by"):
         if isinstance(out.get(k), list):
             out[k] = compact_json(out[k])

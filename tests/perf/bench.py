@@ -17,6 +17,10 @@ Peak memory is the child's maximum resident set size (``wait4``). Cases and targ
 * memory: explain on 100 MB and on 1 GB of the mixed log (the   <= 150 MB, and the same for both
   1 GB through standard input)
 * small: explain on a 10-line file                              <= 0.3 s wall
+* scale: 10,000 rank files of 10 KB (1,250 nodes of 8 GPUs,     <= 30 s wall, <= 150 MB, JSON < 1 MB,
+  one failing rank), explained raw and from a digest per node     titles <= 120 characters, the failing
+  (1,250 digests, made beforehand in this process)                rank the root cause, no disagreement;
+                                                                  digests <= 10 s wall, same diagnoses
 """
 from __future__ import annotations
 
@@ -41,8 +45,13 @@ import gen_logs  # noqa: E402
 
 from logdoc import prefilter  # noqa: E402
 
-FULL = {"mixed_mb": 200, "dense_lines": 1_300_000, "ranks": 512, "rank_mb": 4.0, "mem_small_mb": 100, "mem_big_x": 10}
-QUICK = {"mixed_mb": 20, "dense_lines": 130_000, "ranks": 64, "rank_mb": 1.0, "mem_small_mb": 20, "mem_big_x": 5}
+FULL = {"mixed_mb": 200, "dense_lines": 1_300_000, "ranks": 512, "rank_mb": 4.0, "mem_small_mb": 100, "mem_big_x": 10,
+        "scale_ranks": 10_000}
+QUICK = {"mixed_mb": 20, "dense_lines": 130_000, "ranks": 64, "rank_mb": 1.0, "mem_small_mb": 20, "mem_big_x": 5,
+         "scale_ranks": 1_000}
+SCALE_FILE_MB = 0.01   # 10 KB per rank file
+DISAGREEMENT = ("analysis.interface_disagreement", "analysis.transport_disagreement", "analysis.env_disagreement",
+                "analysis.version_mismatch")
 
 
 def machine() -> str:
@@ -65,7 +74,43 @@ def machine() -> str:
 TIME = shutil.which("time") if os.path.exists("/usr/bin/time") else None
 
 
-def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = None) -> tuple[float, int, int]:
+def make_digests(job: Path, out: Path, per_node: int = gen_logs.GPUS) -> int:
+    """One digest per node (``per_node`` rank files each), as ``logdoc digest`` writes them on the nodes."""
+    from logdoc import digest
+    from logdoc.parse import parse_sources
+    from logdoc.source import expand
+
+    out.mkdir(parents=True, exist_ok=True)
+    files = sorted(str(f) for f in job.iterdir())
+    n = 0
+    for i in range(0, len(files), per_node):
+        node = files[i:i + per_node]
+        result = parse_sources(expand(node), jobs=1, reduce=True)
+        digest.write(result, str(out / f"node{i // per_node:05d}.json.gz"), inputs=node)
+        n += 1
+    return n
+
+
+def scale_check(report_bytes: bytes, origin: int) -> tuple[bool, str]:
+    """(met, what): the report of the scale case: size, titles, the failing rank first, no disagreement."""
+    import json
+
+    rep = json.loads(report_bytes)
+    titles = [d.get("title") or "" for d in rep.get("diagnoses") or ()]
+    titles += [s.get("title") or "" for d in rep.get("diagnoses") or () for s in d.get("symptoms") or ()]
+    longest = max((len(t) for t in titles), default=0)
+    first = (rep.get("diagnoses") or [{}])[0]
+    root = first.get("ranks") == [origin] and first.get("role") == "root_cause"
+    disagree = [d["id"] for d in rep.get("diagnoses") or () if d.get("category") == "wrong_network_interface"
+                or d.get("id") in ("LD106", "LD107", "LD216", "LD217", "LD402", "LD403")]
+    ok = len(report_bytes) < 1_000_000 and longest <= 120 and root and not disagree
+    what = (f"JSON {len(report_bytes) / 1e3:.0f} kB, longest title {longest}, first {first.get('id')} on "
+            f"{first.get('ranks')}{', disagreement ' + ','.join(disagree) if disagree else ''}")
+    return ok, what
+
+
+def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = None,
+        keep_stdout: list | None = None) -> tuple[float, int, int]:
     """(wall seconds, peak RSS in MB, exit status) of one run of ``cmd`` (fed by ``stdin_cmd``).
 
     Peak RSS comes from GNU time when present: a child forked by this (large) Python process
@@ -91,8 +136,12 @@ def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = N
     errs: list[bytes] = []
     t = threading.Thread(target=lambda: errs.append(p.stderr.read()))
     t.start()
-    while p.stdout.read(1 << 16):
-        pass
+    while True:
+        chunk = p.stdout.read(1 << 16)
+        if not chunk:
+            break
+        if keep_stdout is not None:
+            keep_stdout.append(chunk)
     t.join()
     err = errs[0] if errs else b""
     _, status, usage = os.wait4(p.pid, 0)
@@ -151,10 +200,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--data", help="folder for the generated data (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the data folder")
-    ap.add_argument("--only", help="comma-separated cases: mixed,dense,job,memory,small")
+    ap.add_argument("--only", help="comma-separated cases: mixed,dense,job,memory,small,scale")
+    ap.add_argument("--scale-ranks", type=int, help="ranks of the scale case (default 10,000; 1,000 with --quick)")
     a = ap.parse_args()
     sizes = QUICK if a.quick else FULL
-    only = set(a.only.split(",")) if a.only else {"mixed", "dense", "job", "memory", "small"}
+    only = set(a.only.split(",")) if a.only else {"mixed", "dense", "job", "memory", "small", "scale"}
+    if a.scale_ranks:
+        sizes = dict(sizes, scale_ranks=a.scale_ranks)
     if shutil.which("grep") is None:
         raise SystemExit("grep is needed for the reference")
     data = Path(a.data) if a.data else Path(tempfile.mkdtemp(prefix="logdoc-bench-"))
@@ -237,6 +289,32 @@ def main() -> None:
             rp = median_run([sys.executable, "-c", "pass"], max(5, a.repeat), env)
             rows.append(("explain on a 10-line file", r, "", "<= 0.3 s", r["wall"] <= 0.3))
             rows.append(("  python -c pass (interpreter start-up)", rp, "", "", None))
+        if "scale" in only:
+            n = sizes["scale_ranks"]
+            job = data / f"scale-{n}x10kb"
+            if not job.exists():
+                gen(job.name, gen_logs.job_folder, str(job), n, SCALE_FILE_MB)
+            origin = n // 3  # gen_logs.job_folder's failing rank
+            warm([job])
+            total = sum(f.stat().st_size for f in job.iterdir())
+            out: list = []
+            w, m, _ = run(logdoc + [str(job)], env, keep_stdout=out)  # one run: it is the biggest case
+            r = {"wall": w, "rss": m}
+            ok, what = scale_check(b"".join(out), origin)
+            rows.append((f"scale {n:,} rank files, {total / 1e6:.0f} MB: explain", r, what,
+                         "<= 30 s, <= 150 MB, checks", ok and r["wall"] <= 30 and r["rss"] <= 150))
+            dg = data / f"scale-{n}-digests"
+            if not dg.exists():
+                t = time.perf_counter()
+                k = make_digests(job, dg)
+                print(f"  made {k} digests in {time.perf_counter() - t:.1f} s", flush=True)
+            warm([dg])
+            out = []
+            w, m, _ = run(logdoc + [str(dg)], env, keep_stdout=out)
+            r2 = {"wall": w, "rss": m}
+            ok2, what2 = scale_check(b"".join(out), origin)
+            rows.append((f"  same from {len(list(dg.iterdir())):,} digests (one per node)", r2, what2,
+                         "<= 10 s, <= 150 MB, checks", ok2 and r2["wall"] <= 10 and r2["rss"] <= 150))
     finally:
         if not (a.keep or a.data):
             shutil.rmtree(data, ignore_errors=True)
