@@ -131,9 +131,9 @@ def load_annotations(d: str | Path) -> Annotations:
     if kb._yaml is None:
         return out
     for path in annotation_files(Path(d)):
-        data, lines, problems = kb._load_yaml_file(path, fast=True)
+        entries, problems = _read_file(path)
         out.problems.extend(problems)
-        for a in _entries(data, lines, str(path), out.problems):
+        for a in entries:
             fresh = []
             for tid in a.ids:
                 if tid in seen:
@@ -145,6 +145,29 @@ def load_annotations(d: str | Path) -> Annotations:
             if fresh:
                 out.add(a if len(fresh) == len(a.ids) else Annotation(**{**a.__dict__, "ids": tuple(fresh)}))
     return out
+
+
+_FILE_MEMO: dict[str, tuple[tuple, list, list]] = {}
+
+
+def _read_file(path: Path) -> tuple[list[Annotation], list]:
+    """The valid entries of one file and its problems; kept for the process while the file is
+    unchanged (a process that loads the knowledge base again does not parse 1,500 entries again)."""
+    from . import kb
+
+    try:
+        st = path.stat()
+        key = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    hit = _FILE_MEMO.get(str(path))
+    if key is not None and hit is not None and hit[0] == key:
+        return list(hit[1]), list(hit[2])
+    data, lines, problems = kb._load_yaml_file(path, fast=True)
+    entries = _entries(data, lines, str(path), problems)
+    if key is not None:
+        _FILE_MEMO[str(path)] = (key, entries, problems)
+    return list(entries), list(problems)
 
 
 def _entries(data: Any, lines: Mapping[str, int], file: str, problems: list) -> list[Annotation]:
@@ -241,7 +264,21 @@ def _tsv(text: str) -> list[dict[str, str]]:
                                delimiter="\t"))
 
 
+_CATALOG_MEMO: dict[tuple, CatalogIds] = {}
+
+
 def catalog_ids() -> CatalogIds:
+    from .resources import data_dir
+
+    g = data_dir("grammars")
+    key = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in (g / "nccl_messages.tsv", g / "torch_templates.tsv"))
+    got = _CATALOG_MEMO.get(key)
+    if got is None:
+        got = _CATALOG_MEMO[key] = _catalog_ids()
+    return got
+
+
+def _catalog_ids() -> CatalogIds:
     from .resources import grammar_text
 
     known: dict[str, str] = {}

@@ -804,7 +804,9 @@ class Match:
         vals.update(self.extra_groups)
         vals.update(self.captures)
         vals.update(_event_values(ev))
-        vals["match"] = self.matched_text
+        # the matched text; a rule without a pattern (a template or fields alone) matched the whole message
+        vals["match"] = self.matched_text if self.matched_text is not None else (
+            (ev.fields or {}).get("message") or ev.text)
         pattern = self.rule._pattern
         for name in (pattern.groups if pattern is not None else ()):
             vals[name] = None
