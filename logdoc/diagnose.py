@@ -222,6 +222,44 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
     return out
 
 
+_UNNAMED = "torch.exception"  # a Python exception whose message is no known format (docs/architecture.md)
+
+
+def _vague(by_rule: dict[str, "Diagnosis"]) -> set[str]:
+    """Rules whose diagnosis says less than another root cause of the same log, and so comes after it:
+
+    * a carrier: each of its events quotes a message (``fields.nested_line``, :mod:`logdoc.nested`)
+      that another root-cause rule explains (the exception that says "NCCL error" after the
+      ``Last error:`` that says why);
+    * an unnamed exception: each of its events is a Python exception whose message is no known
+      format, while another root-cause rule explains a named message (an OOM, an illegal memory
+      access, a duplicate GPU beat "a Python exception on rank ?").
+    """
+    roots = [d for d in by_rule.values() if d.role == "root_cause"]
+    if len(roots) < 2:
+        return set()
+    explained: dict[str, set[tuple[str, int]]] = {}   # rule -> carriers (file, line) of its nested events
+    named: set[str] = set()
+    for d in roots:
+        for m in d.matches:
+            for ev in m.events:
+                f = ev.fields or {}
+                if f.get("nested_line") is not None:
+                    explained.setdefault(d.rule_id, set()).add((ev.file, f["nested_line"]))
+            if m.event.kind != _UNNAMED and not m.event.kind.startswith("analysis."):
+                named.add(d.rule_id)
+    out: set[str] = set()
+    for d in roots:
+        evs = [m.event for m in d.matches]
+        others = [r for r in explained if r != d.rule_id]
+        carried = {c for r in others for c in explained[r]}
+        if carried and all((ev.file, ev.line) in carried for ev in evs):
+            out.add(d.rule_id)
+        elif all(ev.kind == _UNNAMED for ev in evs) and any(r != d.rule_id for r in named):
+            out.add(d.rule_id)
+    return out
+
+
 def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[dict], list[dict], list]:
     """Return (diagnoses, notes, run problems) as JSON-ready dicts, most likely root cause first."""
     matches = rules.match(events)
@@ -244,12 +282,16 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
         d.matches.sort(key=lambda m: _order_key(analysis, m.event))
         d.first_key = _order_key(analysis, d.matches[0].event)
 
+    vague = _vague(by_rule)
+
     def rank_key(d: Diagnosis) -> tuple:
-        # Most severe, then earliest; at the same moment a cross-rank finding (which names the rank
-        # that started it) before a per-rank report of the same thing; then confidence and priority.
+        # Most severe; then the specific before the vague (see _vague); then earliest; at the same
+        # moment a cross-rank finding (which names the rank that started it) before a per-rank
+        # report of the same thing; then confidence and priority.
         r = d.matches[0].rule
         cross_rank = d.matches[0].event.kind.startswith("analysis.")
-        return (_SEVERITY.get(d.severity, 3), d.first_key, not cross_rank, -r.confidence, -r.priority, d.rule_id)
+        return (_SEVERITY.get(d.severity, 3), d.rule_id in vague, d.first_key, not cross_rank, -r.confidence,
+                -r.priority, d.rule_id)
 
     roots = sorted((d for d in by_rule.values() if d.role == "root_cause"), key=rank_key)
     symptoms = sorted((d for d in by_rule.values() if d.role == "symptom"), key=rank_key)

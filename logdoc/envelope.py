@@ -118,6 +118,19 @@ def _deepspeed(m: re.Match, env: Envelope) -> str:
     return "deepspeed"
 
 
+def _vllm(m: re.Match, env: Envelope) -> str:
+    """vLLM's logger: ``INFO 01-17 00:55:01 [file.py:12] msg`` (``%m-%d %H:%M:%S``, no year)."""
+    env.level = _LEVEL[m["lvl"]]
+    env.time = _mmdd(m["md"].replace("-", ""), m["hms"], m["frac"]) or env.time
+    env.source = m["src"]
+    return "pylog"
+
+
+def _similar(m: re.Match, env: Envelope) -> str:
+    """A log viewer's fold marker: ``[24 similar log lines] msg`` (the line stands for N like it)."""
+    return "similar"
+
+
 def _stdlib(m: re.Match, env: Envelope) -> str:
     env.level = _LEVEL[m["lvl"]]
     env.source = m["logger"]
@@ -153,6 +166,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?"), _glog),
     ("[", re.compile(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
     ("[", re.compile(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
+    ("[", re.compile(r"\[\d+ similar log lines?\] "), _similar),
     ("[", re.compile(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
     # torchrun --tee `[default0]:`; the `[${rank}]:` template gives `[3]:`, but a bare `[1]:` alone on
     # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.
@@ -164,6 +178,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("FEWIVC", re.compile(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                           r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
     ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
+    ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
+                         r"\[(?P<src>[\w./<>-]+:\d+)\] ?"), _vllm),
     ("abcdefghijklmnopqrstuvwxyz", re.compile(rf"(?P<host>{_HOST}): "), _pdsh),
 ]
 

@@ -31,12 +31,22 @@ HEADER = re.compile(
     # The host starts where a run of host characters starts: without the look-behind, a search
     # over a long line rescans the rest of the run from every position (quadratic time). The
     # leftmost match is the same either way.
-    r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) "
+    r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?:(?P<pid>\d+|[Xx*#?]+|<[\w-]+>):(?P<tid>\d+|[Xx*#?]+|<[\w-]+>)|(?P<mpid>[Xx*#?]{3,}|<[\w-]+>)) "
     r"(?:\[(?P<dev>-?\d+)\] )?"
     r"(?:(?P<ms>\d+\.\d+) (?P<tfunc>[^\s:]+):(?P<tline>\d+) )?"
     r"(?:(?P<loc>[\w./+-]+:\d+)(?: \((?P<func>[^()\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN|TRACE|CALL)(?: |$)"
 )
+# The header cut or left out (a paste that lost the start of the line, a logger that prints NCCL's
+# text under its own prefix, an exception that quotes the line): what is left of it before
+# `NCCL WARN` / `NCCL INFO`, on the first line of the text, after a blank, a bracket or the start.
+HEADLESS = re.compile(
+    r"(?:^|(?<=[\s\]:|]))(?:\[(?P<dev>-?\d+)\] )?"
+    r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+)(?: \((?P<func>[^()\s]*)\))? )?"
+    r"NCCL (?P<level>INFO|WARN)(?: |$)"
+)
+_MASKED = re.compile(r"[Xx*#?]+|<[\w-]+>")
+
 # The bare banner (<= 2.21 printf, or the VERSION level): the whole message, nothing else. A
 # torch error that quotes "NCCL version 2.x" mid-text is not a banner.
 BANNER = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)\s*$")
@@ -313,11 +323,26 @@ def read_message(msg: str) -> tuple[str, dict] | None:
 _NO = object()
 
 
+def _num(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None  # a masked pid (`XXXXXX`) is not a number
+
+
 def classify(text: str, env: Envelope) -> Parsed | None:
-    """An NCCL line, or None. Fills ``env.host``/``env.pid`` and time from the header."""
+    """An NCCL line, or None. Fills ``env.host``/``env.pid`` and time from the header.
+
+    The header may be whole (``host:pid:tid [dev] file.cc:line NCCL WARN``), masked (``XXXXXX``
+    for the pid), or cut down to what follows the host (``file.cc:line NCCL WARN``, ``NCCL INFO``:
+    :data:`HEADLESS`, on the first line of the text only)."""
     if "NCCL" not in text or has_huge_number(text):
         return None
     h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None
+    headless = False
+    if h is None and ("NCCL WARN" in text or "NCCL INFO" in text):
+        nl = text.find("\n")
+        h = HEADLESS.search(text, 0, nl if nl >= 0 else len(text))
+        if h is not None and nl >= 0 and h.end() < len(text) and text[h.end() - 1] == "\n":
+            h = None  # the level word ends the line: nothing of the message is on it
+        headless = h is not None
     if h is None:
         b = BANNER.match(text.strip())
         if b is None:
@@ -325,19 +350,29 @@ def classify(text: str, env: Envelope) -> Parsed | None:
         return Parsed("nccl.version", "INFO", "nccl.version", split_version(b["v"]))
     level_word = h["level"]
     msg = text[h.end():]
-    fields: dict[str, Any] = {"tid": int(h["tid"])}
+    fields: dict[str, Any] = {}
+    if headless:
+        fields["header"] = "cut"
+    else:
+        tid = _num(h["tid"])
+        if tid is not None:
+            fields["tid"] = tid
+        if h["tfunc"]:
+            fields["trace_function"] = f"{h['tfunc']}:{h['tline']}"
+        env.host = h["host"] if h["host"] else env.host
+        pid = _num(h["pid"] or h["mpid"])
+        if pid is None:
+            fields["header"] = "masked"
+        else:
+            env.pid = pid
+        if h["ts"]:
+            env.time = h["ts"].replace(" ", "T")
     if h["dev"] is not None:
         fields["dev"] = int(h["dev"])
     if h["loc"]:
         fields["code_location"] = h["loc"]
     if h["func"]:
         fields["function"] = h["func"]
-    if h["tfunc"]:
-        fields["trace_function"] = f"{h['tfunc']}:{h['tline']}"
-    env.host = h["host"] if h["host"] else env.host
-    env.pid = int(h["pid"])
-    if h["ts"]:
-        env.time = h["ts"].replace(" ", "T")
     if h.start() > 0:
         fields["prefix"] = text[: h.start()].rstrip()
     fields["message"] = msg
@@ -362,3 +397,45 @@ def classify(text: str, env: Envelope) -> Parsed | None:
     if kind == "nccl.trace" and level_word == "WARN":
         kind = "nccl.warn"
     return Parsed(kind, level, template, fields)
+
+
+# A bare message (no header at all) is taken for NCCL's only when a catalog format that NCCL prints
+# as a WARN reads it whole and says enough: its literal text (format without conversions) is at
+# least this long, or it starts with a literal word (``Duplicate GPU detected : rank %d ...``).
+BARE_MIN_LITERAL = 24
+_BARE_HEAD = re.compile(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
+BARE_MIN_LED = 12
+
+
+def classify_bare(text: str) -> Parsed | None:
+    """A WARN message of NCCL's catalog standing without any header (pasted alone, quoted after
+    ``Last error:``, inside an exception): ``nccl.warn`` with ``header: none``, or None.
+    Only the first line is read (a WARN is one line)."""
+    line = text.split("\n", 1)[0].strip()
+    if len(line) < BARE_MIN_LED or has_huge_number(line):
+        return None
+    head = _BARE_HEAD.match(line)  # NCCL 2.0-2.2 printed `file.h:line WARN msg` without the word NCCL
+    loc = None
+    if head is not None:
+        loc, line = head["loc"], line[head.end():]
+    hit = nccl_catalog().match(line)
+    if hit is None:
+        return None
+    tpl, args = hit
+    if "WARN" not in tpl.levels:
+        return None
+    led = bool(_lead_word(tpl.format))
+    if tpl.specificity < (BARE_MIN_LED if led else BARE_MIN_LITERAL):
+        return None
+    fields: dict[str, Any] = {"header": "none", "message": line, "args": list(args), "format": tpl.format}
+    if loc:
+        fields["code_location"] = loc
+    if tpl.where:
+        fields["catalog_location"] = tpl.where
+    return Parsed("nccl.warn", "WARN", tpl.id, fields)
+
+
+def _lead_word(fmt: str) -> str:
+    from .templates import _lead_word as lead
+
+    return lead(fmt)

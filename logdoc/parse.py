@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
-from . import nccl, prefilter, stops, torchlines
+from . import nccl, nested, prefilter, stops, torchlines
 from .blocks import _CHAIN, _CONT_PREFIXES, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
 from .envelope import unwrap
 from .events import Envelope, Event
@@ -151,6 +151,8 @@ def classify_record(rec: Record, name: str) -> Event | None:
     parsed = nccl.classify(rec.text, env)
     if parsed is None:
         parsed = _torch_classify(rec.text, env) if "NCCL" not in rec.text else torchlines.classify(rec.text, env)
+    if parsed is None:
+        parsed = nccl.classify_bare(rec.text)  # an NCCL WARN message with no header at all
     if parsed is None:
         parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
     if parsed is None:
@@ -491,6 +493,10 @@ class Feeder:
                 stats.understood += n
                 stats.events += 1
                 self.out.append(ev)
+                if not ev.kind.startswith("nccl."):
+                    for child in nested.children(ev):  # messages quoted inside it: events of their own
+                        stats.events += 1
+                        self.out.append(child)
             elif prefilter.marked(rec.text):
                 stats.relevant += n
                 stats.not_understood += n

@@ -84,6 +84,9 @@ _PEER = re.compile(r"\[[0-9A-Za-z:.%_\-]*\]:\d+(?:\$\d+)?")
 _TABLE_ENTRY = re.compile(r"\[\d+\]:[ \t]*\n[ \t]+[a-z_]+[ \t]*:")
 _GLOO_LOC = re.compile(r"\[(?:enforce fail at )?[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] ")
 
+_NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+                                               "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError",
+                                               "ncclInProgress", "ncclTimeout"))
 _TORCH_BODY_STARTS = ("Watchdog caught", "Collective", "found async exception", "Work WorkNCCL",
                       "failure detected by watchdog", "NCCL Work update", "Process group watchdog thread",
                       "NCCL watchdog thread", "WorkNCCL(")
@@ -167,6 +170,7 @@ class _Template:
         out: list[str] = []
         lit: list[str] = []
         i, n = 0, len(fmt)
+        after_int = False
         while i < n:
             c = fmt[i]
             if c == "{":
@@ -174,10 +178,19 @@ class _Template:
                 while j < n and depth:
                     depth += {"{": 1, "}": -1}.get(fmt[j], 0)
                     j += 1
-                out.append(self._placeholder(fmt[i + 1:j - 1]))
+                inner = fmt[i + 1:j - 1]
+                if after_int and re.fullmatch(r"[a-z_][a-z0-9_]*", inner):
+                    # `Rank {rank:int}{desync_report}`: a message composed elsewhere is glued to the
+                    # number; the catalog's pieces of it start on a new line (`\n\t - To our best
+                    # knowledge`, `\n\t     [1, 2] finished`), so `Rank 0: RuntimeError: ...` (a
+                    # program's own print) or `Rank 3 has no transport ...` (NCCL's) is not one.
+                    out.append(r"(?=[ \t]*\n|\s+[-\[])")
+                out.append(self._placeholder(inner))
+                after_int = inner.endswith(":int")
                 lit.append(" ")
                 i = j
                 continue
+            after_int = False
             j = i
             while j < n and fmt[j] != "{":
                 j += 1
@@ -509,6 +522,12 @@ class _NcclErrorT(Transformer):
 
     def unlocated(self, c):
         return "torch.nccl_error", self._build(c, False)
+
+    def interpreted(self, c):
+        f = dict(c)
+        interp = f.get("interpretation", "")
+        f["nccl_result"] = interp.split(":", 1)[0]
+        return "torch.nccl_error.result", f
 
 
 class _GlooT(Transformer):
@@ -1110,6 +1129,13 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
             if kind == "torch.monitored_barrier" and pg:
                 out["rank"] = pg.get("pg_rank")
             return Parsed(kind, _level(env, level), tid, out)
+    if b0 == "n" and body.startswith(_NCCL_RESULTS):
+        # ncclGetErrorString's `ncclXxx: <interpretation>` (+ `Last error:` and the reason), the tail
+        # of a `NCCL error in: ...` message that a paste or an exception quotes without its head
+        p = _nccl_error(body)
+        if p is not None:
+            p.level = _level(env, p.level)
+            return p
     if b0 == "N" and body.startswith(("NCCL error", "NCCL timeout in")):
         p = _nccl_error(body)
         if p is not None:

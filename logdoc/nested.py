@@ -1,0 +1,116 @@
+"""Messages nested inside other messages become events of their own.
+
+PyTorch, NCCL and Gloo quote each other: a ``DistBackendError`` carries NCCL's result string and,
+after ``Last error:``, the text of NCCL's last WARN; ``terminate called after throwing ...`` carries
+the exception's ``what():``, which may be a watchdog failure that carries the collective's timeout;
+a watchdog or an async error carries ``exception: <message>``; a Python exception chain carries the
+exceptions it was raised from; an exception's message may be any known message (``RuntimeError:
+[enforce fail at ...]``, ``RuntimeError: Error while creating shared memory segment ...``).
+
+The classifiers read the carrier whole (its kind, template and fields) and keep the quoted text in
+a field. The fields that hold a whole message are the nesting forms, one list here
+(:data:`NESTING`), each named after the catalog wording that prints it. :func:`children` reads
+each such text again, as a message in its own right (the NCCL header or none, then the PyTorch /
+Gloo catalogs, then NCCL's WARN catalog for a bare message), and returns one event per message
+that says more than its carrier: same rank, host and process, the line where the text stands, and
+``fields.nested_in`` (the carrier's template, else its kind), ``fields.nested_kind`` and
+``fields.nested_line`` (the carrier's line), so that rules and the analysis see it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import nccl, torchlines
+from .events import Envelope, Event
+
+# field of the carrier -> the wording that puts a whole message there (torch_templates.tsv,
+# grammars/torch_nccl_error.lark, grammars/torch_terminate.lark, grammars/torch_traceback.lark)
+NESTING: dict[str, str] = {
+    "last_error": "NCCL error in: ..., <result>, NCCL version V\\n<ncclResult>: ...\\nLast error:\\n{last_error}",
+    "nccl_last_error": "... Last error:\\n{nccl_last_error}",
+    "what": "terminate called after throwing an instance of '{cxx_exception_type}'\\n  what():  {message}",
+    "exception": "... terminated with exception: {exception} / raised the following async exception: {exception}",
+    "original_exception": "... Original exception: \\n{original_exception}",
+    "exc_message": "<ExceptionType>: {exc_message} (a Python exception or a C++ exception's message)",
+    "chain": "The above exception was the direct cause of the following exception: / During handling of ...",
+}
+MAX_DEPTH = 4      # a message quoting a message quoting ... (hostile input nests without end)
+MAX_CHILDREN = 8   # per carrier
+MAX_TEXT = 8192    # characters of a nested text that are read
+
+
+def _texts(ev: Event) -> list[str]:
+    """The nested message texts an event carries, outermost first."""
+    f = ev.fields or {}
+    out: list[str] = []
+    for key in NESTING:
+        if key == "chain":
+            for link in f.get("chain") or ():
+                if isinstance(link, dict) and link.get("exc_message"):
+                    etype = link.get("exc_type")
+                    msg = str(link["exc_message"])
+                    out.append(f"{etype}: {msg}" if etype else msg)
+            continue
+        v = f.get(key)
+        if isinstance(v, str) and v.strip():
+            out.append(v)
+    return out
+
+
+def _read(text: str) -> tuple[Any, Envelope] | None:
+    env = Envelope()
+    p = nccl.classify(text, env)
+    if p is None:
+        p = torchlines.classify(text, env)
+    if p is None or (p.kind == "torch.exception" and not (p.fields or {}).get("cause")):
+        bare = nccl.classify_bare(text) or nccl.classify_bare(_message_of(text))
+        if bare is not None:
+            p = bare
+    return (p, env) if p is not None else None
+
+
+def _message_of(text: str) -> str:
+    """``RuntimeError: <message>`` -> the message (a bare NCCL text quoted by an exception)."""
+    m = torchlines._EXC_LINE.match(text, 0, min(len(text), 400))
+    return text[m.end():] if m else text
+
+
+def children(ev: Event, depth: int = 0) -> list[Event]:
+    """The events of the messages nested in ``ev`` (and in them), in order; [] when none."""
+    if depth >= MAX_DEPTH or ev.kind.startswith(("nccl.", "analysis.")):
+        return []  # NCCL's own lines quote nothing
+    out: list[Event] = []
+    seen = {(ev.kind, ev.template, ev.text.strip())}
+    for text in _texts(ev):
+        text = text.strip()[:MAX_TEXT]
+        if not text or len(out) >= MAX_CHILDREN:
+            break
+        got = _read(text)
+        if got is None:
+            continue
+        p, env = got
+        if p.kind == ev.kind and p.template == ev.template:
+            continue  # the carrier already says it (an exception named by its message)
+        if p.kind == "torch.exception":
+            continue  # an exception whose message is no known one says nothing its carrier does not
+        key = (p.kind, p.template, text)
+        if key in seen:
+            continue
+        seen.add(key)
+        child = _event(ev, p, env, text)
+        out.append(child)
+        out.extend(children(child, depth + 1))
+    return out[:MAX_CHILDREN]
+
+
+def _event(carrier: Event, p, env: Envelope, text: str) -> Event:
+    head = text.split("\n", 1)[0][:80]
+    at = carrier.text.find(head) if head else -1
+    line = carrier.line + (carrier.text.count("\n", 0, at) if at > 0 else 0)
+    fields = dict(p.fields)
+    fields["nested_in"] = carrier.template or carrier.kind
+    fields["nested_kind"] = carrier.kind
+    fields["nested_line"] = carrier.line
+    return Event(p.kind, p.level, carrier.file, line, text, line + text.count("\n"), carrier.rank,
+                 carrier.local_rank, carrier.node_rank, env.host or carrier.host, env.pid or carrier.pid,
+                 env.time or carrier.time, p.template, fields)

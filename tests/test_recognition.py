@@ -1,0 +1,228 @@
+"""A message is recognised wherever it stands: bare, after a cut or masked header, nested in another.
+
+The NCCL cases are checked on every WARN format of the catalog (grammars/nccl_messages.tsv): each
+is rendered (tests/nccl_render.py) and read with its whole header, with the header cut, masked or
+gone, and quoted after ``Last error:`` by a PyTorch exception; every reading names the same
+catalog template as the whole line does.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from nccl_render import render_message  # noqa: E402
+
+from logdoc import diagnose, kb, nccl, nested, torchlines  # noqa: E402
+from logdoc.api import build_report  # noqa: E402
+from logdoc.envelope import unwrap  # noqa: E402
+from logdoc.events import Envelope, Event  # noqa: E402
+from logdoc.parse import parse_sources  # noqa: E402
+from logdoc.templates import nccl_catalog  # noqa: E402
+
+
+def _warn_formats():
+    seen = set()
+    for t in nccl_catalog().templates.values():
+        if "WARN" not in t.levels:
+            continue
+        msg = render_message(t.format)
+        if msg in seen or not msg.strip():
+            continue
+        seen.add(msg)
+        loc = t.where.split(",")[0].split(" ")[0]
+        yield (loc[4:] if loc.startswith("src/") else loc), msg
+
+
+WARNS = list(_warn_formats())
+
+
+def _whole(loc: str, msg: str):
+    return nccl.classify(f"gpu-node-07:2345:2400 [1] {loc} NCCL WARN {msg}", Envelope())
+
+
+def _events(text: str) -> list[Event]:
+    return parse_sources([("x.log", text)]).events
+
+
+def test_the_catalog_has_warn_formats():
+    assert len(WARNS) > 500
+
+
+def test_every_warn_format_after_a_cut_or_masked_header():
+    """The same template as with the whole header: host cut, pid masked, header gone."""
+    missed = []
+    for loc, msg in WARNS:
+        whole = _whole(loc, msg)
+        assert whole is not None and whole.kind == "nccl.warn"
+        for line in (f"-node-07:2345:2400 [1] {loc} NCCL WARN {msg}",
+                     f"gpu-node-07.example.com:XXXXXX [1] {loc} NCCL WARN {msg}",
+                     f"gpu-node-07:XXXX:XXXX [1] {loc} NCCL WARN {msg}",
+                     f"{loc} NCCL WARN {msg}",
+                     f"[trainer0|0]: {loc} NCCL WARN {msg}"):
+            env, text = unwrap(line)
+            p = nccl.classify(text, env)
+            if p is None or p.kind != "nccl.warn" or p.template != whole.template:
+                missed.append(line)
+    assert not missed, missed[:5]
+
+
+def test_masked_header_keeps_the_host():
+    env = Envelope()
+    p = nccl.classify("host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with "
+                      "110 Connection timed out, QP 0x1a", env)
+    assert p.kind == "nccl.warn" and p.fields["header"] == "masked" and p.fields["code_location"] == "ibvwrap.c:262"
+    assert env.host == "host-01.example.com" and env.pid is None
+
+
+def _bare_eligible(template_id: str) -> bool:
+    t = nccl_catalog().templates[template_id]
+    lead = bool(nccl._lead_word(t.format))
+    return t.specificity >= (nccl.BARE_MIN_LED if lead else nccl.BARE_MIN_LITERAL)
+
+
+def test_every_specific_warn_format_bare_and_nested():
+    """Pasted alone, or quoted after `Last error:` by a DistBackendError: the same template, and the
+    quoted one is an event of its own linked to its carrier."""
+    checked = 0
+    missed = []
+    for loc, msg in WARNS:
+        whole = _whole(loc, msg)
+        if (whole.template not in nccl_catalog().templates or not _bare_eligible(whole.template)
+                or len(msg.strip()) < nccl.BARE_MIN_LED):
+            continue
+        checked += 1
+        bare = nccl.classify_bare(msg)
+        if bare is None or bare.template != whole.template:
+            missed.append(("bare", msg))
+            continue
+        text = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+                "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+                "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+                f"Last error:\n{msg}")
+        p = torchlines.classify(text, Envelope())
+        carrier = Event(p.kind, p.level, "x.log", 10, text, 13, 3, None, None, None, None, None, p.template, p.fields)
+        kids = [c for c in nested.children(carrier) if c.kind == "nccl.warn"]
+        if not kids or kids[0].template != whole.template:
+            missed.append(("nested", msg))
+            continue
+        k = kids[0]
+        assert k.rank == 3 and k.line == 13 and k.fields["nested_line"] == 10
+        assert k.fields["nested_kind"] == "torch.nccl_error" and k.fields["nested_in"] == p.template
+    assert checked > 400
+    assert not missed, missed[:5]
+
+
+@pytest.mark.parametrize("line", [
+    "Hello world, this is my training script",
+    "epoch 3 step 200 loss 0.123 error rate 0.4",
+    "RuntimeError: shapes do not match",
+    "ValueError: invalid literal for int() with base 10: 'x'",
+])
+def test_ordinary_lines_are_not_bare_nccl(line):
+    assert nccl.classify_bare(line) is None
+
+
+def test_bare_message_in_a_log():
+    evs = _events("Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)\n")
+    assert [(e.kind, e.fields.get("header")) for e in evs] == [("nccl.warn", "none")]
+    evs = _events("Duplicate GPU detected : rank 7 and rank 5 both on CUDA device 10000\n")
+    assert evs[0].kind == "nccl.warn" and evs[0].fields["args"] == ["7", "5", "10000"]
+
+
+def test_result_string_and_last_error_under_an_unknown_prefix():
+    text = ("[trainer0|0]:ncclInternalError: Internal check failed.\n"
+            "[trainer0|0]:Last error:\n"
+            "[trainer0|0]:Proxy Call to rank 0 failed (Connect)\n")
+    evs = _events(text)
+    assert [e.kind for e in evs] == ["torch.nccl_error", "nccl.warn"]
+    assert evs[0].fields["nccl_result"] == "ncclInternalError"
+    assert evs[1].line == 3 and evs[1].fields["nested_kind"] == "torch.nccl_error" and evs[1].local_rank == 0
+
+
+def test_terminate_what_holds_a_watchdog_timeout():
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: "
+            "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, "
+            "NumelOut=1, Timeout(ms)=1) ran for 1034 milliseconds before timing out.\n"
+            "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):\n")
+    evs = _events(text)
+    kinds = [e.kind for e in evs]
+    assert kinds == ["torch.terminate", "torch.watchdog_failure", "torch.watchdog_timeout"]
+    assert evs[2].fields["timeout_ms"] == 1 and evs[2].fields["nested_kind"] == "torch.watchdog_failure"
+    assert evs[1].fields["nested_kind"] == "torch.terminate" and evs[1].line == 2
+
+
+def test_nesting_is_bounded():
+    text = "RuntimeError: " * 50 + "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000"
+    p = torchlines.classify(text, Envelope())
+    carrier = Event(p.kind, p.level, "x.log", 1, text, 1, None, None, None, None, None, None, p.template, p.fields)
+    assert len(nested.children(carrier)) <= nested.MAX_CHILDREN
+
+
+def test_a_programs_own_rank_print_is_not_a_desync_report():
+    assert torchlines.classify("Rank 0: RuntimeError: Expected all tensors to be on the same device", Envelope()) is None
+    p = torchlines.classify("Rank 0\n\t - To our best knowledge, ranks [1] are the lagging ranks that caused this "
+                            "timeout. They never joined any collectives", Envelope())
+    assert p.kind == "torch.desync_report"
+
+
+def test_vllm_logger_envelope():
+    env, msg = unwrap("(VllmWorkerProcess pid=221) ERROR 04-06 20:46:48 [multiproc_worker_utils.py:238] "
+                      "torch.distributed.DistBackendError: NCCL error")
+    assert msg == "torch.distributed.DistBackendError: NCCL error"
+    assert env.pid == 221 and env.level == "ERROR" and env.time == "--04-06T20:46:48"
+    env, msg = unwrap("ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597]   File \"/a.py\", line 5, in f")
+    assert msg == '  File "/a.py", line 5, in f' and env.source == "v1/executor/multiproc_executor.py:597"
+
+
+def _report(text: str) -> dict:
+    return build_report(parse_sources([("x.log", text)]), kb.load_rules())
+
+
+SPAWN_OOM = """Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+    mp.spawn(main, nprocs=2)
+  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 160, in join
+    raise ProcessRaisedException(msg, error_index, failed_process.pid)
+torch.multiprocessing.spawn.ProcessRaisedException:
+
+-- Process 0 terminated with the following error:
+Traceback (most recent call last):
+  File "/usr/lib/python3/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap
+    fn(i, *args)
+  File "train.py", line 5, in main
+    x = torch.empty(10**12, device="cuda")
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3725.29 GiB. GPU 0 has a total capacity of 79.15 GiB of which 78.5 GiB is free.
+"""
+
+
+def test_spawned_oom_is_the_top_card():
+    r = _report(SPAWN_OOM)
+    assert r["diagnoses"][0]["category"] == "cuda_oom"
+    assert all(d["category"] != "user_code_exception" for d in r["diagnoses"])
+
+
+def test_a_named_cause_outranks_an_unnamed_exception_before_it():
+    text = ("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    f()\n"
+            "KeyError: 'labels'\n" + SPAWN_OOM)
+    r = _report(text)
+    cats = [d["category"] for d in r["diagnoses"]]
+    assert cats[0] == "cuda_oom" and "user_code_exception" in cats
+
+
+def test_a_quoted_cause_outranks_its_carrier():
+    text = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+            "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.17.1\n"
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+            "Last error:\n"
+            "Duplicate GPU detected : rank 3 and rank 2 both on CUDA device e2000\n")
+    r = _report(text)
+    assert r["diagnoses"][0]["category"] == "duplicate_gpu"
+
+
+def test_vague_needs_another_root():
+    assert diagnose._vague({}) == set()
