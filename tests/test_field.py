@@ -34,6 +34,7 @@ def _load_scorer():
 
 fs = _load_scorer()
 CASE_DIRS = fs.case_dirs(CASES)
+RUNNER = fs.Runner(logdoc)
 
 
 def known_misses() -> dict[str, str]:
@@ -54,7 +55,7 @@ def known_misses() -> dict[str, str]:
 
 @lru_cache(maxsize=None)
 def outcome(path: Path):
-    return fs.run_case(logdoc, fs.load_case(path, CATEGORIES))
+    return fs.run_case(RUNNER, fs.load_case(path, CATEGORIES))
 
 
 @pytest.mark.parametrize("case", CASE_DIRS, ids=lambda p: p.name)
@@ -103,6 +104,8 @@ def test_scorer_reads_a_case(tmp_path):
                                     "established_by: x\n", encoding="utf-8")
     o = fs.run_case(logdoc, fs.load_case(case, CATEGORIES))
     assert o.crash is None
+    again = fs.run_case(RUNNER, fs.load_case(case, CATEGORIES))  # rules loaded once: the same answer
+    assert (again.categories, again.errors, again.top_ranks) == (o.categories, o.errors, o.top_ranks)
     s = fs.score([o])
     assert s["benign"] == 1 and s["cases"] == 1 and s["culprit_cases"] == 1
     assert o.top1 == (not o.errors) and o.false_alarm == bool(o.errors)
