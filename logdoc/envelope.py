@@ -206,9 +206,10 @@ def has_huge_number(text: str) -> bool:
 
 # The "paste" envelope: what markdown and mail do to a log pasted into an issue or a chat. Quote
 # markers (`> `, `>> `, `> > `), then one list bullet (`- `, `* `, `+ `, `1. `) are peeled from the
-# start of a line; so is indentation (a markdown code block) when an envelope follows it. Fence lines
+# start of a line, and so is the opening of inline code (`` ` `` or ``` `` ```) that a paste put
+# around a line; so is indentation (a markdown code block) when an envelope follows it. Fence lines
 # (```) need nothing: they hold no keyword and are counted as irrelevant lines.
-_PASTE_QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
+_PASTE_QUOTE = re.compile(r"(?:[ \t]*(?:>[ \t]?)+)?(?:`{1,2}(?=[^`\s]))?")
 _PASTE_BULLET = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t](?=\S|[ \t]+\S)")
 _INDENT = re.compile(r"[ \t]{2,}(?=[\[(|A-Za-z0-9])")
 
@@ -216,7 +217,7 @@ _INDENT = re.compile(r"[ \t]{2,}(?=[\[(|A-Za-z0-9])")
 def _paste(line: str) -> int:
     """Where the log line starts after paste decoration (0 when there is none)."""
     c = line[:1]
-    if c not in "> \t-*+0123456789":
+    if c not in "> \t-*+0123456789`":
         return 0
     pos = 0
     m = _PASTE_QUOTE.match(line)
@@ -283,6 +284,9 @@ def unwrap(line: str) -> tuple[Envelope, str]:
         if r is not None:
             msg = msg[: r.start()]
             layers.append(f"ray-repeat-{r.group(1)}")
+    if msg.endswith("`") and not msg.endswith("``") and msg.count("`") % 2:
+        msg = msg[:-1].rstrip()  # the close of inline code a paste put around the line (unbalanced)
+        pasted = True
     if pasted:
         layers.insert(0, "paste")
     env.layers = tuple(layers)

@@ -45,6 +45,12 @@ HEADLESS = re.compile(
     r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+)(?: \((?P<func>[^()\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN)(?: |$)"
 )
+# NCCL before 2.3 printed the level without the word NCCL: `host:pid:tid [0] INFO Ring 00 : ...`,
+# `host:pid:tid [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]`.
+OLD_HEADER = re.compile(
+    r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
+    r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?(?P<level>INFO|WARN) "
+)
 _MASKED = re.compile(r"[Xx*#?]+|<[\w-]+>")
 
 # The bare banner (<= 2.21 printf, or the VERSION level): the whole message, nothing else. A
@@ -333,14 +339,19 @@ def classify(text: str, env: Envelope) -> Parsed | None:
     The header may be whole (``host:pid:tid [dev] file.cc:line NCCL WARN``), masked (``XXXXXX``
     for the pid), or cut down to what follows the host (``file.cc:line NCCL WARN``, ``NCCL INFO``:
     :data:`HEADLESS`, on the first line of the text only)."""
-    if "NCCL" not in text or has_huge_number(text):
+    if "NCCL" not in text:
+        if (" WARN " not in text and " INFO " not in text) or has_huge_number(text):
+            return None
+        h = OLD_HEADER.search(text)
+        return _from_header(h, text, env, False) if h is not None else None
+    if has_huge_number(text):
         return None
     h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None
     headless = False
     if h is None and ("NCCL WARN" in text or "NCCL INFO" in text):
         nl = text.find("\n")
         h = HEADLESS.search(text, 0, nl if nl >= 0 else len(text))
-        if h is not None and nl >= 0 and h.end() < len(text) and text[h.end() - 1] == "\n":
+        if h is not None and nl >= 0 and h.end() >= nl:
             h = None  # the level word ends the line: nothing of the message is on it
         headless = h is not None
     if h is None:
@@ -348,30 +359,37 @@ def classify(text: str, env: Envelope) -> Parsed | None:
         if b is None:
             return None
         return Parsed("nccl.version", "INFO", "nccl.version", split_version(b["v"]))
+    return _from_header(h, text, env, headless)
+
+
+def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parsed:
     level_word = h["level"]
     msg = text[h.end():]
     fields: dict[str, Any] = {}
     if headless:
         fields["header"] = "cut"
     else:
+        groups = h.re.groupindex
         tid = _num(h["tid"])
         if tid is not None:
             fields["tid"] = tid
-        if h["tfunc"]:
+        if "tfunc" in groups and h["tfunc"]:
             fields["trace_function"] = f"{h['tfunc']}:{h['tline']}"
         env.host = h["host"] if h["host"] else env.host
-        pid = _num(h["pid"] or h["mpid"])
+        pid = _num(h["pid"] or (h["mpid"] if "mpid" in groups else None))
         if pid is None:
             fields["header"] = "masked"
         else:
             env.pid = pid
-        if h["ts"]:
+        if "ts" in groups and h["ts"]:
             env.time = h["ts"].replace(" ", "T")
+        if h.re is OLD_HEADER:
+            fields["header"] = "old"
     if h["dev"] is not None:
         fields["dev"] = int(h["dev"])
     if h["loc"]:
         fields["code_location"] = h["loc"]
-    if h["func"]:
+    if "func" in h.re.groupindex and h["func"]:
         fields["function"] = h["func"]
     if h.start() > 0:
         fields["prefix"] = text[: h.start()].rstrip()

@@ -18,6 +18,7 @@ that says more than its carrier: same rank, host and process, the line where the
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import nccl, torchlines
@@ -58,6 +59,20 @@ def _texts(ev: Event) -> list[str]:
 
 
 def _read(text: str) -> tuple[Any, Envelope] | None:
+    """The reading of a nested text; a message that a paste or the printer wrapped over lines
+    (``[enforce fail at ...]`` / ``  ifa != nullptr. ...``) is read again with the lines joined."""
+    got = _read_one(text)
+    if (got is None or got[0].kind == "torch.exception") and "\n" in text:
+        joined = _read_one(_SOFT_WRAP.sub(" ", text))
+        if joined is not None and joined[0].kind != "torch.exception":
+            return joined
+    return got
+
+
+_SOFT_WRAP = re.compile(r"[ \t]*\n[ \t]*")
+
+
+def _read_one(text: str) -> tuple[Any, Envelope] | None:
     env = Envelope()
     p = nccl.classify(text, env)
     if p is None:

@@ -436,7 +436,7 @@ class Feeder:
     def lane_ok(self, text: str) -> bool:
         """For a line that starts with an NCCL ``host:pid:tid [dev] NCCL INFO`` header: whether
         ``feed`` would give it back as a record of its own and change nothing (see ``_LANE``)."""
-        if "]:[" in text or text.endswith("across cluster]"):
+        if "]:[" in text or text.endswith("across cluster]") or text.endswith("`"):
             return False
         if (text[0] in _MAY_START_FIRST or "rror" in text or "xception" in text) and _may_start(text, _ENV0):
             return False
@@ -545,8 +545,9 @@ def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: byt
 # by a digit, so no `host: ` envelope; it starts with no paste decoration (`>`, blanks, a bullet
 # and a blank); no `]:[`, no Ray suffix: checked), and the assembler,
 # with nothing open, hands back a record of its own unless the line may start one (checked).
-# (a `>` first is a quote marker that unwrap's paste layer peels, not part of a host name)
-_LANE_S = re.compile(r"(?!>)[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
+# (a `>` first is a quote marker that unwrap's paste layer peels, not part of a host name, and so
+# is a backtick that opens inline code; a line that ends in an unbalanced backtick is not a lane line)
+_LANE_S = re.compile(r"(?![>`])[^\s:\[\]]*:\d+:\d+ \[\d+\] NCCL INFO ")
 _ENV0 = Envelope()
 _NO_KEY = (None, None, None, None, None)
 _LANE_MEMO: dict[str, list] = {}  # line text -> kind, level, template, fields, host, pid, time, group key
@@ -555,7 +556,7 @@ _RAW_LANE: dict[bytes, tuple] = {}  # line bytes -> (_LANE_MEMO entry, text, _qu
 # the group key's head, the template's plain pattern, group keys by (host, pid), the grammar-family
 # check for that first word, whether lane_ok's words can occur). Learned from a line
 # the full path read as a bulk NCCL INFO format.
-_LANE_HEAD = re.compile(r"(?!>)([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
+_LANE_HEAD = re.compile(r"(?![>`])([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
 _BULK_PLANS: dict[bytes, tuple] = {}
 MAX_BULK_PLANS = 4096
 _HEXB = b"0123456789abcdef"

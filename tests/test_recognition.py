@@ -226,3 +226,55 @@ def test_a_quoted_cause_outranks_its_carrier():
 
 def test_vague_needs_another_root():
     assert diagnose._vague({}) == set()
+
+
+def test_old_nccl_header_without_the_word_nccl():
+    env = Envelope()
+    p = nccl.classify("e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]", env)
+    assert p.kind == "nccl.warn" and p.fields["header"] == "old" and env.host == "e66aa18dc444" and env.pid == 3171
+    p = nccl.classify("learngpu060:3728579:3730441 [0] INFO Ring 00 :    0   1   2   3", Envelope())
+    assert p.kind == "nccl.info"
+    assert nccl.classify("2024-01-01 12:00:00 INFO starting epoch 3", Envelope()) is None
+
+
+def test_inline_code_residue_is_peeled():
+    text = ("`torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+            "Last error:\n"
+            "Error while creating shared memory segment /dev/shm/nccl-F9ffgB (size 9637888)`\n")
+    evs = _events(text)
+    assert [e.kind for e in evs] == ["torch.nccl_error", "nccl.warn"]
+    assert evs[1].fields["args"][-1] == "9637888"
+    assert unwrap("call `foo` now")[1] == "call `foo` now"
+
+
+FIELD = Path(__file__).parent / "field" / "cases"
+PASTES = [SPAWN_OOM,
+          "> [7 similar log lines] [W1008 23:40:22.836678340 socket.cpp:767] [c10d] The client socket has failed to "
+          "connect to [job-01.internal]:50745 (errno: 22 - Invalid argument).\n",
+          "`gpu-1:12:13 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+          "gpu-1:12:13 [0] NCCL INFO Using network Socket`\n"
+          "gpu-1:12:13 [0] NCCL INFO Using network Socket\n"
+          "gpu-1:XXXX:XXXX [0] misc/shmutils.cc:82 NCCL WARN Error while creating shared memory segment /dev/shm/x (size 1)\n"]
+
+
+def test_fast_and_plain_paths_agree_on_pastes():
+    """The fast path (NCCL lane) reads the new shapes (masked, cut and old headers, quote and code
+    residue, nested messages) as the plain path does, on the field corpus and on pastes."""
+    from logdoc import grammar
+
+    sources = [[(p.name, p.read_text(encoding="utf-8", errors="replace"))]
+               for d in sorted(FIELD.iterdir()) if d.is_dir() for p in sorted(d.iterdir()) if p.name != "case.yaml"]
+    sources += [[("paste.log", t)] for t in PASTES]
+    before = grammar.fastpath_enabled()
+    try:
+        for src in sources:
+            out = []
+            for on in (False, True):
+                grammar.set_fastpath(on)
+                r = parse_sources(src)
+                out.append(([e.to_dict() for e in r.events], r.stats.to_dict()))
+            assert out[0] == out[1], src[0][0]
+    finally:
+        grammar.set_fastpath(before)
