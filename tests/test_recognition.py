@@ -278,3 +278,14 @@ def test_fast_and_plain_paths_agree_on_pastes():
             assert out[0] == out[1], src[0][0]
     finally:
         grammar.set_fastpath(before)
+
+
+@pytest.mark.parametrize("line,error", [
+    (" Test CUDA failure common.cu:1045 'CUDA driver version is insufficient for CUDA runtime version'",
+     "CUDA driver version is insufficient for CUDA runtime version"),
+    ("dell03: Test CUDA failure common.cu:941 'system not yet initialized'", "system not yet initialized"),
+    ("Failed: Cuda error a.cu:12 'invalid device ordinal'", "invalid device ordinal"),
+])
+def test_cudacheck_of_nccl_tests_and_examples(line, error):
+    p = torchlines.classify(line, Envelope())
+    assert p.kind == "cuda.error" and p.fields["error"] == error

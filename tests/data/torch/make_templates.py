@@ -288,6 +288,14 @@ EXTRA = [
      "{source_location:word}: {function}: block: [{block}], thread: [{thread}] Assertion `{assertion}` failed."),
     ("logdoc:cuda:kernel-async", "cuda.error", "ERROR", "line", "",
      "CUDA kernel errors might be asynchronously reported at some other API call{rest:rest}"),
+    # nccl-tests' CUDACHECK (src/common.h: `%s: Test CUDA failure %s:%d '%s'`, older releases without the
+    # host) and the CUDACHECK of NCCL's documented examples (`Failed: Cuda error %s:%d '%s'`)
+    ("logdoc:nccl-tests:cuda-failure", "cuda.error", "ERROR", "line", "",
+     "Test CUDA failure {source_location:word} '{error}'{rest:rest}"),
+    ("logdoc:nccl-tests:cuda-failure-host", "cuda.error", "ERROR", "line", "",
+     "{host:word}: Test CUDA failure {source_location:word} '{error}'{rest:rest}"),
+    ("logdoc:nccl-examples:cuda-error", "cuda.error", "ERROR", "line", "",
+     "Failed: Cuda error {source_location:word} '{error}'{rest:rest}"),
     # torch/utils/data/_utils/signal_handling.py prints this to stderr before the worker dies
     ("logdoc:dataloader:bus-error", "torch.exception", "ERROR", "line", "",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).{rest:rest}"),
