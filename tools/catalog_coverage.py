@@ -57,9 +57,11 @@ def torch_lines():
         fmt = re.sub(r"\{([a-z_][a-z0-9_]*):(?:word|line|rest)\}", r"{\1}", fmt)
         msg = render(fmt)
         source = row["id"].split(":", 1)[0]
-        if row["where"] == "gloo":
+        if row["where"] == "gloo" and source == "gloo":
             loc = row["id"].split(":", 1)[1]
             msg = f"RuntimeError: [{GLOO_SRC}gloo/{loc}] {msg}"
+        elif row["where"] == "gloo":  # a Gloo message without its location (logdoc's own rows)
+            msg = f"RuntimeError: {msg}"
         elif "\n" not in msg.strip():
             # as c10 logs it: the level letter and the source file in the prefix
             src = Path(row["file"] or "c10d.cpp").name
