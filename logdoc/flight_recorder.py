@@ -191,16 +191,13 @@ def _plain(v: Any, depth: int = 0) -> Any:
     return str(v)
 
 
-def source_events(source: Source) -> list[Event] | None:
-    """The events of a source that is a flight-recorder dump, or None when it is not one. Only a
-    regular file or in-memory text is looked at (standard input cannot be read twice)."""
+def load_source(source: Source) -> dict[str, Any] | None:
+    """The dump a source holds, or None when it is not a flight-recorder dump."""
     if source.skip:
         return None
     if source.text is not None:
         head = source.text[:65536].encode("utf-8", "surrogateescape")
-        if sniff(head) != "json":
-            return None
-        return events_from(load(source.text.encode("utf-8", "surrogateescape"), source.name), source.name)
+        return load(source.text.encode("utf-8", "surrogateescape"), source.name) if sniff(head) == "json" else None
     if source.path is None or not os.path.isfile(source.path):
         return None
     try:
@@ -213,4 +210,24 @@ def source_events(source: Source) -> list[Event] | None:
             data = head + fh.read()
     except OSError:
         return None
-    return events_from(load(data, source.name), source.name)
+    return load(data, source.name)
+
+
+def json_lines(dump: dict[str, Any]) -> list[str]:
+    """A dump as JSON text, one entry per line (what ``logdoc redact`` writes: the JSON form reads the same)."""
+    head = {k: _plain(v) for k, v in dump.items() if k != "entries"}
+    lines = ["{" + json.dumps("entries") + ": ["]
+    entries = dump.get("entries") or []
+    for i, e in enumerate(entries):
+        lines.append(json.dumps(_plain(e)) + ("," if i + 1 < len(entries) else ""))
+    lines.append("],")
+    body = json.dumps(head)[1:-1]
+    lines.append(body + "}" if body else '"version": null}')
+    return lines
+
+
+def source_events(source: Source) -> list[Event] | None:
+    """The events of a source that is a flight-recorder dump, or None when it is not one. Only a
+    regular file or in-memory text is looked at (standard input cannot be read twice)."""
+    dump = load_source(source)
+    return None if dump is None else events_from(dump, source.name)

@@ -448,7 +448,14 @@ def redact_paths(paths: list[str], out: str | None, *, stdin=None, stdout=None,
             if spool is not None and src.stream is spool:
                 spool.seek(0)
             stats = ReadStats()
-            lines = read_lines(src, stats)
+            from .flight_recorder import json_lines, load_source
+
+            fr = load_source(src)  # a flight-recorder dump (pickle or JSON): written as JSON, redacted line by line
+            if fr is not None:
+                stats.files = 1
+                lines = iter(enumerate(json_lines(fr), 1))
+            else:
+                lines = read_lines(src, stats)
             if to_stdout:
                 sink = stdout if stdout is not None else sys.stdout.buffer
                 n = _write_lines(r, lines, sink)

@@ -69,6 +69,8 @@ def run_one(name: str, date: str) -> list[str]:
     g.prepare_run_dir()
     os.makedirs(os.path.join(g.RUN_DIR, "fr"))
     run = g.Run(name, out)
+    # the ranks still running are stopped with SIGTERM and write their dump then: give them time
+    run.terminate = lambda procs, grace=3.0: g.Run.terminate(run, procs, grace=20.0)
     env = {"TORCH_FR_BUFFER_SIZE": 2000, "TORCH_FR_DUMP_TEMP_FILE": "fr/fr_trace_rank_"}
     try:
         codes = run.ranks(sc["world"], sc["args"], env=env, must_exit=sc["must_exit"], limit=90, grace=2,

@@ -232,7 +232,9 @@ def _end_of_job(job: Job) -> tuple[int | None, Event | None]:
     tl = job.timeline
     stop_ev = None
     best = None
-    for i in job.by_kind.get("job.stopped", ()):
+    stops = list(job.by_kind.get("job.stopped", ()))
+    stops += [i for i in job.by_kind.get("torchrun.signal", ()) if "death signal" in job.events[i].text]
+    for i in stops:
         ev = job.events[i]
         s = tl.seconds(ev)
         if s is None:
@@ -256,6 +258,8 @@ def stopped_sentence(ev: Event | None) -> str | None:
     if ev is None:
         return None
     f = ev.fields
+    if ev.kind == "torchrun.signal":
+        return f"The job was then stopped from outside (torchrun received {f.get('signal') or 'a signal'})."
     why = _STOP_WORDS.get(f.get("reason"), f.get("reason") or "a signal")
     at = f", at {f['stop_time']}" if f.get("stop_time") else ""
     return f"The job was then stopped from outside ({f.get('source')}: {why}{at})."
@@ -349,7 +353,8 @@ def analyze(job: Job) -> list[Event]:
         base = dict(pg=comm["label"], pg_id=comm["comm_id"] or key, pg_desc=None, comm_id=comm["comm_id"],
                     op_type=top_la["coll"], seq=top, op_count=top_la["op_count_text"],
                     behind_op_count={r: members[r].launches[members[r].last][0]["op_count_text"] for r in behind}, waiting_ranks=front, table=table,
-                    source="nccl_" + via, stopped_by=stopped_sentence(stop_ev))
+                    source="nccl_" + via, stopped_by=stopped_sentence(stop_ev),
+                    stop_reason=(stop_ev.fields.get("reason") or stop_ev.fields.get("signal")) if stop_ev is not None else None)
         ranks_named = comm["by_global_rank"]
         on = behind if ranks_named else []
         if straggling and not stopped:

@@ -154,51 +154,50 @@ def _mismatches(job: Job, key: str, label: str, pg_desc: str | None, per_rank: d
     return out
 
 
+def _state(ev: Event) -> str:
+    f = ev.fields
+    raw = f.get("raw_state") or f.get("state")
+    return f"{raw}, retired" if f.get("retired") and raw != "completed" else str(raw)
+
+
 def _not_completed(job: Job, key: str, label: str, pg_desc: str | None, per_rank: dict[int, dict[int, Event]],
                    missing: list[int]) -> list[Event]:
-    """The first collective some rank recorded but did not complete: who never got there."""
-    first = None
-    for r, d in per_rank.items():
-        for s, ev in d.items():
-            if ev.fields.get("state") != "completed" and (first is None or s < first):
-                first = s
-    if first is None:
+    """The first collective that not every rank recorded: the ranks that stopped before it are behind.
+
+    A collective cannot finish before every rank of the group has called it, so a rank whose last
+    recorded sequence id is smaller than the others' is the one they wait for (as with NCCL's opCount).
+    States are shown as recorded: a Gloo work is ``retired`` when it ended, also with an error, so
+    "completed" on one rank does not clear the others."""
+    last = {r: max(d) for r, d in per_rank.items() if d}
+    if len(last) < 2:
         return []
-    waiting = sorted(r for r, d in per_rank.items() if first in d and d[first].fields.get("state") != "completed")
-    done = sorted(r for r, d in per_rank.items() if first in d and d[first].fields.get("state") == "completed")
-    behind = sorted(r for r, d in per_rank.items() if first not in d and (not d or max(d) < first))
-    if not behind and not missing:
-        if waiting and not done and len(waiting) == len(per_rank) and len(waiting) > 1:
-            return []  # every rank is inside it: a stuck fabric or GPU, not a rank behind (NCCL / transport rules)
+    top = max(last.values())
+    front = sorted(r for r, s in last.items() if s == top)
+    behind = sorted(r for r, s in last.items() if s < top)
+    if not behind or len(behind) > len(front):
         return []
-    if not waiting or len(behind) > len(waiting) + len(done):
+    first = min(last[r] for r in behind) + 1
+    waiting = sorted(r for r, d in per_rank.items() if first in d)
+    if not waiting:
         return []
     w_ev = per_rank[waiting[0]][first]
-    rows = [f"{ranks_text(waiting)} recorded {_desc(w_ev)} and did not complete it ({w_ev.fields.get('state')})"]
+    rows = [f"{ranks_text(waiting)} recorded {_desc(w_ev)} ({_state(w_ev)})"]
     evidence = [per_rank[r][first] for r in waiting]
     for r in behind:
-        d = per_rank[r]
-        last = d[max(d)] if d else None
-        state = last.fields.get("state") if last is not None else None
-        rows.append(f"rank {r} last recorded {_desc(last)} ({state}) and never {('reached #' + str(first))}")
-        if last is not None:
-            evidence.append(last)
-    if done:
-        rows.append(f"{ranks_text(done)} completed #{first}")
-    culprits = behind or []
-    if missing and not behind:
+        ev = per_rank[r][last[r]]
+        rows.append(f"rank {r} last recorded {_desc(ev)} ({_state(ev)}) and never reached #{first}")
+        evidence.append(ev)
+    if missing:
         rows.append(f"{ranks_text(missing)} has no dump")
     ties = []
-    for r in culprits:
+    for r in behind:
         t = _last_text_line(job, r)
         if t is not None:
             ties.append(t)
-            rows.append(f"rank {r}'s own log ends with {t.file}:{t.line}")
-    if not culprits:
-        return []
+            rows.append(f"rank {r}'s own log: {t.file}:{t.line}")
     detail = "; ".join(rows)
     op = w_ev.fields.get("op_type")
-    text = f"{ranks_text(culprits)} never reached collective #{first} {op or ''} of {label} (flight recorder): {detail}"
-    return [synthetic("analysis.hung_rank", text, evidence + ties, level="ERROR", on_ranks=culprits, ranks=culprits,
+    text = f"{ranks_text(behind)} never reached collective #{first} {op or ''} of {label} (flight recorder): {detail}"
+    return [synthetic("analysis.hung_rank", text, evidence + ties, level="ERROR", on_ranks=behind, ranks=behind,
                       seq=first, op_type=op, pg=pg_desc or key, pg_id=key, pg_desc=pg_desc, waiting_ranks=waiting,
                       table=rows, detail=detail, source="flight_recorder", silent_ranks=[])]

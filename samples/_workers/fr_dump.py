@@ -48,6 +48,7 @@ def main():
     a = p.parse_args()
 
     def on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a launcher may signal the process and its group
         dump(a.format, "SIGTERM received")
         sys.exit(128 + signum)
 
