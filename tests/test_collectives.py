@@ -266,3 +266,13 @@ def test_prefilter_lets_stop_lines_through():
     for line, source, _, _ in STOPS:
         if source is not None:
             assert prefilter.candidate(line), line
+
+
+def test_stopped_with_equal_counts_is_a_note_not_a_diagnosis():
+    t0 = dt.datetime(2026, 11, 30, 9, 0, 0)
+    files = job({0: 6, 1: 6}, times=lambda r, i: t0 + dt.timedelta(seconds=6 * i))
+    files["slurm.out"] = "slurmstepd: error: *** JOB 77 ON gpu1 CANCELLED AT 2026-11-30T09:40:00 DUE TO TIME LIMIT ***\n"
+    rep = build_report(parse_sources(list(files.items())), load_rules())
+    assert [d for d in rep["diagnoses"] if d["severity"] == "error"] == []
+    assert not [d for d in rep["diagnoses"] if d["id"] in ("LD519", "LD520")]
+    assert [n["id"] for n in rep["notes"]] == ["LD521"]

@@ -296,6 +296,8 @@ def analyze(job: Job) -> list[Event]:
         behind = sorted(r for r, m in members.items() if m.last < top)
         if not behind or len(behind) > len(front):
             continue
+        if any(job.errors_by_rank.get(r) for r in behind) and comm["by_global_rank"]:
+            continue  # a rank behind that printed an error crashed or failed: its own error says why
         via = members[front[0]].via
         top_la = members[front[0]].launches[top][0]
         # per-rank rows: the last collective each side reached
