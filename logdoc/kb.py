@@ -532,7 +532,20 @@ class _Job:
 # --------------------------------------------------------------------------------------------
 # matches and rendering
 
+_YEARLESS = _re.compile(r"(?<![\w-])--(\d\d)-(\d\d)T(\d\d:\d\d(?::\d\d)?)(\.\d+)?")
+
+
+def human_times(text: str) -> str:
+    """Year-less ISO times (``--01-01T21:57:20``, what a glog line gives) as people read them:
+    ``01-01 21:57:20 (year unknown)``. Times with a year stay as they are."""
+    if "--" not in text:
+        return text
+    return _YEARLESS.sub(lambda m: f"{m[1]}-{m[2]} {m[3]}{m[4] or ''} (year unknown)", text)
+
+
 def _fmt(value: Any) -> str:
+    if isinstance(value, str):
+        return human_times(value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     big = _fmt_big(value)

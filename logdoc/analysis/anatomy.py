@@ -36,6 +36,7 @@ import re
 from typing import Any
 
 from ..events import Event
+from ..shorten import shorten
 from .attribution import TRUST
 from .cascade import first_failure, is_failure
 from .common import is_agent, as_int, short_host
@@ -432,7 +433,7 @@ def _nccl_warnings(job: Job, pg: dict[str, Any]) -> list[dict[str, Any]]:
         s = job.timeline.seconds(ev)
         if t is not None and s is not None and not (t - 5 <= s <= t):
             continue
-        out.append({"file": ev.file, "line": ev.line, "rank": ev.rank, "text": ev.text.split("\n", 1)[0][:300]})
+        out.append({"file": ev.file, "line": ev.line, "rank": ev.rank, "text": shorten(ev.text.split("\n", 1)[0], 300)})
         if len(out) >= 10:
             break
     return out

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..events import Event
+from ..shorten import shorten
 from .common import as_int, ranks_text, short_host, synthetic
 from .timeline import Timeline
 
@@ -199,13 +200,13 @@ def headline(ev: Event) -> str:
     f = ev.fields
     if f.get("exc_type") and ev.kind != "torchrun.child_failed":
         msg = str(f.get("exc_message") or "").strip().split("\n", 1)[0]
-        return f"{str(f['exc_type']).rsplit('.', 1)[-1]}: {msg}"[:200]
+        return shorten(f"{str(f['exc_type']).rsplit('.', 1)[-1]}: {msg}", 200)
     if ev.kind == "torchrun.child_failed":
         parts = []
         for x in failure_entries(ev)[:4]:
             parts.append(f"rank {x.get('rank')} exitcode {x.get('exitcode')}" + (f" ({x['signal']})" if x.get("signal") else ""))
         return "torchrun: " + ", ".join(parts) if parts else "torchrun: worker group failed"
-    return ev.text.strip().split("\n", 1)[0][:200]
+    return shorten(ev.text.strip().split("\n", 1)[0], 200)
 
 
 def first_failure(timeline: Timeline, candidates: Iterable[Event]) -> FirstFailure:
@@ -281,7 +282,7 @@ def restarts(events: list[Event], timeline: Timeline) -> list[Event]:
         if not evidence:
             continue
         where = f" on {ranks_text(ff.ranks)}" if ff and ff.ranks else ""
-        first_line = headline(ff.event)[:160] if ff else "no failure line"
+        first_line = shorten(headline(ff.event), 160) if ff else "no failure line"
         text = (f"torchrun restarted the workers after attempt {n} failed{where} ({first_line}); "
                 f"the failures of attempt{'s' if len(later) > 1 else ''} {', '.join(map(str, later))} are probably "
                 f"its consequences")

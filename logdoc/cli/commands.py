@@ -3,11 +3,14 @@ point in :mod:`logdoc.cli`; neither imports typer or rich."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
+from typer.core import TyperCommand
+from ..shorten import shorten
 
 from .common import (
     PROGRESS_HELP,
@@ -40,6 +43,46 @@ app = typer.Typer(
 PATHS_HELP = "Files, folders (read recursively), globs, or - for standard input. .gz is read transparently."
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"logdoc {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                               help="Print logdoc's version and exit.")) -> None:
+    pass
+
+
+class _Command(TyperCommand):
+    """Usage lines and argument lists as click writes them: ``PATH...``, not ``{PATH}...`` nor
+    ``PATH <list[str]>`` (the metavar already says what it is)."""
+
+    def collect_usage_pieces(self, ctx):
+        return [re.sub(r"^\{(.+)\}(\.\.\.)?$", r"\1\2", piece) for piece in super().collect_usage_pieces(ctx)]
+
+    def format_options(self, ctx, formatter) -> None:
+        args, opts = [], []
+        for param in self.get_params(ctx):
+            rv = param.get_help_record(ctx)
+            if rv is None:
+                continue
+            if param.param_type_name == "argument":
+                name = (param.metavar or param.name.upper()) + ("..." if param.nargs != 1 else "")
+                args.append((name, rv[1]))
+            elif param.param_type_name == "option":
+                opts.append((re.sub(r" <bool>$", "", rv[0]), rv[1]))
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        if opts:
+            with formatter.section("Options"):
+                formatter.write_dl(opts)
+
+
 def _complete_with(*values: str):
     """Shell completion of an option's values (the option itself still accepts and checks any text)."""
     def complete(incomplete: str):
@@ -65,7 +108,7 @@ def _complete_rule_id(incomplete: str):
 REPORT_FORMATS = _complete_with("terminal", "json", "markdown")
 
 
-@app.command()
+@app.command(cls=_Command)
 def parse(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     format: str = typer.Option("jsonl", "--format", "-f", metavar="FORMAT", help="jsonl (one event per line) or table.",
@@ -98,16 +141,17 @@ def parse(
             out.write(json.dumps(ev.to_dict(), ensure_ascii=False) + "\n")
     else:
         from ..report.terminal import print_event_table
+        from .common import make_console
 
-        print_event_table(result.events)
+        print_event_table(result.events, make_console(no_color=False))
     if unrecognized:
         for u in result.unrecognized:
-            print(f"{u.file}:{u.line}: {u.text.splitlines()[0][:300]}", file=sys.stderr)
+            print(f"{u.file}:{u.line}: {shorten(u.text.splitlines()[0], 300)}", file=sys.stderr)
     report_skips(result.stats)
     print(summary_line(result.stats), file=sys.stderr)
 
 
-@app.command()
+@app.command(cls=_Command)
 def explain(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal, json or markdown.",
@@ -125,7 +169,7 @@ def explain(
     """Say what went wrong, on which rank, why, and what to change.
 
     Reading - (standard input) is streaming: only events are kept, and the report comes at the end
-    of input. Exit status: 0 no error found, 1 an error diagnosis, 2 bad usage or unreadable input.
+    of input. Exit status: 0 no failure found, 1 the job failed, 2 bad usage or only unreadable input.
 
     Examples:
 
@@ -140,7 +184,7 @@ def explain(
         raise typer.Exit(code)
 
 
-@app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+@app.command(cls=_Command, context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
 def run(
     cmd: List[str] = typer.Argument(..., metavar="CMD", help="The command to run and its arguments, after --."),
     log_dirs: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A folder the job writes logs into (torchrun "
@@ -242,7 +286,7 @@ def run(
     raise typer.Exit(status)
 
 
-@app.command()
+@app.command(cls=_Command)
 def digest(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="Where to write the digest (- for stdout)."),
@@ -277,7 +321,7 @@ def digest(
     print(summary_line(result.stats) + f"; digest: {len(result.events)} events, {size} bytes", file=sys.stderr)
 
 
-@app.command()
+@app.command(cls=_Command)
 def redact(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     out: Optional[str] = typer.Option(None, "--out", "-o", metavar="DIR",
@@ -328,7 +372,7 @@ def redact(
           f"to {where}{cut}; replaced: {counts or 'nothing'}", file=sys.stderr)
 
 
-@app.command()
+@app.command(cls=_Command)
 def summary(
     paths: List[str] = typer.Argument(..., metavar="PATH", help=PATHS_HELP),
     format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal or json.",
@@ -365,7 +409,7 @@ rules_app = typer.Typer(no_args_is_help=True, help="The knowledge base: list, sh
 app.add_typer(rules_app, name="rules")
 
 
-@rules_app.command("list")
+@rules_app.command("list", cls=_Command)
 def rules_list(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
     """One line per rule: id, category, role, title.
 
@@ -380,7 +424,7 @@ def rules_list(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
         print(f"{r.id}\t{r.category or '-'}\t{r.role or '-'}\t{r.title or ''}{state}")
 
 
-@rules_app.command("show")
+@rules_app.command("show", cls=_Command)
 def rules_show(rule_id: str = typer.Argument(..., metavar="RULE_ID", help="A rule id, e.g. LD301.",
                                              autocompletion=_complete_rule_id),
                rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
@@ -401,7 +445,7 @@ def rules_show(rule_id: str = typer.Argument(..., metavar="RULE_ID", help="A rul
     sys.stdout.write(rule_page(rule))
 
 
-@rules_app.command("lint")
+@rules_app.command("lint", cls=_Command)
 def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
     """Validate every rule; exit 1 on any error.
 
@@ -428,7 +472,7 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
         raise typer.Exit(1)
 
 
-@rules_app.command("test")
+@rules_app.command("test", cls=_Command)
 def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR", help="Add a folder of your own rules.")) -> None:
     """Run every rule's examples (match and no_match); exit 1 on any failure.
 
@@ -462,7 +506,7 @@ web_app = typer.Typer(no_args_is_help=True, help="The static web page: paste a l
 app.add_typer(web_app, name="web")
 
 
-@web_app.command("build")
+@web_app.command("build", cls=_Command)
 def web_build(out: str = typer.Option(..., "--out", metavar="DIR", help="Folder to write the site into."),
               cache: Optional[str] = typer.Option(None, "--cache", metavar="DIR", help="Download cache (default: $LOGDOC_WEB_CACHE, else .cache/web in a checkout, else ~/.cache/logdoc/web).")) -> None:
     """Write the static site (page, Pyodide runtime, wheels, kb.json).
@@ -490,7 +534,7 @@ def _web_fail(exc: Exception) -> None:
     fail(first)
 
 
-@web_app.command("serve")
+@web_app.command("serve", cls=_Command)
 def web_serve(directory: str = typer.Argument(..., metavar="DIR", help="The built site."),
               port: int = typer.Option(8000, "--port", metavar="PORT", help="Port on 127.0.0.1.")) -> None:
     """Serve a built site on 127.0.0.1 (file:// cannot load Pyodide).

@@ -5,29 +5,51 @@ from rich.console import Console
 from rich.table import Table
 
 
+TEXT_MIN = 40  # the narrowest text column worth a table; below it, one record per block
+
+
+def _row(ev) -> tuple[str, ...]:
+    return (f"{ev.file}:{ev.line}", "" if ev.rank is None else str(ev.rank), ev.host or "", ev.level, ev.kind,
+            ev.text.splitlines()[0] if ev.text else "")
+
+
 def print_event_table(events, console: Console | None = None) -> None:
+    """The events as a table that fits the terminal: where, rank, host, level, kind and the text cut
+    at a word boundary (``…``); when the columns leave less than ``TEXT_MIN`` characters for the text,
+    one record per block instead (``where  rank R  host H  LEVEL  kind`` then the text, indented)."""
+    from rich.text import Text
+
+    from ..shorten import shorten
+
     console = console or Console()
-    table = Table(show_lines=False, header_style="bold")
-    for col in ("where", "rank", "host", "level", "kind", "template", "text"):
-        table.add_column(col, overflow="fold")
-    for ev in events:
-        table.add_row(
-            f"{ev.file}:{ev.line}",
-            "" if ev.rank is None else str(ev.rank),
-            ev.host or "",
-            ev.level,
-            ev.kind,
-            ev.template or "",
-            ev.text.splitlines()[0][:160] if ev.text else "",
-        )
-    console.print(table)
+    rows = [_row(ev) for ev in events]
+    names = ("where", "rank", "host", "level", "kind")
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    used = sum(widths) + 3 * len(widths) + 4  # rich's padding and borders
+    text_width = console.width - used
+    if text_width >= TEXT_MIN:
+        table = Table(show_lines=False, header_style="bold")
+        for n in names:
+            table.add_column(n, no_wrap=True)
+        table.add_column("text", no_wrap=True, max_width=text_width)
+        for r in rows:
+            table.add_row(*r[:5], Text(shorten(r[5], text_width)))
+        console.print(table)
+        return
+    indent = "  "
+    for r in rows:
+        head = "  ".join(x for x in (r[0], f"rank {r[1]}" if r[1] else "", f"host {r[2]}" if r[2] else "", r[3], r[4]) if x)
+        console.print(Text(shorten(head, console.width), style="bold"))
+        console.print(Text(indent + shorten(r[5], max(console.width - len(indent), 20))))
 
 
 def _highlight(text: str, span):
     from rich.text import Text
 
+    from ..shorten import shorten
+
     line = text.splitlines()[0] if text else ""
-    t = Text(line[:400])
+    t = Text(shorten(line, 400))
     if span and span[0] < len(line):
         t.stylize("bold red", span[0], min(span[1], len(line)))
     return t
@@ -37,6 +59,8 @@ def print_report(report: dict, console: Console | None = None) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
+    from ..kb import human_times
+    from ..shorten import shorten
     from .markdown import _ranks, header_lines
 
     console = console or Console()
@@ -52,7 +76,7 @@ def print_report(report: dict, console: Console | None = None) -> None:
     elif not diags:
         console.print("No known failure signature matched.", style="bold")
         for u in (report.get("unrecognized") or [])[:20]:
-            console.print(f"  {u['file']}:{u['line']}: {u['text'].splitlines()[0][:200]}", markup=False, highlight=False)
+            console.print(f"  {u['file']}:{u['line']}: {shorten(u['text'].splitlines()[0], 200)}", markup=False, highlight=False)
         console.print("Collect next: rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV and "
                       "TORCH_DISTRIBUTED_DEBUG=DETAIL, and give logdoc the logs of every rank.", markup=False)
     for i, d in enumerate(diags, 1):
@@ -65,7 +89,7 @@ def print_report(report: dict, console: Console | None = None) -> None:
         body.append(where + "\n")
         if d.get("finding"):
             body.append("finding: ", style="bold")
-            body.append(d["finding"] + "\n")
+            body.append(human_times(d["finding"]) + "\n")
         body.append("\n")
         body.append("Evidence\n", style="bold")
         for e in d.get("evidence") or []:
