@@ -165,6 +165,10 @@ def check_dir(d: Path):
         elif len(yv) == 1:
             default = yv[0]
         comm_rank = {}
+        # NCCL_DEBUG_TIMESTAMP_LEVELS (2.26+) stamps INFO lines too when it names INFO or ALL
+        stamped_info = {(mm.group("host"), mm.group("pid")) for mm in (NCCL_LINE.match(strip_env(x)) for x in lines)
+                        if mm and re.match(r"NCCL_DEBUG_TIMESTAMP_LEVELS set by environment to \S*(?:ALL|INFO)",
+                                           mm.group("msg"))}
         for i, line in enumerate(lines):
             s = strip_env(line)
             m = NCCL_LINE.match(s)
@@ -186,7 +190,7 @@ def check_dir(d: Path):
                         problems.append(f"{f.name}:{i+1}: WARN timestamp presence wrong for {ver_s}")
                     if (ver >= (2, 30, 7)) != bool(m.group("func")):
                         problems.append(f"{f.name}:{i+1}: WARN (function) presence wrong for {ver_s}")
-                elif m.group("ts"):
+                elif m.group("ts") and not (ver >= (2, 26, 2) and key in stamped_info):
                     problems.append(f"{f.name}:{i+1}: INFO line with timestamp")
                 if level == "INFO" and BANNER.fullmatch(msg) and ver < (2, 22, 3):
                     problems.append(f"{f.name}:{i+1}: INFO version banner before 2.22")
