@@ -49,71 +49,89 @@ def _short(text: str, n: int = 110) -> str:
 
 def timeline_section(analysis) -> dict[str, Any] | None:
     """The ``timeline`` section of the report, or None when no failure-like event was seen."""
-    from ..analysis.cascade import headline, is_failure, nature as _nature, NATURE
+    from ..analysis.cascade import NATURE, headline, is_failure, nature as _nature
 
     tl = analysis.timeline
+    keys = {id(e): tl.key(e) for e in analysis.events}  # one timeline lookup per event
     failures = [e for e in analysis.events if is_failure(e)]
     if not failures:
         return None
-    ff = analysis.first_failure()
+    ff = analysis.first_failure(failures)
     first_ev = ff.event if ff else None
+    axis = "time" if all(keys[id(e)][0] == 0 for e in failures) else "order"
+    known = [k[1] for k in keys.values() if k[0] == 0]
+    start = min(known) if axis == "time" and known else None
 
-    def key_of(ev):
-        return tl.key(ev)
-
-    timed = [e for e in failures if key_of(e)[0] == 0]
-    axis = "time" if failures and len(timed) == len(failures) else "order"
-    all_keys = [key_of(e) for e in analysis.events if key_of(e)[0] == 0]
-    start = min(k[1] for k in all_keys) if axis == "time" and all_keys else None
     def x_of(ev) -> int | None:
-        if axis == "time":
-            k = key_of(ev)
-            return k[1] - start if k[0] == 0 and start is not None else None
-        return None  # without usable times only the order inside one row is known: set below
+        if axis != "time" or start is None:
+            return None  # without usable times only the order inside one row is known: set below
+        k = keys.get(id(ev))
+        return k[1] - start if k is not None and k[0] == 0 else None
+
+    def new_row(label, host, ranks):
+        return {"label": label, "host": host, "ranks": ranks, "from": None, "to": None, "state": None,
+                "behind": False, "marks": [], "_evs": []}
 
     # rows: ranks, then rankless processes that failed (a launcher, a pid of its own)
     rows: dict[Any, dict[str, Any]] = {}
     anatomy_ranks = {r.get("rank"): r for r in analysis.anatomy.get("ranks") or [] if isinstance(r, dict)}
     for r in sorted(x for x in anatomy_ranks if isinstance(x, int)):
-        rows[("r", r)] = {"label": f"rank {r}", "host": anatomy_ranks[r].get("host"), "ranks": [r],
-                          "from": None, "to": None, "state": None, "behind": False, "marks": []}
+        rows[("r", r)] = new_row(f"rank {r}", anatomy_ranks[r].get("host"), [r])
 
     def row_for(ev):
         if ev.rank is not None:
-            return rows.setdefault(("r", ev.rank), {"label": f"rank {ev.rank}", "host": ev.host, "ranks": [ev.rank],
-                                                    "from": None, "to": None, "state": None, "behind": False,
-                                                    "marks": []})
+            return rows.setdefault(("r", ev.rank), new_row(f"rank {ev.rank}", ev.host, [ev.rank]))
         who = f"pid {ev.pid}" if ev.pid is not None else ev.file.replace("\\", "/").rsplit("/", 1)[-1]
         label = f"{who} (no rank)" if ev.host is None else f"{who} on {ev.host}"
-        return rows.setdefault(("p", label), {"label": label, "host": ev.host, "ranks": [], "from": None,
-                                              "to": None, "state": None, "behind": False, "marks": []})
+        return rows.setdefault(("p", label), new_row(label, ev.host, []))
 
-    if axis == "time":
+    if axis == "time":  # the stretch of output seen, per rank
         for ev in analysis.events:
-            if ev.rank is None:
-                continue
-            x = x_of(ev)
+            row = rows.get(("r", ev.rank)) if ev.rank is not None else None
+            x = x_of(ev) if row is not None else None
             if x is None:
                 continue
-            row = rows.get(("r", ev.rank))
-            if row is None:
-                continue
             row["from"] = x if row["from"] is None else min(row["from"], x)
             row["to"] = x if row["to"] is None else max(row["to"], x)
-    for ev in sorted(failures, key=lambda e: (e.attempt or 0, key_of(e))):
+    # failure lines per row: torchrun attempts in their order, then the timeline's order
+    for ev in sorted(failures, key=lambda e: (e.attempt or 0, keys[id(e)])):
         if ev.rank is None and ev.kind == "torchrun.child_failed" and ev is not first_ev:
             continue  # the launcher's summary repeats what the ranks said
-        row = row_for(ev)
-        x = x_of(ev)
+        row_for(ev)["_evs"].append(ev)
+    for row in rows.values():
+        evs = row.pop("_evs")
+        if not evs:
+            continue
+        # only the first lines of a row, its last, and the first failure are drawn (and classified)
+        keep = evs[:2 * MAX_MARKS] + [e for e in evs[2 * MAX_MARKS:] if e is first_ev] + (
+            evs[-1:] if len(evs) > 2 * MAX_MARKS else [])
+        position = {id(e): i for i, e in enumerate(evs)}
+        marks = []
+        for ev in keep:
+            x = x_of(ev) if axis == "time" else position[id(ev)]
+            marks.append({"x": x, "nature": NATURE[_nature(ev)], "file": ev.file, "line": ev.line,
+                          "text": _short(headline(ev)), "first": ev is first_ev})
         if axis != "time":
-            x = len(row["marks"])
-            row["from"] = 0
-            row["to"] = x
-        elif ev.rank is None and x is not None:
-            row["from"] = x if row["from"] is None else min(row["from"], x)
-            row["to"] = x if row["to"] is None else max(row["to"], x)
-        row["marks"].append({"x": x, "nature": NATURE[_nature(ev)], "file": ev.file, "line": ev.line,
-                             "text": _short(headline(ev)), "first": ev is first_ev})
+            row["from"], row["to"] = 0, len(evs) - 1
+        elif not row["ranks"]:
+            xs = [m["x"] for m in marks if m["x"] is not None]
+            row["from"], row["to"] = (min(xs), max(xs)) if xs else (None, None)
+        if len(marks) > MAX_MARKS:
+            chosen = [m for m in marks if m["first"]]
+            seen = {m["nature"] for m in chosen}
+            for m in marks:  # the first of each nature, then the earliest
+                if m["nature"] not in seen:
+                    seen.add(m["nature"])
+                    chosen.append(m)
+            for m in marks:
+                if len(chosen) >= MAX_MARKS:
+                    break
+                if not any(m is c for c in chosen):
+                    chosen.append(m)
+            marks = sorted(chosen, key=lambda m: (m["x"] is None, m["x"] or 0))
+        if len(evs) > len(marks):
+            row["more"] = len(evs) - len(marks)
+        row["marks"] = marks
     # where each rank stands in the failed collective (job.progress), and who is behind
     for table in (analysis.anatomy.get("progress") or {}).values():
         if not isinstance(table, dict):
@@ -125,27 +143,10 @@ def timeline_section(analysis) -> dict[str, Any] | None:
                     continue
                 row["state"] = str(prow.get("state") or "") or None
                 row["behind"] = bool(row["state"]) and _behind(row["state"], table.get("seq"))
-    # the first failure of a launcher's report belongs to the ranks it names
     # a rankless process that only echoed the consequence (an uncaught-exception banner, say) adds nothing
     out_rows = [row for key, row in rows.items()
                 if (row["marks"] or row["state"] or row["from"] is not None)
                 and not (key[0] == "p" and all(m["nature"] == "symptom" and not m["first"] for m in row["marks"]))]
-    for row in out_rows:
-        marks = row["marks"]
-        if len(marks) > MAX_MARKS:
-            keep = [m for m in marks if m["first"]]
-            seen = {m["nature"] for m in keep}
-            for m in marks:  # the first of each nature, then the earliest
-                if m["nature"] not in seen:
-                    seen.add(m["nature"])
-                    keep.append(m)
-            for m in marks:
-                if len(keep) >= MAX_MARKS:
-                    break
-                if not any(m is k for k in keep):
-                    keep.append(m)
-            row["more"] = len(marks) - len(keep)
-            row["marks"] = sorted(keep, key=lambda m: (m["x"] is None, m["x"] or 0))
     if len(out_rows) > MAX_ROWS:
         out_rows = _merge(out_rows)
     first = None
