@@ -165,6 +165,7 @@ def events_from(dump: dict[str, Any], name: str) -> list[Event]:
             "input_sizes": _sizes(e.get("input_sizes")), "output_sizes": _sizes(e.get("output_sizes")),
             "input_dtypes": list(e.get("input_dtypes") or []), "output_dtypes": list(e.get("output_dtypes") or []),
             "timeout_ms": e.get("timeout_ms"), "time_created": _iso(e.get("time_created_ns")),
+            "created_ns": e.get("time_created_ns") if isinstance(e.get("time_created_ns"), int) else None,
             "time_started": _iso(e.get("time_discovered_started_ns")),
             "time_completed": _iso(e.get("time_discovered_completed_ns")),
             "frames": frames[:MAX_FRAMES], "user_frame": user_frame(frames),

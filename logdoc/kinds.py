@@ -156,7 +156,7 @@ KINDS: dict[str, KindSpec] = {
                   "logdoc/flight_recorder.py", "a flight-recorder dump file of one rank"),
     "fr.entry": _k(("pg_id", "pg_name", "pg_desc", "seq", "collective_seq_id", "p2p_seq_id", "op_id", "record_id",
                     "profiling_name", "backend", "op", "op_type", "state", "raw_state", "retired", "is_p2p",
-                    "input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "timeout_ms", "time_created",
+                    "input_sizes", "output_sizes", "input_dtypes", "output_dtypes", "timeout_ms", "time_created", "created_ns",
                     "time_started", "time_completed", "frames", "user_frame"),
                    "logdoc/flight_recorder.py", "one collective or p2p operation recorded by the flight recorder"),
     # --- the analysis stage (logdoc/analysis/): comparisons across events and ranks

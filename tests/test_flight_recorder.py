@@ -200,3 +200,28 @@ def test_fr_samples(name):
     rep = build_report(parse_paths(dumps), load_rules())
     top = rep["diagnoses"][0]
     assert top["ranks"] == meta["expect"]["origin_ranks"]
+
+
+def test_json_dumps_as_in_memory_text(tmp_path):
+    """The browser and the API hand sources over as text: JSON dumps are read from it too."""
+    from logdoc.api import explain_sources
+
+    ok = [entry(s) for s in range(1, 4)]
+    waiting = ok + [entry(4, state="started")]
+    rep = explain_sources([(f"fr/trace_rank_{r}", json.dumps(dump(waiting if r != 3 else ok))) for r in range(4)])
+    top = rep["diagnoses"][0]
+    assert (top["id"], top["ranks"]) == ("LD503", [3])
+
+
+def test_straggler_from_the_times_the_entries_were_created(tmp_path):
+    def entries(r):
+        out = []
+        for s in range(1, 9):
+            e = entry(s)
+            e["time_created_ns"] = 1796152764000000000 + s * 6_000_000_000 + (4_000_000_000 if r == 2 else 0)
+            out.append(e)
+        return out
+    a = run(write(tmp_path, {r: dump(entries(r)) for r in range(4)}))
+    [s] = found(a, "analysis.straggler")
+    assert s.fields["ranks"] == [2] and s.fields["lag_seconds"] == {2: 4.0} and s.fields["common_count"] == 8
+    assert not found(a, "analysis.hung_rank")

@@ -112,9 +112,50 @@ def analyze(job: Job) -> list[Event]:
                                  on_ranks=missing if len(missing) == 1 else (), ranks=missing, world_size=len(members),
                                  seen=len([r for r in members if r in dumps]), seen_ranks=sorted(dumps),
                                  source="flight_recorder", missing_count=len(missing), candidates=missing))
-        out.extend(_mismatches(job, key, label, pg_desc, per_rank))
-        out.extend(_not_completed(job, key, label, pg_desc, per_rank, missing))
+        found = _mismatches(job, key, label, pg_desc, per_rank)
+        found += _not_completed(job, key, label, pg_desc, per_rank, missing)
+        if not found:
+            found = _late(job, key, label, pg_desc, per_rank)
+        out.extend(found)
     return out
+
+
+LATE_SECONDS = 1.0   # created this much after the first rank's entry counts as late
+LATE_SHARE = 0.6     # late in this share of the collectives every rank recorded: consistently late
+WINDOW = 48          # the last collectives every rank recorded that are compared
+
+
+def _late(job: Job, key: str, label: str, pg_desc: str | None, per_rank: dict[int, dict[int, Event]]) -> list[Event]:
+    """A rank that enqueued most collectives last, seconds after the others (``time_created_ns``: when
+    the rank's host issued the call), while every rank kept going: a straggler."""
+    ranks = sorted(per_rank)
+    if len(ranks) < 2:
+        return []
+    common = sorted(set.intersection(*(set(d) for d in per_rank.values())))
+    common = [s for s in common if all(per_rank[r][s].fields.get("created_ns") for r in ranks)][-WINDOW:]
+    if len(common) < 3:
+        return []
+    late_count = {r: 0 for r in ranks}
+    lags: dict[int, list[float]] = {r: [] for r in ranks}
+    for s in common:
+        t = {r: per_rank[r][s].fields["created_ns"] / 1e9 for r in ranks}
+        t0, worst = min(t.values()), max(t.values())
+        for r, x in t.items():
+            lags[r].append(x - t0)
+            if x - t0 >= LATE_SECONDS and x == worst:
+                late_count[r] += 1
+    slow = [r for r in ranks if late_count[r] >= LATE_SHARE * len(common)]
+    if not slow or len(slow) * 2 > len(ranks):
+        return []
+    mean = {r: round(sum(lags[r]) / len(lags[r]), 1) for r in slow}
+    detail = (f"{ranks_text(slow)} enqueued {min(late_count[r] for r in slow)} of the {len(common)} collectives of "
+              f"{label} that every rank recorded last ("
+              + ", ".join(f"rank {r} by {mean[r]:g} s on average" for r in slow) + ", flight recorder)")
+    evidence = [per_rank[r][s] for s in common[-2:] for r in ranks]
+    return [synthetic("analysis.straggler", f"{ranks_text(slow)} is consistently late: {detail}", evidence, level="WARN",
+                      on_ranks=slow, ranks=slow, seq=common[-1], pg=pg_desc or key, pg_id=key, pg_desc=pg_desc,
+                      detail=detail, source="flight_recorder", waiting_ranks=[r for r in ranks if r not in slow],
+                      lag_seconds=mean, late_count={r: late_count[r] for r in slow}, common_count=len(common))]
 
 
 def _mismatches(job: Job, key: str, label: str, pg_desc: str | None, per_rank: dict[int, dict[int, Event]]) -> list[Event]:
