@@ -195,7 +195,7 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
     out = {
         "id": first["id"],
         "category": first["category"],
-        "severity": first["severity"],
+        "severity": d.severity,
         "role": first["role"],
         "title": first["title"],
         "confidence": first["confidence"],
@@ -220,6 +220,18 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
             "ranks": s.ranks, "hosts": s.hosts(rank_hosts), "count": len(s.matches), "evidence": _evidence(s, at)[:2],
         })
     return out
+
+
+_FAILED = ("ERROR", "FATAL")
+
+
+def _notice(ev: Event) -> bool:
+    """A line its printer logged as a warning or a note (a c10 ``[W ...]``, a Python logger's WARNING):
+    PyTorch, Gloo and the store retry after these. NCCL's WARN is its error level, so NCCL lines
+    are never notices. In a log where nothing was logged as an error (no exception, no ``[E ...]``,
+    no traceback), a rule that reads an error into notices alone says a warning: the IPv6 lookup
+    warnings c10d prints while pods start, a client socket retrying a connection."""
+    return ev.level in ("WARN", "INFO", "DEBUG") and not ev.kind.startswith(("nccl.", "analysis."))
 
 
 _UNNAMED = "torch.exception"  # a Python exception whose message is no known format (docs/architecture.md)
@@ -281,6 +293,10 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     for d in by_rule.values():
         d.matches.sort(key=lambda m: _order_key(analysis, m.event))
         d.first_key = _order_key(analysis, d.matches[0].event)
+    if not any(ev.level in _FAILED for ev in events):
+        for d in by_rule.values():
+            if d.severity == "error" and all(_notice(m.event) for m in d.matches):
+                d.severity = "warning"
 
     vague = _vague(by_rule)
 

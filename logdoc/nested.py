@@ -32,6 +32,7 @@ NESTING: dict[str, str] = {
     "what": "terminate called after throwing an instance of '{cxx_exception_type}'\\n  what():  {message}",
     "exception": "... terminated with exception: {exception} / raised the following async exception: {exception}",
     "original_exception": "... Original exception: \\n{original_exception}",
+    "gloo_error": "<c10d message>\\n Original exception: \\n{gloo_error} (ProcessGroupGloo's logAndThrow)",
     "exc_message": "<ExceptionType>: {exc_message} (a Python exception or a C++ exception's message)",
     "chain": "The above exception was the direct cause of the following exception: / During handling of ...",
 }

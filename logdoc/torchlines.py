@@ -149,17 +149,28 @@ def parse_peer(text: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # the catalog template table
 
+_ORIGINAL = "\n Original exception:"
+
+
 class _Template:
     __slots__ = ("id", "kind", "level", "where", "file", "format", "regex", "anchor", "weight", "ints")
 
     def __init__(self, tid: str, kind: str, level: str, where: str, file: str, fmt: str) -> None:
         self.id, self.kind, self.level, self.where, self.file, self.format = tid, kind, level, where, file, fmt
         self.ints: set[str] = set()
-        body, literal = self._compile(fmt.strip())
+        fmt_s = fmt.strip()
+        # c10d's logAndThrow(log, error) logs the first part and throws it with `\n Original exception:
+        # \n<what>` appended; the catalog lists the thrown text. The logged line is the head alone.
+        cut = fmt_s.find(_ORIGINAL)
+        head = fmt_s[:cut].rstrip() if cut > 0 else fmt_s
+        body, literal = self._compile(head)
         # Messages gain tails across versions: c10's TORCH_WARN appends ` (function operator())`,
         # newer releases append the run id or detail. A template that ends in literal text accepts
         # a tail that starts after a blank or a quote; one that ends in a placeholder absorbs it anyway.
-        tail = r"(?:[ \t]+\S[^\n]*)?" if fmt.strip()[-1:] not in "}" else ""
+        tail = r"(?:[ \t]+\S[^\n]*)?" if head[-1:] not in "}" else ""
+        if cut > 0:
+            thrown, _ = self._compile(fmt_s[cut:])
+            tail = rf"(?:\s*{thrown}|{tail})" if tail else rf"(?:\s*{thrown})?"
         # bounded: a hostile 64 KB message must not make the lazy placeholders backtrack for minutes
         self.regex = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)

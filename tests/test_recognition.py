@@ -289,3 +289,30 @@ def test_fast_and_plain_paths_agree_on_pastes():
 def test_cudacheck_of_nccl_tests_and_examples(line, error):
     p = torchlines.classify(line, Envelope())
     assert p.kind == "cuda.error" and p.fields["error"] == error
+
+
+def test_logged_head_of_a_log_and_throw_message():
+    """ProcessGroupGloo logs `Rank 2 successfully reached monitoredBarrier, ...` and throws it with
+    `\\n Original exception: \\n<gloo error>`: both are the catalog's message (no longer the loose
+    `Rank {rank}{desync_report}`)."""
+    head = ("Rank 2 successfully reached monitoredBarrier, but received errors while waiting for send/recv from "
+            "rank 0. Please check rank 0 logs for faulty rank.")
+    p = torchlines.classify(head, Envelope())
+    assert p.kind == "torch.monitored_barrier" and p.fields["rank"] == 2
+    p = torchlines.classify(head + "\n Original exception: \n[../third_party/gloo/gloo/transport/tcp/pair.cc:534] "
+                            "Connection closed by peer [10.0.0.1]:1234", Envelope())
+    assert p.kind == "torch.monitored_barrier" and "Connection closed" in p.fields["gloo_error"]
+    carrier = Event(p.kind, p.level, "x.log", 1, head, 3, 2, None, None, None, None, None, p.template, p.fields)
+    assert [c.kind for c in nested.children(carrier)] == ["gloo.error"]
+
+
+def test_notices_alone_are_warnings():
+    """c10d's IPv6 lookup warning while nothing failed is a warning, not an error; with an exception
+    in the log, the same rule stays an error."""
+    warn = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (trainer-0.svc, 8514) cannot be retrieved "
+            "(gai error: -2 - Name or service not known).\n")
+    r = _report(warn)
+    assert r["diagnoses"] and all(d["severity"] != "error" for d in r["diagnoses"])
+    r = _report(warn + "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while "
+                "trying to connect to (trainer-0.svc, 8514).\n")
+    assert any(d["severity"] == "error" for d in r["diagnoses"])
