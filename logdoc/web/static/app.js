@@ -816,7 +816,7 @@ function renderPicture(tl) {
     h("figcaption", {}, h("h3", {}, "The failure, rank by rank"),
       h("p", { className: "tl-legend" },
         h("span", { className: "key first" }, "first failure"), h("span", { className: "key root" }, "root cause"),
-        h("span", { className: "key neutral" }, "error"), h("span", { className: "key symptom" }, "consequence"),
+        h("span", { className: "key neutral" }, "error"), h("span", { className: "key consequence" }, "consequence"),
         h("span", { className: "key seen" }, "output seen"))),
     h("div", { className: "tl-grid" }, grid, h("div", { className: "tl-row tl-axis-row" }, h("div", {}), axis, h("div", {}))),
     first && firstRow ? h("p", { className: "tl-first" }, h("strong", {}, "First failure: "), `${firstRow.label}, `,
