@@ -316,3 +316,12 @@ def test_notices_alone_are_warnings():
     r = _report(warn + "torch.distributed.DistNetworkError: The client socket has timed out after 1800s while "
                 "trying to connect to (trainer-0.svc, 8514).\n")
     assert any(d["severity"] == "error" for d in r["diagnoses"])
+
+
+def test_thc_cuda_runtime_error():
+    p = torchlines.classify("RuntimeError: cuda runtime error (2) : out of memory at /opt/conda/work/aten/src/THC/"
+                            "generic/THCStorage.cu:58", Envelope())
+    assert p.kind == "cuda.oom"
+    p = torchlines.classify("RuntimeError: cuda runtime error (59) : device-side assert triggered at "
+                            "/pytorch/aten/src/THC/generic/THCTensorMath.cu:26", Envelope())
+    assert p.kind == "cuda.error" and p.fields["code"] == 59 and p.fields["error"] == "device-side assert triggered"

@@ -282,6 +282,11 @@ EXTRA = [
     ("logdoc:cuda:oom-other", "cuda.oom", "ERROR", "line", "", "CUDA out of memory.{rest:rest}"),
     ("logdoc:cuda:error-oom", "cuda.oom", "ERROR", "line", "", "CUDA error: out of memory{rest:rest}"),
     ("logdoc:cuda:error", "cuda.error", "ERROR", "line", "", "CUDA error: {error:line}{rest:rest}"),
+    # THC (PyTorch <= 1.x): THCudaCheck's `cuda runtime error (%d) : %s at %s:%d`
+    ("logdoc:cuda:thc-oom", "cuda.oom", "ERROR", "line", "",
+     "cuda runtime error (2) : out of memory{rest:rest}"),
+    ("logdoc:cuda:thc-error", "cuda.error", "ERROR", "line", "",
+     "cuda runtime error ({code:int}) : {error} at {source_location:word}{rest:rest}"),
     ("logdoc:cuda:driver-error", "cuda.error", "ERROR", "line", "", "CUDA driver error: {error:line}{rest:rest}"),
     ("logdoc:cuda:cudnn-error", "cuda.error", "ERROR", "line", "", "cuDNN error: {error:line}{rest:rest}"),
     ("logdoc:cuda:device-assert", "cuda.error", "ERROR", "line", "",
