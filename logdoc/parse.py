@@ -261,7 +261,7 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "_open", "lane", "reduce", "group_key", "folded",
-                 "state", "lane_state")
+                 "state", "lane_state", "paste")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -272,6 +272,7 @@ class Feeder:
         self.out = out
         self._open = getattr(self.asm, "_open", None)
         self.lane = fast_enabled()  # the NCCL lane (part of the fast path)
+        self.paste = None  # what logdoc.paste learned for the source's lines (set by use_paste)
         self.state = self.lane_state = 0
         self.folded = 0  # lines understood and counted into a saturated group (added to stats by finish)
         self.reduce = hasattr(out, "saturated")
@@ -453,6 +454,8 @@ class Feeder:
         if self._open:
             self._close_idle(n)
         env, msg = unwrap(text)
+        if self.paste is not None:
+            self.paste.apply(n, env)
         recs = asm.feed(n, env, msg)
         self._update_state()
         alone = False
@@ -511,6 +514,11 @@ class Feeder:
         self.stats.understood_line(self.folded)
         self.folded = 0
 
+    def use_paste(self, paste) -> None:
+        """Apply what :func:`logdoc.paste.prepare` learned for the lines (their lane is the plain path)."""
+        self.paste = paste
+        self.lane = False
+
     def fork(self, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]) -> "Feeder":
         """An independent copy that goes on from here into other sinks: its open records are
         copies, and its derived state is its own (``peek`` finishes a fork to see the events as if
@@ -522,6 +530,8 @@ class Feeder:
         f._open = getattr(f.asm, "_open", None)
         f.until = self.until
         f._update_state()
+        if self.paste is not None:
+            f.use_paste(self.paste)
         return f
 
 
@@ -1024,8 +1034,14 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
         out = Reducer()
     else:
         out = []  # type: ignore[assignment]
+    from .paste import prepare
+
+    source, paste = prepare(source)  # paste damage repaired (logdoc.paste); None: read as it is
     rstats = ReadStats()
     feeder = Feeder(source.name, stats, unrecognized, out)  # type: ignore[arg-type]
+    if paste is not None:
+        feeder.use_paste(paste)
+        rstats.warnings.extend(paste.notes)
     before = (Stats(**{k: getattr(stats, k) for k in Stats.__slots__ if k not in ("skipped_files", "warnings")}),
               len(stats.skipped_files), len(stats.warnings), len(unrecognized))
     try:
@@ -1046,6 +1062,9 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
                 out = []  # type: ignore[assignment]
             rstats = ReadStats()
             feeder = Feeder(source.name, stats, unrecognized, out)  # type: ignore[arg-type]
+            if paste is not None:
+                feeder.use_paste(paste)
+                rstats.warnings.extend(paste.notes)
             read_source(source, feeder, rstats, fast=fast, progress=None, grep=False)
         feeder.finish()
     finally:

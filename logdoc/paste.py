@@ -1,0 +1,645 @@
+"""Paste damage: what happens to a log between the terminal and an issue thread, repaired per source.
+
+:func:`logdoc.envelope.unwrap` peels the envelopes it knows from one line. A paste also carries
+damage that only shows across lines, and this module repairs it for one source before its lines
+are parsed (:func:`prepare`), from what the source itself shows:
+
+* **markdown residue** from issue trackers: code fences, ``<details>`` / ``<summary>`` / ``<pre>``
+  tags, ``>`` quote markers and list bullets on most lines, the common indentation of a code block;
+* **a repeated prefix that no envelope knows** (``opt-1_3b.0 [stderr]``, ``[SGLang LOG]``,
+  ``INFO 01-17 00:55:01 [x.py:12]``, ``10.10.23.10:``, a grep file name): the run of header-like
+  tokens (bracketed, numbered, a level word) that starts a large share of the lines, learned from
+  the source, is peeled; where it names a process (a pid, a rank, or only a label that differs
+  between lines) that becomes the line's stream, so records of different processes stay apart.
+  Ray's ``[N similar log lines]`` note is peeled wherever it stands;
+* **hard-wrapped lines**: a source cut at a fixed width (several lines of exactly that length)
+  has each cut line joined with the lines that continue it; a line that lost the source's prefix
+  and continues a sentence (lower case or a digit first) between two prefixed lines is joined to
+  the line before it;
+* **character-interleaved output** of two processes (``TTrraacceebbaacckk``): detected, reported as
+  a warning, and de-interleaved when the two pieces are one text printed twice;
+* **unprefixed lines of a multi-process paste** (a bare ``NCCL version`` line) take the process of
+  the lines around them when those agree.
+
+The repair keeps the line count: a joined line keeps its number and the lines it absorbed become
+empty, so line numbers in evidence stay those of the paste. What the repair learned for each line
+(its stream, time and level from a peeled prefix) is applied after :func:`~logdoc.envelope.unwrap`
+through :meth:`Paste.apply`. A source with none of this damage is left exactly as it is.
+
+Only sources up to :data:`REPAIR_MAX` bytes are repaired (pastes are small; a repaired source is
+read twice), and a longer source only when its first :data:`HEAD_LINES` lines show damage.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .envelope import unwrap
+from .events import Envelope
+from .nccl import HEADER as _NCCL_HEADER
+from .prefilter import candidate
+from .source import ReadStats, Source, _Peek, read_lines
+
+REPAIR_MAX = 4 << 20
+HEAD_LINES = 2000
+LEARN_LINES = 1000  # lines a prefix is learned from
+PREFIX_SHARE = 0.4     # a learned prefix starts at least this share of the lines that could carry one
+PREFIX_MIN = 3         # ... and at least this many lines
+MAX_PREFIX_TOKENS = 6
+MAX_PREFIX_CHARS = 160
+WRAP_MIN_WIDTH = 60
+WRAP_MIN_LINES = 3
+MAX_WRAP_JOIN = 12     # lines joined into one at most
+
+__all__ = ["Paste", "prepare", "repair_lines", "deinterleave", "is_interleaved"]
+
+
+# ------------------------------------------------------------------------------------------------
+# markdown residue
+
+_FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*(?:`{3,}|~{3,})[\w+.#-]*[ \t]*$")
+_SUMMARY = re.compile(r"<summary\b[^>]*>.*?(?:</summary>|$)", re.I)
+_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|div|span)\b[^>]*>", re.I)
+_TAG_START = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*</?(?:details|summary|pre|code|br|p|div|span)\b", re.I)
+_QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
+_BULLET = re.compile(r"[-*+][ \t]")
+
+
+def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
+    """Fences and HTML tags become empty lines (or their text); quote markers, bullets and the
+    common indentation of a code block are removed where most lines show them."""
+    out = list(lines)
+    changed = False
+    for i, t in enumerate(out):
+        if not t:
+            continue
+        c = t.lstrip(" \t>")[:1]
+        if c in "`~" and _FENCE.match(t):
+            out[i] = ""
+            changed = True
+        elif c == "<" and _TAG_START.match(t):
+            q = _QUOTE.match(t)
+            lead = t[:q.end()] if q else ""
+            rest = _TAG.sub("", _SUMMARY.sub("", t[len(lead):]))
+            out[i] = (lead + rest) if rest.strip() else ""
+            changed = True
+    nonblank = [t for t in out if t.strip()]
+    if not nonblank:
+        return out, changed
+    quoted = sum(1 for t in nonblank if t.lstrip(" \t")[:1] == ">")
+    if quoted >= 2 and quoted >= 0.3 * len(nonblank):
+        for i, t in enumerate(out):
+            m = _QUOTE.match(t)
+            if m is not None:
+                out[i] = t[m.end():]
+                changed = True
+        nonblank = [t for t in out if t.strip()]
+    bullets = sum(1 for t in nonblank if _BULLET.match(t))
+    if bullets >= 2 and bullets >= 0.5 * len(nonblank):
+        for i, t in enumerate(out):
+            if _BULLET.match(t):
+                out[i] = t[2:]
+                changed = True
+        nonblank = [t for t in out if t.strip()]
+    if nonblank:
+        indent = min(len(t) - len(t.lstrip(" ")) for t in nonblank)
+        # a code block's indentation; not a paste of traceback frames, which are indented themselves
+        if indent >= 2 and not all(t[indent:].startswith(('File "', "frame #")) or t[indent] == " "
+                                   for t in nonblank if len(t) - len(t.lstrip(" ")) == indent):
+            out = [t[indent:] if t.strip() else "" for t in out]
+            changed = True
+    return out, changed
+
+
+# ------------------------------------------------------------------------------------------------
+# learned prefixes
+
+# A token of a line's head: a bracketed or parenthesised group, or a run without blanks or brackets.
+_TOKEN = re.compile(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
+_LEVELS = {"INFO": "INFO", "ERROR": "ERROR", "WARNING": "WARN", "WARN": "WARN", "DEBUG": "DEBUG",
+           "CRITICAL": "FATAL", "FATAL": "FATAL", "TRACE": "TRACE", "NOTICE": "INFO"}
+_EXC_WORD = re.compile(r"(?:\w+\.)*\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure)\b")
+_PROTECTED_BRACKET = ("[Rank", "[PG", "[rank", "[c10d", "[Gloo", "[gloo", "[enforce")
+_SIMILAR = re.compile(r"\[\d+ similar log lines\][ \t]*")   # Ray's log deduplication note
+_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
+_MDHMS = re.compile(r"(?<!\d)(\d\d)[-/](\d\d)[ T](\d\d:\d\d:\d\d)")
+_PID = re.compile(r"\bpid[=: ]\s*(\d{1,7})\b", re.I)
+_RANK = re.compile(r"\brank[_ =:]?(\d{1,6})\b", re.I)
+_PROCESS_HEADER = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[-?\d+\]")  # NCCL's host:pid:tid, also before NCCL printed "NCCL"
+_TIME_TOKEN = re.compile(r"[\[(]?[\d:.,TZ/+-]*\d[\d:.,TZ/+-]*[\])]?:?$")
+
+
+def _shape(tok: str) -> str:
+    """A token's class: brackets keep only whether they hold digits; words keep their punctuation."""
+    c = tok[0]
+    if c in "[(":
+        close = "]" if c == "[" else ")"
+        return c + ("9" if any(ch.isdigit() for ch in tok) else "a") + close + (":" if tok.endswith(":") else "")
+    if tok in _LEVELS:
+        return "L"
+    return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "9", tok))
+
+
+# A source location not in brackets (`transport/nvls.cc:251`, `src/core.cu:225`): part of a message
+# (NCCL's, glog's), never a prefix; a logger's `x.py:56]` ends with its bracket.
+_SOURCE_LOCATION = re.compile(r"[\w./+-]+\.\w{1,4}:\d+:?")
+
+
+def _header_like(tok: str) -> bool:
+    c = tok[0]
+    if c in "[(":
+        return len(tok) >= 3 and not tok.startswith(_PROTECTED_BRACKET)
+    if tok in _LEVELS:
+        return True
+    if len(tok) > 64 or not any(ch.isdigit() for ch in tok) or _SOURCE_LOCATION.fullmatch(tok):
+        return False
+    return _EXC_WORD.match(tok) is None and not tok.startswith(("0x", "#"))
+
+
+def _known_at(msg: str, pos: int) -> bool:
+    """Whether a format that something else reads starts at ``pos``: an NCCL header or an envelope."""
+    if _NCCL_HEADER.match(msg, pos) is not None:
+        return True
+    env, rest = unwrap(msg[pos:])
+    return bool(env.layers) and env.layers != ("paste",)
+
+
+def _head(line: str) -> tuple[int, str, Envelope] | None:
+    """Where the message starts after the envelopes unwrap() knows, the message and the envelope;
+    None when a logger header was peeled (what follows is a message, not a prefix)."""
+    if not line or line[0] in " \t":
+        return None
+    env, msg = unwrap(line)
+    if env.level is not None or env.source is not None:
+        return None
+    if not msg or msg[0] in " \t" or not line.endswith(msg):
+        return None
+    return len(line) - len(msg), msg, env
+
+
+def _tokens(msg: str) -> list[tuple[str, int, int]]:
+    """The header-like tokens that start ``msg``: (token, start, end), stopping before anything
+    that is not header-like or that another reader knows."""
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    for m in _TOKEN.finditer(msg):
+        if m.start() != pos and msg[pos:m.start()].strip():
+            break
+        if len(out) >= MAX_PREFIX_TOKENS or m.end() > MAX_PREFIX_CHARS:
+            break
+        tok = m.group(0)
+        if not _header_like(tok):
+            break
+        if tok in _LEVELS and _SOURCE_LOCATION.match(msg, m.end() + 1):
+            break  # `WARN src/core.cu:225 ...`: NCCL's own header
+        if out and _known_at(msg, m.start()):
+            break
+        if _NCCL_HEADER.match(msg, m.start()) is not None or _PROCESS_HEADER.match(msg, m.start()) is not None:
+            break
+        out.append((tok, m.start(), m.end()))
+        pos = m.end()
+    # the prefix ends at a blank, a colon or a bracket: never inside a word
+    while out:
+        tok, s, e = out[-1]
+        nxt = msg[e:e + 1]
+        if nxt in (" ", "\t") or (nxt and tok[-1] in ":])|") or (nxt and nxt in "[("):
+            break
+        out.pop()
+    return out
+
+
+_PROTECT_RX = "(?!" + "|".join(re.escape(b[1:]) for b in _PROTECTED_BRACKET) + ")"
+
+
+def _shape_rx(shape: str) -> str:
+    """A regular expression for the tokens of one class (:func:`_shape`)."""
+    if shape == "L":
+        return "(?:" + "|".join(sorted(_LEVELS, key=len, reverse=True)) + r")(?![^\s\[(])"
+    if shape[0] in "[(":
+        o, c = ("\\[", "\\]") if shape[0] == "[" else ("\\(", "\\)")
+        inner = "[^\\[\\]\\n]" if shape[0] == "[" else "[^()\\n]"
+        body = (f"{inner}{{0,119}}?\\d{inner}{{0,119}}?" if shape[1] == "9"
+                else f"(?:(?!\\d){inner}){{1,120}}")
+        return o + (_PROTECT_RX if shape[0] == "[" else "") + body + c + (":" if shape.endswith(":") else "")
+    out = []
+    for part in re.findall(r"a|9|[^a9]", shape):
+        out.append("[A-Za-z]+" if part == "a" else r"\d+" if part == "9" else re.escape(part))
+    return "".join(out) + r"(?![^\s\[(])"
+
+
+@dataclass
+class _Prefix:
+    shapes: tuple[str, ...]
+    rx: re.Pattern = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.rx = re.compile(r"[ \t]*".join(_shape_rx(sh) for sh in self.shapes) + r"(?:[ \t]|(?=[\[(]))?")
+
+    def match(self, msg: str, pos: int = 0) -> int:
+        """The end of this prefix (and one blank after it) at ``pos`` of ``msg``, or 0 (nothing
+        may be left: a prefix alone on its line is no prefix)."""
+        m = self.rx.match(msg, pos)
+        if m is None or m.end() >= len(msg):
+            return 0
+        return m.end()
+
+
+def _learn_prefix(lines: list[str]) -> _Prefix | None:
+    """The run of token classes that starts the largest share of the lines (at least
+    :data:`PREFIX_SHARE` of the lines that could carry a prefix), as long as it can be."""
+    seqs: list[tuple[str, ...]] = []
+    eligible = 0
+    for t in lines:
+        if eligible >= LEARN_LINES:
+            break
+        h = _head(t)
+        if h is None:
+            if t.strip():
+                eligible += 1
+            continue
+        eligible += 1
+        toks = _tokens(h[1])
+        if toks and toks[-1][2] < len(h[1]):
+            seqs.append(tuple(_shape(tok) for tok, _, _ in toks))
+    if not seqs:
+        return None
+    need = max(PREFIX_MIN, PREFIX_SHARE * eligible)
+    best: tuple[str, ...] | None = None
+    for k in range(1, MAX_PREFIX_TOKENS + 1):
+        counts = Counter(s[:k] for s in seqs if len(s) >= k)
+        if not counts:
+            break
+        seq, n = counts.most_common(1)[0]
+        if n < need:
+            break
+        best = seq
+    return _Prefix(best) if best else None
+
+
+def _identity(prefix: str) -> dict:
+    """What a peeled prefix says about its line: time, level, and the words that name its process."""
+    out: dict = {}
+    m = _ISO.search(prefix)
+    if m is not None:
+        out["time"] = f"{m.group(1)}T{m.group(2)}"
+    else:
+        m = _MDHMS.search(prefix)
+        if m is not None and 1 <= int(m.group(1)) <= 12 and 1 <= int(m.group(2)) <= 31:
+            out["time"] = f"--{m.group(1)}-{m.group(2)}T{m.group(3)}"
+    label = []
+    for tok in _TOKEN.findall(prefix):
+        if tok in _LEVELS:
+            out.setdefault("level", _LEVELS[tok])
+            continue
+        if _TIME_TOKEN.fullmatch(tok) or _ISO.search(tok) or tok.lower() in ("[stderr]", "[stdout]", "(stderr)",
+                                                                              "(stdout)"):
+            continue
+        if tok[0] == "[" and "." in tok and ":" in tok and tok.rstrip(":]").rsplit(":", 1)[-1].isdigit():
+            continue  # a logger's [file.py:123]
+        if re.fullmatch(r"[\w./+-]+\.\w{1,4}:\d+\]?:?", tok):
+            continue  # a source location
+        label.append(tok)
+    text = " ".join(label)
+    m = _PID.search(text)
+    if m is not None:
+        out["pid"] = int(m.group(1))
+    m = _RANK.search(text) or re.fullmatch(r"\[(\d{1,6})\]:?", text)
+    if m is not None:
+        out["rank"] = int(m.group(1))
+    out["label"] = text
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# character interleaving
+
+_DOUBLED = re.compile(r"([A-Za-z])\1")
+
+
+def is_interleaved(line: str) -> bool:
+    """A line in which two copies of one text alternate character by character (``TTrraaccee``):
+    most of its letters come in doubled pairs, far more than any language doubles them."""
+    n = len(line)
+    if n < 16:
+        return False
+    pairs = len(_DOUBLED.findall(line))
+    if 2 * pairs < 0.3 * n:
+        return False
+    letters = sum(1 for c in line if c.isalpha())
+    if letters < 8:
+        return False
+    if 2 * pairs < 0.6 * letters:
+        return False
+    # the text taken apart reads as text: varied letters, few doubled ones (not `xxxxxxxx`, `aabbcc`)
+    lead, _lag = deinterleave(line)
+    lead_letters = sum(1 for c in lead if c.isalpha())
+    return (len({c.lower() for c in lead if c.isalpha()}) >= 6
+            and 2 * len(_DOUBLED.findall(lead)) < 0.3 * max(lead_letters, 1))
+
+
+def deinterleave(line: str) -> tuple[str, str]:
+    """Split a line where two copies of one text alternate: each character goes to the copy that
+    lags when it is the character that copy expects next (or a variant of it: a digit for a
+    digit, a letter for a letter, where the two texts differ, as rank numbers do), else to the
+    leading copy. Returns the leading copy and the lagging one."""
+    lead: list[str] = []
+    lag: list[str] = []
+    for c in line:
+        j = len(lag)
+        if j < len(lead):
+            x = lead[j]
+            if x == c or (x.isdigit() and c.isdigit()) or (x.isalpha() and c.isalpha() and x.lower() != c.lower()
+                                                           and j + 1 < len(lead)):
+                lag.append(c)
+                continue
+        lead.append(c)
+    return "".join(lead), "".join(lag)
+
+
+# ------------------------------------------------------------------------------------------------
+# the repair
+
+@dataclass
+class Paste:
+    """What the repair learned for the lines of one source: line number -> envelope fields."""
+
+    ids: dict[int, dict] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def apply(self, n: int, env: Envelope) -> None:
+        got = self.ids.get(n)
+        if not got:
+            return
+        if env.pid is None and got.get("pid") is not None:
+            env.pid = got["pid"]
+        if env.rank is None and got.get("rank") is not None:
+            env.rank = got["rank"]
+        if env.local_rank is None and got.get("local_rank") is not None:
+            env.local_rank = got["local_rank"]
+        if env.node_rank is None and got.get("node_rank") is not None:
+            env.node_rank = got["node_rank"]
+        if env.host is None and got.get("host") is not None:
+            env.host = got["host"]
+        if env.time is None and got.get("time") is not None:
+            env.time = got["time"]
+        if env.level is None and got.get("level") is not None:
+            env.level = got["level"]
+        env.layers = ("prefix",) + env.layers
+
+
+_CONTINUES_SENTENCE = re.compile(r"[a-z0-9(]")
+_ENDS_SENTENCE = re.compile(r"[.!?:;]\s*$")
+
+
+def _stream(text: str) -> tuple | None:
+    """The process a line names by itself: the NCCL ``host:pid`` or its envelope's stream key."""
+    env, msg = unwrap(text)
+    m = _NCCL_HEADER.match(msg)
+    if m is not None:
+        return ("nccl", m["host"] or env.host, int(m["pid"]))
+    key = env.stream_key()
+    if any(v is not None for v in key):
+        return ("env",) + key
+    return None
+
+
+def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | None:
+    """The repaired lines (as many as given) and what was learned for them, or None when the
+    lines show no paste damage."""
+    out, changed = _strip_markdown(lines)
+    paste = Paste()
+    head = out[:HEAD_LINES]
+
+    # Ray's deduplication note, wherever it stands in a line
+    for i, t in enumerate(out):
+        if "similar log lines]" in t:
+            nt = _SIMILAR.sub("", t, count=1)
+            if nt != t:
+                out[i] = nt
+                changed = True
+
+    # a repeated prefix that no envelope knows
+    prefix = _learn_prefix(head)
+    labels: dict[int, dict] = {}
+    if prefix is not None:
+        idents: dict[str, dict] = {}
+        for i, t in enumerate(out):
+            start = 0
+            end = prefix.match(t) if t and t[0] not in " \t" else 0
+            if not end:
+                h = _head(t)
+                if h is None:
+                    continue
+                start = h[0]
+                end = prefix.match(t, start)
+                if not end:
+                    continue
+            pre = t[start:end]
+            got = idents.get(pre)
+            if got is None:
+                if len(idents) > 4096:
+                    idents.clear()
+                got = idents[pre] = _identity(pre)
+            labels[i] = got
+            out[i] = t[:start] + t[end:]
+            changed = True
+        distinct = {d.get("label") for d in labels.values()}
+        for i, d in labels.items():
+            ident = {k: d[k] for k in ("time", "level", "pid", "rank") if k in d}
+            if len(distinct) > 1 and "pid" not in d and "rank" not in d and d.get("label"):
+                ident["host"] = d["label"].strip("[]():")
+            if ident:
+                paste.ids[i + 1] = ident
+
+    # hard wraps at a fixed width
+    width = _wrap_width(head)
+    if width:
+        i = 0
+        while i < len(out):
+            if len(out[i]) != width or _starts_record(out[i]):
+                i += 1
+                continue
+            j = i + 1
+            parts = [out[i]]
+            while j < len(out) and len(parts) < MAX_WRAP_JOIN and _cut(parts[-1], out[j]):
+                parts.append(out[j])
+                if len(out[j]) != width:
+                    j += 1
+                    break
+                j += 1
+            if len(parts) > 1:
+                out[i] = "".join(parts)
+                for k in range(i + 1, j):
+                    out[k] = ""
+                changed = True
+            i = j
+
+    # a line that lost the prefix between two prefixed lines and continues a sentence
+    if labels:
+        for i in sorted(labels):
+            k = i + 1
+            if k >= len(out) or k in labels or not out[k] or not out[i]:
+                continue
+            nxt = out[k]
+            if len(lines[i]) < WRAP_MIN_WIDTH + 20 or not _CONTINUES_SENTENCE.match(nxt) \
+                    or _ENDS_SENTENCE.search(out[i]) or _new_line(nxt):
+                continue  # (a line is wrapped where it is long: at 80 columns and more)
+            if k + 1 < len(out) and out[k + 1].strip() and (k + 1) not in labels:
+                continue
+            out[i] = out[i].rstrip() + " " + nxt.strip()
+            out[k] = ""
+            changed = True
+
+    # character interleaving
+    spans: list[int] = []
+    differ = 0
+    for i, t in enumerate(out):
+        if is_interleaved(t):
+            a, b = deinterleave(t)
+            spans.append(i + 1)
+            differ += a != b
+            out[i] = a  # one process's copy; where the two differ (rank numbers), the leading one's
+    if spans:
+        where = f"line {spans[0]}" if len(spans) == 1 else f"{len(spans)} lines from {spans[0]} to {spans[-1]}"
+        paste.notes.append(f"{name}: {where}: the output of two processes is interleaved character by character;"
+                           + (" read de-interleaved" if not differ else
+                              f" read de-interleaved as one process's copy ({differ} of them differ between the two)"))
+        changed = True
+
+    # unprefixed lines between lines of one process
+    if _assign_between(out, paste):
+        changed = True
+
+    return (out, paste) if changed else None
+
+
+def _wrap_width(lines: list[str]) -> int:
+    """A width at which the lines were cut: no line is longer, and at least :data:`WRAP_MIN_LINES`
+    lines of exactly that length are cut (:func:`_cut`), most of the lines of that length."""
+    lens = Counter(len(t) for t in lines if len(t) >= WRAP_MIN_WIDTH)
+    if not lens:
+        return 0
+    w = max(lens)
+    if lens[w] < WRAP_MIN_LINES:
+        return 0
+    rests = Counter(lines[i + 1] for i, t in enumerate(lines[:-1]) if len(t) == w and _cut(t, lines[i + 1]))
+    cuts = sum(n for n in rests.values() if n == 1)  # a line printed again after each is a line of its own
+    return w if cuts >= WRAP_MIN_LINES and 2 * cuts > lens[w] else 0
+
+
+def _cut(line: str, nxt: str) -> bool:
+    """Whether ``nxt`` can be the rest of ``line`` cut at a fixed width: it is not empty, not
+    indented (a wrap adds no indentation; a table row or a traceback frame has it), does not
+    start the way ``line`` starts (the same message printed again) and starts nothing of its own."""
+    if nxt[:1] == " " and nxt[1:2] not in ("", " ", "\t"):
+        nxt = nxt[1:]
+    if not nxt or nxt[0] == "\t" or nxt[:2] == "  " or not nxt.strip() or line[:8] == nxt[:8]:
+        return False  # (one blank first: the cut fell on a word boundary)
+    return not _new_line(nxt)
+
+
+def _new_line(text: str) -> bool:
+    """A line that starts something of its own (an envelope, an NCCL header, a traceback ...)."""
+    if not text or text[0] in " \t":
+        return text[:1] in (" ", "\t") and text.lstrip().startswith(("File ", "frame #"))
+    env, msg = unwrap(text)
+    if env.layers and env.layers != ("paste",):
+        return True
+    return (_NCCL_HEADER.match(msg) is not None or msg.startswith(("Traceback", "During handling", "The above"))
+            or _EXC_WORD.match(msg) is not None and ":" in msg[:80])
+
+
+def _starts_record(text: str) -> bool:
+    """A line whose wrap the block assembler reassembles itself (a ProcessGroupNCCL record)."""
+    from .blocks import BlockAssembler
+
+    _env, msg = unwrap(text)
+    return BlockAssembler._wrapped(msg)
+
+
+def _assign_between(out: list[str], paste: Paste) -> bool:
+    """A line without a process of its own that holds a keyword, between NCCL lines of one process
+    (within 3 lines either side), takes that process (a bare ``NCCL version`` banner)."""
+    cache: dict[int, tuple | None] = {}
+
+    def stream(k: int) -> tuple | None:
+        if k not in cache:
+            t = out[k]
+            cache[k] = _stream(t) if t.strip() else None
+        return cache[k]
+
+    changed = False
+    for i, t in enumerate(out):
+        if not t or t[0] in " \t" or not candidate(t) or ":" in t[:40] and _PROCESS_HEADER.search(t[:120]):
+            continue
+        if stream(i) is not None:
+            continue
+        before = next((s for s in (stream(k) for k in range(i - 1, max(-1, i - 4), -1)) if s is not None), None)
+        if before is None or before[0] != "nccl":
+            continue  # (lines of other envelopes join their records in the block assembler)
+        after = next((s for s in (stream(k) for k in range(i + 1, min(len(out), i + 4))) if s is not None), None)
+        if after != before:
+            continue
+        d = paste.ids.setdefault(i + 1, {})
+        d.setdefault("host", before[1])
+        d.setdefault("pid", before[2])
+        changed = True
+    return changed
+
+
+# ------------------------------------------------------------------------------------------------
+# sources
+
+def prepare(source: Source) -> tuple[Source, Paste | None]:
+    """The source to read in place of ``source`` and what its repair learned (None: nothing to
+    repair; the source is then read as it is). Standard input is read ahead up to
+    :data:`REPAIR_MAX` bytes and handed back whole."""
+    if source.skip:
+        return source, None
+    if source.stream is not None:
+        try:
+            data = source.stream.read(REPAIR_MAX + 1)
+        except (OSError, ValueError):
+            return source, None
+        if data is None:
+            data = b""
+        if len(data) > REPAIR_MAX:
+            rest = Source(source.name, stream=io.BufferedReader(_Peek(data, source.stream), 1 << 20))
+            return rest, None
+        if data[:2] == b"\x1f\x8b":  # gzip on standard input: read as it is
+            return Source(source.name, stream=io.BufferedReader(_Peek(data, io.BytesIO(b"")), 1 << 20)), None
+        source = Source(source.name, text=data.decode("utf-8", "surrogateescape"))
+    elif source.text is None:
+        if source.path is None:
+            return source, None
+        try:
+            if not os.path.isfile(source.path) or os.path.getsize(source.path) > REPAIR_MAX:
+                return source, None
+        except OSError:
+            return source, None
+    elif len(source.text) > REPAIR_MAX:
+        return source, None
+    rs = ReadStats()
+    lines: list[str] = []
+    size = 0
+    gen = read_lines(source, rs)
+    try:
+        for _n, text in gen:
+            lines.append(text)
+            size += len(text) + 1
+            if size > REPAIR_MAX:
+                return source, None
+            if len(lines) == HEAD_LINES and repair_lines(lines, source.name) is None:
+                return source, None  # no sign of paste damage in the head: read as it is
+    finally:
+        gen.close()
+    if rs.skipped_files or rs.warnings or rs.cut_lines or not lines:
+        return source, None
+    got = repair_lines(lines, source.name)
+    if got is None:
+        return source, None
+    fixed, paste = got
+    return Source(source.name, text="\n".join(fixed) + "\n"), paste

@@ -1,0 +1,243 @@
+"""Paste damage repaired per source (logdoc/paste.py): learned prefixes, markdown residue, hard
+wraps, character interleaving, unprefixed lines of a multi-process paste. The logs here are made up
+in the shapes the field corpus shows; none is a field case."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from logdoc.parse import parse_sources, parse_text
+from logdoc.paste import deinterleave, is_interleaved, prepare, repair_lines
+from logdoc.source import ReadStats, Source, read_lines
+
+TORCH_NCCL = [
+    "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+    "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+    "Last error:",
+    "Error while creating shared memory segment /dev/shm/nccl-AbCdEf (size 9637888)",
+]
+
+
+def _check_counts(res):
+    s = res.stats
+    assert s.lines_read == s.irrelevant + s.relevant and s.relevant == s.understood + s.not_understood
+
+
+def _kinds(res):
+    return [(e.kind, e.line) for e in res.events]
+
+
+# ------------------------------------------------------------------------------------------------
+# learned prefixes
+
+
+@pytest.mark.parametrize("prefix", [
+    "job-7b.0 [stderr] ",
+    "[Trainer LOG] ",
+    "ERROR 03-05 00:25:45 [core.py:1094] ",
+    "10.1.2.3: ",
+    "run_12.node3.77.log:[0003/0016] ",
+])
+def test_a_repeated_prefix_no_envelope_knows_is_peeled(prefix):
+    plain = parse_text("\n".join(TORCH_NCCL) + "\n")
+    pasted = parse_text("\n".join(prefix + t for t in TORCH_NCCL) + "\n")
+    _check_counts(pasted)
+    assert _kinds(pasted) == _kinds(plain) and plain.events
+    assert [e.fields for e in pasted.events] == [e.fields for e in plain.events]
+
+
+def test_a_prefix_that_names_processes_keeps_their_records_apart():
+    lines = []
+    for pid in (101, 202):
+        lines += [f"(Worker_{pid % 7} pid={pid}) WARN 01-17 00:55:01 [w.py:12] {t}" for t in TORCH_NCCL]
+    res = parse_text("\n".join(lines) + "\n")
+    _check_counts(res)
+    errs = [e for e in res.events if e.fields.get("nccl_result") or e.kind.startswith("torch.nccl")]
+    assert sorted(e.pid for e in errs) == [101, 202]
+    assert all(e.time == "--01-17T00:55:01" for e in res.events)
+
+
+def test_labels_without_pid_become_streams():
+    lines = []
+    for k in range(2):
+        lines += [f"job-{k}.log [stderr] {t}" for t in TORCH_NCCL]
+    got = repair_lines(lines)
+    assert got is not None
+    fixed, paste = got
+    assert fixed[:4] == TORCH_NCCL
+    hosts = {paste.ids[n].get("host") for n in range(1, 9)}
+    assert len(hosts) == 2 and None not in hosts
+
+
+@pytest.mark.parametrize("lines", [
+    # NCCL's own headers, old and new: never peeled
+    ["node1:11:12 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"] * 5,
+    ["cx50:18926:19004 [1] INFO NET : Using interface eno1:192.168.12.50<0>"] * 5,
+    ["WARN src/core.cu:225 failed to allocate 2101248 byte device buffer"] * 4,
+    ["transport/nvls.cc:401 -> 1", "init.cc:1138 -> 1", "init.cc:1407 -> 1", "group.cc:75 -> 1 [Async thread]"],
+    # c10 lines: what follows their header is a message
+    ["[rank0]:[E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+     "timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE) ran for 600021 milliseconds before timing out."] * 4,
+    # ordinary prints
+    ["step 1 loss 0.5", "step 2 loss 0.4", "step 3 loss 0.3", "step 4 loss 0.2"],
+    ["Pinning local process 5 to gpu 5", "Pinning local process 7 to gpu 7", "Pinning local process 4 to gpu 4"],
+])
+def test_lines_that_are_no_paste_damage_are_left_alone(lines):
+    assert repair_lines(list(lines)) is None
+
+
+def test_ray_similar_lines_note_is_peeled():
+    line = ("[3 similar log lines] [W1008 23:40:22.836678340 socket.cpp:767] [c10d] The IPv6 network addresses of "
+            "(job-x.internal, 50745) cannot be retrieved (gai error: -2 - Name or service not known).")
+    fixed, _ = repair_lines([line])
+    assert fixed[0].startswith("[W1008 23:40:22.836678340 socket.cpp:767] [c10d]")
+
+
+# ------------------------------------------------------------------------------------------------
+# markdown residue
+
+
+def test_fences_details_and_quotes_are_stripped():
+    lines = ["<details><summary>full log</summary>", "", "```shell"] + ["> " + t for t in TORCH_NCCL] + \
+            ["```", "</details>"]
+    fixed, _ = repair_lines(lines)
+    assert len(fixed) == len(lines)
+    assert [t for t in fixed if t] == TORCH_NCCL
+
+
+def test_an_indented_code_block_is_dedented_but_frames_keep_their_indentation():
+    block = ["    " + t for t in TORCH_NCCL]
+    fixed, _ = repair_lines(block)
+    assert fixed == TORCH_NCCL
+    frames = ['  File "/w/train.py", line 1, in <module>', "    main()", '  File "/w/x.py", line 2, in main']
+    assert repair_lines(frames) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# hard wraps
+
+
+def test_lines_cut_at_a_fixed_width_are_joined_and_the_line_count_kept():
+    msgs = [
+        "host-a:1:2 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer host-b<4242>",
+        "host-a:1:2 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : socket progress error",
+        "host-a:1:2 [0] misc/shmutils.cc:132 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-x "
+        "(size 9637888), error: No space left on device (28)",
+        "host-a:1:2 [0] transport/shm.cc:551 NCCL WARN Cuda failure 'out of memory' while setting up the transport",
+    ]
+    width = 72
+    wrapped = []
+    for m in msgs:
+        wrapped += [m[i:i + width] for i in range(0, len(m), width)]
+    fixed, _ = repair_lines(wrapped)
+    assert len(fixed) == len(wrapped)
+    assert [t for t in fixed if t] == msgs
+    res = parse_text("\n".join(wrapped) + "\n")
+    _check_counts(res)
+    assert sum(e.kind == "nccl.warn" for e in res.events) == 4
+
+
+def test_a_line_that_lost_the_prefix_continues_the_line_before():
+    cut = TORCH_NCCL[0].index(" version")  # `..., NCCL` / `version 2.21.5`
+    lines = ["job-1.0 [stderr] " + TORCH_NCCL[0][:cut], TORCH_NCCL[0][cut + 1:]] + \
+            ["job-1.0 [stderr] " + t for t in TORCH_NCCL[1:]]
+    fixed, _ = repair_lines(lines)
+    assert fixed[0] == TORCH_NCCL[0] and fixed[1] == ""
+
+
+def test_independent_lines_are_not_joined():
+    lines = ["job-1.0 [stderr] Loading checkpoint shards", "loading weights took 3 s.",
+             "job-1.0 [stderr] step 1", "job-1.0 [stderr] step 2", "second independent line", "third one"]
+    got = repair_lines(lines)
+    assert got is not None and got[0][1:] == lines[1:2] + ["step 1", "step 2"] + lines[4:]  # short lines: no wrap
+
+
+# ------------------------------------------------------------------------------------------------
+# interleaving
+
+
+def _interleave(a: str, b: str) -> str:
+    out = []
+    for x, y in zip(a, b):
+        out += [x, y]
+    return "".join(out) + a[len(b):] + b[len(a):]
+
+
+def test_two_copies_interleaved_character_by_character_are_taken_apart():
+    a = "NCCL WARN Duplicate GPU detected : rank 3 and rank 2 both on CUDA device e2000"
+    b = "NCCL WARN Duplicate GPU detected : rank 2 and rank 3 both on CUDA device e2000"
+    mixed = _interleave(a, b)
+    assert is_interleaved(mixed)
+    assert deinterleave(mixed) == (a, b)
+    t = "Traceback (most recent call last):"
+    assert deinterleave(_interleave(t, t)) == (t, t)
+
+
+@pytest.mark.parametrize("line", ["x" * 60, "Successfully connected to all peers", "aa bb cc dd ee",
+                                  "=" * 40, "0000000000000000000000000000", "coffee committee bookkeeper"])
+def test_ordinary_lines_are_not_interleaved(line):
+    assert not is_interleaved(line)
+
+
+def test_an_interleaved_paste_is_read_and_reported():
+    text = "\n".join(_interleave(t, t) for t in TORCH_NCCL) + "\n"
+    res = parse_text(text)
+    plain = parse_text("\n".join(TORCH_NCCL) + "\n")
+    assert _kinds(res) == _kinds(plain)
+    assert any("interleaved character by character" in w for w in res.stats.warnings)
+
+
+# ------------------------------------------------------------------------------------------------
+# unprefixed lines of a multi-process paste
+
+
+def test_a_bare_nccl_banner_takes_the_process_around_it():
+    lines = ["nodeA:41:41 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+             "nodeB:52:52 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>",
+             "nodeA:41:41 [0] NCCL INFO cudaDriverVersion 12020",
+             "NCCL version 2.21.5+cuda12.1",
+             "nodeA:41:60 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+             "nodeB:52:52 [0] NCCL INFO cudaDriverVersion 12020"]
+    res = parse_text("\n".join(lines) + "\n")
+    banner = [e for e in res.events if e.line == 4]
+    assert banner and banner[0].host == "nodeA" and banner[0].pid == 41
+
+
+def test_a_bare_line_between_two_processes_is_not_assigned():
+    lines = ["nodeA:41:41 [0] NCCL INFO cudaDriverVersion 12020", "NCCL version 2.21.5+cuda12.1",
+             "nodeB:52:52 [0] NCCL INFO cudaDriverVersion 12020"]
+    assert repair_lines(lines) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# sources
+
+
+def test_standard_input_is_repaired_and_files_read_the_same(tmp_path):
+    text = "".join("job-7b.0 [stderr] " + t + "\n" for t in TORCH_NCCL)
+    p = tmp_path / "log.txt"
+    p.write_text(text)
+    a = parse_sources([Source("<stdin>", stream=io.BytesIO(text.encode()))])
+    b = parse_sources([Source("<stdin>", path=str(p))])
+    c = parse_text(text, "<stdin>")
+    assert [e.to_dict() for e in a.events] == [e.to_dict() for e in b.events] == [e.to_dict() for e in c.events]
+    assert a.events and a.stats.to_dict() == b.stats.to_dict()
+
+
+def test_an_undamaged_source_is_read_as_it_is(tmp_path):
+    p = tmp_path / "log.txt"
+    p.write_text("node1:11:12 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n" * 3)
+    src = Source("log.txt", path=str(p))
+    assert prepare(src) == (src, None)
+
+
+def test_a_long_standard_input_is_handed_back_whole(monkeypatch):
+    import logdoc.paste as paste
+
+    monkeypatch.setattr(paste, "REPAIR_MAX", 100)
+    data = b"".join(b"line %d of ordinary output\n" % i for i in range(50))
+    src, got = prepare(Source("<stdin>", stream=io.BytesIO(data)))
+    assert got is None
+    assert [t for _, t in read_lines(src, ReadStats())] == data.decode().splitlines()
