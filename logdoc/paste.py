@@ -37,7 +37,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .envelope import unwrap
+from .envelope import has_huge_number, unwrap
 from .events import Envelope
 from .nccl import HEADER as _NCCL_HEADER
 from .prefilter import candidate
@@ -342,17 +342,16 @@ def is_interleaved(line: str) -> bool:
 
 def deinterleave(line: str) -> tuple[str, str]:
     """Split a line where two copies of one text alternate: each character goes to the copy that
-    lags when it is the character that copy expects next (or a variant of it: a digit for a
-    digit, a letter for a letter, where the two texts differ, as rank numbers do), else to the
-    leading copy. Returns the leading copy and the lagging one."""
+    lags when it is the character that copy expects next (or, while the copies alternate one to
+    one, a variant of it: a digit for a digit, a letter for a letter, where the two texts differ,
+    as rank numbers and names do), else to the leading copy. Returns the leading copy and the lagging one."""
     lead: list[str] = []
     lag: list[str] = []
     for c in line:
         j = len(lag)
         if j < len(lead):
             x = lead[j]
-            if x == c or (x.isdigit() and c.isdigit()) or (x.isalpha() and c.isalpha() and x.lower() != c.lower()
-                                                           and j + 1 < len(lead)):
+            if x == c or (j == len(lead) - 1 and (x.isdigit() and c.isdigit() or x.isalpha() and c.isalpha())):
                 lag.append(c)
                 continue
         lead.append(c)
@@ -396,6 +395,8 @@ _ENDS_SENTENCE = re.compile(r"[.!?:;]\s*$")
 
 def _stream(text: str) -> tuple | None:
     """The process a line names by itself: the NCCL ``host:pid`` or its envelope's stream key."""
+    if has_huge_number(text):
+        return None
     env, msg = unwrap(text)
     m = _NCCL_HEADER.match(msg)
     if m is not None:
@@ -503,6 +504,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             differ += a != b
             out[i] = a  # one process's copy; where the two differ (rank numbers), the leading one's
     if spans:
+        _close_up(out, spans)
         where = f"line {spans[0]}" if len(spans) == 1 else f"{len(spans)} lines from {spans[0]} to {spans[-1]}"
         paste.notes.append(f"{name}: {where}: the output of two processes is interleaved character by character;"
                            + (" read de-interleaved" if not differ else
@@ -514,6 +516,32 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
         changed = True
 
     return (out, paste) if changed else None
+
+
+def _close_up(out: list[str], spans: list[int]) -> None:
+    """Where the line ends of the two processes alternate too, each de-interleaved line is followed
+    by an empty one (the other copy's line end): the lines of such a run are moved together and the
+    empty lines after them, so a record is not cut by blank lines (line numbers inside the run
+    become approximate)."""
+    marked = set(spans)
+    i = 0
+    n = len(out)
+    while i < n:
+        if i + 1 not in marked:
+            i += 1
+            continue
+        j = i
+        texts: list[str] = []
+        blanks = 0
+        while j < n and (j + 1 in marked or (out[j] == "" and j > i and (j in marked))):
+            if out[j]:
+                texts.append(out[j])
+            else:
+                blanks += 1
+            j += 1
+        if blanks:
+            out[i:j] = texts + [""] * blanks
+        i = j
 
 
 def _wrap_width(lines: list[str]) -> int:

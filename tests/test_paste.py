@@ -241,3 +241,16 @@ def test_a_long_standard_input_is_handed_back_whole(monkeypatch):
     src, got = prepare(Source("<stdin>", stream=io.BytesIO(data)))
     assert got is None
     assert [t for _, t in read_lines(src, ReadStats())] == data.decode().splitlines()
+
+
+def test_two_tracebacks_interleaved_with_their_line_ends_read_as_one_record():
+    a = "\n".join(['Traceback (most recent call last):', '  File "train.py", line 10, in <module>',
+                   '    dist.init_process_group("nccl")'] + TORCH_NCCL) + "\n"
+    b = a.replace("nccl-AbCdEf", "nccl-XyZwVu")
+    mixed = "".join(x + y for x, y in zip(a, b))
+    res = parse_text(mixed)
+    _check_counts(res)
+    plain = parse_text(a)
+    assert [e.kind for e in res.events] == [e.kind for e in plain.events] and plain.events
+    assert res.events[0].fields.get("last_error") == plain.events[0].fields.get("last_error")
+    assert any("differ between the two" in w for w in res.stats.warnings)
