@@ -53,6 +53,8 @@ MAX_PREFIX_CHARS = 160
 WRAP_MIN_WIDTH = 60
 WRAP_MIN_LINES = 3
 MAX_WRAP_JOIN = 12     # lines joined into one at most
+MAX_INTERLEAVED = 4096  # longer lines are not looked at for interleaving (terminal output is shorter)
+LONG = 8192            # longer lines are left as they are (no prefix, no wrap, no process of their own)
 
 __all__ = ["Paste", "prepare", "repair_lines", "deinterleave", "is_interleaved"]
 
@@ -163,14 +165,14 @@ def _known_at(msg: str, pos: int) -> bool:
     """Whether a format that something else reads starts at ``pos``: an NCCL header or an envelope."""
     if _NCCL_HEADER.match(msg, pos) is not None:
         return True
-    env, rest = unwrap(msg[pos:])
+    env, _rest = unwrap(msg[pos:])
     return bool(env.layers) and env.layers != ("paste",)
 
 
 def _head(line: str) -> tuple[int, str, Envelope] | None:
     """Where the message starts after the envelopes unwrap() knows, the message and the envelope;
     None when a logger header was peeled (what follows is a message, not a prefix)."""
-    if not line or line[0] in " \t":
+    if not line or line[0] in " \t" or len(line) > LONG:
         return None
     env, msg = unwrap(line)
     if env.level is not None or env.source is not None:
@@ -203,7 +205,7 @@ def _tokens(msg: str) -> list[tuple[str, int, int]]:
         pos = m.end()
     # the prefix ends at a blank, a colon or a bracket: never inside a word
     while out:
-        tok, s, e = out[-1]
+        tok, _s, e = out[-1]
         nxt = msg[e:e + 1]
         if nxt in (" ", "\t") or (nxt and tok[-1] in ":])|") or (nxt and nxt in "[("):
             break
@@ -323,7 +325,7 @@ def is_interleaved(line: str) -> bool:
     """A line in which two copies of one text alternate character by character (``TTrraaccee``):
     most of its letters come in doubled pairs, far more than any language doubles them."""
     n = len(line)
-    if n < 16:
+    if n < 16 or n > MAX_INTERLEAVED:
         return False
     pairs = len(_DOUBLED.findall(line))
     if 2 * pairs < 0.3 * n:
@@ -395,7 +397,7 @@ _ENDS_SENTENCE = re.compile(r"[.!?:;]\s*$")
 
 def _stream(text: str) -> tuple | None:
     """The process a line names by itself: the NCCL ``host:pid`` or its envelope's stream key."""
-    if has_huge_number(text):
+    if len(text) > LONG or has_huge_number(text):
         return None
     env, msg = unwrap(text)
     m = _NCCL_HEADER.match(msg)
@@ -562,6 +564,8 @@ def _cut(line: str, nxt: str) -> bool:
     """Whether ``nxt`` can be the rest of ``line`` cut at a fixed width: it is not empty, not
     indented (a wrap adds no indentation; a table row or a traceback frame has it), does not
     start the way ``line`` starts (the same message printed again) and starts nothing of its own."""
+    if len(nxt) > LONG:
+        return False
     if nxt[:1] == " " and nxt[1:2] not in ("", " ", "\t"):
         nxt = nxt[1:]
     if not nxt or nxt[0] == "\t" or nxt[:2] == "  " or not nxt.strip() or line[:8] == nxt[:8]:
@@ -573,6 +577,8 @@ def _new_line(text: str) -> bool:
     """A line that starts something of its own (an envelope, an NCCL header, a traceback ...)."""
     if not text or text[0] in " \t":
         return text[:1] in (" ", "\t") and text.lstrip().startswith(("File ", "frame #"))
+    if len(text) > LONG:
+        return True
     env, msg = unwrap(text)
     if env.layers and env.layers != ("paste",):
         return True
@@ -584,6 +590,8 @@ def _starts_record(text: str) -> bool:
     """A line whose wrap the block assembler reassembles itself (a ProcessGroupNCCL record)."""
     from .blocks import BlockAssembler
 
+    if len(text) > LONG:
+        return True
     _env, msg = unwrap(text)
     return BlockAssembler._wrapped(msg)
 
@@ -601,7 +609,7 @@ def _assign_between(out: list[str], paste: Paste) -> bool:
 
     changed = False
     for i, t in enumerate(out):
-        if not t or t[0] in " \t" or not candidate(t) or ":" in t[:40] and _PROCESS_HEADER.search(t[:120]):
+        if not t or t[0] in " \t" or len(t) > LONG or not candidate(t) or ":" in t[:40] and _PROCESS_HEADER.search(t[:120]):
             continue
         if stream(i) is not None:
             continue
