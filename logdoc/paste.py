@@ -402,7 +402,9 @@ def _stream(text: str) -> tuple | None:
     env, msg = unwrap(text)
     m = _NCCL_HEADER.match(msg)
     if m is not None:
-        return ("nccl", m["host"] or env.host, int(m["pid"]))
+        pid = m.group("pid")
+        # a masked pid (`XXXXXX`, `<pid>`) names no process: the host alone does
+        return ("nccl", m["host"] or env.host, int(pid) if pid and pid.isdigit() else None)
     key = env.stream_key()
     if any(v is not None for v in key):
         return ("env",) + key
@@ -619,9 +621,12 @@ def _assign_between(out: list[str], paste: Paste) -> bool:
         after = next((s for s in (stream(k) for k in range(i + 1, min(len(out), i + 4))) if s is not None), None)
         if after != before:
             continue
+        if before[1] is None and before[2] is None:
+            continue
         d = paste.ids.setdefault(i + 1, {})
-        d.setdefault("host", before[1])
-        d.setdefault("pid", before[2])
+        for k, v in (("host", before[1]), ("pid", before[2])):
+            if v is not None:
+                d.setdefault(k, v)
         changed = True
     return changed
 

@@ -254,3 +254,12 @@ def test_two_tracebacks_interleaved_with_their_line_ends_read_as_one_record():
     assert [e.kind for e in res.events] == [e.kind for e in plain.events] and plain.events
     assert res.events[0].fields.get("last_error") == plain.events[0].fields.get("last_error")
     assert any("differ between the two" in w for w in res.stats.warnings)
+
+
+def test_masked_pids_name_no_process_but_never_crash():
+    lines = ["host-01:XXXXXX:XXXXXX [0] NCCL INFO cudaDriverVersion 12020", "NCCL version 2.21.5+cuda12.1",
+             "host-01:XXXXXX:XXXXXX [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"]
+    got = repair_lines(lines)
+    assert got is None or got[1].ids.get(2, {}).get("pid") is None
+    res = parse_text("\n".join(lines) + "\n")
+    _check_counts(res)
