@@ -36,7 +36,9 @@ ORIGIN_FIELDS = ("evidence", "evidence_count", "origin_ranks", "origin_hosts")
 GLOO_FIELDS = ("code_location", "message", "peer", "peer_addr", "peer_port_printed", "peer_port", "peer_seq",
                "errno_text", "errno_name", "strerror", "error", "condition", "enforce", "lhs", "rhs", "srcdir",
                "iface", "timeout_ms")
-_NESTED = ("nested_in", "inner_kind", "inner_template")
+_NESTED = ("nested_in", "nested_kind", "nested_line", "inner_kind", "inner_template")
+
+_NESTED_SET = frozenset(_NESTED)
 
 _N, _T, _A = "logdoc/nccl.py", "logdoc/torchlines.py", "logdoc/analysis"
 
@@ -48,7 +50,7 @@ def _k(fields, producer, summary, catalog=False) -> KindSpec:
 KINDS: dict[str, KindSpec] = {
     # --- NCCL (host:pid:tid [dev] NCCL ... lines)
     "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix"), _N, "the NCCL version banner"),
-    "nccl.warn": _k(NCCL_FIELDS + ("code_location",) + _NESTED, _N, "an NCCL WARN line"),
+    "nccl.warn": _k(NCCL_FIELDS + ("code_location", "header") + _NESTED, _N, "an NCCL WARN line"),
     "nccl.trace": _k(NCCL_FIELDS + ("code_location", "code", "code_name", "errno_text", "thread"), _N,
                      "an error back-trace line `file:line -> N`"),
     "nccl.comm_init": _k(NCCL_FIELDS + ("comm", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm_id",
@@ -80,7 +82,7 @@ KINDS: dict[str, KindSpec] = {
                                                                 "exception", "error_string", "last_error",
                                                                 "nccl_result", "nccl_version"), _T,
                                 "the watchdog saw an asynchronous error and aborts", True),
-    "torch.watchdog_failure": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "last_enqueued", "last_completed", "exception",
+    "torch.watchdog_failure": _k(PG_FIELDS + EXCEPTION_FIELDS + _NESTED + ("seq", "last_enqueued", "last_completed", "exception",
                                                                  "error_string", "last_error", "nccl_result",
                                                                  "nccl_version", "thread_died"), _T,
                                  "the watchdog thread failed or tore the process down", True),
@@ -98,16 +100,16 @@ KINDS: dict[str, KindSpec] = {
         "rank", "other_rank", "seq", "op_type", "shape", "dtype", "other_seq", "other_op_type", "other_shape",
         "other_dtype", "device", "other_device", "devices", "other_devices", "differs", "diffs"), _T,
         "TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch report", True),
-    "torch.monitored_barrier": _k(PG_FIELDS + EXCEPTION_FIELDS + ("failed_ranks", "timeout_ms", "original_exception",
+    "torch.monitored_barrier": _k(PG_FIELDS + EXCEPTION_FIELDS + _NESTED + ("failed_ranks", "timeout_ms", "original_exception",
                                                                   "rank"), _T, "monitored_barrier failure", True),
     "torch.exception": _k(EXCEPTION_FIELDS + ("spawn_process",) + _NESTED, _T, "a Python traceback / exception line",
                           True),
     "torch.terminate": _k(("cxx_type", "what", "cause", "cxx_frames") + _NESTED, _T,
                           "terminate called after throwing ...", True),
     "torch.teardown": _k(PG_FIELDS + ("reason",), _T, "process-group shutdown/abort messages", True),
-    "torch.cxx_backtrace": _k(("message", "function", "source_path", "line", "n", "symbol", "offset", "address",
+    "torch.cxx_backtrace": _k(PG_FIELDS + _NESTED + ("message", "function", "source_path", "line", "n", "symbol", "offset", "address",
                                "library"), _T, "Exception raised from ... with C++ frames", True),
-    "torch.message": _k(PG_FIELDS + EXCEPTION_FIELDS, _T, "another catalog message of ProcessGroupNCCL/c10d", True),
+    "torch.message": _k(PG_FIELDS + EXCEPTION_FIELDS + _NESTED + ("variable",), _T, "another catalog message of ProcessGroupNCCL/c10d", True),
     "store.client_timeout": _k(EXCEPTION_FIELDS + ("timeout_ms", "host", "port", "error", "n"), _T,
                                "TCPStore client connect timed out", True),
     "store.connect_retry": _k(("host", "port", "timeout_ms", "delay_ms", "error", "n"), _T,
@@ -233,10 +235,15 @@ def _catalog_fields() -> dict[str, frozenset[str]]:
 
 
 def fields(kind: str) -> frozenset[str] | None:
-    """The fields an event of ``kind`` may carry (None for an unregistered kind)."""
+    """The fields an event of ``kind`` may carry (None for an unregistered kind). Any message the
+    parser reads may stand nested in another one (logdoc/nested.py): its event then also carries
+    the nesting fields."""
     spec = KINDS.get(kind)
     if spec is None:
         return None
+    out = spec.fields
     if spec.catalog:
-        return spec.fields | _catalog_fields().get(kind, frozenset())
-    return spec.fields
+        out = out | _catalog_fields().get(kind, frozenset())
+    if not kind.startswith("analysis."):
+        out = out | _NESTED_SET
+    return out

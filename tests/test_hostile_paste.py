@@ -25,9 +25,14 @@ def rules():
 
 
 def files_of(sample: Path) -> list[tuple[str, str]]:
+    """The sample's log files as text: flight-recorder dumps (pickle or JSON) are data, not lines
+    anyone pastes into a thread, and stay out."""
+    from logdoc.flight_recorder import sniff
+
     return [(str(p.relative_to(sample)), p.read_text(encoding="utf-8", errors="replace"))
             for p in sorted(sample.rglob("*"))
-            if p.is_file() and p.name != "sample.yaml" and not p.name.endswith(".json")]
+            if p.is_file() and p.name != "sample.yaml" and not p.name.endswith(".json")
+            and sniff(p.read_bytes()[:4096]) is None]
 
 
 def diagnoses(files) -> list[tuple]:
