@@ -30,7 +30,7 @@ def _loaded_rules(extra_dirs: tuple[str, ...]):
     """The rule set, as the command line loads it (the compiled copy in the user cache when it is
     fresh, logdoc/cache.py), kept for the life of the process: a notebook or a tool that calls
     :func:`explain` many times parses the YAML knowledge base once, not every time."""
-    from .cache import load_rules
+    from .rulecache import load_rules
 
     rules = _LOADED.get(extra_dirs)
     if rules is None:

@@ -1,5 +1,5 @@
-"""Start-up caches in the user's cache folder: the knowledge base compiled to JSON, and the
-built Lark parsers. Both are keyed by what they are built from, so a stale entry is never used,
+"""Start-up caches in the user's cache folder: the knowledge base compiled (its loader is
+:mod:`logdoc.rulecache`), and the built Lark parsers. Both are keyed by what they are built from, so a stale entry is never used,
 and every failure (no home, read-only disk, a damaged file) falls back to building as usual.
 
 * knowledge base: YAML parsing with line numbers and validation cost about 0.3 s on every run;
@@ -21,9 +21,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Sequence
-
-KB_CACHE_SCHEMA = "logdoc.kbcache/1"
-
 
 def cache_dir(create: bool = True) -> Path | None:
     if os.environ.get("LOGDOC_NO_CACHE"):
@@ -52,7 +49,7 @@ def cache_dir(create: bool = True) -> Path | None:
     return d
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as fh:
@@ -65,74 +62,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
             pass
 
 
-# ---------------------------------------------------------------------------------------------
-# knowledge base
-
-def _kb_key(dirs: Sequence[Path]) -> str | None:
-    from . import __version__, annotations, differential, kb, knowledge
-
-    h = hashlib.sha256()
-    h.update(f"{KB_CACHE_SCHEMA}|{__version__}|{kb.SCHEMA}|{kb.regex_engine()}|{kb._yaml is not None}|"
-             f"{sys.version_info[:2]}".encode())
-    # the loader's own code: an edited kb.py makes a new key
-    for mod in (kb.__file__, __file__, annotations.__file__, differential.__file__, knowledge.__file__):
-        try:
-            st = os.stat(mod)
-            h.update(f"\0{mod}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-        except (OSError, TypeError):
-            return None
-    for d in dirs:
-        h.update(b"\0dir\0" + str(d.resolve()).encode())
-        if not d.is_dir():
-            h.update(b"missing")
-            continue
-        try:
-            files = kb._rule_files(d) + knowledge.knowledge_files(d)
-        except Exception:  # noqa: BLE001 - no cache rather than a wrong one
-            return None
-        for p in files:
-            try:
-                st = p.stat()
-            except OSError:
-                return None
-            h.update(f"\0{p}\0{st.st_size}\0{st.st_mtime_ns}".encode())
-    return h.hexdigest()[:32]
-
-
-def load_rules(extra_dirs: Sequence[str | Path] = ()):
-    """``kb.load_rules(extra_dirs=extra_dirs)``, from the cache when it is fresh."""
-    import pickle
-
-    from . import kb
-
-    dirs = [kb._builtin_dir()] + [Path(x) for x in extra_dirs]
-    folder = cache_dir()
-    key = _kb_key(dirs) if folder is not None else None
-    path = folder / f"kb-{key}.pickle" if key is not None and folder is not None else None
-    if path is not None and path.is_file():
-        try:
-            with open(path, "rb") as fh:
-                head = fh.readline()
-                if head == (KB_CACHE_SCHEMA + "\n").encode():
-                    rs = pickle.load(fh)
-                    if isinstance(rs, kb.RuleSet):
-                        return rs
-        except Exception:  # noqa: BLE001 - a damaged cache is rebuilt
-            pass
-    rs = kb.load_rules(extra_dirs=extra_dirs)
-    if path is not None:
-        try:
-            blob = pickle.dumps(rs, protocol=pickle.HIGHEST_PROTOCOL)
-            back = pickle.loads(blob)  # only cache what loads back
-            if isinstance(back, kb.RuleSet) and len(back) == len(rs):
-                _write_atomic(path, (KB_CACHE_SCHEMA + "\n").encode() + blob)
-                _prune(folder, "kb-", keep=path.name)
-        except Exception:  # noqa: BLE001
-            pass
-    return rs
-
-
-def _prune(folder: Path, prefix: str, keep: str, limit: int = 8) -> None:
+def prune(folder: Path, prefix: str, keep: str, limit: int = 8) -> None:
     try:
         old = sorted((p for p in folder.glob(prefix + "*") if p.name != keep), key=lambda p: p.stat().st_mtime)
         for p in old[:-limit] if len(old) > limit else []:
@@ -176,8 +106,8 @@ def load_table(name: str, sources: Sequence[str | Path], build):
         pass
     table = build()
     try:
-        _write_atomic(path, (TABLE_CACHE_SCHEMA + "\n").encode() + pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
-        _prune(folder, f"table-{name}-", keep=path.name, limit=2)
+        write_atomic(path, (TABLE_CACHE_SCHEMA + "\n").encode() + pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
+        prune(folder, f"table-{name}-", keep=path.name, limit=2)
     except Exception:  # noqa: BLE001 - no cache rather than no table
         pass
     return table

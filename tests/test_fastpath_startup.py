@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoc import cache, cli, kb
+from logdoc import cache, cli, kb, rulecache
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -57,26 +57,26 @@ def test_kb_cache_is_the_same_rule_set_and_follows_the_files(tmp_path, monkeypat
     monkeypatch.setenv("LOGDOC_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("LOGDOC_NO_CACHE", raising=False)
     want = _summary(kb.load_rules())
-    first = cache.load_rules()
+    first = rulecache.load_rules()
     assert _summary(first) == want
     (entry,) = list((tmp_path / "c").glob("kb-*.pickle"))
-    second = cache.load_rules()
+    second = rulecache.load_rules()
     assert _summary(second) == want
     # user rules: another key; editing them changes the key again
     user = tmp_path / "rules"
     user.mkdir()
     src = sorted((ROOT / "knowledge").glob("*.yaml"))[0]
     (user / "mine.yaml").write_text(src.read_text())
-    with_user = cache.load_rules([str(user)])
+    with_user = rulecache.load_rules([str(user)])
     assert _summary(with_user) == _summary(kb.load_rules(extra_dirs=[str(user)]))
     n = len(list((tmp_path / "c").glob("kb-*.pickle")))
     (user / "mine.yaml").write_text(src.read_text() + "\n# edited\n")
     os.utime(user / "mine.yaml", ns=(1, 1))
-    cache.load_rules([str(user)])
+    rulecache.load_rules([str(user)])
     assert len(list((tmp_path / "c").glob("kb-*.pickle"))) == n + 1
     # a damaged entry is rebuilt, never trusted
     entry.write_bytes(b"garbage")
-    assert _summary(cache.load_rules()) == want
+    assert _summary(rulecache.load_rules()) == want
     assert pickle.loads(entry.read_bytes().split(b"\n", 1)[1]) is not None
 
 

@@ -121,7 +121,7 @@ def load_rules(rules_dirs: List[str], cached: bool = False):
 
     check_rules_dirs(rules_dirs)
     if cached:  # explain / summary: the compiled copy in the user cache when fresh (logdoc/cache.py)
-        from ..cache import load_rules as load_cached
+        from ..rulecache import load_rules as load_cached
 
         rules = load_cached(extra_dirs=rules_dirs)
     else:
