@@ -24,7 +24,11 @@ Blocks recognised:
 
 A continuation line that carries no envelope of its own (only the first line of a c10 message
 has the ``[rank0]:[E...]`` prefix) joins the open block of a compatible stream: the most recent
-one whose stream key agrees on every part the line does have.
+one whose stream key agrees on every part the line does have. Finding it costs no scan of every
+open block: the open blocks are kept by stream, and the plain messages among them (one record
+that only continuation lines may extend: every ranked logger or c10 line opens one) are set
+apart, so a line that is no continuation line is compared only with the few other open blocks
+(tracebacks, wrapped records, frames, summaries), the same answer as the full scan.
 
 Every block is bounded (``max_lines``, ``max_bytes``); a block at its bound or open at
 :meth:`BlockAssembler.flush` is emitted as it is.
@@ -105,6 +109,12 @@ def _compatible(key: tuple, line_key: tuple) -> bool:
     return all(b is None or a == b for a, b in zip(key, line_key))
 
 
+def _plain(b: "_Block") -> bool:
+    """A message block that takes a line (probe or not) only if :func:`_is_cont` says it is a
+    continuation line (see ``BlockAssembler._accept``): it never wants any other line."""
+    return b.kind == "message" and not b.state and not b.exc_type.endswith("ChildFailedError:")
+
+
 class _Block:
     __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type")
 
@@ -137,6 +147,9 @@ class BlockAssembler:
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self._open: dict[tuple, _Block] = {}     # insertion order = most recently touched last
+        self._touched: dict[tuple, int] = {}     # key -> when its block was last touched (the order of _open)
+        self._other: set[tuple] = set()          # the keys of the open blocks that are not plain
+        self._clock = 0
 
     @property
     def has_open_block(self) -> bool:
@@ -149,17 +162,42 @@ class BlockAssembler:
         if not self._open:
             if not self._may_start(text, env):
                 return [Record(lineno, lineno, env, text)]
-            return self._start(key, lineno, env, text, [])
-        out: list[Record] = []
+            out = self._start(key, lineno, env, text, [])
+            self._note(key)
+            return out
         block = self._open.get(key)
         target_key = key
         if _bare(env):
             # a continuation of a message whose first line carried the envelope: the most recently
-            # touched compatible block that wants it (its own stream's block included)
-            for k in reversed(list(self._open)):
+            # touched compatible block that wants it (its own stream's block included). Plain
+            # messages want continuation lines only: for any other line, only the others are asked.
+            if _is_cont(text):
+                cands = reversed(list(self._open))
+            elif len(self._other) <= 1:
+                cands = self._other
+            else:
+                cands = sorted(self._other, key=self._touched.__getitem__, reverse=True)
+            for k in cands:
                 if _compatible(k, key) and self._wants(self._open[k], text, env):
                     block, target_key = self._open[k], k
                     break
+        try:
+            return self._feed(lineno, env, text, key, block, target_key)
+        finally:
+            self._note(key)
+            if target_key != key:
+                self._note(target_key)
+
+    def _note(self, key: tuple) -> None:
+        """Keep ``_other`` in step with the block of ``key`` (after it may have changed)."""
+        b = self._open.get(key)
+        if b is None or _plain(b):
+            self._other.discard(key)
+        else:
+            self._other.add(key)
+
+    def _feed(self, lineno: int, env: Envelope, text: str, key: tuple, block, target_key: tuple) -> list[Record]:
+        out: list[Record] = []
         if block is not None:
             verdict = self._accept(block, text, env)
             if verdict in ("take", "hold") and (len(block.lines) + len(block.pending) >= self.max_lines
@@ -197,11 +235,15 @@ class BlockAssembler:
     # ---------------------------------------------------------------------------------------
     def _touch(self, key: tuple) -> None:
         self._open[key] = self._open.pop(key)
+        self._clock += 1
+        self._touched[key] = self._clock
 
     def _close(self, key: tuple) -> list[Record]:
         block = self._open.pop(key, None)
         if block is None:
             return []
+        self._touched.pop(key, None)
+        self._other.discard(key)
         out = [block.record()]
         for ln, env, t in block.pending:          # held blank lines that turned out not to belong
             out.append(Record(ln, ln, env, t))
@@ -250,6 +292,8 @@ class BlockAssembler:
                 if "ProcessRaisedException" in b.exc_type:
                     b.state = "spawn"
         self._open[key] = b
+        self._clock += 1
+        self._touched[key] = self._clock
         return out
 
     @staticmethod
