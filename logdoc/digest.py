@@ -25,8 +25,12 @@ and the knowledge base see the same first failure, the same ranks and the same e
 The counts of what was folded are in the digest (``groups``), with per-stream state (first and
 last line and time, events by level).
 
-A digest is JSON (``logdoc.digest/1``), its first key the schema marker, so it is recognised by
-content, whatever its file name; written gzip-compressed when its name ends in ``.gz``.
+A digest is JSON (``logdoc.digest/2``), its first key the schema marker, so it is recognised by
+content, whatever its file name; written gzip-compressed when its name ends in ``.gz``. Its events
+are written without what can be rebuilt exactly (:func:`pack`, :func:`unpack`): keys whose value
+is empty, the file name (an index into ``files``), an ``end_line`` equal to ``line``, the NCCL
+catalog format named by the template id, and the message that ends the line's text (its offset).
+Digests of ``logdoc.digest/1`` (every event in full) are still read.
 """
 from __future__ import annotations
 
@@ -37,7 +41,8 @@ from typing import Any, Iterable
 
 from .events import Event
 
-SCHEMA = "logdoc.digest/1"
+SCHEMA = "logdoc.digest/2"
+READS = ("logdoc.digest/1", SCHEMA)  # /1: the same content, events in full
 KEEP = 64            # events of one format kept per stream before only the last is kept
 TAIL = 64            # collective launches kept per communicator and process: the last ones
                      # (logdoc.analysis.collectives.WINDOW of them are compared across ranks)
@@ -222,10 +227,69 @@ def streams(events: list[Event]) -> list[dict[str, Any]]:
     return list(by.values())
 
 
+_OPTIONAL = ("rank", "local_rank", "node_rank", "host", "pid", "time", "template", "rank_source", "attempt")
+_formats: dict[str, str] | None = None
+
+
+def _catalog_formats() -> dict[str, str]:
+    global _formats
+    if _formats is None:
+        from .templates import nccl_catalog
+
+        _formats = {t.id: t.format for t in nccl_catalog().templates.values()}
+    return _formats
+
+
+def pack(e: Event, files: dict[str, int]) -> dict[str, Any]:
+    """An event as a digest writes it (``unpack`` gives it back equal): ``files`` maps file names
+    to their index in the digest's ``file_names``."""
+    out: dict[str, Any] = {"kind": e.kind, "level": e.level, "line": e.line}
+    fi = files.get(e.file)
+    if fi is None:
+        fi = files[e.file] = len(files)
+    out["f"] = fi
+    if e.end_line != e.line:
+        out["end_line"] = e.end_line
+    for k in _OPTIONAL:
+        v = getattr(e, k)
+        if v is not None:
+            out[k] = v
+    fields = e.fields
+    if fields:
+        msg, fmt = fields.get("message"), fields.get("format")
+        packed = None
+        if isinstance(msg, str) and msg and e.text.endswith(msg):
+            packed = dict(fields, message=None)
+            out["m"] = len(e.text) - len(msg)           # the message is the text from there on
+        if isinstance(fmt, str) and e.template is not None and _catalog_formats().get(e.template) == fmt:
+            packed = dict(packed or fields, format=None)
+            out["F"] = 1                                # the format is the template's catalog format
+        out["fields"] = packed if packed is not None else fields
+    out["text"] = e.text
+    return out
+
+
+def unpack(d: dict[str, Any], file_names: list[str]) -> Event:
+    """The event of a packed dict (or of a full one, as ``logdoc.digest/1`` wrote them)."""
+    if "f" in d:
+        d = dict(d, file=file_names[d["f"]])
+    ev = Event.from_dict(d)
+    if "m" in d or "F" in d:
+        ev.fields = dict(ev.fields)
+        if "m" in d:
+            ev.fields["message"] = ev.text[d["m"]:]
+        if "F" in d:
+            ev.fields["format"] = _catalog_formats()[ev.template]
+    return ev
+
+
 def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str] | None = None) -> dict[str, Any]:
     """The digest of a :class:`~logdoc.parse.ParseResult` (made with ``reduce=True``)."""
     from . import __version__
 
+    files: dict[str, int] = {}
+    events = [pack(e, files) for e in result.events]
+    names = sorted(files, key=files.__getitem__)
     return {
         "schema": SCHEMA,
         "logdoc": __version__,
@@ -236,7 +300,8 @@ def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str
         "streams": streams(result.events),
         "folded": list(folded if folded is not None else getattr(result, "folded", []) or []),
         "unrecognized": [{"file": u.file, "line": u.line, "text": u.text} for u in result.unrecognized],
-        "events": [e.to_dict() for e in result.events],
+        "file_names": names,
+        "events": events,
     }
 
 
@@ -294,8 +359,13 @@ def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
         raise DigestError(f"{name}: not a readable digest ({exc})") from None
     if not isinstance(d, dict) or not str(d.get("schema", "")).startswith("logdoc.digest/"):
         raise DigestError(f"{name}: not a logdoc digest")
-    if d["schema"] != SCHEMA:
+    if d["schema"] not in READS:
         raise DigestError(f"{name}: digest schema {d['schema']} is not {SCHEMA}; use the logdoc that wrote it")
+    file_names = d.get("file_names") or []
+    try:
+        d["events"] = [unpack(e, file_names) for e in d.get("events") or ()]
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise DigestError(f"{name}: not a readable digest (an event: {exc!r})") from None
     return d
 
 
@@ -309,7 +379,7 @@ def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognize
         setattr(stats, k, getattr(stats, k) + int(s.get(k) or 0))
     stats.skipped_files.extend((x.get("file"), x.get("reason")) for x in s.get("skipped_files") or ())
     stats.warnings.extend(s.get("warnings") or ())
-    events.extend(Event.from_dict(e) for e in d.get("events") or ())
+    events.extend(d.get("events") or ())  # Event objects: load() unpacked them
     for u in d.get("unrecognized") or ():
         if len(unrecognized) < max_unrecognized:
             unrecognized.append(Unrecognized(u["file"], u["line"], u["text"]))

@@ -151,3 +151,47 @@ def test_gzip_digest(tmp_path):
     assert packed.stat().st_size < plain.stat().st_size / 4
     assert digest.is_digest(packed.read_bytes()[:256])
     assert [e.to_dict() for e in parse_paths([str(packed)]).events] == [e.to_dict() for e in folded.events]
+
+
+@pytest.mark.parametrize("sample", SAMPLE_DIRS, ids=lambda p: p.name)
+def test_packed_events_come_back_equal(sample, tmp_path):
+    """A digest writes its events without what can be rebuilt; reading gives them back unchanged,
+    and a logdoc.digest/1 digest (every event in full) is still read the same."""
+    folded = parse_paths([str(sample)], reduce=True)
+    out = tmp_path / "d.json"
+    digest.write(folded, str(out))
+    want = [e.to_dict() for e in folded.events]
+    assert [e.to_dict() for e in parse_paths([str(out)]).events] == want
+    d = json.loads(out.read_text())
+    full = dict(d, schema="logdoc.digest/1", events=want)
+    full.pop("file_names")
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(full))
+    assert [e.to_dict() for e in parse_paths([str(old)]).events] == want
+    if want:  # the events are what shrinks
+        assert len(out.read_bytes()) < len(json.dumps(full, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def test_second_generator_job_log_same_diagnoses_and_smaller(tmp_path):
+    import gen_job_logs
+
+    log = tmp_path / "job.log"
+    gen_job_logs.generate("mixed", str(log), 0.6)
+    raw, folded, from_digest, d = _three_ways([str(log)], tmp_path)
+    assert raw and folded == raw == from_digest
+    packed = (tmp_path / "node.json").stat().st_size
+    full = len(json.dumps(dict(d, events=[e.to_dict() for e in parse_paths([str(tmp_path / "node.json")]).events]),
+                          separators=(",", ":"), ensure_ascii=False).encode())
+    assert packed < 0.8 * full
+
+
+def test_a_damaged_packed_event_is_a_clear_skip(tmp_path):
+    folded = parse_paths([str(SAMPLES / "nccl-socket-fallback")], reduce=True)
+    out = tmp_path / "d.json"
+    digest.write(folded, str(out))
+    d = json.loads(out.read_text())
+    d["events"][0]["f"] = 99
+    out.write_text(json.dumps(d))
+    res = parse_paths([str(out)])
+    assert res.events == []
+    assert "not a readable digest" in res.stats.skipped_files[0][1]

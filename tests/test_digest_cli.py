@@ -39,7 +39,7 @@ def test_digest_then_explain_gives_the_same_diagnoses(tmp_path):
 def test_digest_to_stdout_and_bad_output(tmp_path):
     r = _run(["digest", str(SAMPLES / "gloo-master-port-in-use"), "-o", "-"])
     assert r.returncode == 0
-    assert json.loads(r.stdout)["schema"] == "logdoc.digest/1"
+    assert json.loads(r.stdout)["schema"] == "logdoc.digest/2"
     r = _run(["digest", str(SAMPLES / "gloo-master-port-in-use"), "-o", str(tmp_path / "no" / "such" / "d.json")])
     assert r.returncode == 2 and "cannot write" in r.stderr
 
