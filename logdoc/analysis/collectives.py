@@ -187,18 +187,28 @@ def collect(job: Job) -> dict[str, dict[str, Any]]:
     for (p, c), items in per_pc.items():
         if "comm_id" not in ids.get((p, c), {}):
             unnamed_order.setdefault(p, []).append(c)
+    def size_of(pc: tuple) -> int | None:
+        return ids.get(pc, {}).get("nranks") or next((la["nranks"] for la, _ in per_pc[pc] if la["nranks"]), None)
+
+    nranks_of = {pc: size_of(pc) for pc in per_pc}
+    # an unnamed communicator's place among the process's unnamed ones of its size, by first launch
+    # (computed once per process: a log with many communicators stays linear)
+    place: dict[tuple, int] = {}
+    for p, cs in unnamed_order.items():
+        seen_sizes: dict[int | None, int] = {}
+        for cc in sorted(cs, key=lambda cc: job.timeline.key(per_pc[(p, cc)][0][1])):
+            size = nranks_of[(p, cc)]
+            place[(p, cc)] = seen_sizes.get(size, 0)
+            seen_sizes[size] = place[(p, cc)] + 1
     comms: dict[str, dict[str, Any]] = {}
     for (p, c), items in sorted(per_pc.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         info = ids.get((p, c), {})
-        nranks = info.get("nranks") or next((la["nranks"] for la, _ in items if la["nranks"]), None)
+        nranks = nranks_of[(p, c)]
         if "comm_id" in info:
             key = "id:" + info["comm_id"]
             label = f"NCCL communicator {info['comm_id']}"
         else:
-            firsts = sorted(unnamed_order[p], key=lambda cc: job.timeline.key(per_pc[(p, cc)][0][1]))
-            same_size = [cc for cc in firsts if (ids.get((p, cc), {}).get("nranks") or
-                                                 next((la["nranks"] for la, _ in per_pc[(p, cc)] if la["nranks"]), None)) == nranks]
-            k = same_size.index(c) if c in same_size else 0
+            k = place.get((p, c), 0)
             key = f"size:{nranks}#{k}"
             label = f"the NCCL communicator of {nranks} ranks" if k == 0 else f"NCCL communicator #{k + 1} of {nranks} ranks"
         comm = comms.setdefault(key, {"label": label, "comm_id": info.get("comm_id"), "nranks": nranks, "members": {},
