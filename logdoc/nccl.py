@@ -330,13 +330,13 @@ _NO = object()
 
 
 def _num(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None  # a masked pid (`XXXXXX`) is not a number
+    return int(text) if text and text.isdigit() else None  # a pid masked with X letters is not a number
 
 
 def classify(text: str, env: Envelope) -> Parsed | None:
     """An NCCL line, or None. Fills ``env.host``/``env.pid`` and time from the header.
 
-    The header may be whole (``host:pid:tid [dev] file.cc:line NCCL WARN``), masked (``XXXXXX``
+    The header may be whole (``host:pid:tid [dev] file.cc:line NCCL WARN``), masked (X letters
     for the pid), or cut down to what follows the host (``file.cc:line NCCL WARN``, ``NCCL INFO``:
     :data:`HEADLESS`, on the first line of the text only)."""
     if "NCCL" not in text:

@@ -403,7 +403,7 @@ def _stream(text: str) -> tuple | None:
     m = _NCCL_HEADER.match(msg)
     if m is not None:
         pid = m.group("pid")
-        # a masked pid (`XXXXXX`, `<pid>`) names no process: the host alone does
+        # a masked pid (a run of X letters, `<pid>`) names no process: the host alone does
         return ("nccl", m["host"] or env.host, int(pid) if pid and pid.isdigit() else None)
     key = env.stream_key()
     if any(v is not None for v in key):
