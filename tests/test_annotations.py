@@ -150,6 +150,15 @@ def test_real_annotation_files_pass():
     assert total == 1129 and 0 <= done <= total
 
 
+def test_every_catalog_message_is_annotated():
+    """Every NCCL WARN format of every release and every PyTorch/Gloo ERROR/FATAL/WARN row has its
+    annotation: a new catalog row without one fails here (rules lint names it)."""
+    rs = builtin()
+    assert A.missing(rs.annotations) == []
+    for what, (done, total) in A.completeness(rs.annotations).items():
+        assert done == total, what
+
+
 def test_compiled_copy_carries_annotations_and_differentials(tmp_path):
     a = warn_rows()[0]
     d = kb_dir(tmp_path, f"""\
