@@ -5,7 +5,8 @@
 NCCL: every WARN format of every release (tests/data/nccl-messages-by-version.tsv), rendered in the
 line layout of the oldest and of the newest release that printed it (tests/nccl_render.py).
 PyTorch / Gloo: every catalog row of level ERROR, FATAL or WARN (grammars/torch_templates.tsv),
-its format rendered with sample values (the renderer of tests/test_torchlines.py, integers as 7); a
+its format rendered with sample values (the first of several wordings, the renderer of
+tests/test_torchlines.py, integers as 7); a
 Gloo row as Gloo prints it, ``[<gloo source>:<line>] <message>`` inside a RuntimeError; a one-line
 PyTorch message as c10 logs it (``[rank0]:[E1201 10:11:12.000000000 <file>:100] <message>``).
 
@@ -43,6 +44,34 @@ def nccl_lines():
                 "WARN", row["format"], tag, row["locations_in_last_tag"])
 
 
+def first_alternatives(fmt: str) -> str:
+    """``{name=a|b}`` and ``{a|b}`` (one of several wordings) replaced by the first wording, as a
+    release prints one of them; other placeholders stay for the renderer."""
+    out, i = [], 0
+    while i < len(fmt):
+        if fmt[i] != "{":
+            out.append(fmt[i])
+            i += 1
+            continue
+        depth, j = 1, i + 1
+        while j < len(fmt) and depth:
+            depth += {"{": 1, "}": -1}.get(fmt[j], 0)
+            j += 1
+        inner = fmt[i + 1:j - 1]
+        top, d = [], 0  # split on the '|' at the top level of the placeholder
+        for ch in inner:
+            d += {"{": 1, "}": -1}.get(ch, 0)
+            top.append("\0" if ch == "|" and d == 0 else ch)
+        parts = "".join(top).split("\0")
+        if len(parts) > 1:
+            first = re.sub(r"^[a-z_][a-z0-9_]*=", "", parts[0])
+            out.append(first_alternatives(first))
+        else:
+            out.append(fmt[i:j])
+        i = j
+    return "".join(out)
+
+
 def torch_lines():
     """(label, text) for each PyTorch / Gloo catalog row of a failure or warning level."""
     from test_torchlines import render
@@ -53,7 +82,7 @@ def torch_lines():
     for row in rows:
         if row["level"] not in TORCH_LEVELS:
             continue
-        fmt = re.sub(r"\{[a-z_][a-z0-9_]*:int\}", "7", row["format"])
+        fmt = re.sub(r"\{[a-z_][a-z0-9_]*:int\}", "7", first_alternatives(row["format"]))
         fmt = re.sub(r"\{([a-z_][a-z0-9_]*):(?:word|line|rest)\}", r"{\1}", fmt)
         msg = render(fmt)
         source = row["id"].split(":", 1)[0]
