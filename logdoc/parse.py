@@ -32,7 +32,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from . import nccl, nested, prefilter, stops, torchlines
 from .blocks import _CHAIN, _CONT_PREFIXES, _FRAME_EQ, _SPAWN, _TB_HEAD, BlockAssembler, Record, _is_cont
@@ -1129,7 +1129,14 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
             events.extend(source_events(src, stats, unrecognized, progress=add, reduce=reduce, folded=folded))
         if progress is not None:
             progress.file_done(src.name)
-    return ParseResult(events, stats, unrecognized, names, folded)
+    return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)
+
+
+def in_file_order(unrecognized: list[Unrecognized], names: Sequence[str]) -> list[Unrecognized]:
+    """The lines not understood in the order of the files and of their lines, whatever order their
+    records settled in (interleaved streams settle out of order)."""
+    order = {n: i for i, n in enumerate(names)}
+    return sorted(unrecognized, key=lambda u: (order.get(u.file, len(order)), u.line))
 
 
 def add_digest(src: Source, stats: Stats, events: list[Event], unrecognized: list[Unrecognized], names: list[str],

@@ -11,6 +11,7 @@ from ..parse import (
     ParseResult,
     Stats,
     Unrecognized,
+    in_file_order,
     region_reader,
 )
 from ..read.lines import LineSplitter
@@ -215,10 +216,11 @@ class LiveParser:
 
     def snapshot(self) -> ParseResult:
         """The parse so far, with :meth:`peek`'s events."""
-        return ParseResult(self.peek(), self._all_stats(), list(self.unrecognized), [self.name])
+        return ParseResult(self.peek(), self._all_stats(), in_file_order(self.unrecognized, [self.name]), [self.name])
 
     def result(self) -> ParseResult:
-        return ParseResult(self.sorted_events(), self._all_stats(), list(self.unrecognized), [self.name])
+        return ParseResult(self.sorted_events(), self._all_stats(), in_file_order(self.unrecognized, [self.name]),
+                           [self.name])
 
 
 def merge_results(results: Sequence[ParseResult]) -> ParseResult:
