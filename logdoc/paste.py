@@ -374,23 +374,13 @@ class Paste:
         got = self.ids.get(n)
         if not got:
             return
-        if env.pid is None and got.get("pid") is not None:
-            env.pid = got["pid"]
-        if env.rank is None and got.get("rank") is not None:
-            env.rank = got["rank"]
-        if env.local_rank is None and got.get("local_rank") is not None:
-            env.local_rank = got["local_rank"]
-        if env.node_rank is None and got.get("node_rank") is not None:
-            env.node_rank = got["node_rank"]
-        if env.host is None and got.get("host") is not None:
-            env.host = got["host"]
-        if env.time is None and got.get("time") is not None:
-            env.time = got["time"]
-        if env.level is None and got.get("level") is not None:
-            env.level = got["level"]
+        for attr in _IDENTITY_ATTRS:  # what the envelope left unknown, the learned prefix supplies
+            if getattr(env, attr) is None and got.get(attr) is not None:
+                setattr(env, attr, got[attr])
         env.layers = ("prefix",) + env.layers
 
 
+_IDENTITY_ATTRS = ("pid", "rank", "local_rank", "node_rank", "host", "time", "level")
 _CONTINUES_SENTENCE = re.compile(r"[a-z0-9(]")
 _ENDS_SENTENCE = re.compile(r"[.!?:;]\s*$")
 
