@@ -8,7 +8,8 @@ sample when the checkout has them, and reports:
 * anywhere: a value printed twice in a row (``1024 MiB1024 MiB``);
 * a value glued to a word (``GPU1b000``, ``mesh_pp`` + ``1``): no space between joined parts;
 * a sentence-like value (several words) followed by a new sentence without a full stop
-  (``never enqueued 183 Ranks 0, 1 ...``), and a doubled full stop.
+  (``never enqueued 183 Ranks 0, 1 ...``), and a doubled full stop;
+* (statically, in the templates) a ``rank(s)`` hedge where ``{ranks?(rank{s} {})}`` says it right.
 
 The checks read the pieces ``kb.render_pieces`` returns (literal text and placeholder values), so
 they know where a value ends and the template's own text begins. The core imports without typer.
@@ -25,6 +26,7 @@ TEXT_KEYS = ("title", "explanation", "fix", "confirm", "not_when")
 _NEW_SENTENCE = re.compile(r"^\s+[A-Z][a-z]")
 _DOUBLE_STOP = re.compile(r"(?<!\.)\.\.(?!\.)")
 _SENTENCE_END = ".!?:;,)]\"'`>"
+_MAYBE_PLURAL = re.compile(r"\b([A-Za-z]+)\(s\)")  # ``rank(s)``: a form's hedge, not a sentence
 
 
 def _alnum(c: str) -> bool:
@@ -171,4 +173,13 @@ def lint_static(rules: RuleSet) -> list[str]:
                            f"{'nothing' if not n.fallback else repr(n.fallback)}; use {{{n.name}?(...)}}")
         if "?" in "".join(n for n in nodes if isinstance(n, str)):
             out.append(f"{rule.file}:{rule.line}: rule {rule.id}: title: '?' in the title's text")
+    for rule in rules.active():
+        for key in TEXT_KEYS:
+            val = rule.data.get(key)
+            for t in [val] if isinstance(val, str) else (val if isinstance(val, list) else []):
+                m = _MAYBE_PLURAL.search(t) if isinstance(t, str) else None
+                if m:
+                    out.append(f"{rule.file}:{rule.line}: rule {rule.id}: {key}: {m.group(0)!r} reads as a form, "
+                               f"not a sentence; write {{name?({m.group(1)}{{s}} {{}})}} so that one value "
+                               f"gives '{m.group(1)}' and several give '{m.group(1)}s'")
     return out

@@ -6,7 +6,6 @@ where a line kind is not produced by the parser yet (then the Event is built dir
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -566,7 +565,9 @@ def test_healthy_init_logs_give_no_error_finding():
     assert not a.first_failure()
 
 
-def test_scales_linearly_on_a_large_job():
+def test_a_large_job_names_its_one_hung_rank():
+    # How fast this runs is measured by tests/perf/bench.py (--only scale), not here: a timed
+    # assertion fails on a loaded machine and under Pyodide without saying anything about behaviour.
     events = []
     n = 1024
     for r in range(n):
@@ -584,13 +585,10 @@ def test_scales_linearly_on_a_large_job():
         if r != 7:
             events.append(Event("torch.watchdog_timeout", "ERROR", f, 100, "t", rank=r, time="--11-27T02:13:07",
                                 fields={"seq": 183, "op_type": "ALLREDUCE", "pg_id": 0, "pg_desc": "default_pg"}))
-    t0 = time.perf_counter()
     a = analyze(events)
-    dt = time.perf_counter() - t0
     h = kinds(a, "analysis.hung_rank")
     assert h and h[0].fields["ranks"] == [7]
     assert len(a.anatomy["ranks"]) == n
-    assert dt < 20, dt
 
 
 # -- more cross-rank findings ------------------------------------------------------------------------------------

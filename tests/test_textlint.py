@@ -93,6 +93,20 @@ def test_a_pattern_group_that_did_not_match_is_absent_not_the_events_attribute()
     assert m is not None and m.render()["title"] == "could not size"
 
 
+def test_lint_rejects_a_plural_hedge_in_rule_text():
+    rs = kb.RuleSet()
+    rule, probs = kb.build_rule({
+        "id": "ACME004", "category": "peer_process_died", "severity": "error", "role": "root_cause",
+        "title": "A rank died", "match": {"kind": "torch.message", "pattern": "died"},
+        "explanation": "Rank(s) {rank} stopped.", "fix": ["Look at the key(s) it waited for."], "confirm": ["c"],
+        "examples": {"match": ["x"]}}, origin="user")
+    assert rule is not None, probs
+    rs.add(rule)
+    problems = lint_static(rs)
+    assert any("explanation: 'Rank(s)'" in p and "Rank{s}" in p for p in problems), problems
+    assert any("fix: 'key(s)'" in p for p in problems), problems
+
+
 # ------------------------------------------------------------------------------------------------
 # the knowledge base passes
 

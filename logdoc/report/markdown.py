@@ -3,21 +3,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.ranges import hosts_text, ranks_text
 from .picture import text_timeline
 
 
-def _ranks(ranks: list[int]) -> str:
-    if not ranks:
-        return "rank unknown"
-    runs, start, prev = [], ranks[0], ranks[0]
-    for r in ranks[1:] + [None]:  # type: ignore[list-item]
-        if r is not None and r == prev + 1:
-            prev = r
-            continue
-        runs.append(f"{start}" if start == prev else f"{start}-{prev}")
-        if r is not None:
-            start = prev = r
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(runs)
+def _ranks(ranks: list) -> str:
+    """A diagnosis's ranks in words (``ranks 0-6, 8 and 9``), also from a compact report's runs
+    (``"0-719"``); ``rank unknown`` when none is known."""
+    expanded: list[int] = []
+    for r in ranks or ():
+        if isinstance(r, int):
+            expanded.append(r)
+        elif isinstance(r, str) and "-" in r:
+            a, _, b = r.partition("-")
+            if a.isdigit() and b.isdigit():
+                expanded.extend(range(int(a), int(b) + 1))
+    return ranks_text(expanded) if expanded else "rank unknown"
 
 
 def header_lines(report: dict[str, Any]) -> list[str]:
@@ -112,7 +113,7 @@ def render(report: dict[str, Any]) -> str:
     for i, d in enumerate(diags, 1):
         where = _ranks(d.get("ranks") or [])
         if d.get("hosts"):
-            where += " on " + ", ".join(d["hosts"][:6])
+            where += " on " + hosts_text(d["hosts"])
         lines += [f"## {i}. {d['title']}", "",
                   f"`{d['id']}` · {d['category']} · {d['severity']} · {d['role'].replace('_', ' ')} · "
                   f"confidence {d['confidence']:.0%} · origin: {where}", ""]
@@ -142,9 +143,15 @@ def render(report: dict[str, Any]) -> str:
             lines.append("Not the cause when:")
             lines += [f"- {s}" for s in d["not_when"]]
             lines.append("")
-        for s in d.get("symptoms") or []:
-            lines.append(f"- consequence: `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))")
-        if d.get("symptoms"):
+        same = [s for s in d.get("symptoms") or () if s.get("same_cause")]
+        after = [s for s in d.get("symptoms") or () if not s.get("same_cause")]
+        if same:  # other rules that describe this very failure (logdoc/cards.py)
+            lines.append("The same failure, as other messages show it:")
+            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))" for s in same]
+            lines.append("")
+        if after:
+            lines.append("Consequences:")
+            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))" for s in after]
             lines.append("")
         if d.get("docs"):
             lines.append("Docs: " + " · ".join(f"[{x['title']}]({x['url']})" for x in d["docs"]))

@@ -61,6 +61,7 @@ def print_report(report: dict, console: Console | None = None) -> None:
 
     from ..kb import human_times
     from ..shorten import shorten
+    from ..analysis.ranges import hosts_text
     from .markdown import _ranks, header_lines
 
     console = console or Console()
@@ -81,7 +82,7 @@ def print_report(report: dict, console: Console | None = None) -> None:
                       "TORCH_DISTRIBUTED_DEBUG=DETAIL, and give logdoc the logs of every rank.", markup=False)
     for i, d in enumerate(diags, 1):
         color = {"error": "red", "warning": "yellow"}.get(d["severity"], "blue")
-        where = _ranks(d.get("ranks") or []) + (" on " + ", ".join(d["hosts"][:6]) if d.get("hosts") else "")
+        where = _ranks(d.get("ranks") or []) + (" on " + hosts_text(d["hosts"]) if d.get("hosts") else "")
         body = Text()
         body.append(f"{d['id']} · {d['category']} · {d['severity']} · {d['role'].replace('_', ' ')} · "
                     f"confidence {d['confidence']:.0%}\n", style="dim")
