@@ -33,7 +33,7 @@ TORCH_LEVELS = ("ERROR", "FATAL", "WARN")
 
 
 def _problem(file: str, line: int, message: str, level: str = "error"):
-    from .kb import Problem
+    from .kb.schema import Problem
 
     return Problem(file, line, None, message, level)
 
@@ -124,11 +124,11 @@ def annotation_files(d: Path) -> list[Path]:
 
 def load_annotations(d: str | Path) -> Annotations:
     """Load and validate every ``*.yaml`` of folder ``d`` (a missing folder: no annotations)."""
-    from . import kb
+    from .kb.yamlfile import _yaml
 
     out = Annotations()
     seen: dict[str, tuple[str, int]] = {}
-    if kb._yaml is None:
+    if _yaml is None:
         return out
     for path in annotation_files(Path(d)):
         entries, problems = _read_file(path)
@@ -153,7 +153,7 @@ _FILE_MEMO: dict[str, tuple[tuple, list, list]] = {}
 def _read_file(path: Path) -> tuple[list[Annotation], list]:
     """The valid entries of one file and its problems; kept for the process while the file is
     unchanged (a process that loads the knowledge base again does not parse 1,500 entries again)."""
-    from . import kb
+    from .kb.yamlfile import _load_yaml_file
 
     try:
         st = path.stat()
@@ -163,7 +163,7 @@ def _read_file(path: Path) -> tuple[list[Annotation], list]:
     hit = _FILE_MEMO.get(str(path))
     if key is not None and hit is not None and hit[0] == key:
         return list(hit[1]), list(hit[2])
-    data, lines, problems = kb._load_yaml_file(path, fast=True)
+    data, lines, problems = _load_yaml_file(path, fast=True)
     entries = _entries(data, lines, str(path), problems)
     if key is not None:
         _FILE_MEMO[str(path)] = (key, entries, problems)
@@ -171,7 +171,7 @@ def _read_file(path: Path) -> tuple[list[Annotation], list]:
 
 
 def _entries(data: Any, lines: Mapping[str, int], file: str, problems: list) -> list[Annotation]:
-    from .kb import CATEGORIES
+    from .kb.schema import CATEGORIES
 
     if data is None:
         return []

@@ -31,7 +31,7 @@ REPRESENTATIVES = 8  # lines of one repeated message that conditions look at
 
 
 def _problem(file: str, line: int, message: str, level: str = "error"):
-    from .kb import Problem
+    from .kb.schema import Problem
 
     return Problem(file, line, None, message, level)
 
@@ -44,7 +44,9 @@ class _Condition:
     the log, or a number of hosts / ranks; ``says`` is how it is shown."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
-        from .kb import _Clause, _Cond, _Pattern
+        from .kb.conditions import _Cond
+        from .kb.patterns import _Pattern
+        from .kb.rule import _Clause
 
         self.spec = dict(spec)
         kinds = spec.get("kind")
@@ -104,7 +106,7 @@ class _Context:
     """What the conditions are tested on: the run's events, once."""
 
     def __init__(self, events: Sequence, resolver) -> None:
-        from .kb import _Job
+        from .kb.rule import _Job
 
         self.job = _Job(events, resolver)
         self.events = events
@@ -192,12 +194,12 @@ class Differentials:
 
 
 def load_differentials(d: str | Path, base: Differentials | None = None) -> Differentials:
-    from . import kb
     from .annotations import annotation_files
+    from .kb.yamlfile import _load_yaml_file
 
     out = base or Differentials()
     for path in annotation_files(Path(d)):
-        data, lines, problems = kb._load_yaml_file(path, fast=True)
+        data, lines, problems = _load_yaml_file(path, fast=True)
         out.problems.extend(problems)
         if data is not None:
             _add_document(out, data, lines, str(path))
@@ -205,7 +207,7 @@ def load_differentials(d: str | Path, base: Differentials | None = None) -> Diff
 
 
 def _add_document(out: Differentials, data: Any, lines: Mapping[str, int], file: str) -> None:
-    from .kb import CATEGORIES
+    from .kb.schema import CATEGORIES
 
     if not isinstance(data, Mapping):
         out.problems.append(_problem(file, 1, "a differentials file is a mapping (categories, families)"))
@@ -256,7 +258,7 @@ def _add_document(out: Differentials, data: Any, lines: Mapping[str, int], file:
 
 
 def _check_cond_spec(out: Differentials, spec: Any, lines, where: str, file: str) -> _Condition | None:
-    from .kb import _Checker, _check_fields, _check_regex, _kinds
+    from .kb.validate import _check_fields, _check_regex, _Checker, _kinds
 
     if not isinstance(spec, Mapping) or not spec.get("says"):
         out.problems.append(_problem(file, lines.get(where, 1), "a condition is a mapping with says and "
@@ -285,7 +287,7 @@ def _check_cond_spec(out: Differentials, spec: Any, lines, where: str, file: str
 
 
 def _cause(out: Differentials, spec: Any, lines, where: str, file: str) -> Cause | None:
-    from .kb import CATEGORIES
+    from .kb.schema import CATEGORIES
 
     line = lines.get(where, 1)
     if not isinstance(spec, Mapping):
@@ -323,7 +325,10 @@ def _cause(out: Differentials, spec: Any, lines, where: str, file: str) -> Cause
 
 
 def _family(out: Differentials, spec: Any, lines, where: str, file: str) -> Family | None:
-    from .kb import ROLES, _Clause, _Cond, _Pattern
+    from .kb.conditions import _Cond
+    from .kb.patterns import _Pattern
+    from .kb.rule import _Clause
+    from .kb.schema import ROLES
 
     line = lines.get(where, 1)
     if not isinstance(spec, Mapping) or not isinstance(spec.get("id"), str):
@@ -470,7 +475,7 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
 
 
 def _values(card: _Card) -> dict[str, Any]:
-    from .kb import _event_values
+    from .kb.rule import _event_values
 
     ev = card.events[0]
     vals = _event_values(ev)
@@ -512,7 +517,7 @@ def rank_differential(causes: Sequence[Cause], ctx: _Context) -> list[dict[str, 
 
 
 def _render(card: _Card, diffs: Differentials, ctx: _Context, order_key, note: bool = False) -> dict[str, Any]:
-    from .kb import render_template
+    from .kb.render import render_template
 
     evs = sorted(card.events, key=order_key) if order_key else list(card.events)
     card.events = evs

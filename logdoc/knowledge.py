@@ -23,11 +23,12 @@ def knowledge_files(d: Path) -> list[Path]:
 def attach_knowledge(rs, dirs: Sequence[Path]) -> None:
     """Load the annotations and differentials of the built-in knowledge folders ``dirs`` into ``rs``
     (problems join ``rs.problems``), and check the rules' template ids against the catalogs."""
-    from . import kb
     from .annotations import Annotations, catalog_ids, check_ids, load_annotations
     from .differential import load_differentials
+    from .kb.schema import Problem
+    from .kb.yamlfile import _yaml
 
-    if kb._yaml is None:
+    if _yaml is None:
         return  # the compiled copy brings them (load_compiled_knowledge)
     ann = Annotations()
     diffs = None
@@ -49,8 +50,8 @@ def attach_knowledge(rs, dirs: Sequence[Path]) -> None:
         for rule in rs.active():
             for tid in sorted(rule.templates):
                 if tid not in catalog.known:
-                    rs.problems.append(kb.Problem(rule.file, rule.line, rule.id,
-                                                  f"match.template: {tid} is not a catalog template id"))
+                    rs.problems.append(Problem(rule.file, rule.line, rule.id,
+                                               f"match.template: {tid} is not a catalog template id"))
     rs.problems.extend(ann.problems)
     ann.problems = []
     rs.annotations = ann

@@ -13,9 +13,6 @@ KNOWN = {
     # grammar <-> templates over the fast-path switch (a fastpath module owning the switch, with
     # subscribers, would break it).
     frozenset({"logdoc.grammar", "logdoc.templates"}),
-    # the rule set attaches the annotations and differentials, which use its conditions and problems
-    # (a kb package holding them would make these imports inside one package).
-    frozenset({"logdoc.annotations", "logdoc.differential", "logdoc.kb", "logdoc.knowledge"}),
     # parse runs digests and worker processes, which import its result types (a results module
     # holding Stats, Unrecognized and ParseResult would break it).
     frozenset({"logdoc.digest", "logdoc.parallel", "logdoc.parse"}),

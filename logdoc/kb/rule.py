@@ -1,0 +1,315 @@
+"""One rule and how it matches one event: :class:`Rule`, its ``with``/``without`` clauses, the
+events of one run indexed for those look-ups (:class:`_Job`), and :class:`Match`, a rule's hit with
+the values its texts are rendered from.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..events import Event
+from .conditions import _Cond
+from .patterns import _Pattern
+from .render import _lookup, _one_line, _present, render_template, template_names
+from .schema import BUILTIN_ID, DEFAULT_CONFIDENCE, FAMILIES, RULE_KEYS_OPTIONAL, RULE_KEYS_REQUIRED, TOMBSTONE_KEYS
+
+@dataclass
+class _Clause:
+    kinds: tuple[str, ...]
+    pattern: _Pattern | None
+    fields: _Cond | None
+    scope: str
+    alias: str | None
+    optional: bool = False
+
+    def accepts(self, ev: Event) -> tuple[bool, dict[str, str], dict[str, Any]]:
+        groups: dict[str, str] = {}
+        if self.pattern is not None:
+            m = self.pattern.search(ev.text or "")
+            if m is None:
+                return False, {}, {}
+            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        captures: dict[str, Any] = {}
+        if self.fields is not None and not self.fields.test(_values(ev, groups), captures):
+            return False, {}, {}
+        return True, groups, captures
+
+
+@dataclass
+class Rule:
+    id: str
+    data: dict[str, Any]  # the rule as written (normalised: kind is a list)
+    file: str = "<memory>"
+    line: int = 0
+    origin: str = "builtin"  # "builtin" or "user"
+    retired: str | None = None
+    _kinds: tuple[str, ...] = ()
+    _pattern: _Pattern | None = None
+    _fields: _Cond | None = None
+    _with: tuple[_Clause, ...] = ()
+    _without: tuple[_Clause, ...] = ()
+    _templates: frozenset[str] = frozenset()  # match.template: catalog ids (any id of their group matches)
+
+    # --- plain accessors
+    def __getattr__(self, name: str) -> Any:  # category, severity, role, title, fix, ...
+        data = self.__dict__.get("data")
+        if data is not None and name in RULE_KEYS_REQUIRED + RULE_KEYS_OPTIONAL + TOMBSTONE_KEYS:
+            return data.get(name)
+        raise AttributeError(name)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return self._kinds
+
+    @property
+    def priority(self) -> int:
+        return int(self.data.get("priority", 0) or 0)
+
+    @property
+    def confidence(self) -> float:
+        c = self.data.get("confidence")
+        return float(c) if c is not None else DEFAULT_CONFIDENCE.get(self.data.get("role", ""), 0.5)
+
+    @property
+    def family(self) -> str | None:
+        return FAMILIES.get(self.id[2]) if BUILTIN_ID.match(self.id) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+    # --- matching
+    @property
+    def templates(self) -> frozenset[str]:
+        return self._templates
+
+    def match_event(self, ev: Event, job: "_Job") -> "Match | None":
+        groups: dict[str, str] = {}
+        span = None
+        if self._templates and not (self._templates & job.ids(ev)):
+            return None
+        if self._pattern is not None:
+            m = self._pattern.search(ev.text or "")
+            if m is None:
+                return None
+            groups = {k: v for k, v in m.groupdict().items() if v is not None}
+            span = (m.start(), m.end())
+            groups_all = m.group(0)
+        else:
+            groups_all = None
+        captures: dict[str, Any] = {}
+        if self._fields is not None and not self._fields.test(_values(ev, groups), captures):
+            return None
+        related: dict[str, Event] = {}
+        extra_groups: dict[str, str] = {}
+        for i, clause in enumerate(self._with):
+            found = job.find(clause, ev)
+            if found is None:
+                if clause.optional:
+                    continue
+                return None
+            other, ogroups, ocaps = found
+            related[clause.alias or f"with{i}"] = other
+            for k, v in ogroups.items():
+                extra_groups.setdefault(k, v)
+                extra_groups.setdefault(f"{clause.alias or f'with{i}'}.{k}", v)
+            for k, v in ocaps.items():
+                captures.setdefault(k, v)
+        for clause in self._without:
+            if job.find(clause, ev) is not None:
+                return None
+        return Match(rule=self, event=ev, groups=groups, span=span, related=related,
+                     captures=captures, extra_groups=extra_groups, matched_text=groups_all)
+
+
+def _values(ev: Event, groups: Mapping[str, str]) -> dict[str, Any]:
+    """What ``fields`` conditions see: the event's fields, then its attributes, then named groups."""
+    vals: dict[str, Any] = {}
+    for k, v in groups.items():
+        vals[k] = v
+    for attr in ("kind", "level", "file", "line", "rank", "local_rank", "node_rank", "host", "pid",
+                 "time", "template", "text"):
+        vals[attr] = getattr(ev, attr, None)
+    vals.update(ev.fields or {})
+    return vals
+
+
+def _same_process(a: Event, b: Event) -> bool:
+    if a.rank is not None and b.rank is not None:
+        return a.rank == b.rank and (a.attempt == b.attempt)
+    if a.host and b.host and a.pid is not None and b.pid is not None:
+        return a.host == b.host and a.pid == b.pid
+    return a.file == b.file
+
+
+def _in_scope(scope: str, ev: Event, other: Event) -> bool:
+    if scope == "job":
+        return True
+    if scope == "file":
+        return ev.file == other.file
+    if scope == "host":
+        if ev.host and other.host:
+            return ev.host == other.host
+        return ev.file == other.file
+    return _same_process(ev, other)
+
+
+class _Job:
+    """All the events of one run, indexed by kind, for ``with`` / ``without`` look-ups."""
+
+    def __init__(self, events: Sequence[Event], resolver: Any = None) -> None:
+        self.events = events
+        self._by_kind: dict[str, list[Event]] | None = None
+        self.resolver = resolver
+        self._ids: dict[int, frozenset[str]] = {}
+
+    def ids(self, ev: Event) -> frozenset[str]:
+        """The event's catalog template id and the other ids of its annotation group."""
+        got = self._ids.get(id(ev))
+        if got is None:
+            if self.resolver is not None:
+                got = self.resolver.ids(ev)
+            else:
+                got = frozenset((ev.template,)) if ev.template else frozenset()
+            self._ids[id(ev)] = got
+        return got
+
+    def by_kind(self, kind: str) -> list[Event]:
+        if self._by_kind is None:
+            self._by_kind = {}
+            for ev in self.events:
+                self._by_kind.setdefault(ev.kind, []).append(ev)
+        if kind.endswith("*"):
+            prefix = kind[:-1]
+            return [e for k, evs in self._by_kind.items() if k.startswith(prefix) for e in evs]
+        return self._by_kind.get(kind, [])
+
+    def find(self, clause: _Clause, ev: Event):
+        best = None
+        best_key = None
+        for kind in clause.kinds:
+            for other in self.by_kind(kind):
+                if other is ev or not _in_scope(clause.scope, ev, other):
+                    continue
+                ok, groups, caps = clause.accepts(other)
+                if not ok:
+                    continue
+                key = (0 if other.file == ev.file else 1, abs(other.line - ev.line))
+                if best_key is None or key < best_key:
+                    best, best_key = (other, groups, caps), key
+        return best
+
+
+
+
+@dataclass
+class Match:
+    rule: Rule
+    event: Event
+    groups: dict[str, str] = field(default_factory=dict)
+    span: tuple[int, int] | None = None
+    related: dict[str, Event] = field(default_factory=dict)
+    captures: dict[str, Any] = field(default_factory=dict)
+    extra_groups: dict[str, str] = field(default_factory=dict)
+    matched_text: str | None = None
+
+    @property
+    def events(self) -> list[Event]:
+        return [self.event, *self.related.values()]
+
+    def values(self) -> dict[str, Any]:
+        """Everything a placeholder can name, by one precedence (highest first): the rule pattern's
+        named groups (a group the pattern defines but that did not take part in the match is absent,
+        never another value of that name), the matched event's own fields, the event's attributes
+        from its log line and envelope (also under ``log.``: ``{log.host}``, ``{log.pid}``), the
+        ``any:`` captures, then the named groups of ``with`` events; ``with`` events by alias."""
+        ev = self.event
+        vals: dict[str, Any] = {}
+        for alias, other in self.related.items():
+            vals[alias] = _event_values(other)
+        vals.update(self.extra_groups)
+        vals.update(self.captures)
+        vals.update(_event_values(ev))
+        # the matched text; a rule without a pattern (a template or fields alone) matched the whole message
+        vals["match"] = self.matched_text if self.matched_text is not None else (
+            (ev.fields or {}).get("message") or ev.text)
+        pattern = self.rule._pattern
+        for name in (pattern.groups if pattern is not None else ()):
+            vals[name] = None
+        vals.update(self.groups)
+        return vals
+
+    def render(self) -> dict[str, Any]:
+        """The rule's texts with placeholders filled, plus the evidence, as a JSON-ready dict."""
+        vals = self.values()
+        r = self.rule
+        out: dict[str, Any] = {
+            "id": r.id,
+            "category": r.category,
+            "severity": r.severity,
+            "role": r.role,
+            "title": _one_line(render_template(r.title or "", vals)),
+            "confidence": r.confidence,
+            "explanation": render_template(r.explanation or "", vals).strip(),
+            "fix": [render_template(s, vals) for s in (r.fix or [])],
+            "confirm": [render_template(s, vals) for s in (r.confirm or [])],
+            "not_when": [render_template(s, vals) for s in (r.not_when or [])],
+            "docs": [dict(d) for d in (r.docs or [])],
+            "evidence": [self._evidence(self.event, self.span)]
+            + [self._evidence(e, None) for e in self.related.values()],
+        }
+        return out
+
+    def render_title(self, values: Mapping[str, Any] | None = None) -> str:
+        return render_template(self.rule.title or "", values if values is not None else self.values())
+
+    @staticmethod
+    def _evidence(ev: Event, span: tuple[int, int] | None) -> dict[str, Any]:
+        d = {"file": ev.file, "line": ev.line, "rank": ev.rank, "host": ev.host, "kind": ev.kind,
+             "text": ev.text}
+        if span is not None:
+            d["highlight"] = [span[0], span[1]]
+        return d
+
+
+_WHO = ("rank", "ranks", "host", "hosts")
+
+
+def card_title(matches: Sequence["Match"]) -> str:
+    """The title of a card that stands for several matches of one rule: the first match's values,
+    except that the ranks and hosts it names are those of every match (``Ranks 0, 1 aborted``)."""
+    first = matches[0]
+    vals = first.values()
+    if len(matches) > 1:
+        all_vals = [m.values() for m in matches]
+        for name in template_names(first.rule.title or ""):
+            if name.split(".")[-1] not in _WHO:
+                continue
+            seen: list = []
+            for v in all_vals:
+                got = _lookup(v, name)
+                for x in (got if isinstance(got, (list, tuple)) else [got]):
+                    if _present(x) and x not in seen:
+                        seen.append(x)
+            if len(seen) > 1:
+                try:
+                    seen.sort()
+                except TypeError:
+                    pass
+                vals[name] = seen
+    return first.render_title(vals)
+
+
+_ATTRS = ("kind", "level", "file", "line", "end_line", "rank", "local_rank", "node_rank", "host", "pid", "time",
+          "template", "text")
+
+
+def _event_values(ev: Event) -> dict[str, Any]:
+    """An event's placeholders: its own fields before the attributes its log line gave it."""
+    attrs: dict[str, Any] = {a: getattr(ev, a, None) for a in _ATTRS}
+    attrs["where"] = f"{ev.file}:{ev.line}"
+    vals: dict[str, Any] = dict(attrs)
+    for k, v in (ev.fields or {}).items():
+        if v is not None or k not in vals:
+            vals[k] = v
+    vals["log"] = attrs
+    return vals
