@@ -165,7 +165,7 @@ def test_reads_nccl_debug_file_and_log_dir_written_during_the_run(tmp_path):
     rc, out, err = _run(["--log-dir", str(tmp_path / "logs"), "--format", "json", "--report",
                          str(tmp_path / "report.json"), "--", PY, "-c", code], env=env)
     assert rc == 1 and out == b"training...\n"
-    assert b"also read 2 file(s)" in err, err
+    assert b"also read 2 files" in err, err
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["diagnoses"][0]["id"] in ("LD301", "LD302")
     files = {e["file"] for d in report["diagnoses"] for e in d["evidence"]}

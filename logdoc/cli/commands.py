@@ -10,6 +10,7 @@ from typing import List, Optional
 
 import typer
 from typer.core import TyperCommand
+from ..analysis.ranges import count_text
 from ..shorten import shorten
 
 from .common import (
@@ -262,7 +263,7 @@ def run(
     sys.stdout.flush()
     print(f"logdoc: {describe_command(cmd)} {how}", file=sys.stderr)
     if res.extra_files:
-        print(f"logdoc: also read {len(res.extra_files)} file(s) it wrote: {', '.join(res.extra_files[:5])}"
+        print(f"logdoc: also read {count_text(len(res.extra_files), 'file')} it wrote: {', '.join(res.extra_files[:5])}"
               f"{' ...' if len(res.extra_files) > 5 else ''}", file=sys.stderr)
     if report_file:
         with open(report_file, "w", encoding="utf-8") as fh:
@@ -457,7 +458,7 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
     """
     rules = load_rules(rules_dirs)
     n_err = len(rules.errors)
-    print(f"{len(rules.active())} rules, {n_err} error(s), {len(rules.problems) - n_err} warning(s)")
+    print(f"{len(rules.active())} rules, {count_text(n_err, 'error')}, {count_text(len(rules.problems) - n_err, 'warning')}")
     from ..knowledge import lint_summary
     from ..textlint import lint_static, lint_texts, sample_dirs
 
@@ -467,7 +468,7 @@ def rules_lint(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
     broken = lint_static(rules) + lint_texts(rules, samples=sample_dirs())
     for line in broken:
         print(f"error: {line}")
-    print(f"rendered texts: {len(broken)} problem(s)")
+    print(f"rendered texts: {count_text(len(broken), 'problem')}")
     if n_err or broken:
         raise typer.Exit(1)
 
@@ -496,7 +497,7 @@ def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
     failures = check_examples(rules, to_events)
     for f in failures:
         print(f"FAIL {f}")
-    print(f"{len(rules.active())} rules, {len(failures)} failing example(s)")
+    print(f"{len(rules.active())} rules, {count_text(len(failures), 'failing example')}")
     if failures:
         raise typer.Exit(1)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.ranges import hosts_text, ranks_text
+from ..analysis.ranges import count_text, hosts_text, ranks_text
 from .picture import text_timeline
 
 
@@ -24,15 +24,16 @@ def _ranks(ranks: list) -> str:
 def header_lines(report: dict[str, Any]) -> list[str]:
     job = report.get("job") or {}
     stats = report.get("stats") or {}
-    out = [f"Read {stats.get('lines_read', 0)} lines in {stats.get('files', 0)} file(s): "
-           f"{stats.get('events', 0)} events, {stats.get('not_understood', 0)} relevant lines not understood."]
+    out = [f"Read {count_text(stats.get('lines_read', 0), 'line')} in {count_text(stats.get('files', 0), 'file')}: "
+           f"{count_text(stats.get('events', 0), 'event')}, {count_text(stats.get('not_understood', 0), 'relevant line')} "
+           "not understood."]
     ranks = job.get("ranks") or []
     hosts = job.get("hosts") or []
     n = job.get("world_size") or len(ranks)
     if n or hosts:
-        line = f"Job: {n} rank(s)" if n else "Job:"
+        line = f"Job: {count_text(n, 'rank')}" if n else "Job:"
         if hosts:
-            line += f" on {len(hosts)} host(s) ({', '.join(map(str, hosts[:8]))}{', ...' if len(hosts) > 8 else ''})"
+            line += f" on {count_text(len(hosts), 'host')} ({', '.join(map(str, hosts[:8]))}{', ...' if len(hosts) > 8 else ''})"
         out.append(line + ".")
     versions = job.get("versions") or {}
     if versions:
@@ -147,11 +148,11 @@ def render(report: dict[str, Any]) -> str:
         after = [s for s in d.get("symptoms") or () if not s.get("same_cause")]
         if same:  # other rules that describe this very failure (logdoc/cards.py)
             lines.append("The same failure, as other messages show it:")
-            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))" for s in same]
+            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})" for s in same]
             lines.append("")
         if after:
             lines.append("Consequences:")
-            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))" for s in after]
+            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})" for s in after]
             lines.append("")
         if d.get("docs"):
             lines.append("Docs: " + " · ".join(f"[{x['title']}]({x['url']})" for x in d["docs"]))

@@ -61,7 +61,7 @@ def print_report(report: dict, console: Console | None = None) -> None:
 
     from ..kb import human_times
     from ..shorten import shorten
-    from ..analysis.ranges import hosts_text
+    from ..analysis.ranges import count_text, hosts_text
     from .markdown import _ranks, header_lines
 
     console = console or Console()
@@ -124,12 +124,12 @@ def print_report(report: dict, console: Console | None = None) -> None:
         if same:  # other rules that describe this very failure (logdoc/cards.py)
             body.append("\nThe same failure, as other messages show it\n", style="bold")
             for s in same:
-                body.append(f"  = {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))\n", style="dim")
+                body.append(f"  = {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})\n", style="dim")
         if after:
             total = sorted({r for s in after for r in s.get("ranks") or []})
             body.append(f"\nConsequences ({_ranks(total)} reported them)\n", style="bold")
             for s in after:
-                body.append(f"  ↳ {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {s['count']} line(s))\n", style="dim")
+                body.append(f"  ↳ {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})\n", style="dim")
         if d.get("docs"):
             body.append("\nDocs\n", style="bold")
             for x in d["docs"]:
