@@ -100,6 +100,38 @@ def group_key(ev: Event) -> tuple[Any, ...]:
     return KEEP, ("k", kind, ev.template, ev.level, stream)
 
 
+_INTERN_MAX = 96  # strings up to this long are shared between events (hosts, times, names, values)
+
+
+def _shared(v: Any, intern=__import__("sys").intern) -> Any:
+    if type(v) is str:
+        return intern(v) if len(v) <= _INTERN_MAX else v
+    if type(v) is list:
+        for i, x in enumerate(v):
+            if type(x) is str and len(x) <= _INTERN_MAX:
+                v[i] = intern(x)
+    return v
+
+
+def compact(events: Iterable[Event]) -> None:
+    """Share what many events hold alike (one host name, one time, one field value, one field
+    name for thousands of ranks), in place: the events stay equal, they take less memory. A job of
+    many ranks repeats the same short strings in every rank's events (the same parsed line of
+    another process, a file read back from a worker process or a digest)."""
+    intern = __import__("sys").intern
+    for e in events:
+        h = e.host
+        if h is not None and type(h) is str:
+            e.host = intern(h)
+        t = e.time
+        if t is not None and type(t) is str:
+            e.time = intern(t)
+        e.file = intern(e.file) if type(e.file) is str else e.file
+        f = e.fields
+        if f:
+            e.fields = {intern(k) if type(k) is str else k: _shared(v) for k, v in f.items()}
+
+
 class Reducer:
     """The events of one source, folded as the module says. ``append`` them in any order;
     ``events()`` gives the kept ones in file order."""
@@ -181,6 +213,7 @@ class Reducer:
             del t[2][:-t[1]]
             out.extend(t[2])
         out.sort(key=lambda e: e.line)
+        compact(out)
         return out
 
     def folded(self, file: str) -> list[dict[str, Any]]:
@@ -379,7 +412,9 @@ def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognize
         setattr(stats, k, getattr(stats, k) + int(s.get(k) or 0))
     stats.skipped_files.extend((x.get("file"), x.get("reason")) for x in s.get("skipped_files") or ())
     stats.warnings.extend(s.get("warnings") or ())
-    events.extend(d.get("events") or ())  # Event objects: load() unpacked them
+    evs = d.get("events") or ()
+    compact(evs)
+    events.extend(evs)  # Event objects: load() unpacked them
     for u in d.get("unrecognized") or ():
         if len(unrecognized) < max_unrecognized:
             unrecognized.append(Unrecognized(u["file"], u["line"], u["text"]))

@@ -90,7 +90,10 @@ def parse_parallel(srcs: Sequence[Source], jobs: int | None, progress=None, redu
     unrecognized = []
     names = []
     folded = []
+    from .digest import compact
+
     for r in results:
+        compact(r.events)  # what the workers' results repeat is shared again (unpickling copies it)
         events.extend(r.events)
         stats.merge(r.stats)
         room = MAX_UNRECOGNIZED - len(unrecognized)
