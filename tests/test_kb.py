@@ -76,19 +76,19 @@ def _example_cases():
 
 @pytest.mark.parametrize("rule_id,expect,index", _example_cases())
 def test_rule_example(rules, rule_id, expect, index):
+    """The example matches (or not), at the line it names, in the role it names (kb/examples.py)."""
+    from logdoc.api import build_report
+    from logdoc.parse import parse_sources
+
     rule = rules.get(rule_id)
     example = rule.data["examples"][expect][index]
-    events = _events_for(example, rule_id)
-    hits = [m for m in rules.match(events) if m.rule.id == rule_id]
-    ok = bool(hits) == (expect == "match")
-    if not ok and (rule_id, expect, index) in KNOWN_PARSER_GAPS:
+    problems = kb.check_example(rules, rule, expect, index, example, lambda src: _events_for(example, rule_id),
+                                lambda src: build_report(parse_sources(src), rules))
+    if problems and (rule_id, expect, index) in KNOWN_PARSER_GAPS:
         pytest.xfail(KNOWN_PARSER_GAPS[(rule_id, expect, index)])
-    assert ok, (
-        f"{rule.file}:{rule.line}: {rule_id} {expect} example {index} "
-        f"{'did not match' if expect == 'match' else 'matched'}; events: "
-        f"{[(e.kind, e.fields) for e in events]}"
-    )
-    for m in hits:  # rendering never fails and fills what the event has
+    assert problems == [], problems
+    events = _events_for(example, rule_id)
+    for m in [m for m in rules.match(events) if m.rule.id == rule_id]:  # rendering never fails
         out = m.render()
         assert out["id"] == rule_id and out["explanation"] and out["fix"] and out["confirm"]
         assert "{" not in out["title"].replace("{{", ""), out["title"]
@@ -145,10 +145,7 @@ def test_every_issue_message_is_covered(rules):
     corpus = []
     for rule in rules.active():
         for item in rule.data["examples"]["match"]:
-            if isinstance(item, str):
-                corpus.append(item)
-            elif "files" in item:
-                corpus.extend(item["files"].values())
+            corpus.extend(text for _, text in kb.example_sources(item, rule.id))
     text = "\n".join(corpus)
     missing = [w for w in wanted if w not in text]
     assert missing == []
@@ -484,3 +481,58 @@ def test_version_ranges():
     assert kb.version_in_range("2.28.9", "==2.28")
     assert kb.version_in_range("2.10.0a0+b558c98", ">=2.7")
     assert kb.version_in_range("garbage", ">=2.7")
+
+
+# ---------------------------------------------------------------------------------------------
+# examples say where (kb/examples.py)
+
+def _one_rule(example, role="root_cause"):
+    rule, probs = kb.build_rule({
+        "id": "ACME100", "category": "shm_exhausted", "severity": "error", "role": role,
+        "title": "shm", "match": {"kind": "nccl.warn", "pattern": "Error while creating shared memory segment"},
+        "explanation": "e", "fix": ["f"], "confirm": ["c"], "examples": {"match": [example]}}, origin="user")
+    rs = kb.RuleSet()
+    if rule is not None:
+        rs.add(rule)
+    return rs, rule, probs
+
+
+_SHM_LOG = ("n1:55:90 [2] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+            "n1:55:90 [2] misc/shmutils.cc:87 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-Xa (size 96)\n")
+
+
+def _check(rs, rule, example):
+    from logdoc.api import build_report
+    from logdoc.parse import parse_sources
+
+    return kb.check_example(rs, rule, "match", 0, example, lambda src: parse_sources(src).events,
+                            lambda src: build_report(parse_sources(src), rs))
+
+
+def test_a_multi_line_example_must_say_where():
+    _, _, probs = _one_rule(_SHM_LOG)
+    assert any("says where" in p.message for p in probs), probs
+    _, _, probs = _one_rule({"log": _SHM_LOG, "where": "Error while creating"})
+    assert probs == []
+
+
+def test_an_example_fails_when_the_evidence_is_another_line():
+    rs, rule, _ = _one_rule({"log": _SHM_LOG, "where": "NCCL version 2.21.5"})
+    problems = _check(rs, rule, rule.data["examples"]["match"][0])
+    assert len(problems) == 1 and "not at the line with 'NCCL version 2.21.5'" in problems[0], problems
+    rs, rule, _ = _one_rule({"log": _SHM_LOG, "where": "shared memory segment /dev/shm/nccl-Xa"})
+    assert _check(rs, rule, rule.data["examples"]["match"][0]) == []
+
+
+def test_an_example_fails_when_the_finding_plays_another_role():
+    rs, rule, _ = _one_rule({"log": _SHM_LOG, "where": "Error while creating", "role": "context"})
+    problems = _check(rs, rule, rule.data["examples"]["match"][0])
+    assert len(problems) == 1 and "plays root_cause in the report, not context" in problems[0], problems
+    rs, rule, _ = _one_rule("n1:55:90 [2] misc/shmutils.cc:87 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-Xa (size 96)")
+    assert _check(rs, rule, rule.data["examples"]["match"][0]) == []   # a one-line example: its line, the rule's role
+
+
+def test_where_and_role_are_validated():
+    _, _, probs = _one_rule({"log": _SHM_LOG, "where": "", "role": "villain"})
+    msgs = " ".join(p.message for p in probs)
+    assert "where is a piece" in msgs and "role must be one of" in msgs

@@ -493,8 +493,13 @@ def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
         a = analyze(res.events, files=res.files)
         return list(a.events) + list(a.synthetic)
 
+    def to_report(sources):
+        from ..api import build_report
+
+        return build_report(parse_sources(sources), rules)
+
     rules = load_rules(rules_dirs)
-    failures = check_examples(rules, to_events)
+    failures = check_examples(rules, to_events, to_report=to_report)
     for f in failures:
         print(f"FAIL {f}")
     print(f"{len(rules.active())} rules, {count_text(len(failures), 'failing example')}")

@@ -30,7 +30,7 @@ the submodules.
 from __future__ import annotations
 
 from .conditions import _Cond
-from .examples import check_examples, example_events, example_sources
+from .examples import check_example, check_examples, example_events, example_sources, example_where, report_role
 from .load import _builtin_dir, _rule_files, compile_rules, load_compiled, load_rules
 from .patterns import MATCH_TIMEOUT, RuleTimeout, _Pattern, _regex, compile_pattern, regex_engine
 from .render import (TITLE_WIDTH, TemplateError, _Ph, human_times, parse_template, render_pieces, render_template,
@@ -49,7 +49,7 @@ __all__ = [
     "FILE_KEYS", "KIND_FIELDS", "MATCH_KEYS", "MATCH_TIMEOUT", "NEGATIVE_OPERATORS", "OPERATORS", "ROLES",
     "RULE_KEYS_OPTIONAL", "RULE_KEYS_REQUIRED", "SCHEMA", "SCOPES", "SEVERITIES", "TITLE_WIDTH", "TOMBSTONE_KEYS",
     "USER_ID", "Match", "Problem", "Rule", "RuleSet", "RuleTimeout", "TemplateError", "build_rule", "card_title",
-    "check_examples", "compile_pattern", "compile_rules", "example_events", "example_sources", "human_times",
+    "check_example", "check_examples", "compile_pattern", "compile_rules", "example_events", "example_sources", "example_where", "report_role", "human_times",
     "load_compiled", "load_rules", "parse_template", "parse_version", "regex_engine", "render_pieces",
     "render_template", "template_names", "version_in_range",
 ]

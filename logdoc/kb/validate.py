@@ -11,7 +11,7 @@ from .conditions import _Cond
 from .patterns import MATCH_TIMEOUT, _Pattern, _regex
 from .render import TemplateError, parse_template, template_names
 from .rule import Rule, _Clause
-from .schema import (APPLIES_TO_KEYS, BUILTIN_ID, CATEGORIES, CLAUSE_KEYS, EVENT_ATTRS, KIND_FIELDS, MATCH_KEYS,
+from .schema import (EXAMPLE_ROLES, APPLIES_TO_KEYS, BUILTIN_ID, CATEGORIES, CLAUSE_KEYS, EVENT_ATTRS, KIND_FIELDS, MATCH_KEYS,
                      OPERATORS, ROLES, RULE_KEYS_OPTIONAL, RULE_KEYS_REQUIRED, SCOPES, SEVERITIES, TOMBSTONE_KEYS,
                      USER_ID, Problem)
 from .versions import _VERSION_CLAUSE
@@ -149,17 +149,34 @@ def _check_examples(ck: _Checker, path: str, ex: Any) -> dict[str, list]:
         for i, item in enumerate(items):
             p = f"{path}.{key}.{i}"
             if isinstance(item, str):
-                pass
-            elif isinstance(item, Mapping) and set(item) <= {"files", "events", "note"} and (
-                    "files" in item) != ("events" in item):
+                if key == "match" and len([ln for ln in item.splitlines() if ln.strip()]) > 1:
+                    ck.warn(p, "a match example of several lines says where: {log: ..., where: <text of the "
+                               "evidence line>}")
+            elif isinstance(item, Mapping) and set(item) <= {"log", "files", "events", "note", "where", "role"} and (
+                    sum(k in item for k in ("log", "files", "events")) == 1):
+                if "log" in item and not (isinstance(item["log"], str) and item["log"].strip()):
+                    ck.err(p, "log must be log text")
                 if "files" in item and not (isinstance(item["files"], Mapping) and item["files"] and all(
                         isinstance(k, str) and isinstance(v, str) for k, v in item["files"].items())):
                     ck.err(p, "files must map file names to log text")
                 if "events" in item and not (isinstance(item["events"], list) and all(
                         isinstance(e, Mapping) and "kind" in e for e in item["events"])):
                     ck.err(p, "events must be a list of event mappings with a kind")
+                where = item.get("where")
+                if where is not None and not (
+                        (isinstance(where, str) and where.strip())
+                        or (isinstance(where, list) and where and all(isinstance(w, str) and w.strip() for w in where))):
+                    ck.err(f"{p}.where", "where is a piece of the evidence line's text, or a list of them")
+                if ("where" in item or "role" in item) and (key != "match" or "events" in item):
+                    ck.err(p, "where and role belong to match examples of log text")
+                if "role" in item and item["role"] not in EXAMPLE_ROLES:
+                    ck.err(f"{p}.role", f"role must be one of {', '.join(EXAMPLE_ROLES)}")
+                if key == "match" and "events" not in item and "where" not in item and not (
+                        "log" in item and len([ln for ln in str(item["log"]).splitlines() if ln.strip()]) == 1):
+                    ck.warn(p, "a match example of several lines says where: add where: <text of the evidence line>")
             else:
-                ck.err(p, "an example is log text, {files: {name: text}} or {events: [...]}")
+                ck.err(p, "an example is log text, {log: text, where: ..., role: ...}, {files: {name: text}} "
+                          "or {events: [...]}")
                 continue
             out[key].append(item)
     if not out["match"]:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from ..kb.examples import example_sources
+
 
 def rule_page(rule) -> str:
     d = rule.data
@@ -30,7 +32,18 @@ def rule_page(rule) -> str:
         if items:
             out += [title, "-" * len(title)]
             for item in items:
-                text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+                if isinstance(item, str):
+                    text = item
+                elif "log" in item or "files" in item:
+                    text = "\n".join(f"==> {name} <==\n{body.rstrip()}" if "files" in item else body.rstrip()
+                                      for name, body in example_sources(item, rule.id))
+                    if item.get("where"):
+                        where = item["where"] if isinstance(item["where"], list) else [item["where"]]
+                        text += "\n(evidence: the line with " + " / ".join(repr(w) for w in where) + ")"
+                    if item.get("role"):
+                        text += f"\n(role in the report: {item['role'].replace('_', ' ')})"
+                else:
+                    text = json.dumps(item, ensure_ascii=False)
                 out += ["    " + line for line in text.rstrip().splitlines()] + [""]
     if getattr(rule, "file", None):
         out.append(f"(defined in {rule.file}:{rule.line})")
