@@ -425,21 +425,107 @@ _BARE_HEAD = re.compile(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WAR
 BARE_MIN_LED = 12
 
 
+# nccl-tests' own lines (NVIDIA/nccl-tests src/common.h, common.cu, util.cu, every release):
+# CUDACHECK / NCCLCHECK failures, `# Out of bounds values : N FAILED|OK`, `# Avg bus bandwidth : X`,
+# `# NCCL Tests compiled with NCCL M.m` (2017-2019; `1.0` stands for any NCCL 1.x) and
+# `# nccl-tests version V nccl-headers=CODE nccl-library=CODE` (2025-).
+_TESTS_NCCL_FAILURE = re.compile(
+    r"^(?:(?P<host>[^\s:']+): )?(?:Test )?NCCL failure (?P<loc>[\w./+-]+:\d+) '(?P<error>[^'/]*?)(?: / (?P<last>[^']*))?'")
+_TESTS_CUDA_FAILURE = re.compile(r"^(?:(?P<host>[^\s:']+): )?Cuda failure (?P<loc>[\w./+-]+:\d+) '(?P<error>[^']*)'")
+_TESTS_CHECK = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\b")
+_TESTS_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<busbw>[-+\d.eE]+|nan|inf)\s*(?P<verdict>OK|FAILED)?\s*$")
+_TESTS_COMPILED = re.compile(r"^#\s*NCCL Tests compiled with NCCL (?P<v>\d+\.\d+)\s*$")
+_TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+) nccl-headers=(?P<headers>\d+) nccl-library=(?P<library>\d+)")
+# NCCL 1.x printed `WARN file:line msg` (the location after the level: src/core.h's WARN macro);
+# NCCL 2.0-2.2 put it before (`misc/ibvwrap.cu:60 WARN ...`, :data:`_BARE_HEAD`).
+_NCCL1_WARN = re.compile(r"^WARN (?P<loc>(?:src/)?[\w./+-]+\.(?:cu|h|cc|cpp):\d+) (?P<msg>\S.*)$")
+
+
+def _code_version(code: str) -> str:
+    """NCCL_VERSION_CODE as printed (22703, or 2403 before 2.9) as `2.27.3`."""
+    n = int(code)
+    if n >= 10000:
+        return f"{n // 10000}.{n // 100 % 100}.{n % 100}"
+    return f"{n // 1000}.{n // 100 % 10}.{n % 100}"
+
+
+def classify_tests(line: str) -> Parsed | None:
+    """A line that nccl-tests prints itself (its failure checks, its verdict lines, the NCCL it was
+    built with), or an NCCL 1.x WARN line; None otherwise."""
+    if "NCCL failure" in line:
+        m = _TESTS_NCCL_FAILURE.match(line)
+        if m is not None:
+            f: dict[str, Any] = {"source_location": m["loc"], "error": m["error"].strip()}
+            if m["last"] is not None and m["last"].strip():
+                f["last_error"] = m["last"].strip()
+            if m["host"]:
+                f["host"] = m["host"]
+            return Parsed("nccltests.nccl_failure", "ERROR", "nccltests.nccl_failure", f)
+    if "Cuda failure" in line:
+        m = _TESTS_CUDA_FAILURE.match(line)
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"source_location": m["loc"], "error": m["error"].strip()})
+    if "Out of bounds" in line:
+        m = _TESTS_CHECK.match(line)
+        if m is not None:
+            return Parsed("nccltests.check", "ERROR" if m["verdict"] == "FAILED" else "INFO", "nccltests.check",
+                          {"wrong": int(m["wrong"]), "verdict": m["verdict"]})
+    if "bus bandwidth" in line:
+        m = _TESTS_BUSBW.match(line)
+        if m is not None:
+            f = {"busbw": m["busbw"]}
+            if m["verdict"]:
+                f["verdict"] = m["verdict"]
+            return Parsed("nccltests.bandwidth", "INFO", "nccltests.bandwidth", f)
+    if "compiled with NCCL" in line:
+        m = _TESTS_COMPILED.match(line)
+        if m is not None:
+            return Parsed("nccl.version", "INFO", "nccl.version",
+                          {"version": m["v"], "suffix": "nccl-tests build"})
+    if "nccl-tests version" in line:
+        m = _TESTS_VERSION.match(line)
+        if m is not None:
+            headers, library = _code_version(m["headers"]), _code_version(m["library"])
+            return Parsed("nccltests.version", "INFO", "nccltests.version",
+                          {"tests_version": m["tests"], "headers": headers, "library": library,
+                           "same_release": headers.rsplit(".", 1)[0] == library.rsplit(".", 1)[0]})
+    if line.startswith("WARN "):
+        m = _NCCL1_WARN.match(line)
+        if m is not None:
+            return Parsed("nccl.warn", "WARN", "nccl.warn",
+                          {"header": "nccl1", "code_location": m["loc"], "message": m["msg"]})
+    return None
+
+
 def classify_bare(text: str) -> Parsed | None:
     """A WARN message of NCCL's catalog standing without any header (pasted alone, quoted after
     ``Last error:``, inside an exception): ``nccl.warn`` with ``header: none``, or None.
-    Only the first line is read (a WARN is one line)."""
+    Only the first line is read (a WARN is one line). nccl-tests' own lines and NCCL 1.x WARN
+    lines are read here too (:func:`classify_tests`), and so is an INFO message whose header was
+    cut down to its level word (``INFO NET/IB : ...``: ``nccl.info`` with ``header: none``)."""
     line = text.split("\n", 1)[0].strip()
     if len(line) < BARE_MIN_LED or has_huge_number(line):
         return None
+    tests = classify_tests(line)
+    if tests is not None:
+        return tests
     head = _BARE_HEAD.match(line)  # NCCL 2.0-2.2 printed `file.h:line WARN msg` without the word NCCL
     loc = None
+    info = False
     if head is not None:
         loc, line = head["loc"], line[head.end():]
+    elif line.startswith("INFO ") and "NCCL" not in line:
+        info, line = True, line[5:].lstrip()
     hit = nccl_catalog().match(line)
     if hit is None:
         return None
     tpl, args = hit
+    if info:
+        if "INFO" not in tpl.levels or tpl.specificity < BARE_MIN_LITERAL:
+            return None
+        return Parsed("nccl.info", "INFO", tpl.id, {"header": "none", "message": line, "args": list(args),
+                                                     "format": tpl.format})
     if "WARN" not in tpl.levels:
         return None
     led = bool(_lead_word(tpl.format))

@@ -26,6 +26,11 @@ KEYWORDS = (
     "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "]:[", "CUDA", "terminate",
     "NVRM", "ailed", "ignal", "imeout", "===", "Flight",
     "Killed",  # the job stopped from outside (logdoc/stops.py): shell and srun `Killed`, OOM killer, OOMKilled
+    # NCCL's messages pasted bare (the `host:pid:tid [dev] NCCL WARN` header lost): the network
+    # family (`NET/IB : ...`, `Could not find NET with id 0`, `... via NET/IB/0/GDRDMA`) and the
+    # function-named ones (`ncclSocketInit: ...`, `ncclCommInitRank failed: ...`).
+    "NET", "nccl",
+    "Out of bounds", "bus bandwidth",  # nccl-tests' verdict lines (`# Out of bounds values : 2 FAILED`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))

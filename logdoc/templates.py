@@ -138,6 +138,10 @@ def _to_regex(fmt: str, partial: bool) -> str:
             # that can succeed); an empty group keeps the group numbers without the extra
             # dimension of backtracking.
             parts[-1] = "()"
+        if conv == "(.*?)" and lit.endswith(" ") and not lit.endswith("\\ ") and fmt.startswith(" ", m.end()):
+            # ` %s ` printed with an empty string leaves two spaces, which a paste collapses into
+            # one (`connecting to address with family 0`): the space before the run may be gone.
+            lit = lit[:-1] + " ?"
         parts.append(lit)
         parts.append(conv)
         pos = m.end()

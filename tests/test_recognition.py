@@ -325,3 +325,83 @@ def test_thc_cuda_runtime_error():
     p = torchlines.classify("RuntimeError: cuda runtime error (59) : device-side assert triggered at "
                             "/pytorch/aten/src/THC/generic/THCTensorMath.cu:26", Envelope())
     assert p.kind == "cuda.error" and p.fields["code"] == 59 and p.fields["error"] == "device-side assert triggered"
+
+
+# --- NCCL-side lines pasted without their header, nccl-tests' own lines, NCCL 1.x (r-nccl)
+
+@pytest.mark.parametrize("line, template", [
+    # the network family and the function-named messages hold no other keyword once the header is gone
+    ("Could not find NET with id 3", "nccl.36259d28"),
+    ("NET/IB : Got completion from peer 10.0.0.2<1234> with error 12, opcode 0, len 0, vendor err 129", None),
+    ("ncclSocketInit: connecting to address 10.0.0.2<1234> with family 7 is neither AF_INET(2) nor AF_INET6(10)",
+     "nccl.8a290653"),
+])
+def test_bare_network_messages_reach_the_classifier(line, template):
+    evs = _events(line + "\n")
+    assert evs and evs[0].kind == "nccl.warn" and evs[0].fields["header"] == "none", evs
+    if template:
+        assert evs[0].template == template
+
+
+def test_an_empty_string_conversion_with_its_spaces_collapsed():
+    """` %s ` printed with an empty string leaves two spaces; a paste collapses them into one."""
+    for text in ("ncclSocketInit: connecting to address  with family 0 is neither AF_INET(2) nor AF_INET6(10)",
+                 "ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)"):
+        p = nccl.classify_bare(text)
+        assert p is not None and p.template == "nccl.8a290653" and p.fields["args"][:2] == ["", "0"], text
+    p = nccl.classify_bare("ncclSocketInit: connecting to address 10.1.2.3<99> with family 0 is neither AF_INET(2) nor AF_INET6(10)")
+    assert p.fields["args"][0] == "10.1.2.3<99>"
+
+
+def test_info_line_whose_header_was_cut_to_its_level():
+    evs = _events("INFO NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'\n")
+    assert [(e.kind, e.template, e.fields.get("header")) for e in evs] == [("nccl.info", "nccl.aa56324f", "none")]
+    assert nccl.classify_bare("INFO epoch 3 done") is None
+
+
+@pytest.mark.parametrize("line, kind, fields", [
+    ("node1: Test NCCL failure common.cu:1012 'internal error - please report this issue to the NCCL developers / '",
+     "nccltests.nccl_failure", {"source_location": "common.cu:1012", "error": "internal error - please report this issue to the NCCL developers"}),
+    ("node1: Test NCCL failure all_reduce.cu:47 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / Cuda failure 2'",
+     "nccltests.nccl_failure", {"last_error": "Cuda failure 2"}),
+    ("NCCL failure all_reduce.cu:95 'unhandled cuda error'", "nccltests.nccl_failure", {"error": "unhandled cuda error"}),
+    ("Cuda failure common.cu:733 'CUDA driver version is insufficient for CUDA runtime version'", "cuda.error",
+     {"error": "CUDA driver version is insufficient for CUDA runtime version"}),
+    ("# Out of bounds values : 12 FAILED", "nccltests.check", {"wrong": 12, "verdict": "FAILED"}),
+    (" Out of bounds values : 0 OK", "nccltests.check", {"wrong": 0, "verdict": "OK"}),
+    ("# Avg bus bandwidth    : 84.5 ", "nccltests.bandwidth", {"busbw": "84.5"}),
+    ("# NCCL Tests compiled with NCCL 2.4", "nccl.version", {"version": "2.4"}),
+    ("# nccl-tests version 2.17.6 nccl-headers=22803 nccl-library=22603", "nccltests.version",
+     {"headers": "2.28.3", "library": "2.26.3", "same_release": False}),
+    ("WARN src/core.cu:225 failed to allocate 4096 byte device buffer", "nccl.warn",
+     {"header": "nccl1", "code_location": "src/core.cu:225"}),
+])
+def test_nccl_tests_lines_and_nccl1_warns(line, kind, fields):
+    evs = _events(line + "\n")
+    assert evs and evs[0].kind == kind, (line, evs)
+    for k, v in fields.items():
+        assert evs[0].fields[k] == v, (k, evs[0].fields)
+
+
+def test_nccl2_old_header_is_not_nccl1():
+    p = nccl.classify_bare("misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]")
+    assert p is not None and p.fields.get("header") != "nccl1"
+
+
+@pytest.mark.parametrize("text, category", [
+    ("WARN src/core.cu:596 rank 2 failed to allocate device buffer\n", "nccl_bug_or_version_specific"),
+    ("# NCCL Tests compiled with NCCL 1.0\n# Using devices\nNCCL failure all_reduce.cu:95 'unhandled cuda error'\n",
+     "nccl_bug_or_version_specific"),
+    ("node1: Test NCCL failure common.cu:1012 'internal error - please report this issue to the NCCL developers / '\n",
+     "nccl_bug_or_version_specific"),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, invalid "
+     "argument, NCCL version 2.15.5\nncclInvalidArgument: Invalid value for an argument.\nLast error:\n"
+     "Invalid config blocking attribute value -2147483648\n", "nccl_version_mismatch"),
+    ("ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)\n", "nccl_version_mismatch"),
+    ("Cuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'\n", "fabric_manager_or_driver"),
+    ("node1:1:2 [0] transport/net_ib.cc:788 NCCL WARN NET/IB : Got completion with error 4, opcode 1, len 64, vendor err 81\n",
+     "p2p_acs_iommu_hang"),
+])
+def test_nccl_side_mechanisms_name_their_category(text, category):
+    r = _report(text)
+    assert r["diagnoses"] and r["diagnoses"][0]["category"] == category, [d["title"] for d in r["diagnoses"]]
