@@ -11,19 +11,25 @@ local rank, node rank):
   lines, init and bootstrap timings, thresholds, chunk sizes, TRACE lines): the first and the last
   line of each format;
 * collective launches (``AllReduce: opCount ...``, ``NCCL CALL ncclAllReduce(...)``), which the
-  progress analysis reads (:mod:`logdoc.analysis.collectives`): the last :data:`TAIL` of each
-  communicator of each process;
+  progress analysis reads (:mod:`logdoc.analysis.collectives`): per communicator and process, the
+  first and the last :data:`FULL` launches whole, and one ``nccl.progress`` event that folds the
+  rest (:func:`fold_launches`): per collective its count and first and last opCount, the total
+  count, first and last lines and times, and the last :data:`TAIL` launches as compact rows (the
+  lateness of a straggler is judged on them);
 * NCCL init facts (communicators, env, interfaces, transports, versions) and other NCCL INFO
-  lines: every distinct line, once (a line printed again by the same process is the same fact),
-  plus the last; connections:
-  one per peer, direction and transport (channels differ only by their number), plus the last;
+  lines: every distinct message, once (a line printed again by the same process, from any of its
+  threads, is the same fact), plus the last, up to :data:`FACT_KEEP` distinct ones per family
+  (:func:`family`: a setting, a communicator's init, a format); connections: one per peer,
+  direction and transport (channels differ only by their number), plus the last;
 * everything else (warnings, errors, torch, Gloo, torchrun, tracebacks): every event, up to
-  :data:`KEEP` of one format per stream, plus the last (a flood of one message cannot fill memory).
+  :data:`KEEP` of one format per stream (:data:`KEEP_INFO` at INFO and below), plus the last (a
+  flood of one message cannot fill memory, nor the digest).
 
 Kept events are the parser's own :class:`~logdoc.events.Event` objects, unchanged, so the analysis
 and the knowledge base see the same first failure, the same ranks and the same evidence lines.
-The counts of what was folded are in the digest (``groups``), with per-stream state (first and
-last line and time, events by level).
+The counts of what was folded are in the digest (``folded``, per file, kind and format), with
+per-stream state (first and last line and time, events by level). Events are written grouped by
+kind and format, which compresses twice as well; reading puts them back in file order.
 
 A digest is JSON (``logdoc.digest/2``), its first key the schema marker, so it is recognised by
 content, whatever its file name; written gzip-compressed when its name ends in ``.gz``. Its events
@@ -43,9 +49,12 @@ from .events import Event
 
 SCHEMA = "logdoc.digest/2"
 READS = ("logdoc.digest/1", SCHEMA)  # /1: the same content, events in full
-KEEP = 64            # events of one format kept per stream before only the last is kept
-TAIL = 64            # collective launches kept per communicator and process: the last ones
-                     # (logdoc.analysis.collectives.WINDOW of them are compared across ranks)
+KEEP = 8             # events of one format kept per stream before only the last is kept
+KEEP_INFO = 4        # the same for INFO and quieter levels (errors and warnings keep KEEP)
+_QUIET = frozenset({"INFO", "DEBUG", "TRACE"})
+TAIL = 64            # collective launches read per communicator and process: the last ones
+                     # (logdoc.analysis.collectives.WINDOW of them are compared across ranks), kept
+                     # as compact rows of one nccl.progress event but for the last FULL (fold_launches)
 
 # Kinds whose every line is noise for the analysis and the rules.
 BULK_KINDS = frozenset({"nccl.channel", "nccl.trace_level", "nccl.call"})
@@ -96,8 +105,10 @@ def group_key(ev: Event) -> tuple[Any, ...]:
             return 1, ("c", kind, (f.get("transport"), f.get("src_rank"), f.get("dst_rank"), f.get("direction")),
                        stream)
         if ev.level == "INFO" and (kind in FACT_KINDS or kind == "nccl.info"):
-            return 1, ("f", kind, ev.text, stream)
-    return KEEP, ("k", kind, ev.template, ev.level, stream)
+            # the message, not the line: a thread of the same process printing it again is the same fact
+            msg = f.get("message")
+            return 1, ("f", kind, msg if isinstance(msg, str) and msg else ev.text, stream)
+    return (KEEP if ev.level not in _QUIET else KEEP_INFO), ("k", kind, ev.template, ev.level, stream)
 
 
 _INTERN_MAX = 96  # strings up to this long are shared between events (hosts, times, names, values)
@@ -132,11 +143,99 @@ def compact(events: Iterable[Event]) -> None:
             e.fields = {intern(k) if type(k) is str else k: _shared(v) for k, v in f.items()}
 
 
+FULL = 3  # launches of a communicator and process kept whole at its end (evidence), beside its first
+
+
+def _launch(ev: Event) -> dict[str, Any] | None:
+    from .analysis.collectives import launch_of
+
+    return launch_of(ev)
+
+
+def _count_op(ops: dict, ev: Event) -> None:
+    """Per collective of a communicator: [count, first line, first opCount, last line, last opCount]."""
+    la = _launch(ev)
+    if la is None:
+        return
+    o = ops.get(la["coll"])
+    oc = la["op_count_text"]
+    if o is None:
+        ops[la["coll"]] = [1, ev.line, oc, ev.line, oc]
+        return
+    o[0] += 1
+    if ev.line < o[1]:
+        o[1], o[2] = ev.line, oc
+    if ev.line >= o[3]:
+        o[3], o[4] = ev.line, oc
+
+
+def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: str) -> tuple[list[Event], Event | None]:
+    """The launches of one communicator in one process, folded: its first launch and its last
+    :data:`FULL` whole (the evidence the progress analysis cites), and one ``nccl.progress`` event
+    that holds the rest as :mod:`logdoc.analysis.collectives` reads it: per collective its count and
+    first and last opCount, the total count and first and last lines and times, and the last
+    launches (``tail``, the last ``TAIL`` in file order) as compact rows ``[line, time, coll,
+    opCount, count, datatype]``, the first of them the ``start``-th launch (from 0); the
+    communicator's size (``nranks``) and how the launches were printed (``via``: opCount lines or
+    CALL lines) are those of its last launch.
+    Nothing is folded (no progress event) while every launch is kept whole anyway."""
+    held = list(tail) if any(e is first for e in tail) else [first] + list(tail)
+    if count == len(held) and count <= FULL + 1:
+        return held, None
+    whole = [first] + [e for e in tail[-FULL:] if e is not first]
+    rows = []
+    for e in tail:
+        la = _launch(e)
+        if la is None:
+            continue
+        rows.append([e.line, e.time, la["coll"], la["op_count_text"], la["count"], la["datatype"]])
+    last = tail[-1] if tail else first
+    times = [e.time for e in (first, last) if e.time]
+    comm = nranks = via = None
+    la = _launch(last)
+    if la is not None:
+        comm, nranks, via = la["comm"], la["nranks"], la["via"]
+    text = (f"{count} NCCL collective launches of comm {comm} folded by logdoc digest: "
+            + ", ".join(f"{c} x{o[0]}" for c, o in sorted(ops.items())))
+    prog = Event("nccl.progress", "INFO", last.file, last.line, text, last.line, last.rank, last.local_rank,
+                 last.node_rank, last.host, last.pid, last.time, None,
+                 {"comm": comm, "nranks": nranks, "via": via, "launch_kind": kind, "count": count, "first_line": first.line,
+                  "last_line": last.line, "first_time": times[0] if times else None,
+                  "last_time": last.time or (times[-1] if times else None),
+                  "ops": {c: {"count": o[0], "first_op_count": o[2], "last_op_count": o[4], "first_line": o[1],
+                              "last_line": o[3]} for c, o in sorted(ops.items())},
+                  "start": count - len(tail), "tail": rows,
+                  "dev": last.fields.get("dev"), "tid": last.fields.get("tid")})
+    return whole, prog
+
+
+FACT_KEEP = 4  # distinct lines of one fact family kept per stream (then only counted, and the last kept)
+
+
+def family(ev: Event, key: tuple) -> tuple:
+    """The family of a fact (an NCCL init line): what one process prints again only when something
+    changed. One setting (``nccl.env`` by name), one communicator's init and summary lines (by comm
+    pointer and phase), one catalog format, one kind. A process that prints more than
+    :data:`FACT_KEEP` different lines of one family (a value that keeps changing: memory used, a
+    CPU core, a timing) keeps the first ones and the last."""
+    kind = key[1]
+    f = ev.fields
+    if kind == "nccl.env":
+        sub: Any = f.get("name")
+    elif kind in ("nccl.comm_init", "nccl.comm_info"):
+        sub = (f.get("comm"), f.get("phase"))
+    elif kind == "nccl.info":
+        sub = ev.template
+    else:
+        sub = None
+    return ("F", kind, sub, key[-1])
+
+
 class Reducer:
     """The events of one source, folded as the module says. ``append`` them in any order;
     ``events()`` gives the kept ones in file order."""
 
-    __slots__ = ("kept", "groups", "tails")
+    __slots__ = ("kept", "groups", "tails", "families")
 
     def __init__(self) -> None:
         self.kept: list[Event] = []
@@ -144,21 +243,37 @@ class Reducer:
         self.groups: dict[tuple, list] = {}
         # a negative limit keeps the last -limit events: key -> [count, limit, events, first line, last line]
         self.tails: dict[tuple, list] = {}
+        # distinct facts kept per family (family()): key -> count
+        self.families: dict[tuple, int] = {}
 
     def append(self, ev: Event) -> None:
         limit, key = group_key(ev)
         if limit < 0:
             t = self.tails.get(key)
             if t is None:
-                t = self.tails[key] = [0, -limit, [], ev.line, ev.line]
+                t = self.tails[key] = [0, -limit, [], ev.line, ev.line, ev, {}]
             t[0] += 1
             t[3], t[4] = min(t[3], ev.line), max(t[4], ev.line)
+            if ev.line < t[5].line:
+                t[5] = ev
+            _count_op(t[6], ev)
             t[2].append(ev)
             if len(t[2]) >= 2 * t[1]:
                 t[2].sort(key=lambda e: e.line)
                 del t[2][:-t[1]]
             return
         g = self.groups.get(key)
+        if g is None and key[0] == "f":
+            # a fact not seen before: kept while its family has room, else counted in the family
+            fam = family(ev, key)
+            n = self.families.get(fam, 0)
+            if n >= FACT_KEEP:
+                key, limit = fam, 0
+                g = self.groups.get(fam)
+                if g is None:
+                    g = self.groups[fam] = [0, 0, None, ev.line, ev.line]
+            else:
+                self.families[fam] = n + 1
         if g is None:
             self.groups[key] = [1, 1, None, ev.line, ev.line]
             self.kept.append(ev)
@@ -208,11 +323,18 @@ class Reducer:
                 last = g[2] = last[1]()
             if last is not None:
                 out.append(last)
-        for t in self.tails.values():
+        progress = []
+        for key, t in self.tails.items():
             t[2].sort(key=lambda e: e.line)
             del t[2][:-t[1]]
-            out.extend(t[2])
+            kept, p = fold_launches(t[0], t[5], t[2], t[6], key[1])
+            out.extend(kept)
+            if p is not None:
+                progress.append(p)
         out.sort(key=lambda e: e.line)
+        if progress:  # after the launches of their last line (a stable sort keeps them behind)
+            out.extend(progress)
+            out.sort(key=lambda e: e.line)
         compact(out)
         return out
 
@@ -227,8 +349,8 @@ class Reducer:
                             "host": host, "pid": pid, "rank": rank, "local_rank": local_rank,
                             "node_rank": node_rank, "count": count, "kept": shown,
                             "first_line": first_line, "last_line": last_line})
-        for key, (count, limit, evs, first_line, last_line) in self.tails.items():
-            shown = min(len(evs), limit)
+        for key, (count, limit, evs, first_line, last_line, first, _ops) in self.tails.items():
+            shown = min(count, FULL + 1)
             if count > shown:
                 host, pid, rank, local_rank, node_rank = key[-1]
                 out.append({"file": file, "kind": key[1], "template": key[2], "host": host, "pid": pid, "rank": rank,
@@ -316,6 +438,48 @@ def unpack(d: dict[str, Any], file_names: list[str]) -> Event:
     return ev
 
 
+def fold_summary(folded: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What was folded, one entry per file, kind and format (the groups of all its streams added
+    up: ``count`` lines read, ``kept`` of them kept, in ``streams`` streams, from ``first_line`` to
+    ``last_line``): a digest stays small however many streams and groups fold."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for g in folded:
+        key = (g.get("file"), g.get("kind"), g.get("template"))
+        o = out.get(key)
+        if o is None:
+            out[key] = {"file": key[0], "kind": key[1], "template": key[2], "count": g.get("count", 0),
+                        "kept": g.get("kept", 0), "streams": g.get("streams", 1), "first_line": g.get("first_line"),
+                        "last_line": g.get("last_line")}
+            continue
+        o["count"] += g.get("count", 0)
+        o["kept"] += g.get("kept", 0)
+        o["streams"] += g.get("streams", 1)
+        fl, ll = g.get("first_line"), g.get("last_line")
+        if fl is not None and (o["first_line"] is None or fl < o["first_line"]):
+            o["first_line"] = fl
+        if ll is not None and (o["last_line"] is None or ll > o["last_line"]):
+            o["last_line"] = ll
+    return list(out.values())
+
+
+def _by_kind(packed: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The packed events grouped by kind, format, process and line, each with its place among the
+    events of its line (``s``, written when not 0): sorting them by file, line and place gives the
+    events back in their order. None when they are not in that order to begin with."""
+    prev = None
+    same = 0
+    for d in packed:
+        key = (d["f"], d["line"])
+        if prev is not None and key < prev:
+            return None
+        same = same + 1 if key == prev else 0
+        if same:
+            d["s"] = same
+        prev = key
+    return sorted(packed, key=lambda d: (d["kind"], d.get("template") or "", d.get("host") or "", d.get("pid") or 0,
+                                         d["f"], d["line"], d.get("s", 0)))
+
+
 def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str] | None = None) -> dict[str, Any]:
     """The digest of a :class:`~logdoc.parse.ParseResult` (made with ``reduce=True``)."""
     from . import __version__
@@ -323,6 +487,9 @@ def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str
     files: dict[str, int] = {}
     events = [pack(e, files) for e in result.events]
     names = sorted(files, key=files.__getitem__)
+    order = _by_kind(events)
+    if order is not None:
+        events = order
     return {
         "schema": SCHEMA,
         "logdoc": __version__,
@@ -331,9 +498,12 @@ def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str
         "files": list(result.files),
         "stats": result.stats.to_dict(),
         "streams": streams(result.events),
-        "folded": list(folded if folded is not None else getattr(result, "folded", []) or []),
+        "folded": fold_summary(folded if folded is not None else getattr(result, "folded", []) or []),
         "unrecognized": [{"file": u.file, "line": u.line, "text": u.text} for u in result.unrecognized],
         "file_names": names,
+        # events grouped by kind and format (they compress twice as well), "s" their place among
+        # the events of one line; reading puts them back in file order (load)
+        "order": "kind" if order is not None else "file",
         "events": events,
     }
 
@@ -396,7 +566,10 @@ def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
         raise DigestError(f"{name}: digest schema {d['schema']} is not {SCHEMA}; use the logdoc that wrote it")
     file_names = d.get("file_names") or []
     try:
-        d["events"] = [unpack(e, file_names) for e in d.get("events") or ()]
+        packed = d.get("events") or ()
+        if d.get("order") == "kind" and d["schema"] == SCHEMA:
+            packed = sorted(packed, key=lambda e: (e["f"], e["line"], e.get("s", 0)))
+        d["events"] = [unpack(e, file_names) for e in packed]
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise DigestError(f"{name}: not a readable digest (an event: {exc!r})") from None
     return d

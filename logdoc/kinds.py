@@ -81,6 +81,10 @@ KINDS: dict[str, KindSpec] = {
                             "the nccl-tests build line (NCCL headers and library versions)"),
     "nccl.call": _k(NCCL_FIELDS, _N, "a collective launch / CALL line"),
     "nccl.trace_level": _k(NCCL_FIELDS, _N, "an NCCL TRACE-level line"),
+    "nccl.progress": _k(("dev", "tid", "comm", "nranks", "via", "launch_kind", "count", "first_line", "last_line", "first_time",
+                         "last_time", "ops", "start", "tail"), "logdoc/digest.py",
+                        "a communicator's collective launches in one process, folded (count, first and last opCount "
+                        "per collective, the last launches as rows)"),
     # --- PyTorch ProcessGroupNCCL, c10d, TCPStore, torchrun, Gloo, CUDA (logdoc/torchlines.py)
     "torch.watchdog_timeout": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "op_type", "numel_in", "numel_out",
                                                                  "timeout_ms", "elapsed_ms", "blocking_wait"), _T,

@@ -195,3 +195,104 @@ def test_a_damaged_packed_event_is_a_clear_skip(tmp_path):
     res = parse_paths([str(out)])
     assert res.events == []
     assert "not a readable digest" in res.stats.skipped_files[0][1]
+
+
+# -- collective launches fold into per-communicator progress (nccl.progress) --------------------
+
+def _launch_job(ops: dict[int, int], times=None, call: bool = False, comms: int = 1) -> dict[str, str]:
+    """One log per rank: an init line per communicator, then ``ops[rank]`` launches on each (opCount
+    lines, or NCCL CALL lines), stamped when ``times(rank, i)`` gives a datetime."""
+    files = {}
+    n = len(ops)
+    for r, k in ops.items():
+        lines = []
+        for c in range(comms):
+            comm = f"0x55{r:02x}{c:02x}c0e0f0a0"
+            cid = f"0x{c + 1:x}f2a9c1d7e6b5a41"
+            if call:
+                lines.append(f"gpu{r // 2}:{500 + r}:{500 + r} NCCL CALL ncclCommInitRank({comm}, {n}, {cid}, {r}, {r})")
+            else:
+                lines.append(f"gpu{r // 2}:{500 + r}:{500 + r} [{r}] NCCL INFO ncclCommInitRank comm {comm} rank {r} "
+                             f"nranks {n} cudaDev {r} nvmlDev {r} busId 18000 commId {cid} - Init COMPLETE")
+        for i in range(k):
+            for c in range(comms):
+                comm = f"0x55{r:02x}{c:02x}c0e0f0a0"
+                pre = f"[{times(r, i):%Y-%m-%d %H:%M:%S}] " if times else ""
+                name = ("AllReduce", "AllGather")[i % 3 == 2]
+                if call:
+                    lines.append(f"{pre}gpu{r // 2}:{500 + r}:{500 + r} NCCL CALL nccl{name}(7f3c4a000000,7f3c4a000000,"
+                                 f"{1024 + i},7,0,0,{comm},0x55d0c9b0c000)")
+                else:
+                    lines.append(f"{pre}gpu{r // 2}:{500 + r}:{500 + r} [{r}] NCCL INFO {name}: opCount {i:x} sendbuff "
+                                 f"0x7f3c4a000000 recvbuff 0x7f3c4a001000 count {1024 + i} datatype 7 op 0 root 0 "
+                                 f"comm {comm} [nranks={n}] stream 0x55d0c9b0c000")
+        files[f"rank{r}.log"] = "\n".join(lines) + "\n"
+    return files
+
+
+def _progress_view(paths: list[str]):
+    from logdoc.analysis import analyze
+    from logdoc.analysis.collectives import progress_table
+
+    def view(res):
+        a = analyze(res.events, res.files)
+        found = [(e.kind, e.text, sorted((k, repr(v)) for k, v in e.fields.items())) for e in a.synthetic
+                 if e.kind in ("analysis.hung_rank", "analysis.straggler")]
+        return found, progress_table(a.job), _summary(build_report(res, rules()))
+
+    return view
+
+
+@pytest.mark.parametrize("case", ["hang", "straggler", "calls", "two-comms"])
+def test_folded_launches_give_what_every_launch_gives(case, tmp_path):
+    """Raw (every launch an event), folded (what explain does) and from a digest: the same hang and
+    straggler findings (text, fields, evidence lines), the same progress table (launch counts
+    included), the same diagnoses; the digest holds one nccl.progress per communicator and process."""
+    import datetime as dt
+
+    t0 = dt.datetime(2026, 11, 30, 9, 0, 0)
+    if case == "hang":
+        files = _launch_job({0: 400, 1: 400, 2: 371, 3: 400})
+    elif case == "straggler":
+        files = _launch_job({0: 300, 1: 301, 2: 301},
+                            times=lambda r, i: t0 + dt.timedelta(seconds=6 * i + (4 if r == 0 else 0)))
+    elif case == "calls":
+        files = _launch_job({0: 250, 1: 243}, call=True)
+    else:
+        files = _launch_job({0: 200, 1: 200, 2: 180}, comms=2)
+    paths = []
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        paths.append(str(tmp_path / name))
+    paths = [str(tmp_path)]
+    full = parse_paths(paths)
+    folded = parse_paths(paths, reduce=True)
+    out = tmp_path.parent / f"{case}-node.json"
+    digest.write(folded, str(out), inputs=paths)
+    back = parse_paths([str(out)])
+    view = _progress_view(paths)
+    want = view(full)
+    assert want[0], "the case must find something"
+    assert view(folded) == want
+    assert view(back) == want
+    d = json.loads(out.read_text())
+    progress = [e for e in d["events"] if e["kind"] == "nccl.progress"]
+    per_comm = 2 if case == "two-comms" else 1
+    assert len(progress) == len(files) * per_comm
+    assert len(d["events"]) < sum(t.count("\n") for t in files.values()) / 10
+
+
+def test_digest_size_does_not_grow_with_the_log(tmp_path):
+    """The second generator's dense NCCL log (collective launches dominate): a log four times longer
+    gives a digest of about the same size, under 100 kB compressed."""
+    import gen_job_logs
+
+    sizes = []
+    for mb in (0.5, 2):
+        log = tmp_path / f"nccl{mb}.log"
+        gen_job_logs.generate("nccl", str(log), mb)
+        out = tmp_path / f"nccl{mb}.json.gz"
+        digest.write(parse_paths([str(log)], reduce=True), str(out))
+        sizes.append(out.stat().st_size)
+    assert sizes[1] < 100_000
+    assert sizes[1] < 1.5 * sizes[0]

@@ -15,6 +15,11 @@ of the process's ``Init START/COMPLETE`` lines (or of the ``NCCL CALL ncclCommIn
 commIdHash, rank, dev)`` line), which every rank of the communicator prints alike. Without an init line,
 the communicators of a process are told apart by their size and order of first use.
 
+A digest (and ``explain``, which folds as a digest does) keeps a communicator's first and last few
+launches of each process whole and folds the rest into one ``nccl.progress`` event
+(:func:`logdoc.digest.fold_launches`): its rows are read here as launches, in their place in the whole
+sequence, so the folded form gives what every launch gives.
+
 On a communicator where the ranks stopped at different opCounts, the ranks behind (no more of them than
 at the front) did not launch the collective the others launched and wait in. With times (NCCL
 timestamps, launcher or logger prefixes) a rank that launched most collectives last, seconds after the
@@ -121,10 +126,57 @@ def _norm_id(p: Any) -> str:
     return "0x" + (s or "0")
 
 
+class _Row:
+    """A launch a digest folded into a ``nccl.progress`` event: where it was (its line), no event."""
+    __slots__ = ("progress", "line")
+
+    def __init__(self, progress: Event, line: int) -> None:
+        self.progress = progress
+        self.line = line
+
+    @property
+    def rank(self) -> int | None:
+        return self.progress.rank
+
+    @property
+    def host(self) -> str | None:
+        return self.progress.host
+
+
+def _folded(job: Job) -> dict[tuple, tuple[tuple[Event, int], list[tuple[int, int | None, dict]]]]:
+    """The folded launches of every process and comm: ``{(process, comm): ((progress event, ordinal of
+    the first row), [(line, second, launch), ...])}``, a launch as :func:`launch_of` gives it."""
+    out: dict[tuple, tuple[tuple[Event, int], list]] = {}
+    clock = job.timeline.clock
+    for i in job.by_kind.get("nccl.progress", ()):
+        ev = job.events[i]
+        f = ev.fields
+        rows = []
+        for row in f.get("tail") or ():
+            try:
+                line, stamp, coll, oc, count, dtype = row
+                op_count = int(str(oc), 16) if oc is not None else None
+            except (TypeError, ValueError):
+                continue
+            st = parse_stamp(stamp) if stamp else None
+            rows.append((int(line), clock.seconds(st) if st is not None else None,
+                         {"coll": coll, "op_count": op_count, "op_count_text": oc, "count": count, "datatype": dtype,
+                          "comm": f.get("comm"), "nranks": f.get("nranks"), "via": f.get("via") or "coll"}))
+        if rows and f.get("comm"):
+            rows.sort(key=lambda r: r[0])
+            pc = (_proc(ev), _norm_ptr(f["comm"]))
+            have = out.get(pc)
+            # opCount lines over CALL lines of the same calls, as for whole launches
+            if have is None or (have[1][0][2]["via"] == "call" and rows[0][2]["via"] == "coll"):
+                out[pc] = ((ev, int(f.get("start") or 0)), rows)
+    return out
+
+
 class _Member:
-    __slots__ = ("who", "comm_rank", "launches", "order", "via", "host")
+    __slots__ = ("who", "comm_rank", "launches", "order", "via", "host", "total")
 
     def __init__(self, who: int, comm_rank: int | None, via: str, host: str | None) -> None:
+        self.total = 0  # launch lines read, the folded ones included
         self.who = who
         self.comm_rank = comm_rank
         self.launches: dict[int, tuple[dict, Event, int | None]] = {}  # op index -> (launch, event, seconds)
@@ -173,15 +225,41 @@ def collect(job: Job) -> dict[str, dict[str, Any]]:
             la = launch_of(ev)
             if la is not None and la.get("comm"):
                 launches.append((_proc(ev), _norm_ptr(la["comm"]), la, ev))
-    if not launches:
+    folded = _folded(job)
+    if not launches and not folded:
         return {}
     # a process/comm with opCount lines ignores its CALL lines (the same calls, counted)
     has_coll = {(p, c) for p, c, la, _ in launches if la["via"] == "coll"}
+    has_coll |= {pc for pc, (_, rows) in folded.items() if any(la["via"] == "coll" for _, _, la in rows)}
     per_pc: dict[tuple, list[tuple[dict, Event]]] = {}
     for p, c, la, ev in launches:
         if la["via"] == "call" and (p, c) in has_coll:
             continue
         per_pc.setdefault((p, c), []).append((la, ev))
+    # launches a digest folded (logdoc/digest.py, nccl.progress): its rows, with the launches it kept
+    # whole at their lines; every launch has its place in the whole sequence (``counts``, ``ordinal``)
+    ordinal: dict[int, int] = {}   # id(event) -> its place among its process's launches on the comm
+    counts: dict[tuple, int] = {}
+    seconds: dict[int, int | None] = {}
+    for pc, ((prog, start), rows) in folded.items():
+        whole = {ev.line: (la, ev) for la, ev in per_pc.get(pc, ())}
+        first = per_pc.get(pc, [])[:1]
+        items = []
+        for j, (line, sec, la) in enumerate(rows):
+            hit = whole.get(line)
+            if hit is not None:
+                items.append(hit)
+                ordinal[id(hit[1])] = start + j
+            else:
+                stand_in = _Row(prog, line)
+                items.append((la, stand_in))
+                ordinal[id(stand_in)] = start + j
+                seconds[id(stand_in)] = sec
+        if first and first[0][1].line < (rows[0][0] if rows else 1 << 62):
+            items.insert(0, first[0])
+            ordinal[id(first[0][1])] = 0
+        per_pc[pc] = items
+        counts[pc] = int(prog.fields.get("count") or len(items))
     # communicator key of each (process, comm)
     unnamed_order: dict[tuple, list[str]] = {}
     for (p, c), items in per_pc.items():
@@ -225,13 +303,16 @@ def collect(job: Job) -> dict[str, dict[str, Any]]:
             m = comm["members"].get(who)
             if m is None:
                 m = comm["members"][who] = _Member(who, crank, items[0][0]["via"], first.host)
+            m.total += counts.get((p, c), len(items))
             n = 0
             for la, ev in items:
+                n = ordinal.get(id(ev), n)
                 idx = la["op_count"] if la["op_count"] is not None else n
                 n += 1
                 if idx in m.launches and la["op_count"] is not None:
                     continue  # a group's several ops under one opCount: the first names it
-                m.launches[idx] = (la, ev, job.timeline.seconds(ev))
+                sec = seconds[id(ev)] if id(ev) in seconds else job.timeline.seconds(ev)
+                m.launches[idx] = (la, ev if not isinstance(ev, _Row) else None, sec)
                 m.order.append(idx)
         del comm["procs"]
     return {k: v for k, v in comms.items() if len(v["members"]) >= 2}
@@ -354,10 +435,11 @@ def analyze(job: Job) -> list[Event]:
         evidence = []
         for r in behind + front:
             m = members[r]
-            evidence.append(m.launches[m.last][1])
+            if m.launches[m.last][1] is not None:
+                evidence.append(m.launches[m.last][1])
         for r in straggling:
             m = members[r]
-            evidence.extend(m.launches[i][1] for i in common[-3:] if i in m.launches)
+            evidence.extend(m.launches[i][1] for i in common[-3:] if i in m.launches and m.launches[i][1] is not None)
         if stop_ev is not None:
             evidence.append(stop_ev)
         who_front = _who(comm, front)
@@ -407,7 +489,7 @@ def progress_table(job: Job) -> list[dict[str, Any]]:
         for r, m in sorted(comm["members"].items()):
             la = m.launches[m.last][0]
             rows.append({"member": r, "comm_rank": m.comm_rank, "last": m.last, "collective": _desc(la),
-                         "launches": len(m.order)})
+                         "launches": m.total})
         out.append({"comm": comm["label"], "comm_id": comm["comm_id"], "nranks": comm["nranks"],
                     "by_global_rank": comm["by_global_rank"], "rows": rows})
     return out

@@ -43,6 +43,14 @@ def pfx(rank, tid_off=0):
     return f"{host}:{pid}:{tid} [{dev}]"
 
 
+# One communicator per rank, as a real job has (its pointer in the launch, init and destroy lines),
+# opCounts that count up per rank, one commId for the job. The random draws stay (the other lines
+# stay the same bytes); only their values are not used.
+COMMS = ["0x%x" % (0x55D4A0000000 + 0x9E3779 * (r + 1)) for r in range(NRANKS)]
+COMM_ID = "0x3f6a2b9c1d7e4058"
+OP_COUNT = [0] * NRANKS
+
+
 def hexp():
     return "0x" + "%x" % R.randrange(0x55D400000000, 0x55DFFFFFFFFF)
 
@@ -54,9 +62,12 @@ def nccl_info(rank):
     p = pfx(r, R.choice((0, 0, 51, 52, 77)))
     if k < 0.30:
         op = R.choice(("AllReduce", "AllReduce", "AllReduce", "ReduceScatter", "AllGather", "Broadcast"))
-        return (f"{p} NCCL INFO {op}: opCount {R.randrange(1, 1 << 20):x} sendbuff {hexp()} recvbuff {hexp()} "
-                f"count {R.choice((1, 1024, 1048576, 25165824, 67108864))} datatype {R.choice((0, 7, 9))} op {R.choice((0, 0, 2))} root 0 "
-                f"comm {hexp()} [nranks={NRANKS}] stream {hexp()}")
+        R.randrange(1, 1 << 20)
+        OP_COUNT[r] += 1
+        line = (f"{p} NCCL INFO {op}: opCount {OP_COUNT[r]:x} sendbuff {hexp()} recvbuff {hexp()} "
+                f"count {R.choice((1, 1024, 1048576, 25165824, 67108864))} datatype {R.choice((0, 7, 9))} op {R.choice((0, 0, 2))} root 0 ")
+        hexp()
+        return line + f"comm {COMMS[r]} [nranks={NRANKS}] stream {hexp()}"
     if k < 0.52:
         c = R.randrange(0, 32)
         peer = (r + R.choice((1, 8, NRANKS - 1))) % NRANKS
@@ -70,11 +81,14 @@ def nccl_info(rank):
         ring = " ".join(f"{(r + i) % NRANKS:3d}" for i in range(NRANKS))
         return f"{p} NCCL INFO Channel {c:02d}/{32:02d} : {ring}"
     if k < 0.63:
-        return (f"{p} NCCL INFO ncclCommInitRank comm {hexp()} rank {r} nranks {NRANKS} cudaDev {r % 8} nvmlDev {r % 8} "
-                f"busId {R.choice(('18000', '2a000', '3a000', '5d000', '9a000', 'ab000', 'ba000', 'db000'))} commId 0x{R.getrandbits(63):x} "
+        hexp()
+        return (f"{p} NCCL INFO ncclCommInitRank comm {COMMS[r]} rank {r} nranks {NRANKS} cudaDev {r % 8} nvmlDev {r % 8} "
+                f"busId {R.choice(('18000', '2a000', '3a000', '5d000', '9a000', 'ab000', 'ba000', 'db000'))} commId {COMM_ID} "
+                f"{R.getrandbits(63) and ''}"
                 f"localSize 296 used {R.randrange(200000000, 900000000)} bytes on core {R.randrange(0, 96)} - Init COMPLETE")
     if k < 0.66:
-        return f"{p} NCCL INFO comm {hexp()} rank {r} nRanks {NRANKS} nNodes {len(NODES)} localRanks 8 localRank {r % 8} MNNVL 0"
+        hexp()
+        return f"{p} NCCL INFO comm {COMMS[r]} rank {r} nRanks {NRANKS} nNodes {len(NODES)} localRanks 8 localRank {r % 8} MNNVL 0"
     if k < 0.70:
         return f"{p} NCCL INFO Trees [0] {(r + 1) % NRANKS}/-1/-1->{r}->{(r - 1) % NRANKS} [1] {(r + 1) % NRANKS}/-1/-1->{r}->{(r - 1) % NRANKS}"
     if k < 0.74:
@@ -104,7 +118,8 @@ def nccl_info(rank):
     if k < 0.975:
         return f"{p} NCCL INFO [Service thread] Connection closed by localRank {R.randrange(0, 8)}"
     if k < 0.99:
-        return f"{p} NCCL INFO comm {hexp()} rank {r} nranks {NRANKS} cudaDev {r % 8} busId 18000 - Destroy COMPLETE"
+        hexp()
+        return f"{p} NCCL INFO comm {COMMS[r]} rank {r} nranks {NRANKS} cudaDev {r % 8} busId 18000 - Destroy COMPLETE"
     peer = (r + 8) % NRANKS
     w = R.random()
     if w < 0.4:
@@ -202,6 +217,7 @@ def generate(kind: str, path: str, mb: float = 200, frac: float = 0.02, seed: in
     if kind not in ("mixed", "nccl"):
         raise ValueError(f"unknown kind {kind!r} (mixed or nccl)")
     R.seed(seed)
+    OP_COUNT[:] = [0] * NRANKS
     target = int(mb * 1_000_000)
     size = 0
     lines = 0
