@@ -28,6 +28,8 @@ Rules:
 """
 from __future__ import annotations
 
+from array import array
+
 import re
 from datetime import date
 from typing import Iterable, Iterator, NamedTuple
@@ -202,12 +204,14 @@ class Timeline:
                         break
                     order[i] = hi[i]
         self._lo, self._hi = lo, hi
-        keys: list[tuple] = [None] * n  # type: ignore[list-item]
-        for i, ev in enumerate(events):
-            o = order[i]
-            keys[i] = (0, o, file_index[ev.file], ev.line) if o is not None else (1, 0, file_index[ev.file], ev.line)
-        self._keys = keys
-        self._order = sorted(range(n), key=keys.__getitem__)
+        # compact per-event state (a job of many ranks has hundreds of thousands of events): the
+        # file of each event as a number, its running second (``order``); sort keys are built when
+        # asked for (:meth:`key_at`), the order of the events is an array of positions
+        self._run = order
+        self._fidx = array("l", (file_index[ev.file] for ev in events))
+        keys = [self.key_at(i) for i in range(n)]
+        self._order = array("l", sorted(range(n), key=keys.__getitem__))
+        del keys
 
     # -- access -------------------------------------------------------------------------------
 
@@ -225,7 +229,7 @@ class Timeline:
     def _entry(self, i: int) -> Entry:
         st = self._stamp[i]
         return Entry(self._events[i], self.clock.iso(st) if st is not None else None, self._sec[i],
-                     self._lo[i], self._hi[i], self._keys[i])
+                     self._lo[i], self._hi[i], self.key_at(i))
 
     def _index(self, ev: Event) -> int | None:
         return self._pos.get(id(ev))
@@ -239,7 +243,7 @@ class Timeline:
         i = self._index(ev)
         if i is None:
             return (2, 0, 0, ev.line)
-        return self._keys[i]
+        return self.key_at(i)
 
     def seconds(self, ev: Event) -> int | None:
         """The event's own stamp in whole seconds (None when it printed none)."""
@@ -282,7 +286,9 @@ class Timeline:
         return self._hi[i]
 
     def key_at(self, i: int) -> tuple:
-        return self._keys[i]
+        o = self._run[i]
+        return (0, o, self._fidx[i], self._events[i].line) if o is not None else (1, 0, self._fidx[i],
+                                                                                 self._events[i].line)
 
     def same_time(self, a: Event, b: Event) -> bool | None:
         """True when both have stamps in the same second, False when different, None when unknown."""

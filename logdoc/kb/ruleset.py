@@ -62,6 +62,7 @@ class RuleSet:
     # --- matching
     def _build_index(self) -> None:
         self._index = {}
+        self._for: dict[str, list[Rule]] = {}
         self._wild = []
         self._by_template = {}
         for rule in self.active():
@@ -81,11 +82,15 @@ class RuleSet:
         if self._index is None:
             self._build_index()
         assert self._index is not None
+        got = self._for.get(kind)  # once per kind: a job of many ranks asks for every event
+        if got is not None:
+            return got
         rules = self._index.get(kind, [])
         if self._wild:
             extra = [r for p, r in self._wild if kind.startswith(p) and r not in rules]
             if extra:
                 rules = sorted(rules + extra, key=lambda r: (-r.priority, r.id))
+        self._for[kind] = rules
         return rules
 
     def match(self, events: Iterable[Event]) -> list[Match]:
