@@ -296,3 +296,48 @@ def test_digest_size_does_not_grow_with_the_log(tmp_path):
         sizes.append(out.stat().st_size)
     assert sizes[1] < 100_000
     assert sizes[1] < 1.5 * sizes[0]
+
+
+def test_compact_shares_repeated_strings_and_keeps_events_equal():
+    """Many ranks' events repeat the same short strings; compact() makes them one object each and
+    changes nothing else."""
+    def ev(r):
+        return Event("nccl.env", "INFO", f"rank{r}.log", 3, f"gpu-h100-000:{40 + r}:{40 + r} [0] NCCL INFO x",
+                     host="".join(["gpu-", "h100-000"]), pid=40 + r, time="".join(["2026-11-30T09:", "00:00"]),
+                     template="nccl.env", fields={"name": "".join(["NCCL_", "IB_HCA"]), "args": ["".join(["ml", "x5"])],
+                                                  "long": "y" * 200 + str(r)})
+    evs = [ev(r) for r in range(3)]
+    assert evs[0].host is not evs[1].host  # built apart, as the parser builds them
+    before = [e.to_dict() for e in evs]
+    digest.compact(evs)
+    assert [e.to_dict() for e in evs] == before
+    assert evs[0].host is evs[1].host is evs[2].host
+    assert evs[0].time is evs[2].time
+    assert evs[0].fields["name"] is evs[1].fields["name"]
+    assert evs[0].fields["args"][0] is evs[2].fields["args"][0]
+
+
+def test_facts_fold_per_family_and_every_setting_is_kept():
+    """An NCCL fact printed again by another thread of the process is the same fact; a family whose
+    value keeps changing keeps its first FACT_KEEP lines and its last; every setting (nccl.env by
+    name) keeps its own line."""
+    r = digest.Reducer()
+    line = 0
+    for tid in (1, 2):
+        for i in range(10):
+            line += 1
+            msg = f"NCCL_X{i} set by environment to 1"
+            r.append(Event("nccl.env", "INFO", "f", line, f"h:1:{tid} [0] NCCL INFO {msg}", host="h", pid=1,
+                           template="nccl.env", fields={"name": f"NCCL_X{i}", "value": "1", "message": msg}))
+    for i in range(50):
+        line += 1
+        msg = f"[Proxy Service] Device 0 CPU core {i}"
+        r.append(Event("nccl.info", "INFO", "f", line, f"h:1:1 [0] NCCL INFO {msg}", host="h", pid=1,
+                       template="nccl.test-fact", fields={"message": msg}))
+    evs = r.events()
+    env = [e for e in evs if e.kind == "nccl.env"]
+    assert sorted({e.fields["name"] for e in env}) == sorted(f"NCCL_X{i}" for i in range(10))
+    assert len(env) == 20  # each setting once, and its last print (the other thread's)
+    info = [e for e in evs if e.kind == "nccl.info"]
+    assert [e.line for e in info] == [21, 22, 23, 24, line]
+    assert sum(g["count"] for g in r.folded("f")) >= 50 - digest.FACT_KEEP
