@@ -401,6 +401,10 @@ def test_nccl2_old_header_is_not_nccl1():
     ("Cuda failure common.cu:891 'CUDA driver version is insufficient for CUDA runtime version'\n", "fabric_manager_or_driver"),
     ("node1:1:2 [0] transport/net_ib.cc:788 NCCL WARN NET/IB : Got completion with error 4, opcode 1, len 64, vendor err 81\n",
      "p2p_acs_iommu_hang"),
+    ("INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n", "gpu_direct_rdma_issue"),
+    ("#       size    count   type   redop    root     time   algbw   busbw  #wrong\n# Out of bounds values : 3 FAILED\n",
+     "p2p_acs_iommu_hang"),
+    ("node1: Test NCCL failure common.cu:777 'unhandled cuda error'\n", "cuda_error_other"),
 ])
 def test_nccl_side_mechanisms_name_their_category(text, category):
     r = _report(text)
