@@ -10,7 +10,8 @@ import os
 from typing import Any, Iterable, Sequence
 
 from .diagnose import SCHEMA, diagnose
-from .parse import ParseResult, parse_paths, parse_sources
+from .pipeline import parse_paths, parse_sources
+from .results import ParseResult
 
 
 def _rules(rules=None, rules_json: dict | None = None, extra_dirs: Sequence[str] = ()):

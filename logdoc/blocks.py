@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 from .events import Envelope
 
-__all__ = ["Record", "BlockAssembler", "is_elision"]
+__all__ = ["Record", "BlockAssembler", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
+           "MAY_START_FIRST", "MAY_START_WORDS"]
 
 
 @dataclass(slots=True)
@@ -99,6 +100,20 @@ def _is_cont(text: str) -> bool:
     return text.startswith(_CONT_PREFIXES)
 
 
+# Substrings one of which is in every line :func:`_is_cont` accepts (anywhere in the line): a line
+# without any of them never continues a record (the readers' gating tests this, not the prefixes).
+CONTINUATION_MARKS = ("\t", "nccl", "#") + tuple(sorted({p.strip() for p in _CONT_PREFIXES}))
+
+
+def may_join_quiet(text: str) -> bool:
+    """Whether a record that takes only continuation lines (see
+    :meth:`BlockAssembler.open_state`) might take ``text``, or a line that opens or chains a
+    traceback or a torchrun summary might follow it: false means the line is a record of its own
+    as far as such records are concerned."""
+    return bool(_is_cont(text) or text.startswith(_TB_HEAD) or text.startswith(_CHAIN)
+                or _SPAWN.match(text) or _FRAME_EQ.match(text))
+
+
 def _bare(env: Envelope) -> bool:
     """No c10 / logger header: possibly a continuation line of a message printed just before
     (under torchrun --tee it still has `[default0]:`, so only the header is looked at)."""
@@ -113,6 +128,31 @@ def _plain(b: "_Block") -> bool:
     """A message block that takes a line (probe or not) only if :func:`_is_cont` says it is a
     continuation line (see ``BlockAssembler._accept``): it never wants any other line."""
     return b.kind == "message" and not b.state and not b.exc_type.endswith("ChildFailedError:")
+
+
+def _takes_any_line(b: "_Block") -> bool:
+    """An open block that may take a line holding no keyword and no continuation mark (a traceback's
+    code lines, a torchrun failure table, a wrapped WorkNCCL record)."""
+    kind = b.kind
+    if kind in ("child_failed", "wrapped"):
+        return True
+    if kind == "traceback":
+        return b.state in ("frames", "last_error", "after_spawn", "chain")
+    if kind == "message":
+        return b.state in ("last_error", "spawn")
+    return False
+
+
+def _takes_only_continuations(b: "_Block") -> bool:
+    """An open block that takes continuation lines only (a message whose first line is all there is
+    so far, or C++ frames)."""
+    kind = b.kind
+    if kind == "message":
+        return b.state == ""
+    return kind == "frames"
+
+
+_NO_KEY = Envelope().stream_key()  # the stream of a line that carried no envelope at all
 
 
 class _Block:
@@ -155,6 +195,35 @@ class BlockAssembler:
     def has_open_block(self) -> bool:
         """True while some record is still open: feed every line then, not only prefiltered ones."""
         return bool(self._open)
+
+    def open_state(self) -> tuple[bool, bool]:
+        """What the open records may take, for readers that skip lines (with nothing open: both
+        true). ``quiet``: every open record takes continuation lines only and belongs to a stream
+        with a rank. ``no_greedy``: no open record may take a line that holds no keyword, and none
+        belongs to the stream of lines without any envelope."""
+        quiet = no_greedy = True
+        for key, b in self._open.items():
+            anything = _takes_any_line(b)
+            if key[2] is None or not _takes_only_continuations(b):
+                quiet = False
+            if anything or key == _NO_KEY:
+                no_greedy = False
+        return quiet, no_greedy
+
+    def close_idle(self, before: int) -> list[Record]:
+        """Close every open record whose last line (held blank lines included) is before line
+        ``before``; return their records."""
+        out: list[Record] = []
+        idle = []
+        for key, b in self._open.items():
+            last = b.lines[-1][0]
+            if b.pending and b.pending[-1][0] > last:
+                last = b.pending[-1][0]
+            if last < before:
+                idle.append(key)
+        for key in idle:
+            out.extend(self._close(key))
+        return out
 
     # ---------------------------------------------------------------------------------------
     def feed(self, lineno: int, env: Envelope, text: str) -> list[Record]:
@@ -460,3 +529,18 @@ class BlockAssembler:
                 b.state = "root"
             return "take"
         return "take"
+
+
+# ---------------------------------------------------------------------------------------------
+# queries for readers that skip lines (logdoc/fast/): what may open a record, asked of this module
+
+may_start = BlockAssembler._may_start  # may_start(text, env): could this line open a record?
+
+# The first characters of the lines :func:`may_start` accepts on a line with no envelope and without
+# one of :data:`MAY_START_WORDS`: one per test in ``_may_start`` (traceback head, summary frame,
+# ``[Rank``/``[PG``, ``terminate called``, ``Rank ``/``Detected mismatch``/spawn), and the first
+# characters of every continuation line (``_is_cont``: a tab, ``nccl...: ``, ``#N``, the prefixes).
+MAY_START_FIRST = frozenset("T=[tRD-\tn#") | frozenset(p[0] for p in _CONT_PREFIXES)
+# Substrings one of which is in every line ``_may_start`` accepts by its word test (Error, error,
+# Exception, exception).
+MAY_START_WORDS = ("rror", "xception")

@@ -481,7 +481,7 @@ def _by_kind(packed: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 
 def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str] | None = None) -> dict[str, Any]:
-    """The digest of a :class:`~logdoc.parse.ParseResult` (made with ``reduce=True``)."""
+    """The digest of a :class:`~logdoc.results.ParseResult` (made with ``reduce=True``)."""
     from . import __version__
 
     files: dict[str, int] = {}
@@ -578,7 +578,7 @@ def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
 def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognized: list, files: list[str],
            max_unrecognized: int) -> None:
     """Merge a loaded digest into the parts of a parse result."""
-    from .parse import Unrecognized
+    from .results import Unrecognized
 
     s = d.get("stats") or {}
     for k in ("files", "lines_read", "irrelevant", "relevant", "understood", "not_understood", "events", "cut_lines"):

@@ -190,6 +190,8 @@ for _chars, _rx, _fn in ENVELOPES:
 
 _RAY_REPEAT = re.compile(r" \[repeated (\d+)x across cluster\]$")
 _EMBEDDED = re.compile(r"\[rank\d+\]:\[[FEWIV]")
+EMBED_MARK = "]:["  # in every line where _EMBEDDED finds a c10 envelope after residue
+RAY_SUFFIX = "across cluster]"  # the end of every line _RAY_REPEAT matches
 _PDSH_NEEDS_DIGIT = re.compile(r"[\d-]")
 
 MAX_LAYERS = 8
@@ -270,7 +272,7 @@ def unwrap(line: str) -> tuple[Envelope, str]:
             break
     if not layers or layers[-1] not in ("c10", "glog", "pylog"):
         # Progress-bar or other residue before a c10 envelope: `240it [05:55, 1.47s/it][rank0]:[E709 ...`
-        m = _EMBEDDED.search(line, pos) if "]:[" in line else None
+        m = _EMBEDDED.search(line, pos) if EMBED_MARK in line else None
         if m is not None:
             for rx, fn in _BY_FIRST["["]:
                 mm = rx.match(line, m.start())
@@ -279,7 +281,7 @@ def unwrap(line: str) -> tuple[Envelope, str]:
                     pos = mm.end()
                     break
     msg = line[pos:] if pos else line
-    if msg.endswith("across cluster]"):
+    if msg.endswith(RAY_SUFFIX):
         r = _RAY_REPEAT.search(msg)
         if r is not None:
             msg = msg[: r.start()]
@@ -291,3 +293,12 @@ def unwrap(line: str) -> tuple[Envelope, str]:
         layers.insert(0, "paste")
     env.layers = tuple(layers)
     return env, msg
+
+
+# ---------------------------------------------------------------------------------------------
+# queries for readers that skip unwrap() (logdoc/fast/): what unwrap() may peel past the front
+
+def tail_is_plain(line: str) -> bool:
+    """Whether :func:`unwrap` takes nothing from ``line`` but what its leading envelopes (if any)
+    hold: no c10 envelope after residue, no Ray repeat suffix, no closing backtick of inline code."""
+    return EMBED_MARK not in line and not line.endswith(RAY_SUFFIX) and not line.endswith("`")

@@ -149,7 +149,7 @@ KINDS: dict[str, KindSpec] = {
     "torchrun.restart": _k(("remaining", "max_restarts", "role", "state"), _T, "torchrun restarts the workers", True),
     "torchrun.rendezvous": _k(EXCEPTION_FIELDS + ("event",), _T, "rendezvous messages", True),
     "torchrun.info": _k(("path",), _T, "other torchrun information", True),
-    "torchrun.error_file": _k(EXCEPTION_FIELDS + ("timestamp",), "logdoc/parse.py",
+    "torchrun.error_file": _k(EXCEPTION_FIELDS + ("timestamp",), "logdoc/pipeline.py",
                               "a worker's error.json (torch.distributed.elastic error file)"),
     "cuda.oom": _k(EXCEPTION_FIELDS, _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location"), _T, "another CUDA error", True),

@@ -48,7 +48,7 @@ def worth_it(srcs: Sequence[Source], jobs: int | None) -> bool:
 
 
 def _one(args: tuple[Source, bool]):
-    from .parse import parse_sources
+    from .pipeline import parse_sources
 
     src, reduce = args
     return parse_sources([src], jobs=1, reduce=reduce)
@@ -64,11 +64,12 @@ def _context():
 
 
 def parse_parallel(srcs: Sequence[Source], jobs: int | None, progress=None, reduce: bool = False):
-    """:func:`logdoc.parse.parse_sources` of ``srcs`` with ``jobs`` worker processes (None: cores)."""
+    """:func:`logdoc.pipeline.parse_sources` of ``srcs`` with ``jobs`` worker processes (None: cores)."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from .parse import MAX_UNRECOGNIZED, ParseResult, Stats, parse_sources
+    from .pipeline import parse_sources
+    from .results import MAX_UNRECOGNIZED, ParseResult, Stats
 
     n = min(jobs if jobs is not None else cores(), len(srcs))
     results: list = [None] * len(srcs)

@@ -7,7 +7,7 @@ ProcessGroupNCCL.cpp:632]``, ``[W1129 ... torch/distributed/...py:12]``, ``Runti
 ``tests/test_fastpath_prefilter.py`` renders every format of the NCCL, PyTorch and Gloo catalogs
 that way and checks that each one is a candidate.
 
-The list is short on purpose: the fast path (:mod:`logdoc.parse`) looks for each keyword with one
+The list is short on purpose: the fast path (:mod:`logdoc.fast.scan`) looks for each keyword with one
 ``bytes.find`` pass over large blocks, so every keyword costs a pass over the input. Substrings
 cover the spellings: ``rror`` is Error/error, ``loo`` gloo/Gloo, ``ailed`` Failed/failed,
 ``ignal`` Signal/signal, ``imeout`` Timeout/timeout, ``]:[`` every c10 line of torch >= 2.2 (``[rank3]:[E1129 ...``; a plain

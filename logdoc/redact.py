@@ -414,7 +414,7 @@ def redact_paths(paths: list[str], out: str | None, *, stdin=None, stdout=None,
     import sys
     import tempfile
 
-    from .parse import parse_sources
+    from .pipeline import parse_sources
     from .source import ReadStats, Source, expand, read_lines
 
     stdin = stdin if stdin is not None else sys.stdin.buffer

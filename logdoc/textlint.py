@@ -103,7 +103,7 @@ def _example_events(rule, to_events) -> Iterable[tuple[str, list]]:
 
 def default_to_events(sources: list[tuple[str, str]]) -> list:
     from .analysis import analyze
-    from .parse import parse_sources
+    from .pipeline import parse_sources
 
     res = parse_sources(sources)
     a = analyze(res.events, files=res.files)
@@ -141,7 +141,7 @@ def lint_texts(rules: RuleSet, *, samples: Sequence[Path] | None = None,
                     report(m, where)
     if samples:
         from .analysis import analyze
-        from .parse import parse_paths
+        from .pipeline import parse_paths
 
         for d in samples:
             res = parse_paths([str(d)])

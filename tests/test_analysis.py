@@ -13,7 +13,7 @@ from logdoc.analysis import analyze, path_info
 from logdoc.analysis.common import ranks_text
 from logdoc.analysis.timeline import Timeline, parse_stamp
 from logdoc.events import Event
-from logdoc.parse import parse_sources
+from logdoc.pipeline import parse_sources
 
 
 def run(files: dict[str, str], extra_files: tuple[str, ...] = ()):
@@ -662,7 +662,7 @@ SAMPLES = __import__("pathlib").Path(__file__).resolve().parent.parent / "sample
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*") if p.is_dir() and not p.name.startswith("_"))
                          if SAMPLES.exists() else [])
 def test_every_sample_analyses_to_json(sample):
-    from logdoc.parse import parse_paths
+    from logdoc.pipeline import parse_paths
 
     res = parse_paths([str(SAMPLES / sample)])
     a = analyze(res.events, res.files)

@@ -19,7 +19,7 @@ from logdoc import annotations as A
 from logdoc import kb
 from logdoc.api import build_report
 from logdoc.knowledge import lint_summary
-from logdoc.parse import parse_sources
+from logdoc.pipeline import parse_sources
 from logdoc.resources import data_dir
 
 from nccl_render import render_line

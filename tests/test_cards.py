@@ -9,7 +9,7 @@ import pytest
 from logdoc.api import build_report
 from logdoc.cards import merge_cards
 from logdoc.kb import load_rules
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 from logdoc.textlint import check_title
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"

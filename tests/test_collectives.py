@@ -12,7 +12,7 @@ from logdoc.analysis import analyze
 from logdoc.analysis.collectives import labels, launch_of, progress_table
 from logdoc.api import build_report
 from logdoc.kb import load_rules
-from logdoc.parse import parse_sources, parse_text
+from logdoc.pipeline import parse_sources, parse_text
 from logdoc.resources import data_dir
 from logdoc.stops import classify
 
@@ -190,7 +190,7 @@ SAMPLES = {
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_samples_name_the_culprit_and_the_stop(name):
-    from logdoc.parse import parse_paths
+    from logdoc.pipeline import parse_paths
 
     rule, ranks = SAMPLES[name]
     rep = build_report(parse_paths([str(ROOT / "samples" / name)], jobs=1), load_rules())

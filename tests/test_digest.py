@@ -17,7 +17,7 @@ import pytest
 from logdoc import digest
 from logdoc.api import build_report
 from logdoc.events import Event
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

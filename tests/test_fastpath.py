@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from logdoc import grammar, nccl, parse
+from logdoc import grammar, nccl, pipeline
+from logdoc.fast import grep, lane
 from logdoc.events import Envelope
 from logdoc.source import Source
 
@@ -39,7 +40,7 @@ def fastpath(on: bool):
 
 
 def _result(sources):
-    res = parse.parse_sources(sources)
+    res = pipeline.parse_sources(sources)
     return ([e.to_dict() for e in res.events], res.stats.to_dict(),
             [(u.file, u.line, u.text) for u in res.unrecognized])
 
@@ -146,7 +147,7 @@ def test_shuffled_and_damaged_input_same_events(seed, monkeypatch):
     rng = random.Random(seed)
     data = _mixed(rng, 4000)
     # small blocks put block ends everywhere: in long lines, next to candidates, inside records
-    monkeypatch.setattr(parse, "BLOCK_SIZE", rng.choice([1 << 12, 1 << 16, 1 << 22]))
+    monkeypatch.setattr(pipeline, "BLOCK_SIZE", rng.choice([1 << 12, 1 << 16, 1 << 22]))
     plain, fast, again = _both(lambda: [Source("<stdin>", stream=io.BytesIO(data))])
     _same(plain, fast)
     _same(plain, again)
@@ -193,24 +194,24 @@ def test_scan_and_line_by_line_feed_the_same_lines(monkeypatch):
     _same(plain, fast)
 
 
-@pytest.mark.skipif(parse._grep_path() is None, reason="no grep on this machine")
+@pytest.mark.skipif(grep.grep_path() is None, reason="no grep on this machine")
 @pytest.mark.parametrize("seed", range(3))
 def test_grep_prefilter_same_events(seed, tmp_path, monkeypatch):
     """With grep finding the keyword lines (large plain files), the same as without it."""
     rng = random.Random(100 + seed)
     p = tmp_path / "job.log"
     p.write_bytes(_mixed(rng, 6000))
-    monkeypatch.setattr(parse._GrepHits, "MIN_SIZE", 0)
-    monkeypatch.setattr(parse, "BLOCK_SIZE", rng.choice([1 << 12, 1 << 16, 1 << 22]))
+    monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    monkeypatch.setattr(pipeline, "BLOCK_SIZE", rng.choice([1 << 12, 1 << 16, 1 << 22]))
     used = []
-    real_start = parse._GrepHits.start
+    real_start = grep.GrepHits.start
 
     def spy(source, stream):
         h = real_start(source, stream)
         used.append(h is not None)
         return h
 
-    monkeypatch.setattr(parse._GrepHits, "start", staticmethod(spy))
+    monkeypatch.setattr(grep.GrepHits, "start", staticmethod(spy))
     with fastpath(True):
         with_grep = _result([Source(str(p), path=str(p))])
         monkeypatch.setenv("LOGDOC_NO_GREP", "1")
@@ -225,14 +226,14 @@ def test_grep_prefilter_same_events(seed, tmp_path, monkeypatch):
 def test_grep_failure_reads_the_file_again(tmp_path, monkeypatch):
     p = tmp_path / "x.log"
     p.write_bytes(b"step 1\n" * 5000 + b"host:1:1 [0] NCCL INFO Using network IB\n" + b"step 2\n" * 5000)
-    monkeypatch.setattr(parse._GrepHits, "MIN_SIZE", 0)
+    monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
 
     def broken(self, lo, hi, base, limit=None):
-        raise parse.GrepFailed("simulated")
+        raise grep.GrepFailed("simulated")
 
-    monkeypatch.setattr(parse._GrepHits, "take", broken)
+    monkeypatch.setattr(grep.GrepHits, "take", broken)
     with fastpath(True):
-        res = parse.parse_sources([Source(str(p), path=str(p))])
+        res = pipeline.parse_sources([Source(str(p), path=str(p))])
     assert [e.kind for e in res.events] == ["nccl.using_network"]
     assert res.stats.lines_read == 10001 and res.stats.irrelevant == 10000
 
@@ -251,7 +252,7 @@ def test_folded_parse_same_fast_and_plain(tmp_path):
     out = []
     for on in (False, True, True):
         with fastpath(on):
-            res = parse.parse_sources(srcs(), reduce=True)
+            res = pipeline.parse_sources(srcs(), reduce=True)
         out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
     assert out[0] == out[1] == out[2]
     assert sum(g["count"] for g in out[0][2]) > 20000
@@ -288,10 +289,10 @@ def test_bulk_lane_same_shape_other_hex_digits(tmp_path, seed):
     res = []
     for on in (False, True, True):
         with fastpath(on):
-            got = parse.parse_sources([Source(str(m), path=str(m))], reduce=True)
+            got = pipeline.parse_sources([Source(str(m), path=str(m))], reduce=True)
         res.append(([e.to_dict() for e in got.events], got.stats.to_dict(), got.folded))
     assert res[0] == res[1] == res[2]
-    assert parse._BULK_PLANS, "the bulk lane was not used"
+    assert lane._BULK_PLANS, "the bulk lane was not used"
 
 
 def test_pasted_nccl_lines_same_events():
@@ -307,15 +308,34 @@ def test_pasted_nccl_lines_same_events():
     _same(plain, again)
 
 
-def test_events_built_positionally_match_their_fields():
-    """parse builds events positionally (faster): guard against a change of Event's field order."""
-    import dataclasses
+def test_lane_hit_builds_the_event_the_classifier_gave():
+    """A remembered lane line gives its event again, at its own line, with fields of its own."""
+    hit = lane.LaneHit("nccl.info", "INFO", "t", {"a": [1]}, "h", 7, "2026")
+    ev = hit.event("f.log", 3, "x")
+    assert (ev.kind, ev.level, ev.file, ev.line, ev.end_line, ev.text, ev.host, ev.pid, ev.time, ev.template,
+            ev.fields, ev.rank) == ("nccl.info", "INFO", "f.log", 3, 3, "x", "h", 7, "2026", "t", {"a": [1]}, None)
+    ev.fields["a"].append(2)
+    assert hit.fields == {"a": [1]}
 
-    from logdoc.events import Event
 
-    names = [f.name for f in dataclasses.fields(Event)][:14]
-    assert names == ["kind", "level", "file", "line", "text", "end_line", "rank", "local_rank", "node_rank",
-                     "host", "pid", "time", "template", "fields"]
-    ev = parse._memo_event(["nccl.info", "INFO", "t", {"a": [1]}, "h", 7, "2026", None], "f.log", 3, "x")
-    assert (ev.kind, ev.file, ev.line, ev.end_line, ev.host, ev.pid, ev.time, ev.template, ev.fields) == \
-        ("nccl.info", "f.log", 3, 3, "h", 7, "2026", "t", {"a": [1]})
+def test_lane_first_characters_follow_the_assembler():
+    """The lane asks blocks.may_start only of lines that begin with a character of MAY_START_FIRST or
+    hold one of MAY_START_WORDS: every line may_start accepts must be among them (the starters, the
+    continuation lines, and every line of the samples, with and without what precedes a starter)."""
+    from logdoc import blocks
+    from logdoc.events import Envelope
+
+    texts = [blocks._TB_HEAD, *blocks._CHAIN, *blocks._CONT_PREFIXES, "=====", "[Rank 0] x", "[PG 1 x",
+             "terminate called after throwing", "Rank 3 is", "Detected mismatch", "\tx", "ncclSystemError: x",
+             "#0 all_reduce from x.py:2", "-- Process 1 terminated with the following error:"]
+    root = Path(__file__).resolve().parents[1] / "samples"
+    for p in sorted(root.rglob("*.log"))[:200]:
+        texts += p.read_text(encoding="utf-8", errors="replace").splitlines()[:2000]
+    env = Envelope()
+    checked = 0
+    for text in texts:
+        for t in (text, text.lstrip()):
+            if blocks.may_start(t, env) and not any(w in t for w in blocks.MAY_START_WORDS):
+                checked += 1
+                assert t[0] in blocks.MAY_START_FIRST, t
+    assert checked > 20

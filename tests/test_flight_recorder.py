@@ -16,7 +16,7 @@ from logdoc.analysis import analyze
 from logdoc.api import build_report
 from logdoc.flight_recorder import DumpError, entry_state, load, safe_loads, sniff
 from logdoc.kb import load_rules
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logdoc import grammar
-from logdoc.parse import parse_sources
+from logdoc.pipeline import parse_sources
 from logdoc.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -280,7 +280,7 @@ def test_absurd_numbers_do_not_exhaust_memory(case):
 
     code = ("import resource, sys, json; resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20));"
             "sys.path.insert(0, sys.argv[1]);"
-            "from logdoc.api import build_report; from logdoc.kb import load_rules; from logdoc.parse import parse_text;"
+            "from logdoc.api import build_report; from logdoc.kb import load_rules; from logdoc.pipeline import parse_text;"
             "r = build_report(parse_text(sys.argv[2]), load_rules()); json.dumps(r); print('ok')")
     res = subprocess.run([sys.executable, "-c", code, str(ROOT), ABSURD[case]], capture_output=True, text=True,
                          timeout=120)

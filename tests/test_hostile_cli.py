@@ -153,7 +153,7 @@ def test_unreadable_file(tmp_path):
     try:
         if os.geteuid() == 0:
             # root reads anything: check the same path in process with the error open() gives
-            from logdoc.parse import parse_sources
+            from logdoc.pipeline import parse_sources
             from logdoc.source import Source
 
             class Locked(Source):
@@ -242,7 +242,7 @@ def test_a_100mb_line_is_cut_counted_and_memory_stays_bounded(line_100mb):
 
 
 def test_a_100mb_line_with_the_grep_helper(line_100mb):
-    """Large files are pre-scanned by `grep -b` (logdoc.parse._GrepHits); grep holds a whole
+    """Large files are pre-scanned by `grep -b` (logdoc.fast.grep.GrepHits); grep holds a whole
     line in memory, so it runs under an address-space limit and logdoc reads the file itself when
     grep gives up."""
     res, rss = _rss_of(["explain", str(line_100mb), "--format", "json"])

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from logdoc import torchlines
-from logdoc.parse import parse_text
+from logdoc.pipeline import parse_text
 
 
 def _accounted(stats) -> None:

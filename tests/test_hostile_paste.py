@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from logdoc.envelope import unwrap
-from logdoc.parse import parse_sources, parse_text
+from logdoc.pipeline import parse_sources, parse_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -445,6 +445,6 @@ def test_knowledge_base_patterns_are_bounded():
     "1: " + "2: " * 100_000 + "NCCL",
 ], ids=["host-run", "spaces", "c10-opens", "srun-stack"])
 def test_whole_parse_of_hostile_lines_is_bounded(text):
-    from logdoc.parse import parse_text
+    from logdoc.pipeline import parse_text
 
     assert timed(parse_text, text) < 4 * BOUND

@@ -57,7 +57,7 @@ def _events_for(example, rule_id):
     evs = kb.example_events(example)
     if evs is not None:
         return evs
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
 
     res = parse_sources(kb.example_sources(example, rule_id))
     return _analyze(res.events, res.files)

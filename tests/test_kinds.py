@@ -9,7 +9,7 @@ import pytest
 
 from logdoc import kb, kinds
 from logdoc.analysis import analyze
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 from logdoc.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def test_every_kind_emitted_on_the_samples_is_registered_with_its_fields():
 
 
 def test_every_kind_emitted_on_rendered_catalog_lines_is_registered():
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
     from test_fastpath_prefilter import rendered_lines
 
     text = "\n".join(line for _, line in rendered_lines()) + "\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from logdoc.live import LiveParser, format_notice, is_certain, looks_distributed, torchrun_log_dirs
-from logdoc.parse import parse_sources
+from logdoc.pipeline import parse_sources
 from logdoc.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from logdoc import digest, parallel
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -37,9 +37,9 @@ def test_parallel_equals_one_process(tmp_path, reduce):
 
 
 def test_unrecognized_cap_is_the_same(tmp_path, monkeypatch):
-    from logdoc import parse
+    from logdoc import results
 
-    monkeypatch.setattr(parse, "MAX_UNRECOGNIZED", 3)
+    monkeypatch.setattr(results, "MAX_UNRECOGNIZED", 3)
     files = []
     for i in range(6):
         p = tmp_path / f"r{i}.log"

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from logdoc.parse import parse_sources, parse_text
+from logdoc.pipeline import parse_sources, parse_text
 from logdoc.paste import deinterleave, is_interleaved, prepare, repair_lines
 from logdoc.source import ReadStats, Source, read_lines
 

@@ -8,7 +8,7 @@ from logdoc.analysis import analyze
 from logdoc.analysis.ranges import (compact_json, compact_report, compact_ranks, hostlist, hosts_text, majority,
                                     mapping_text, ranks_text)
 from logdoc.kb import render_template
-from logdoc.parse import parse_sources
+from logdoc.pipeline import parse_sources
 
 
 def test_rank_ranges_with_counts():

@@ -9,7 +9,7 @@ import pytest
 from logdoc.analysis.attribution import path_info
 from logdoc.api import build_report
 from logdoc.kb import load_rules
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logdoc.live import LiveParser
-from logdoc.parse import parse_sources
+from logdoc.pipeline import parse_sources
 from logdoc.read.lines import CHUNK, MAX_LINE, LineSplitter
 from logdoc.source import ReadStats, Source, read_blocks
 

@@ -20,7 +20,7 @@ from logdoc import diagnose, kb, nccl, nested, torchlines  # noqa: E402
 from logdoc.api import build_report  # noqa: E402
 from logdoc.envelope import unwrap  # noqa: E402
 from logdoc.events import Envelope, Event  # noqa: E402
-from logdoc.parse import parse_sources  # noqa: E402
+from logdoc.pipeline import parse_sources  # noqa: E402
 from logdoc.templates import nccl_catalog  # noqa: E402
 
 

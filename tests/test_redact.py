@@ -82,7 +82,7 @@ def test_words_ranks_interfaces_and_addresses_are_not_learned_as_hosts(line):
 
 
 def test_envelope_hosts_come_from_parsed_events():
-    from logdoc.parse import parse_text
+    from logdoc.pipeline import parse_text
 
     res = parse_text("node-7: [rank0]:[E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:632] [PG 0 Rank 0] NCCL error\n"
                      "[pod/job-worker-2/main] RuntimeError: NCCL error: unhandled system error\n")
@@ -165,7 +165,7 @@ def _rules():
 
 def _diagnoses(path: str) -> list[tuple]:
     from logdoc.api import build_report
-    from logdoc.parse import parse_paths
+    from logdoc.pipeline import parse_paths
 
     report = build_report(parse_paths([path]), _rules())
     return [(d["category"], d["id"], d["ranks"]) for d in report["diagnoses"]]
@@ -203,7 +203,7 @@ def test_redacted_sample_gives_the_same_diagnoses_and_leaks_nothing(sample, tmp_
 
 def test_all_hosts_of_the_samples_are_found(tmp_path):
     """Every host the parser attributes an event to, or that a torchrun summary names, is learned."""
-    from logdoc.parse import parse_paths
+    from logdoc.pipeline import parse_paths
 
     r, _ = redact_paths([str(SAMPLES)], str(tmp_path))
     want = set()

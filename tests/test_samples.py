@@ -12,7 +12,7 @@ import yaml
 
 from logdoc.api import build_report
 from logdoc.kb import load_rules
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 SAMPLE_DIRS = sorted(p.parent for p in SAMPLES.glob("*/sample.yaml"))

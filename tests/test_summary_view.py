@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from logdoc.analysis import analyze
-from logdoc.parse import parse_paths
+from logdoc.pipeline import parse_paths
 from logdoc.report.summary import render_text
 
 ROOT = Path(__file__).resolve().parents[1]

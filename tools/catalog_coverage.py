@@ -108,7 +108,7 @@ def covered(report: dict) -> str | None:
 def measure(items, rules) -> tuple[dict[str, list[int]], list[str]]:
     """``items``: (source, label, text). Returns ({source: [covered, total]}, misses)."""
     from logdoc.api import build_report
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
 
     tallies: dict[str, list[int]] = {}
     misses: list[str] = []

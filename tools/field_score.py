@@ -170,7 +170,7 @@ class Runner:
         try:
             from logdoc.api import build_report
             from logdoc.kb import load_rules
-            from logdoc.parse import parse_paths
+            from logdoc.pipeline import parse_paths
 
             self._fast = (build_report, parse_paths, load_rules)
         except ImportError:

@@ -167,7 +167,7 @@ def check(name: str, data: bytes, deep: bool) -> dict:
     from logdoc import grammar
     from logdoc.api import build_report
     from logdoc.kb import load_rules
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
     from logdoc.redact import Redactor
     from logdoc.report.markdown import render
     from logdoc.report.terminal import print_report

@@ -128,7 +128,7 @@ def parse(
       logdoc parse logs/ | jq 'select(.kind == "nccl.warn")'
       logdoc parse rank0.log --unrecognized > /dev/null
     """
-    from ..parse import parse_sources
+    from ..pipeline import parse_sources
     from ..source import expand
 
     if format not in ("jsonl", "table"):
@@ -308,7 +308,7 @@ def digest(
       logdoc explain /shared/job123/*.json
     """
     from .. import digest as _digest
-    from ..parse import parse_sources
+    from ..pipeline import parse_sources
     from ..source import expand
 
     sources = expand(paths, stdin=sys.stdin.buffer)
@@ -390,7 +390,7 @@ def summary(
     if format not in ("terminal", "json"):
         fail(f"unknown --format {format!r}: use terminal or json")
     from ..analysis import analyze
-    from ..parse import parse_paths
+    from ..pipeline import parse_paths
 
     result = parse_paths(paths, stdin=sys.stdin.buffer)
     anatomy = analyze(result.events, files=result.files).anatomy
@@ -484,7 +484,7 @@ def rules_test(rules_dirs: List[str] = typer.Option([], "--rules", metavar="DIR"
       logdoc rules test --rules my_rules/
     """
     from ..kb import check_examples
-    from ..parse import parse_sources
+    from ..pipeline import parse_sources
 
     def to_events(sources):
         from ..analysis import analyze

@@ -47,7 +47,7 @@ PROGRESS_MIN_BYTES = 64 << 20
 
 
 class _Bar:
-    """The progress of a parse on stderr (rich), driven by logdoc.parse through add_bytes/file_done."""
+    """The progress of a parse on stderr (rich), driven by logdoc.pipeline through add_bytes/file_done."""
 
     def __init__(self, total: int, files: int) -> None:
         from rich.console import Console
@@ -182,7 +182,7 @@ def explain_command(paths: Sequence[str], format: str = "terminal", rules_dirs: 
                                       note=lambda msg: print(f"logdoc: {msg}", file=sys.stderr, flush=True))
         rules = early.rules if early is not None else load_rules(rules_dirs)
     else:
-        from ..parse import parse_sources
+        from ..pipeline import parse_sources
         from ..source import expand
 
         rules = load_rules(rules_dirs, cached=True)

@@ -1,7 +1,7 @@
 """Live use: follow a job's output while it is written, run a job and explain it when it fails, and
 explain a distributed exception as it escapes.
 
-* :class:`LiveParser` is the parse pipeline of :func:`logdoc.parse.iter_source_events` fed with
+* :class:`LiveParser` is the parse pipeline of :func:`logdoc.pipeline.source_events` fed with
   bytes as they arrive (``feed`` / ``close``). It keeps events, never lines, so memory does not grow
   with the length of the output; at ``close`` its result equals the parse of the same bytes read as
   a file (the tests hold it to that).

@@ -4,7 +4,7 @@ import os
 import re
 from typing import Any, Sequence
 
-from ..parse import parse_sources
+from ..pipeline import parse_sources
 from ..source import Source
 from .early import format_notice
 

@@ -6,7 +6,7 @@ import signal
 import threading
 from typing import Callable
 
-from ..parse import ParseResult
+from ..results import ParseResult
 from .early import EarlyDiagnoser
 from .stream import LiveParser
 

@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..parse import ParseResult, parse_sources
+from ..pipeline import parse_sources
+from ..results import ParseResult
 from ..read.lines import MAX_LINE
 from ..source import Source
 from .early import EarlyDiagnoser

@@ -5,16 +5,9 @@ import zlib
 from typing import Any, Sequence
 
 from ..events import Event
-from ..parse import (
-    MAX_UNRECOGNIZED,
-    Feeder,
-    ParseResult,
-    Stats,
-    Unrecognized,
-    in_file_order,
-    region_reader,
-)
+from ..pipeline import Feeder, in_file_order, region_reader
 from ..read.lines import LineSplitter
+from ..results import MAX_UNRECOGNIZED, ParseResult, Stats, Unrecognized
 from ..source import SNIFF, ReadStats, looks_binary
 
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
@@ -27,8 +20,8 @@ class LiveParser:
     """Parse one stream of bytes fed in pieces, by the rules of reading a file or stdin.
 
     ``feed(data)`` any number of times, then ``close()``; ``result()`` gives the
-    :class:`~logdoc.parse.ParseResult`. Lines are split and cut as :func:`logdoc.source.read_blocks`
-    does and handed to the parse layer's :class:`~logdoc.parse.Feeder`, so the result equals the
+    :class:`~logdoc.results.ParseResult`. Lines are split and cut as :func:`logdoc.source.read_blocks`
+    does and handed to the parse layer's :class:`~logdoc.pipeline.Feeder`, so the result equals the
     parse of the same bytes read from a pipe. Only events are kept, never lines. ``peek()`` gives
     the events as if the input ended now, without disturbing the parse.
     """

@@ -87,7 +87,7 @@ TIME = shutil.which("time") if os.path.exists("/usr/bin/time") else None
 def make_digests(job: Path, out: Path, per_node: int = gen_logs.GPUS) -> int:
     """One digest per node (``per_node`` rank files each), as ``logdoc digest`` writes them on the nodes."""
     from logdoc import digest
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
     from logdoc.source import expand
 
     out.mkdir(parents=True, exist_ok=True)
@@ -231,7 +231,7 @@ def main() -> None:
     # the first run write it, or every run would compile every module again (~0.07 s here).
     if env.pop("PYTHONDONTWRITEBYTECODE", None):
         print("note: PYTHONDONTWRITEBYTECODE is unset for the measured runs (bytecode as an install has it)")
-    subprocess.run([sys.executable, "-c", "import logdoc.cli, logdoc.api, logdoc.parse, logdoc.diagnose"],
+    subprocess.run([sys.executable, "-c", "import logdoc.cli, logdoc.api, logdoc.pipeline, logdoc.diagnose"],
                    env=env, cwd=str(ROOT), check=False)
     env_py = dict(env, LOGDOC_NO_GREP="1")
     logdoc = [sys.executable, "-m", "logdoc", "explain", "--format", "json"]

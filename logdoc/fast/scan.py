@@ -1,0 +1,181 @@
+"""The block scan; plain twin: :meth:`logdoc.pipeline.Feeder.read_lines` (every line, one by one).
+
+:func:`scan` finds the candidate lines of a block with one ``bytes.find`` pass per prefilter
+keyword (or takes them from grep, :mod:`logdoc.fast.grep`) instead of looking at every line in
+Python; the lines between candidates are only counted (``bytes.count``), except while the feeder
+needs every line (:meth:`~logdoc.pipeline.Feeder.needs_every_line`). A block where most lines
+are candidates (an ``NCCL_DEBUG=INFO`` log) is read line by line (:func:`_dense`), with the lanes
+(:mod:`logdoc.fast.lane`) taking the lines they read before. The same lines reach the feeder in
+the same order as on the plain path, so the events and counts are the same.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .. import prefilter
+from ..blocks import CONTINUATION_MARKS
+from ..source import _clean
+from .grep import DENSE_BYTES, GrepFailed
+from .lane import _BULK_PLANS, _HEXB, _RAW_LANE
+
+DENSE = 0.25   # a block with more candidate lines than this share is read line by line
+SMALL = 64     # regions with fewer lines are read line by line
+_ESC = b"\x1b"
+_CTRL_BYTES = tuple(bytes([b]) for b in list(range(0, 9)) + [11, 12] + list(range(14, 32)) + [127]) + (b"\r",)
+
+# _quiet_skip(raw): the line is no candidate and cannot continue a quiet record, whatever its clean
+# text: it is printable ASCII (no control byte, CR, ESC or UTF-8 that cleaning or decoding would
+# change), not blank, without a keyword or a continuation mark.
+_QUIET_MARKS = re.compile(b"|".join(re.escape(k.encode("ascii")) for k in prefilter.KEYWORDS + CONTINUATION_MARKS))
+_CTRL = re.compile(rb"[\x00-\x1f\x7f]")
+
+
+def _quiet_skip(raw: bytes) -> bool:
+    return (raw.isascii() and _CTRL.search(raw) is None and _QUIET_MARKS.search(raw) is None
+            and raw.strip(b" ") != b"")
+
+
+def _region_is_plain(buf: bytes, start: int, end: int) -> bool:
+    """No CR, ESC or other control byte in ``buf[start:end]``: its lines are their own clean text."""
+    find = buf.find
+    for b in _CTRL_BYTES:
+        if find(b, start, end) >= 0:
+            return False
+    return True
+
+
+def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+    """A region where most lines are candidates: line by line (the NCCL lane does most of them);
+    a region without CR or control bytes needs no cleaning, only decoding."""
+    if not _region_is_plain(buf, start, end):
+        return feeder.read_lines(buf, start, end, sep, lineno)
+    line = feeder.line
+    cand = prefilter._CANDIDATE.search
+    lane = feeder.lane
+    raw_lane = _RAW_LANE
+    plans = _BULK_PLANS
+    bulk = lane.bulk if lane is not None and lane.reduce else None
+    fold = lane.fold if lane is not None and lane.reduce else None
+    hexb = _HEXB
+    for raw in buf[start:end - 1].split(sep) if end > start else ():
+        lineno += 1
+        if lane is not None:
+            st = feeder.lane_state
+            if st == 0 or st == 1:
+                seen = raw_lane.get(raw)
+                if seen is not None and (st == 0 or seen.quiet_ok):
+                    if fold is None or not fold(lineno, seen):
+                        lane.hit(lineno, seen)
+                    continue
+                if bulk is not None:
+                    plan = plans.get(raw.translate(None, hexb))
+                    if plan is not None and bulk(lineno, raw, plan):
+                        continue
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            text = _clean(raw)
+            line(lineno, text, cand(text) is not None)
+            continue
+        line(lineno, text, cand(text) is not None, raw)
+    return lineno
+
+
+def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
+         hits: Callable[[int], tuple[list[int], list[int]] | None] | None = None) -> int:
+    """Feed the lines of ``buf[start:end]`` (the first is line ``lineno + 1``); return the number of
+    the last one. Only candidate lines and the lines a record needs are looked at in Python.
+    ``hits(limit)``: the starts of the lines that hold a keyword or an ESC and their line
+    numbers, when already known (grep), or None when there are more than ``limit``."""
+    find = buf.find
+    numbers = None
+    if hits is not None:
+        # grep numbered the hits: the lines between them need not be counted
+        got = hits(max(SMALL, (end - start) // DENSE_BYTES))
+        if got is None:
+            return _dense(feeder, buf, start, end, sep, lineno)
+        order, numbers = got
+    else:
+        nlines = buf.count(sep, start, end)
+        if nlines < SMALL:
+            return feeder.read_lines(buf, start, end, sep, lineno)
+        budget = int(nlines * DENSE)
+        starts: set[int] = set()
+        rfind = buf.rfind
+        add = starts.add
+        for kw in prefilter.KEYWORDS_BYTES + (_ESC,):
+            i = find(kw, start, end)
+            while i >= 0:
+                add(rfind(sep, start, i) + 1 or start)
+                i = find(kw, find(sep, i, end) + 1, end)
+                if len(starts) > budget:
+                    return _dense(feeder, buf, start, end, sep, lineno)
+        order = sorted(starts)
+    count = buf.count
+    clean = _clean
+    cand = prefilter._CANDIDATE.search
+    stats = feeder.stats
+    raw_lane = _RAW_LANE
+    plans = _BULK_PLANS
+    lane = feeder.lane
+    bulk = lane.bulk if lane is not None and lane.reduce else None
+    fold = lane.fold if lane is not None and lane.reduce else None
+    hexb = _HEXB
+    quiet_skip = _quiet_skip
+    pos = start
+    idx = 0
+    m = len(order)
+    while True:
+        if feeder.needs_every_line(lineno + 1):
+            if pos >= end:
+                break
+            nl = find(sep, pos, end)
+            if feeder.state == 1 and quiet_skip(buf[pos:nl]):
+                # only quiet records are open and the line is no candidate and cannot continue one
+                # (printable ASCII only, so its bytes are its clean text): line() would count it
+                lineno += 1
+                stats.irrelevant += 1
+                pos = nl + 1
+                continue
+            text = clean(buf[pos:nl])
+            lineno += 1
+            feeder.line(lineno, text, cand(text) is not None)
+            pos = nl + 1
+            continue
+        while idx < m and order[idx] < pos:
+            idx += 1
+        if idx >= m:
+            rest = count(sep, pos, end)
+            stats.irrelevant += rest
+            lineno += rest
+            break
+        s = order[idx]
+        idx += 1
+        if s > pos:
+            if numbers is not None:
+                skipped = numbers[idx - 1] - 1 - lineno
+                if skipped < 0:
+                    raise GrepFailed(f"line {numbers[idx - 1]} out of step")
+            else:
+                skipped = count(sep, pos, s)
+            stats.irrelevant += skipped
+            lineno += skipped
+        nl = find(sep, s, end)
+        raw = buf[s:nl]
+        lineno += 1
+        pos = nl + 1
+        seen = raw_lane.get(raw)
+        if seen is not None and lane is not None:
+            st = feeder.lane_state
+            if st == 0 or (st == 1 and seen.quiet_ok):
+                if fold is None or not fold(lineno, seen):
+                    lane.hit(lineno, seen)
+                continue
+        if bulk is not None and feeder.lane_state < 2:
+            plan = plans.get(raw.translate(None, hexb))
+            if plan is not None and bulk(lineno, raw, plan):
+                continue
+        text = clean(raw)
+        feeder.line(lineno, text, cand(text) is not None, raw)
+    return lineno

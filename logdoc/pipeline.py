@@ -1,0 +1,493 @@
+"""Stages 1 to 5, the plain path: sources in, events and honest line counts out.
+
+For every source: read (:mod:`logdoc.source`, :mod:`logdoc.read.lines`) -> paste damage repaired
+(:mod:`logdoc.paste`) -> for every line, the prefilter decides whether it can matter
+(:mod:`logdoc.prefilter`) -> a candidate is unwrapped (:func:`logdoc.envelope.unwrap`) -> joined
+into a multi-line record when it starts or continues one (:class:`logdoc.blocks.BlockAssembler`)
+-> classified (NCCL, then PyTorch/Gloo, then headerless NCCL, then outside stops) -> an
+:class:`~logdoc.events.Event`. Every line read is counted exactly once in :class:`Stats`, as
+irrelevant, understood, or relevant but not understood.
+
+Which lines are fed to the block assembler (:class:`Feeder`, the same rule on every path):
+
+* every candidate line (:func:`logdoc.prefilter.candidate`);
+* every line while an open record may take any line (a traceback, a torchrun failure table, a
+  wrapped WorkNCCL record: their code and table lines hold no keyword) or belongs to a stream
+  without a rank (the stream's next line closes it);
+* while only records of ranked streams that take continuation lines only are open (a c10 message
+  waiting for its ``Exception raised from`` / ``frame #`` / tab lines), the lines within
+  :data:`WINDOW` lines of the last line a record took that may continue one (:func:`_may_continue`);
+* a record that took no line for :data:`IDLE` lines is closed: a stream that went quiet (a rank
+  that printed one c10 warning and then only its own output) does not keep the slow path on.
+
+A line that is not a candidate and stays a record of its own is irrelevant (not classified).
+
+The speed machinery is in :mod:`logdoc.fast` (on unless ``LOGDOC_NO_FASTPATH=1``): it feeds the
+same lines in the same order to the same :class:`Feeder`, so it gives the same events and counts
+(``tests/test_fastpath.py``). The two places it joins this path are marked ``fast:``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from enum import IntEnum
+from typing import Callable, Iterable, Sequence
+
+from . import nccl, nested, prefilter, results, stops, torchlines
+from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
+from .envelope import unwrap
+from .events import Event
+from .fast import enabled as fast_enabled
+from .fast.grep import GrepFailed, GrepHits
+from .fast.lane import LANE_HEAD, Lane
+from .fast.memo import torch_classify
+from .fast.scan import scan
+from .results import ParseResult, Stats, Unrecognized
+from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
+
+__all__ = ["Feeder", "Gate", "LaneGate", "classify_record", "source_events", "parse_sources", "parse_paths",
+           "parse_text", "region_reader", "in_file_order"]
+
+WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
+IDLE = 2000    # lines after which a record that took nothing is closed
+BLOCK_SIZE = 4 << 20  # bytes read at a time
+MAX_ERROR_FILE = 4 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# one record -> one event
+
+def classify_record(rec: Record, name: str) -> Event | None:
+    env = rec.env
+    parsed = nccl.classify(rec.text, env)
+    if parsed is None:
+        # fast: a PyTorch message is classified once per (text, level)
+        fast = "NCCL" not in rec.text and fast_enabled()
+        parsed = torch_classify(rec.text, env) if fast else torchlines.classify(rec.text, env)
+    if parsed is None:
+        parsed = nccl.classify_bare(rec.text)  # an NCCL WARN message with no header at all
+    if parsed is None:
+        parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
+    if parsed is None:
+        return None
+    return Event(kind=parsed.kind, level=parsed.level, file=name, line=rec.line, text=rec.text,
+                 end_line=rec.end_line, rank=env.rank, local_rank=env.local_rank, node_rank=env.node_rank,
+                 host=env.host, pid=env.pid, time=env.time, template=parsed.template, fields=parsed.fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# which lines go to the block assembler
+
+class Gate(IntEnum):
+    """Which lines without a keyword are fed (:attr:`Feeder.state`)."""
+
+    NONE = 0    # nothing open: none
+    QUIET = 1   # only records of ranked streams that take continuation lines only: within WINDOW, those that may continue one
+    ALL = 2     # anything else: every line
+
+
+class LaneGate(IntEnum):
+    """What the NCCL lane (:mod:`logdoc.fast.lane`) may do (:attr:`Feeder.lane_state`)."""
+
+    FREE = 0    # nothing open: it takes its lines
+    QUIET = 1   # only records that take continuation lines only: it takes its lines that are none
+    CLOSED = 2  # a record may take any line, or a line without envelope is open: it takes nothing
+
+
+_ALL, _QUIET = Gate.ALL, Gate.QUIET  # for the per-line tests
+_CONTINUES_RX = re.compile("|".join(re.escape(c) for c in CONTINUATION_MARKS))
+
+
+def _may_continue(text: str) -> bool:
+    return _CONTINUES_RX.search(text) is not None or not text.strip()
+
+
+class Feeder:
+    """Feeds the lines of one source to a :class:`BlockAssembler` under the rule of the module
+    docstring and turns the records into events (appended to ``out``) and counts (``stats``).
+
+    ``line(n, text, cand)`` for every line in order (``cand``: ``prefilter.candidate(text)``), or
+    only for the lines where ``needs_every_line(n)`` is true plus every candidate line: the
+    lines left out are counted with ``skip(k)``. Then ``finish()``. ``out`` is a list, or a
+    :class:`logdoc.digest.Reducer` (bulk noise folded).
+    """
+
+    __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
+                 "paste")
+
+    def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
+        self.name = name
+        self.stats = stats
+        self.unrecognized = unrecognized
+        self.asm = BlockAssembler()
+        self.until = 0
+        self.out = out
+        self.paste = None  # what logdoc.paste learned for the source's lines (set by use_paste)
+        self.state = Gate.NONE
+        self.lane_state = LaneGate.FREE
+        self.reduce = False
+        if not isinstance(out, list):
+            from .digest import Reducer
+
+            self.reduce = isinstance(out, Reducer)
+        self.lane = Lane(self, classify_record) if fast_enabled() else None  # fast: the NCCL lane
+
+    def needs_every_line(self, n: int) -> bool:
+        """Whether line ``n`` is looked at even without a keyword (the state does not change
+        while lines are skipped, and this is false for every later line once it is false):
+        every line while an open record may take any line, or belongs to a stream without a
+        rank (its next line closes it); within :data:`WINDOW` lines of the last line a record
+        took, the lines that may continue a record (:func:`_may_continue`)."""
+        st = self.state
+        return st == _ALL or (st == _QUIET and n <= self.until)
+
+    def wants(self, n: int, text: str) -> bool:
+        """Whether a line without a keyword is fed (``needs_every_line`` said it is looked at)."""
+        return self.state == _ALL or _may_continue(text)
+
+    def _update_state(self) -> None:
+        if not self.asm.has_open_block:
+            self.state, self.lane_state = Gate.NONE, LaneGate.FREE
+            return
+        quiet, no_greedy = self.asm.open_state()
+        self.state = Gate.QUIET if quiet else Gate.ALL
+        self.lane_state = LaneGate.QUIET if no_greedy else LaneGate.CLOSED
+
+    def skip(self, k: int) -> None:
+        self.stats.irrelevant += k
+
+    def line(self, n: int, text: str, cand: bool, raw: bytes | None = None) -> None:
+        if cand:
+            lane = self.lane
+            if lane is not None and LANE_HEAD.match(text) is not None and lane.ok(text):
+                lane.line(n, text, raw)  # fast: the same event, without unwrapping or assembling
+            else:
+                self.feed(n, text, True)
+        elif self.state and self.needs_every_line(n) and self.wants(n, text):
+            self.feed(n, text, False)
+        else:
+            self.stats.irrelevant += 1
+
+    def feed(self, n: int, text: str, cand: bool) -> None:
+        asm = self.asm
+        if asm.has_open_block:
+            self._close_idle(n)
+        env, msg = unwrap(text)
+        if self.paste is not None:
+            self.paste.apply(n, env)
+        recs = asm.feed(n, env, msg)
+        self._update_state()
+        alone = False
+        for r in recs:
+            if r.line == n:
+                alone = True
+                break
+        if not alone:
+            self.until = n + WINDOW
+        if recs:
+            self.settle(recs, -1 if cand else n)
+
+    def _close_idle(self, n: int) -> None:
+        idle = self.asm.close_idle(n - IDLE)
+        if idle:
+            self.settle(idle, -1)
+            self._update_state()
+
+    def settle(self, records: list[Record], plain_line: int = -1) -> None:
+        stats = self.stats
+        name = self.name
+        for rec in records:
+            n = rec.nlines
+            if rec.line == plain_line:
+                stats.irrelevant += n  # a line without a keyword, alone: not classified
+                continue
+            ev = classify_record(rec, name)
+            if ev is not None:
+                stats.relevant += n
+                stats.understood += n
+                stats.events += 1
+                self.out.append(ev)
+                if not ev.kind.startswith("nccl."):
+                    for child in nested.children(ev):  # messages quoted inside it: events of their own
+                        stats.events += 1
+                        self.out.append(child)
+            elif prefilter.marked(rec.text):
+                stats.relevant += n
+                stats.not_understood += n
+                if len(self.unrecognized) < results.MAX_UNRECOGNIZED:
+                    self.unrecognized.append(Unrecognized(name, rec.line, rec.text))
+            else:
+                stats.irrelevant += n
+
+    def finish(self) -> None:
+        self.settle(self.asm.flush())
+        self._update_state()
+        if self.lane is not None:
+            self.stats.understood_line(self.lane.folded)
+            self.lane.folded = 0
+
+    def use_paste(self, paste) -> None:
+        """Apply what :func:`logdoc.paste.prepare` learned for the lines (their lane is the plain path)."""
+        self.paste = paste
+        self.lane = None
+
+    def read_lines(self, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+        """Feed the lines of ``buf[start:end]`` (whole lines, each ending in ``sep``; the first is
+        line ``lineno + 1``) one by one; return the number of the last one."""
+        line = self.line
+        cand = prefilter._CANDIDATE.search
+        clean = _clean
+        for raw in buf[start:end - 1].split(sep) if end > start else ():
+            lineno += 1
+            text = clean(raw)
+            line(lineno, text, cand(text) is not None)
+        return lineno
+
+    def fork(self, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]) -> "Feeder":
+        """An independent copy that goes on from here into other sinks: its open records are
+        copies, and its derived state is its own (``peek`` finishes a fork to see the events as if
+        the input ended now)."""
+        import copy
+
+        f = Feeder(self.name, stats, unrecognized, out)
+        f.asm = copy.deepcopy(self.asm)
+        f.until = self.until
+        f._update_state()
+        if self.paste is not None:
+            f.use_paste(self.paste)
+        return f
+
+
+# ---------------------------------------------------------------------------------------------
+# one source -> its events
+
+def _lines_one_by_one(feeder: Feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
+    return feeder.read_lines(buf, start, end, sep, lineno)
+
+
+def region_reader(fast: bool | None = None) -> Callable[..., int]:
+    """How a region of whole lines is fed to a :class:`Feeder`: the fast scan (:func:`logdoc.fast.scan.scan`,
+    the same lines fed in the same order) or line by line. The file reader and the live reader both use it."""
+    if fast is None:
+        fast = fast_enabled()
+    return scan if fast else _lines_one_by_one
+
+
+def read_source(source: Source, feeder: Feeder, rstats: ReadStats, fast: bool | None = None,
+                progress: Callable[[int], None] | None = None, grep: bool = True) -> None:
+    """Feed every line of ``source`` to ``feeder`` (the fast path unless ``fast`` is False)."""
+    opened = open_text(source, rstats)
+    if opened is None:
+        return
+    stream, raw = opened
+    if fast is None:
+        fast = fast_enabled()
+    region = region_reader(fast)
+    hits = GrepHits.start(source, stream) if fast and grep else None  # fast: grep numbers the keyword lines
+    lineno = 0
+    seen = 0
+    try:
+        for buf, start, end, sep, off in read_blocks(stream, source.name, rstats, BLOCK_SIZE):
+            if hits is not None:
+                if sep != b"\n" or not hits.alive:
+                    hits.stop()
+                    hits = None
+                elif off >= 0:
+                    lineno = scan(feeder, buf, start, end, sep, lineno,
+                                  lambda limit, h=hits, lo=off, hi=off + end - start, b=start: h.take(lo, hi, b, limit))
+                    if progress is not None and rstats.bytes != seen:
+                        progress(rstats.bytes - seen)
+                        seen = rstats.bytes
+                    continue
+            lineno = region(feeder, buf, start, end, sep, lineno)
+            if progress is not None and rstats.bytes != seen:
+                progress(rstats.bytes - seen)
+                seen = rstats.bytes
+        if hits is not None:
+            hits.finish()
+    finally:
+        if hits is not None:
+            hits.stop()
+        _close(source, raw)
+
+
+def _error_file_event(source: Source, stats: Stats) -> Event | None:
+    """torchrun's per-worker ``error.json`` (written by @record): one event, or None if it is not one."""
+    import json
+
+    try:
+        with source.open() as fh:
+            raw = fh.read(MAX_ERROR_FILE + 1)
+        if len(raw) > MAX_ERROR_FILE:
+            return None
+        data = json.loads(raw.decode("utf-8", "replace"))
+        msg = data["message"]
+        info = msg.get("extraInfo", {}) if isinstance(msg, dict) else {}
+        text = msg.get("message", "") if isinstance(msg, dict) else str(msg)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    stats.files += 1
+    stats.lines_read += 1
+    stats.understood_line()
+    exc_type, _, exc_message = text.partition(": ")
+    fields = {"exc_type": exc_type if exc_message else None, "exc_message": exc_message or text,
+              "traceback": info.get("py_callstack"), "timestamp": info.get("timestamp")}
+    time = None
+    try:
+        import datetime as _dt
+
+        time = _dt.datetime.fromtimestamp(int(info["timestamp"]), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (KeyError, ValueError, TypeError, OverflowError, OSError):
+        pass
+    return Event(kind="torchrun.error_file", level="ERROR", file=source.name, line=1, text=text, time=time,
+                 template="torchrun.error_file", fields=fields)
+
+
+def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized], fast: bool | None = None,
+                  progress: Callable[[int], None] | None = None, reduce: bool = False,
+                  folded: list[dict] | None = None) -> list[Event]:
+    """Events of one source in file order; ``stats`` and ``unrecognized`` are filled. With
+    ``reduce``, bulk noise is folded as :mod:`logdoc.digest` says (and listed in ``folded``)."""
+    if source.name.endswith("error.json"):
+        ev = _error_file_event(source, stats)
+        if ev is not None:
+            return [ev]
+    from .flight_recorder import source_events as _fr_events  # a flight-recorder dump (pickle or JSON)
+
+    fr = _fr_events(source)
+    if fr is not None:
+        stats.files += 1
+        stats.lines_read += len(fr)
+        stats.understood_line(len(fr))
+        return fr
+    from .paste import prepare
+
+    source, paste = prepare(source)  # paste damage repaired (logdoc.paste); None: read as it is
+    before = stats.snapshot(), len(unrecognized)
+
+    def start() -> tuple[Feeder, ReadStats]:
+        if reduce:
+            from .digest import Reducer
+
+            out = Reducer()
+        else:
+            out = []
+        rstats = ReadStats()
+        feeder = Feeder(source.name, stats, unrecognized, out)  # type: ignore[arg-type]
+        if paste is not None:
+            feeder.use_paste(paste)
+            rstats.warnings.extend(paste.notes)
+        return feeder, rstats
+
+    feeder, rstats = start()
+    try:
+        try:
+            read_source(source, feeder, rstats, fast=fast, progress=progress)
+        except GrepFailed:
+            # fast: grep did not read the whole file: read it again without grep, from the counts before it
+            stats.restore(before[0])
+            del unrecognized[before[1]:]
+            feeder, rstats = start()
+            read_source(source, feeder, rstats, fast=fast, progress=None, grep=False)
+        feeder.finish()
+    finally:
+        stats.files += rstats.files
+        stats.lines_read += rstats.lines
+        stats.cut_lines += rstats.cut_lines
+        stats.skipped_files.extend(rstats.skipped_files)
+        stats.warnings.extend(rstats.warnings)
+    out = feeder.out
+    if reduce:
+        if folded is not None:
+            folded.extend(out.folded(source.name))  # type: ignore[attr-defined]
+        return out.events()  # type: ignore[attr-defined]
+    # Records of interleaved streams settle out of order: restore file order.
+    out.sort(key=lambda e: e.line)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# every source -> the parse result
+
+def _digest_head(src: Source) -> bool:
+    # only a regular file can be sniffed and read again (a FIFO blocks, a pipe loses what was read)
+    if src.path is None or src.skip or not os.path.isfile(src.path):
+        return False
+    try:
+        with open(src.path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return False
+    from .digest import is_digest
+
+    return is_digest(head)
+
+
+def _as_source(src: Source | tuple[str, str]) -> Source:
+    return src if isinstance(src, Source) else Source(src[0], text=src[1])
+
+
+def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | None = 1,
+                  progress=None, reduce: bool = False) -> ParseResult:
+    """Parse every source (a :class:`Source`, or ``(name, text)`` for in-memory text).
+
+    ``jobs``: worker processes for many files (None: one per core when that pays; the result is
+    the same as with one process). ``progress``: an object with ``add_bytes(n)`` and
+    ``file_done(name)`` (the CLI's progress bar), or None. ``reduce``: fold bulk noise
+    (:mod:`logdoc.digest`): memory stays bounded whatever the input size, and the analysis gives
+    the same diagnoses. A digest file among the sources (recognised by content) adds its events."""
+    srcs = [_as_source(s) for s in sources]
+    if jobs != 1:
+        from .parallel import parse_parallel, worth_it
+
+        if worth_it(srcs, jobs):
+            return parse_parallel(srcs, jobs, progress=progress, reduce=reduce)
+    stats = Stats()
+    unrecognized: list[Unrecognized] = []
+    events: list[Event] = []
+    names: list[str] = []
+    folded: list[dict] = []
+    add = progress.add_bytes if progress is not None else None
+    for src in srcs:
+        if _digest_head(src):
+            add_digest(src, stats, events, unrecognized, names, folded)
+        else:
+            names.append(src.name)
+            events.extend(source_events(src, stats, unrecognized, progress=add, reduce=reduce, folded=folded))
+        if progress is not None:
+            progress.file_done(src.name)
+    return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)
+
+
+def in_file_order(unrecognized: list[Unrecognized], names: Sequence[str]) -> list[Unrecognized]:
+    """The lines not understood in the order of the files and of their lines, whatever order their
+    records settled in (interleaved streams settle out of order)."""
+    order = {n: i for i, n in enumerate(names)}
+    return sorted(unrecognized, key=lambda u: (order.get(u.file, len(order)), u.line))
+
+
+def add_digest(src: Source, stats: Stats, events: list[Event], unrecognized: list[Unrecognized], names: list[str],
+               folded: list[dict]) -> None:
+    from . import digest
+
+    try:
+        with open(src.path, "rb") as fh:  # type: ignore[arg-type]
+            d = digest.load(fh.read(), src.name)
+    except OSError as exc:
+        stats.skipped_files.append((src.name, exc.strerror or str(exc)))
+        return
+    except digest.DigestError as exc:
+        stats.skipped_files.append((src.name, str(exc)))
+        return
+    digest.add_to(d, src.name, stats, events, unrecognized, names, results.MAX_UNRECOGNIZED)
+    folded.extend(d.get("folded") or ())
+
+
+def parse_text(text: str, name: str = "<text>") -> ParseResult:
+    return parse_sources([Source(name, text=text)])
+
+
+def parse_paths(paths: Iterable[str], stdin=None, *, jobs: int | None = 1, progress=None,
+                reduce: bool = False) -> ParseResult:
+    """Parse command-line paths (files, folders, globs, ``-``). Raises ``InputError`` for bad paths."""
+    return parse_sources(expand(paths, stdin=stdin), jobs=jobs, progress=progress, reduce=reduce)
