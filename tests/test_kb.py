@@ -78,7 +78,7 @@ def _example_cases():
 def test_rule_example(rules, rule_id, expect, index):
     """The example matches (or not), at the line it names, in the role it names (kb/examples.py)."""
     from logdoc.api import build_report
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
 
     rule = rules.get(rule_id)
     example = rule.data["examples"][expect][index]
@@ -503,7 +503,7 @@ _SHM_LOG = ("n1:55:90 [2] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
 
 def _check(rs, rule, example):
     from logdoc.api import build_report
-    from logdoc.parse import parse_sources
+    from logdoc.pipeline import parse_sources
 
     return kb.check_example(rs, rule, "match", 0, example, lambda src: parse_sources(src).events,
                             lambda src: build_report(parse_sources(src), rs))
