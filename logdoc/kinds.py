@@ -75,6 +75,8 @@ KINDS: dict[str, KindSpec] = {
     # --- nccl-tests' own lines (logdoc/nccl.py classify_tests)
     "nccltests.nccl_failure": _k(("source_location", "error", "last_error", "host"), _N,
                                  "an nccl-tests NCCLCHECK failure (`Test NCCL failure file:line 'error'`)"),
+    "verbs.error": _k(("call", "errno_text", "device", "library", "call_args"), _N,
+                      "a failed ibverbs call printed by an RDMA library other than NCCL (UCX ...)"),
     "nccltests.check": _k(("wrong", "verdict"), _N, "nccl-tests' data check (`Out of bounds values : N FAILED`)"),
     "nccltests.bandwidth": _k(("busbw", "verdict"), _N, "nccl-tests' `Avg bus bandwidth` line"),
     "nccltests.version": _k(("tests_version", "headers", "library", "same_release"), _N,

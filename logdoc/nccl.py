@@ -441,6 +441,32 @@ _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+) nccl-header
 _NCCL1_WARN = re.compile(r"^WARN (?P<loc>(?:src/)?[\w./+-]+\.(?:cu|h|cc|cpp):\d+) (?P<msg>\S.*)$")
 
 
+# An ibverbs call that failed, as RDMA libraries other than NCCL print it (UCX `uct/ib`,
+# `ucs_error("ibv_create_cq(cqe=%d) failed: %m")`; rdma-core users `mlx5_0: ibv_create_cq() failed: ...`):
+# no NCCL header, the verbs call and the errno text.
+_VERBS_FAILED = re.compile(
+    r"^(?:\[[^\]]*\]\s*)*(?:[\w./-]+\.c\w*:\d+\s+)?(?:(?P<lib>UCX|ucx)\s+)?(?:ERROR|WARN|error)?:?\s*(?:(?P<dev>[\w-]+):\s+)?"
+    r"(?P<call>ibv_\w+|mlx5dv_\w+|rdma_\w+)\((?P<args>[^()]*)\)\s+failed:\s+(?P<errno_text>[A-Za-z][^.]*?)\.?\s*$")
+
+
+def classify_verbs(line: str) -> Parsed | None:
+    """A failed ibverbs call printed by an RDMA library other than NCCL (UCX, rdma-core users):
+    ``verbs.error``, or None."""
+    if "ibv_" not in line and "mlx5dv_" not in line and "rdma_" not in line:
+        return None
+    m = _VERBS_FAILED.match(line)
+    if m is None:
+        return None
+    f: dict[str, Any] = {"call": m["call"], "errno_text": m["errno_text"].strip()}
+    if m["dev"]:
+        f["device"] = m["dev"]
+    if m["lib"]:
+        f["library"] = "UCX"
+    if m["args"]:
+        f["call_args"] = m["args"]
+    return Parsed("verbs.error", "ERROR", "verbs.error", f)
+
+
 def _code_version(code: str) -> str:
     """NCCL_VERSION_CODE as printed (22703, or 2403 before 2.9) as `2.27.3`."""
     n = int(code)
@@ -499,6 +525,15 @@ def classify_tests(line: str) -> Parsed | None:
 
 
 def classify_bare(text: str) -> Parsed | None:
+    """:func:`_classify_bare`, and when no NCCL message reads the line, a failed ibverbs call
+    printed by another RDMA library (:func:`classify_verbs`)."""
+    parsed = _classify_bare(text)
+    if parsed is None and ("ibv_" in text or "mlx5dv_" in text or "rdma_" in text):
+        parsed = classify_verbs(text.split("\n", 1)[0].strip())
+    return parsed
+
+
+def _classify_bare(text: str) -> Parsed | None:
     """A WARN message of NCCL's catalog standing without any header (pasted alone, quoted after
     ``Last error:``, inside an exception): ``nccl.warn`` with ``header: none``, or None.
     Only the first line is read (a WARN is one line). nccl-tests' own lines and NCCL 1.x WARN

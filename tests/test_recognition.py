@@ -405,7 +405,15 @@ def test_nccl2_old_header_is_not_nccl1():
     ("#       size    count   type   redop    root     time   algbw   busbw  #wrong\n# Out of bounds values : 3 FAILED\n",
      "p2p_acs_iommu_hang"),
     ("node1: Test NCCL failure common.cu:777 'unhandled cuda error'\n", "cuda_error_other"),
+    ("[1700000000.123456] [node1:1234:0]        ib_iface.c:695  UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n",
+     "container_missing_devices"),
+    ("mlx5_1: ibv_reg_mr() failed: Cannot allocate memory.\n", "container_missing_devices"),
 ])
 def test_nccl_side_mechanisms_name_their_category(text, category):
     r = _report(text)
     assert r["diagnoses"] and r["diagnoses"][0]["category"] == category, [d["title"] for d in r["diagnoses"]]
+
+
+@pytest.mark.parametrize("line", ["train step failed: loss is nan", "ibv_devinfo output follows", "rdma_cm event failed"])
+def test_not_a_verbs_failure(line):
+    assert nccl.classify_verbs(line) is None
