@@ -15,7 +15,6 @@ Line rules:
 from __future__ import annotations
 
 import glob
-import gzip
 import io
 import os
 import re
@@ -25,6 +24,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
+from .read.gunzip import MAGIC, GunzipReader
 from .read.lines import CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
 
 BLOCK = 1 << 20
@@ -129,8 +129,8 @@ def _special(path: str) -> str | None:
 
 
 def _open_decompressed(raw: BinaryIO, head: bytes) -> BinaryIO:
-    if head[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if head[:2] == MAGIC:
+        return io.BufferedReader(GunzipReader(raw), BLOCK)  # type: ignore[return-value]
     return raw
 
 
@@ -186,7 +186,7 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
             stream: BinaryIO = raw
         else:
             stream = io.BufferedReader(_Peek(head, raw), BLOCK)  # type: ignore[arg-type]
-        compressed = head[:2] == b"\x1f\x8b"
+        compressed = head[:2] == MAGIC
         stream = _open_decompressed(stream, head)
         if compressed:
             try:

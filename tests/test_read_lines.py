@@ -2,8 +2,11 @@
 bytes, however the bytes are cut (logdoc/read/lines.py)."""
 from __future__ import annotations
 
+import gzip
 import io
 import random
+
+import pytest
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,7 +50,7 @@ def _lines(regions):
 
 
 # pieces that make the line rules work: line ends of every kind, progress bars, NULs, keywords
-_PIECES = st.sampled_from([b"\n", b"\r", b"\r\n", b"x" * 50, b"\x00", b"\x1b[31m", b"\xff\xfe",
+_PIECES = st.sampled_from([b"\n", b"\r", b"\r\n", b"x" * 50, b"\x00", b"\x1b[31m", b"\xff\xfe", b"\x1f\x8b",
                            b"Traceback (most recent call last):\n", b"  File \"t.py\", line 1, in <module>\n",
                            b"RuntimeError: boom\n", WARN, b"step 1 loss 0.5\n", b"train: 10%|## | 1/10\r"])
 
@@ -114,3 +117,19 @@ def test_peek_keeps_an_unterminated_last_line_of_an_open_record():
     lp.close()
     assert [e.kind for e in peeked] == [e.kind for e in lp.result().events]
     assert peeked and peeked[0].end_line == 4
+
+
+_GZ = gzip.compress(WARN * 20 + b"RuntimeError: boom\n")
+
+
+@pytest.mark.parametrize("data", [
+    b"\x1f\x8b",                                  # the magic bytes alone
+    b"\x1f\x8bhello, not gzip at all\n",           # not gzip after the magic
+    _GZ, _GZ + _GZ,                                # one member, two members
+    _GZ[:len(_GZ) // 2], _GZ[:12],                 # cut after some text, cut before any
+    _GZ + b"trailing bytes\n",                     # bytes after the last member
+], ids=["magic-only", "not-gzip", "one", "two-members", "cut-after-text", "cut-before-text", "trailing"])
+@pytest.mark.parametrize("size", [1, 7, 5000])
+def test_gzip_reads_the_same_live_and_from_a_file(data, size):
+    """One decoder (logdoc/read/gunzip.py): the same text, the same skips and warnings."""
+    _same(_live(data, [size]), _file(data))

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from ..events import Event
 from ..pipeline import Feeder, in_file_order, region_reader
+from ..read.gunzip import TRUNCATED, Gunzip, trailing_message
 from ..read.lines import LineSplitter
 from ..results import MAX_UNRECOGNIZED, ParseResult, Stats, Unrecognized
 from ..source import SNIFF, ReadStats, looks_binary
@@ -87,9 +88,15 @@ class LiveParser:
             self._start(final=True)
         if self._mode == "tentative":
             self._settle_tentative()
-        if self._mode == "gzip" and self._gz is not None and not self._gz.eof:
+        if self._mode == "gzip" and self._gz is not None and not self._gz.complete:
+            if self._gz.produced == 0:  # no text at all: a corrupt file, as the file reader says
+                self.rstats.files -= 1
+                self.rstats.skipped_files.append((self.name, f"corrupt gzip ({TRUNCATED})"))
+            else:
+                self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {TRUNCATED}")
+        elif self._mode == "gzip" and self._gz is not None and self._gz.trailing:
             self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
-                                        "Compressed file ended before the end-of-stream marker was reached")
+                                        f"{trailing_message(self._gz.trailing)}")
         if self._mode in ("text", "gzip", "dead"):
             for region in self._lines.close():
                 self._region_of(region)
@@ -104,9 +111,9 @@ class LiveParser:
             return
         if head[:2] == b"\x1f\x8b":
             self._mode = "gzip"
-            self._gz = zlib.decompressobj(wbits=31)
+            self._gz = Gunzip()
             try:
-                text = self._gunzip(head)
+                text = self._gz.feed(head)
             except zlib.error as exc:
                 self.rstats.skipped_files.append((self.name, f"corrupt gzip ({exc})"))
                 self._mode = "binary"
@@ -131,22 +138,11 @@ class LiveParser:
             self._text(data)
         elif self._mode == "gzip":
             try:
-                self._text(self._gunzip(data))
+                self._text(self._gz.feed(data))
             except zlib.error as exc:
                 self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {exc}")
                 self._mode = "dead"
         # binary, dead: nothing to parse
-
-    def _gunzip(self, data: bytes) -> bytes:
-        out = []
-        while data:
-            if self._gz.eof:                         # a multi-member .gz: the next member
-                if not data.startswith(b"\x1f\x8b"):
-                    return b"".join(out)             # trailing bytes after the last member
-                self._gz = zlib.decompressobj(wbits=31)
-            out.append(self._gz.decompress(data))
-            data = self._gz.unused_data if self._gz.eof else b""
-        return b"".join(out)
 
     # --- text in: the line rules, shared with the file reader
     def _text(self, data: bytes) -> None:
