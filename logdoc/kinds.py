@@ -39,6 +39,8 @@ GLOO_FIELDS = ("code_location", "message", "peer", "peer_addr", "peer_port_print
 _NESTED = ("nested_in", "nested_kind", "nested_line", "inner_kind", "inner_template")
 
 _NESTED_SET = frozenset(_NESTED)
+# a message glued after a progress bar (logdoc/torchlines.py) carries the bar's fields with this prefix
+_BAR_SET = frozenset("bar_" + f for f in ("desc", "percent", "done", "total", "elapsed_s", "remaining_s"))
 
 _N, _T, _A = "logdoc/nccl.py", "logdoc/torchlines.py", "logdoc/analysis"
 
@@ -88,7 +90,7 @@ KINDS: dict[str, KindSpec] = {
                         "a communicator's collective launches in one process, folded (count, first and last opCount "
                         "per collective, the last launches as rows)"),
     # --- PyTorch ProcessGroupNCCL, c10d, TCPStore, torchrun, Gloo, CUDA (logdoc/torchlines.py)
-    "torch.watchdog_timeout": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "op_type", "numel_in", "numel_out",
+    "torch.watchdog_timeout": _k(PG_FIELDS + EXCEPTION_FIELDS + ("cut", "seq", "op_type", "numel_in", "numel_out",
                                                                  "timeout_ms", "elapsed_ms", "blocking_wait"), _T,
                                  "a collective ran past its timeout", True),
     "torch.async_exception": _k(PG_FIELDS + EXCEPTION_FIELDS + ("seq", "op_type", "numel_in", "numel_out", "timeout_ms",
@@ -115,7 +117,7 @@ KINDS: dict[str, KindSpec] = {
         "TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch report", True),
     "torch.monitored_barrier": _k(PG_FIELDS + EXCEPTION_FIELDS + _NESTED + ("failed_ranks", "timeout_ms", "original_exception",
                                                                   "rank"), _T, "monitored_barrier failure", True),
-    "torch.exception": _k(EXCEPTION_FIELDS + ("spawn_process",) + _NESTED, _T, "a Python traceback / exception line",
+    "torch.exception": _k(EXCEPTION_FIELDS + ("spawn_process", "cut") + _NESTED, _T, "a Python traceback / exception line",
                           True),
     "torch.terminate": _k(("cxx_type", "what", "cause", "cxx_frames") + _NESTED, _T,
                           "terminate called after throwing ...", True),
@@ -142,6 +144,10 @@ KINDS: dict[str, KindSpec] = {
                                "the NCCL unique id could not be exchanged through the store", True),
     "store.server_error": _k(EXCEPTION_FIELDS, _T, "the store server reported an error", True),
     "store.info": _k((), _T, "store information", True),
+    "app.progress": _k(("desc", "percent", "done", "total", "elapsed_s", "remaining_s"), _T,
+                       "a tqdm progress bar of the program's own work (how far, how long)"),
+    "net.resolve_failed": _k(("host", "gai_strerror", "tool"), _T,
+                             "a host name did not resolve (ssh's getaddrinfo failure)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,
                                 "ChildFailedError summary table", True),
     "torchrun.worker_failed": _k(EXCEPTION_FIELDS + ("exitcode", "local_rank", "pid", "binary", "launcher", "signal"),
@@ -175,6 +181,9 @@ KINDS: dict[str, KindSpec] = {
                     "time_started", "time_completed", "frames", "user_frame"),
                    "logdoc/flight_recorder.py", "one collective or p2p operation recorded by the flight recorder"),
     # --- the analysis stage (logdoc/analysis/): comparisons across events and ranks
+    "analysis.busy_rank": _k(ORIGIN_FIELDS + ("timeout_ms", "seq", "op_type", "desc", "elapsed_s", "remaining_s",
+                                              "percent", "waiting_ranks", "detail"), _A,
+                             "a rank was still working (a progress bar) when the others' collective timed out"),
     "analysis.hung_rank": _k(ORIGIN_FIELDS + ("ranks", "seq", "op_type", "pg", "pg_id", "pg_desc", "waiting_ranks",
                                               "table", "detail", "source", "silent_ranks", "timeout_ms",
                                               "comm_id", "stopped_by", "gap_seconds", "op_count",
@@ -258,5 +267,5 @@ def fields(kind: str) -> frozenset[str] | None:
     if spec.catalog:
         out = out | _catalog_fields().get(kind, frozenset())
     if not kind.startswith("analysis."):
-        out = out | _NESTED_SET
+        out = out | _NESTED_SET | _BAR_SET
     return out

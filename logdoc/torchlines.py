@@ -23,6 +23,7 @@ exception whose message is not otherwise known.
 """
 from __future__ import annotations
 
+import json
 import re
 import threading
 from functools import lru_cache
@@ -79,10 +80,18 @@ NCCL_STRINGS = {
 }
 
 _EXC_LINE = re.compile(
-    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure))(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
+    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|socket\.(?:gaierror|herror))"
+    r"(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
 _PEER = re.compile(r"\[[0-9A-Za-z:.%_\-]*\]:\d+(?:\$\d+)?")
 _TABLE_ENTRY = re.compile(r"\[\d+\]:[ \t]*\n[ \t]+[a-z_]+[ \t]*:")
+_RANK_LABEL = re.compile(r"\[rank\d+\][ \t]+(?=[A-Z\[])")
+_JSON_MESSAGE = re.compile(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
+_WATCHDOG_PARTS = (("seq", re.compile(r"\bSeqNum=(\d+)")), ("op_type", re.compile(r"\bOpType=([A-Za-z_]\w*)")),
+                   ("timeout_ms", re.compile(r"\bTimeout\(ms\)=(\d+)")),
+                   ("elapsed_ms", re.compile(r"\bran for (\d+) (?:milliseconds|ms)\b")))
 _GLOO_LOC = re.compile(r"\[(?:enforce fail at )?[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] ")
+# a source path masked by the poster (`[<some path>/gloo/transport/tcp/pair.cc:761] ...`, `[<path>/...]`)
+_MASKED_LOC = re.compile(r"\[(enforce fail at )?<[^<>\]\n]{1,40}>/?(?=[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] )")
 
 _NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
                                                "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError",
@@ -396,6 +405,9 @@ class _TorchT(Transformer):
             out.update(c[2])
         out["timeout_ms"] = c[-1]
         return out
+
+    def work_noseq(self, c):
+        return {"op_type": c[0], "timeout_ms": c[1]}
 
     def watchdog_timeout(self, c):
         return "torch.watchdog_timeout", "torch.watchdog_timeout", "ERROR", {**c[0], "elapsed_ms": c[1]}
@@ -878,7 +890,7 @@ def _traceback(text: str, env: Envelope | None) -> Parsed | None:
         text = "\n".join(line for line in text.split("\n") if not is_elision(line))
     tree = _parse("torch_traceback", text)
     if tree is None:
-        return None
+        return _cut_traceback(text, env)
     top = tree.children[0]
     if top.data == "exception":  # no `Traceback (most recent call last):` head was read: not a traceback
         return None
@@ -917,6 +929,24 @@ def _traceback(text: str, env: Envelope | None) -> Parsed | None:
             if m:
                 fields["spawn_process"] = int(m.group(1))
     return _exception_event(fields, env)
+
+
+_TB_FRAME = re.compile(r'^[ \t]+File "([^"\n]*)", line (\d+)(?:, in ([^\n]*))?$', re.M)
+
+
+def _cut_traceback(text: str, env: Envelope | None) -> Parsed | None:
+    """A traceback whose exception line a paste cut off (only the head and frames are there): still a
+    Python exception, whose type and message are not in the log."""
+    if not text.startswith("Traceback (most recent call last):"):
+        return None
+    body = text.split("\n", 1)[1] if "\n" in text else ""
+    frames = _TB_FRAME.findall(body)
+    if not frames or any(line.strip() and not line[:1].isspace() for line in body.split("\n")):
+        return None  # (a line of its own after the frames: not only cut, the grammar had a reason)
+    path, line, func = frames[-1]
+    return Parsed("torch.exception", _level(env, "ERROR"), "py:traceback",
+                  {"exc_type": None, "exc_message": "", "traceback": True, "frames": len(frames),
+                   "last_frame": f"{path}:{line}" + (f" in {func.strip()}" if func else ""), "cut": True})
 
 
 def _frame(node: Tree) -> str:
@@ -999,6 +1029,25 @@ def _enrich(kind: str, f: dict[str, Any]) -> None:
     for k in list(f):
         if k in ("pid", "port", "exitcode", "local_rank", "rank", "xid", "remaining", "max_restarts", "seq"):
             f[k] = _int(f[k])
+    if kind == "torchrun.child_failed" and "failures" not in f and ("signum" in f or "exitcode" in f):
+        # one row of the summary table standing alone (its neighbours cut, wrapped or glued by a paste):
+        # the failure it describes, so the rules on the table read it
+        row: dict[str, Any] = {}
+        if isinstance(f.get("signum"), int):
+            row["exitcode"] = -f["signum"]
+            row["signal"] = f.get("signal")
+        elif isinstance(_int(f.get("exitcode")), int):
+            row["exitcode"] = _int(f["exitcode"])
+            if row["exitcode"] < 0:
+                row["signal"] = SIGNALS.get(-row["exitcode"])
+        if isinstance(f.get("pid"), int):
+            row["pid"] = f["pid"]
+        m = re.search(r"\brank:?\s*(\d+)\s*\(local[ _]rank:\s*(\d+)\)", f.get("head") or "")
+        if m:
+            row["rank"], row["local_rank"] = int(m.group(1)), int(m.group(2))
+        f.pop("head", None)
+        if row:
+            f["failures"] = [row]
     if kind == "torchrun.worker_failed":
         ec = f.get("exitcode")
         if isinstance(ec, int) and ec < 0:
@@ -1076,6 +1125,16 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
             cf.pop("script", None)
             cf.pop("root_cause", None)
             return Parsed("torchrun.child_failed", _level(env, "ERROR"), "torch:elastic-errors:child-failed-table", cf)
+    if c0 == '"' and s.startswith('"message": "'):
+        # torchelastic's error_handler logs the error file as JSON: `"message": "<Type>: <message>",`
+        m = _JSON_MESSAGE.match(s)
+        if m:
+            try:
+                quoted = json.loads('"' + m.group(1) + '"')
+            except ValueError:
+                quoted = None
+            if quoted and _EXC_LINE.match(quoted):
+                return _message(quoted, env)
     if c0 == "t" and s.startswith("terminate called"):
         return _terminate(s, env)
     if c0 in "Ef" and (s.startswith("Exception raised from ") or s.startswith("frame #")):
@@ -1086,6 +1145,13 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
     if c0 == "<" and s.startswith("<omitting python frames>"):
         return Parsed("torch.cxx_backtrace", _level(env, "ERROR"),
                       "torch:c10-exception:exception-raised-from-at-most-recent-call", {"cxx_frames": s.count("frame #")})
+    if c0 == "[" and s.startswith("[rank"):
+        # a rank label without the colon of torch's `[rankN]:` (a launcher's or a paste's): peeled when
+        # what follows is a message of its own
+        m = _RANK_LABEL.match(s)
+        if m and m.end() < len(s):
+            s = s[m.end():]
+            c0 = s[:1]
     if c0 == "[" and s.startswith("[c10d] "):
         s = s[7:]
         c0 = s[:1]
@@ -1140,6 +1206,16 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
             if kind == "torch.monitored_barrier" and pg:
                 out["rank"] = pg.get("pg_rank")
             return Parsed(kind, _level(env, level), tid, out)
+        if body.startswith("Watchdog caught collective operation timeout"):
+            # abbreviated or cut by a paste (`WorkNCCL(... OpType=BROADCAST ...)`, `NumelIn=1, ...)`, the
+            # `ran for` part missing): still a watchdog timeout, with the values that are there
+            out = dict(pg or {})
+            for key, rx in _WATCHDOG_PARTS:
+                m = rx.search(body)
+                if m:
+                    out[key] = m.group(1) if key == "op_type" else int(m.group(1))
+            out["cut"] = True
+            return Parsed("torch.watchdog_timeout", _level(env, "ERROR"), "torch.watchdog_timeout", out)
     if b0 == "n" and body.startswith(_NCCL_RESULTS):
         # ncclGetErrorString's `ncclXxx: <interpretation>` (+ `Last error:` and the reason), the tail
         # of a `NCCL error in: ...` message that a paste or an exception quotes without its head
@@ -1159,6 +1235,10 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
         if p is not None:
             p.level = _level(env, p.level)
             return p
+    if b0 == "[" and body[1:2] == "<" or body.startswith("[enforce fail at <"):
+        unmasked = _MASKED_LOC.sub(lambda m: "[" + (m.group(1) or ""), body, count=1)
+        if unmasked != body and _GLOO_LOC.match(unmasked):
+            body = unmasked
     if (b0 == "[" and _GLOO_LOC.match(body)) or (b0 == "G" and body.startswith("Gloo connectFullMesh")):
         p = _gloo(body)
         if p is not None:
@@ -1170,11 +1250,50 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
     return None
 
 
+# A tqdm progress bar (`desc: 35%|#####     | 700/2000 [30:01<57:14, 39.1it/s]`): the program's own
+# work (tokenizing, downloading, loading, evaluating) and how long it has run. A message printed by
+# another process while the bar is redrawn (with `\r` and no newline) lands glued after it.
+_TQDM = re.compile(r"(?P<desc>[^\n|]{0,160}?)[ \t]*(?P<percent>\d{1,3})%\|[^|\n]{0,600}\|[ \t]*"
+                   r"(?P<done>[\d.]+[kMGT]?)/(?P<total>[\d.]+[kMGT]?|\?)[ \t]*"
+                   r"\[(?P<elapsed>(?:\d+:)?\d+:\d\d)<(?P<remaining>(?:\d+:)?\d+:\d\d|\?)(?:,[^\]\n]{0,60})?\]")
+
+
+def _seconds(clock: str | None) -> int | None:
+    if not clock or not clock[0].isdigit():
+        return None
+    n = 0
+    for part in clock.split(":"):
+        n = n * 60 + int(part)
+    return n
+
+
+def _progress(m: re.Match) -> dict[str, Any]:
+    desc = m.group("desc").strip().rstrip(":").strip()
+    return {"desc": desc or None, "percent": int(m.group("percent")), "done": m.group("done"),
+            "total": m.group("total"), "elapsed_s": _seconds(m.group("elapsed")),
+            "remaining_s": _seconds(m.group("remaining"))}
+
+
 def classify(text: str, env: Envelope | None = None) -> Parsed | None:
     """Kind, level, template and fields of one PyTorch / torchrun / Gloo / CUDA / Xid message."""
     if not text or has_huge_number(text):
         return None
     env = env if env is not None else Envelope()
+    if "%|" in text[:800]:
+        m = _TQDM.match(text)
+        if m is not None:
+            bar = _progress(m)
+            rest = text[m.end():].lstrip()
+            if rest:
+                from .envelope import unwrap  # (the glued message keeps its own header)
+                renv, rmsg = unwrap(rest)
+                q = classify(rmsg, renv)
+                if q is not None:
+                    q.fields.update({f"bar_{k}": v for k, v in bar.items()})
+                    if renv.level and q.level == "ERROR" and renv.level != "ERROR":
+                        q.level = _level(renv, q.level)
+                    return q
+            return Parsed("app.progress", "INFO", "logdoc:app:progress-bar", bar)
     p = _message(text, env)
     if (p is None or p.template is None) and "\n" in text and ("WorkNCCL" in text or "Watchdog caught" in text):
         # a ProcessGroupNCCL record wrapped by a paste (blocks.py joins its lines): read it again with

@@ -417,3 +417,189 @@ def test_nccl_side_mechanisms_name_their_category(text, category):
 @pytest.mark.parametrize("line", ["train step failed: loss is nan", "ibv_devinfo output follows", "rdma_cm event failed"])
 def test_not_a_verbs_failure(line):
     assert nccl.classify_verbs(line) is None
+# --- r-torch (issue 13): errno and launcher wordings, Gloo loopback peers, Ray kills, cut mismatch reports
+
+@pytest.mark.parametrize("text, category", [
+    ("RuntimeError: Address already in use", "port_in_use"),
+    ("OSError: [Errno 98] Address already in use", "port_in_use"),
+    ("OSError: [Errno 24] Too many open files", "fd_limit_exhausted"),
+    ("RuntimeError: received 0 items of ancdata", "fd_limit_exhausted"),
+    # a Rust server's panic on EMFILE
+    ("called `Result::unwrap()` on an `Err` value: Os { code: 24, kind: Uncategorized, "
+     "message: \"Too many open files\" }", "fd_limit_exhausted"),
+    ("socket.gaierror: [Errno -2] Name or service not known", "hostname_resolution"),
+    ("ValueError: host not found: Name or service not known", "hostname_resolution"),
+])
+def test_errno_wordings_of_any_program(text, category):
+    assert _report(text)["diagnoses"][0]["category"] == category
+
+
+def test_ssh_resolution_failure_outranks_the_launchers_exception():
+    """The launcher's CalledProcessError / RuntimeError is vague beside ssh's reason, before or after it."""
+    tb = ("Traceback (most recent call last):\n  File \"/usr/bin/launcher\", line 6, in <module>\n    main()\n"
+          "subprocess.CalledProcessError: Command 'ssh node1 hostname -I' returned non-zero exit status 255.\n")
+    ssh = "ssh: Could not resolve hostname node1: Name or service not known\n"
+    for text in (ssh + tb, tb + ssh):
+        r = _report(text)
+        assert r["diagnoses"][0]["category"] == "hostname_resolution", r["diagnoses"][0]["title"]
+
+
+@pytest.mark.parametrize("text", [
+    # pre-2019 Gloo wording, with the source path masked by the poster
+    "[<path>/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:41000: Connection refused",
+    "RuntimeError: Gloo connectFullMesh failed with [/opt/gloo/gloo/transport/tcp/pair.cc:152] timed out "
+    "connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:41000",
+    "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] rp != nullptr. "
+    "Unable to find address for: node1.example",
+    # ProcessGroupGloo's loopback warning cut after its first sentence
+    "[rank3] Warning: Unable to resolve hostname to a (local) address. Using the loopback",
+])
+def test_gloo_hostname_and_loopback(text):
+    r = _report(text)
+    assert r["diagnoses"] and r["diagnoses"][0]["category"] == "hostname_resolution", r["diagnoses"][:1]
+
+
+def test_gloo_interface_lookup_stays_an_interface_problem():
+    text = ("RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:84] "
+            "ifa != nullptr. Unable to find address for: eth9")
+    assert _report(text)["diagnoses"][0]["category"] == "wrong_network_interface"
+
+
+@pytest.mark.parametrize("text, source, reason", [
+    ("(raylet) node_manager.cc:3040: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers "
+     "crashed due to other reasons at node (ID: ab12, IP: 10.0.0.7) over the last time period.", "ray", "oom"),
+    # a hard-wrapped summary: the second piece alone still says it
+    (" actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: ab", "ray", "oom"),
+    ("Memory on the node (IP: 10.0.0.7, ID: ab12) where the task (actor ID: cd34, name=W.__init__, pid=77, memory "
+     "used=9.00GB) was running was 12.40GB / 13.00GB (0.953846), which exceeds the memory usage threshold of 0.95. "
+     "Ray killed this worker (ID: ef56) because it was the most recently scheduled task", "ray", "oom"),
+    ("WARNING worker.py:2037 -- A worker died or was killed while executing a task by an unexpected system error. "
+     "Worker exit type: SYSTEM_ERROR", "ray", "killed"),
+])
+def test_ray_kills(text, source, reason):
+    evs = [e for e in _events(text) if e.kind == "job.stopped"]
+    assert evs and evs[0].fields["source"] == source and evs[0].fields["reason"] == reason
+    assert _report(text)["diagnoses"][0]["category"] == "peer_process_died"
+
+
+def test_ray_summary_with_no_kill_is_not_a_kill():
+    text = ("(raylet) node_manager.cc:3040: 0 Workers (tasks / actors) killed due to memory pressure (OOM), "
+            "3 Workers crashed due to other reasons at node (ID: ab12, IP: 10.0.0.7) over the last time period.")
+    assert not [e for e in _events(text) if e.kind == "job.stopped"]
+
+
+@pytest.mark.parametrize("text", [
+    # torch 1.10-1.12 name one side only
+    "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent collective: "
+    "CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[4], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(",
+    # a newer report cut inside the first fingerprint
+    "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+    "CollectiveFingerPrint(SequenceNumber=21, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDevice",
+    "RuntimeError: All tensor operands to scatter/gather must have the same number of elements",
+    "RuntimeError: All tensor operands to scatter/gather must have the same size",
+])
+def test_mismatch_reports_cut_or_old(text):
+    assert _report(text)["diagnoses"][0]["category"] == "collective_mismatch"
+
+
+def test_child_failed_table_with_mangled_whitespace():
+    """A ChildFailedError summary whose rows lost their line breaks and separators still names the worker."""
+    text = ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+            "train.py FAILED\nFailures:\n<NO_OTHER_FAILURES>\nRoot Cause (first observed failure):\n[0]:\n"
+            "time\nhost\n2026-11-29_17:06:38\nnode3\n"
+            "rank5 (local rank: 1)exitcode: -9 (pid: 21812)error file: <N/A>\n"
+            "traceback : signal 9 (SIGKILL) received by PID 21812\n")
+    r = _report(text)
+    assert r["diagnoses"][0]["id"] == "LD701", r["diagnoses"][0]["title"]
+    assert r["diagnoses"][0]["ranks"] == [5]
+
+
+# --- r-torch (issue 13): a busy rank vs a hung one, short timeouts, watchdog frames, cut tracebacks
+
+BAR = "Tokenizing:  35%|██████████          | 7000/20000 [{elapsed}<57:14, 3.88 examples/s]"
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+            "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800328 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("text", [
+    BAR.format(elapsed="30:01") + "\n" + WATCHDOG + "\n",
+    # the timeout printed by another rank lands glued after the bar that is redrawn with \r
+    BAR.format(elapsed="29:55") + WATCHDOG + "\n",
+])
+def test_a_progress_bar_through_the_timeout_is_a_busy_rank(text):
+    r = _report(text)
+    assert r["diagnoses"][0]["category"] == "timeout_misconfigured", r["diagnoses"][0]["title"]
+    assert r["diagnoses"][0]["id"] == "LD544"
+
+
+def test_a_short_progress_bar_is_no_evidence():
+    r = _report(BAR.format(elapsed="02:01") + "\n" + WATCHDOG + "\n")
+    assert all(d["id"] != "LD544" for d in r["diagnoses"])
+
+
+def test_a_glued_bar_leaves_the_message_readable():
+    evs = _events(BAR.format(elapsed="29:55") + WATCHDOG + "\n")
+    wd = [e for e in evs if e.kind == "torch.watchdog_timeout"]
+    assert wd and wd[0].fields["seq"] == 2 and wd[0].fields["bar_elapsed_s"] == 29 * 60 + 55
+
+
+def test_old_worknccl_without_seqnum_wrapped():
+    text = ("[E ProcessGroupNCCL.cpp:485] [Rank 6] Watchdog caught collective operation timeout: "
+            "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802246 milliseconds before timing\nout.\n")
+    evs = [e for e in _events(text) if e.kind == "torch.watchdog_timeout"]
+    assert evs and evs[0].fields["op_type"] == "ALLREDUCE" and evs[0].fields["timeout_ms"] == 1800000
+
+
+def test_a_minute_long_timeout_is_too_short():
+    text = WATCHDOG.replace("Timeout(ms)=1800000", "Timeout(ms)=60000").replace("1800328", "60044")
+    assert _report(text)["diagnoses"][0]["category"] == "timeout_misconfigured"
+
+
+def test_watchdog_check_timeout_frames_alone():
+    text = ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+            "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f01 in /opt/torch/lib/libtorch_cuda.so)\n"
+            "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f02 in /opt/torch/lib/libtorch_cuda.so)\n")
+    assert _report(text)["diagnoses"][0]["category"] == "collective_timeout_hung_rank"
+
+
+def test_a_traceback_cut_before_its_exception_line():
+    text = ("Traceback (most recent call last):\n  File \"/opt/app/engine.py\", line 10, in handle\n    run()\n"
+            "  File \"/opt/app/engine.py\", line 20, in run\n    return self.call(method)\n")
+    evs = [e for e in _events(text) if e.kind == "torch.exception"]
+    assert evs and evs[0].fields.get("cut") and evs[0].fields["frames"] == 2
+    assert _report(text)["diagnoses"][0]["category"] == "user_code_exception"
+
+
+def test_error_file_json_logged_by_the_error_handler():
+    text = ('ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{\n'
+            '  "message": {\n    "message": "RendezvousClosedError: ",\n')
+    assert any(e.kind == "torchrun.rendezvous" for e in _events(text))
+
+
+@pytest.mark.parametrize("text", [
+    # torch 2.0/2.1 spelled it `retreiving`; a paste may cut the `[N] is ` head
+    "RuntimeError: [6] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value "
+    "store by key '0', but store->get('0') got error: Socket Timeout",
+    "setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', but "
+    "store->get('0') got error: Socket Timeout",
+])
+def test_unique_id_wait_timing_out_means_rank_0_was_late(text):
+    r = _report(text)
+    assert r["diagnoses"][0]["category"] == "timeout_misconfigured", r["diagnoses"][0]["title"]
+
+
+def test_unique_id_wait_on_a_closed_store_is_not_a_short_timeout():
+    text = ("RuntimeError: [6] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d "
+            "key-value store by key '0', but store->get('0') got error: Connection reset by peer")
+    assert all(d["category"] != "timeout_misconfigured" for d in _report(text)["diagnoses"])
+
+
+@pytest.mark.parametrize("text, seq", [
+    ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, ...) "
+     "ran for 645901 milliseconds", 1),
+    ("Watchdog caught collective operation timeout: WorkNCCL(... OpType=BROADCAST ...)", None),
+])
+def test_an_abbreviated_watchdog_timeout_is_still_one(text, seq):
+    evs = [e for e in _events(text) if e.kind == "torch.watchdog_timeout"]
+    assert evs and evs[0].fields.get("seq") == seq
+    assert _report(text)["diagnoses"][0]["category"] == "collective_timeout_hung_rank"

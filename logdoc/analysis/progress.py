@@ -56,6 +56,7 @@ def analyze(job: Job) -> tuple[list[Event], dict[str, Any]]:
     barrier = _barrier(job)
     out.extend(barrier)
     out.extend(_desync(job))
+    out.extend(_busy(job))
     if not barrier and not any(e.kind == "analysis.hung_rank" for e in hung):
         out.extend(_gloo_timeouts(job))
     if not any(e.kind == "analysis.hung_rank" for e in out):
@@ -649,3 +650,64 @@ def _silent(job: Job, gap: int = SILENT_GAP) -> list[Event]:
                           attempt=att)
             out.append(s)
     return out
+
+
+BUSY_SHARE = 0.8  # a bar that has run at least this share of the timeout ran through the wait
+
+
+def _busy(job: Job) -> list[Event]:
+    """A rank still working when the others' collective timed out: a progress bar of the program's own
+    work (``app.progress``, or a bar a timeout message was glued to) that had already run for about the
+    whole timeout and was not finished. The waiting ranks were not waiting for a hung rank but for one
+    busy with work outside collectives (tokenizing, downloading, loading a checkpoint, evaluating)
+    longer than the process group's timeout."""
+    timeouts = [ev for ev in job.events if ev.kind == "torch.watchdog_timeout"
+                and as_int((ev.fields or {}).get("timeout_ms"))]
+    if not timeouts:
+        return []
+    limit = min(as_int(ev.fields["timeout_ms"]) for ev in timeouts)
+    best: tuple[int, Event, dict[str, Any]] | None = None
+    for ev in job.events:
+        f = ev.fields or {}
+        if ev.kind == "app.progress":
+            bar = f
+        elif f.get("bar_elapsed_s") is not None:
+            bar = {k[4:]: v for k, v in f.items() if k.startswith("bar_")}
+        else:
+            continue
+        elapsed, pct = bar.get("elapsed_s"), bar.get("percent")
+        if not isinstance(elapsed, int) or elapsed * 1000 < BUSY_SHARE * limit:
+            continue
+        if isinstance(pct, int) and pct >= 100 or bar.get("remaining_s") == 0:
+            continue  # finished before the timeout fired
+        if best is None or elapsed > best[0]:
+            best = (elapsed, ev, bar)
+    if best is None:
+        return []
+    elapsed, bar_ev, bar = best
+    first = timeouts[0]
+    waiting = sorted({r for r in (_waiting_rank(ev) for ev in timeouts) if r is not None})
+    desc = bar.get("desc") or "a progress bar"
+    detail = (f"{desc} had run for {_clock(elapsed)}" + (f" ({bar['percent']}%" if bar.get("percent") is not None else "")
+              + (f", {_clock(bar['remaining_s'])} to go)" if isinstance(bar.get("remaining_s"), int) else ")" if bar.get("percent") is not None else "")
+              + f" when the collective timeout of {limit // 1000} s fired")
+    ev = synthetic("analysis.busy_rank", detail, [bar_ev, first], level="ERROR",
+                   # (a bar that a message was glued to belongs to another process than the message)
+                   on_ranks=[bar_ev.rank] if bar_ev.rank is not None and bar_ev.kind == "app.progress" else (),
+                   timeout_ms=limit, seq=as_int(first.fields.get("seq")), op_type=first.fields.get("op_type"),
+                   desc=bar.get("desc"), elapsed_s=elapsed, remaining_s=bar.get("remaining_s"),
+                   percent=bar.get("percent"), waiting_ranks=waiting, detail=detail)
+    return [ev]
+
+
+def _waiting_rank(ev: Event) -> int | None:
+    if ev.rank is not None:
+        return ev.rank
+    return as_int((ev.fields or {}).get("pg_rank"))
+
+
+def _clock(seconds: int) -> str:
+    h, rest = divmod(int(seconds), 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+

@@ -315,7 +315,10 @@ EXTRA = [
     ("logdoc:elastic:death-signal-old", "torchrun.signal", "WARN", "line", "",
      "Received Signals.{signal:word} death signal, shutting down workers"),
     ("logdoc:elastic:table-signal", "torchrun.child_failed", "ERROR", "line", "",
-     "traceback : Signal {signum:int} ({signal:word}) received by PID {pid:int}"),
+     "traceback : {Signal|signal} {signum:int} ({signal:word}) received by PID {pid:int}"),
+    # a row of the table whose line breaks a paste lost (`rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: ...`)
+    ("logdoc:elastic:table-row-glued", "torchrun.child_failed", "ERROR", "line", "",
+     "{head}exitcode{ |}: {exitcode:int} (pid: {pid:int}){ |}error{_| }file{ |}: {rest:rest}"),
     ("logdoc:elastic:table-no-traceback", "torchrun.child_failed", "ERROR", "line", "",
      "traceback : To enable traceback see: {url:word}"),
     ("logdoc:c10d:no-such-host", "store.resolve_failed", "WARN", "body", "",
@@ -333,6 +336,33 @@ EXTRA = [
      "Connection closed by peer {peer:word}"),
     ("logdoc:torch:exc-nccl-unhandled-system", "torch.nccl_error", "ERROR", "line", "",
      "NCCL communicator was aborted on rank {rank:int}. {reason:rest}"),
+    # ProcessGroupNCCL's flatten_for_scatter_gather (allgather / reduce_scatter with tensors of different
+    # sizes); older releases said `the same size`, newer `the same number of elements`
+    ("logdoc:pg:scatter-gather-numel", "torch.message", "ERROR", "line", "",
+     "{prefix}All tensor operands to scatter/gather must have the same {what=number of elements|size}{rest:rest}"),
+    # ProcessGroupWrapper (torch 1.10-1.12): `Rank N is running inconsistent collective: <fingerprint>`;
+    # and any release's report when the paste cut it inside the fingerprint
+    ("logdoc:wrapper:mismatch-inconsistent", "torch.collective_mismatch", "ERROR", "body", "",
+     "Detected mismatch between collectives on ranks. Rank {rank:int} is running inconsistent collective: {fingerprint:rest}"),
+    ("logdoc:wrapper:mismatch-cut", "torch.collective_mismatch", "ERROR", "body", "",
+     "Detected mismatch between collectives on ranks. Rank {rank:int} is running collective: {fingerprint:rest}"),
+    # ProcessGroupGloo's loopback warning, cut or wrapped after its first sentence
+    ("logdoc:gloo:loopback-fallback-cut", "torch.message", "WARN", "body", "",
+     "Unable to resolve hostname to a (local) address.{rest:rest}"),
+    # Gloo's pre-2019 connect error: `connect <peer>: <strerror>`
+    ("logdoc:gloo:connect-old", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "connect {peer:word}: {strerror:line}"),
+    # ProcessGroupNCCL's unique-id exchange as torch 2.0-2.1 spelled it (`retreiving`), and either
+    # spelling with the `[N] is ` head cut by a paste
+    ("logdoc:pg:unique-id-get-failed", "store.nccl_unique_id", "ERROR", "body", "",
+     "{head}setting up NCCL communicator and {retrieving|retreiving} ncclUniqueId from [0] via c10d key-value store "
+     "by key '{key}', but store->get('{key_2}') got error: {exception:rest}"),
+    # OpenSSH's getaddrinfo failure (launchers that reach nodes over ssh: DeepSpeed, pdsh, mpirun)
+    ("logdoc:ssh:could-not-resolve", "net.resolve_failed", "ERROR", "line", "",
+     "ssh: Could not resolve hostname {host:word}: {gai_strerror:line}"),
+    # a Rust program's panic on an OS error (routers and servers written in Rust)
+    ("logdoc:rust:unwrap-os-error", "torch.exception", "ERROR", "line", "",
+     "called `Result::unwrap()` on an `Err` value: {exc_message:rest}"),
 ]
 
 
