@@ -64,6 +64,34 @@ def _ray(m: re.Match, env: Envelope) -> str:
     return "ray"
 
 
+def _ray_process(m: re.Match, env: Envelope) -> str:
+    """Ray's prefix for the output of its own processes: ``(raylet)``, ``(raylet, ip=10.0.0.2)``,
+    ``(gcs_server)``, ``(autoscaler +2m3s)``."""
+    if m["ip"]:
+        env.host = env.host or m["ip"]
+    return "ray"
+
+
+def _ray_cpp(m: re.Match, env: Envelope) -> str:
+    """Ray's C++ log header ``[2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: ``
+    (time, level letter, pid, thread id; the process name and source location after it)."""
+    env.time = _iso(m["ts"])
+    env.level = _LEVEL[m["lvl"]]
+    pid = int(m["pid"])
+    if pid <= PID_MAX:
+        env.pid = env.pid or pid
+    if m["src"]:
+        env.source = m["src"]
+    return "ray"
+
+
+def _ray_pylog(m: re.Match, env: Envelope) -> str:
+    """Ray's Python logger: ``WARNING worker.py:2037 -- msg`` (after its ``2023-10-30 06:14:35,574\t`` stamp)."""
+    env.level = _LEVEL[m["lvl"]]
+    env.source = m["src"]
+    return "pylog"
+
+
 def _srun(m: re.Match, env: Envelope) -> str:
     env.node_rank = int(m["task"])
     return "srun"
@@ -173,11 +201,16 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
     ("[", re.compile(r"\[(?P<rank>\d+)\] "), _mpich),
     ("(", re.compile(r"\((?P<actor>[\w.]+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
+    ("(", re.compile(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
+                     r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
+    ("[", re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "
+                     r"(?:\((?:raylet|gcs_server|dashboard_agent|runtime_env_agent)\) )?(?:(?P<src>[\w./+-]+\.(?:cc|cpp|h):\d+): )?"), _ray_cpp),
     ("0123456789", re.compile(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
     (" 0123456789", re.compile(r" *(?P<task>\d+): "), _srun),
     ("FEWIVC", re.compile(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                           r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
     ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
+    ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),
     ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
                          r"\[(?P<src>[\w./<>-]+:\d+)\] ?"), _vllm),
     ("abcdefghijklmnopqrstuvwxyz", re.compile(rf"(?P<host>{_HOST}): "), _pdsh),

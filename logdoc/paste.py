@@ -28,6 +28,13 @@ through :meth:`Paste.apply`. A source with none of this damage is left exactly a
 
 Only sources up to :data:`REPAIR_MAX` bytes are repaired (pastes are small; a repaired source is
 read twice), and a longer source only when its first :data:`HEAD_LINES` lines show damage.
+
+A short source (at most :data:`EVERY_LINE_MAX` lines: a paste, an excerpt) has **every line read**,
+not only those with a prefilter keyword (:attr:`Paste.every_line`): a pasted message often lost what
+carries the keyword (NCCL's header, the exception type before it, the rest of a wrapped line) and
+stands bare (``Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000``, ``No interface
+found in the same subnet as remote address``). Logs long enough for the keyword pass to matter
+keep their headers.
 """
 from __future__ import annotations
 
@@ -55,6 +62,7 @@ WRAP_MIN_LINES = 3
 MAX_WRAP_JOIN = 12     # lines joined into one at most
 MAX_INTERLEAVED = 4096  # longer lines are not looked at for interleaving (terminal output is shorter)
 LONG = 8192            # longer lines are left as they are (no prefix, no wrap, no process of their own)
+EVERY_LINE_MAX = 1000  # a source of at most this many lines has every line read (not only keyword lines)
 
 __all__ = ["Paste", "prepare", "repair_lines", "deinterleave", "is_interleaved"]
 
@@ -369,6 +377,7 @@ class Paste:
 
     ids: dict[int, dict] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    every_line: bool = False  # a short source: every line is read, not only the prefilter's candidates
 
     def apply(self, n: int, env: Envelope) -> None:
         got = self.ids.get(n)
@@ -676,7 +685,12 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
     if rs.skipped_files or rs.warnings or rs.cut_lines or not lines:
         return source, None
     got = repair_lines(lines, source.name)
+    short = len(lines) <= EVERY_LINE_MAX
     if got is None:
-        return source, None
-    fixed, paste = got
+        if not short:
+            return source, None
+        fixed, paste = lines, Paste()
+    else:
+        fixed, paste = got
+    paste.every_line = short
     return Source(source.name, text="\n".join(fixed) + "\n"), paste

@@ -115,7 +115,7 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
-                 "paste")
+                 "paste", "every")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -125,6 +125,7 @@ class Feeder:
         self.until = 0
         self.out = out
         self.paste = None  # what logdoc.paste learned for the source's lines (set by use_paste)
+        self.every = False  # a short source (logdoc.paste: Paste.every_line): every line is fed
         self.state = Gate.NONE
         self.lane_state = LaneGate.FREE
         self.reduce = False
@@ -159,7 +160,7 @@ class Feeder:
         self.stats.irrelevant += k
 
     def line(self, n: int, text: str, cand: bool, raw: bytes | None = None) -> None:
-        if cand:
+        if cand or self.every:
             lane = self.lane
             if lane is not None and LANE_HEAD.match(text) is not None and lane.ok(text):
                 lane.line(n, text, raw)  # fast: the same event, without unwrapping or assembling
@@ -232,6 +233,7 @@ class Feeder:
         """Apply what :func:`logdoc.paste.prepare` learned for the lines (their lane is the plain path)."""
         self.paste = paste
         self.lane = None
+        self.every = paste.every_line
 
     def read_lines(self, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
         """Feed the lines of ``buf[start:end]`` (whole lines, each ending in ``sep``; the first is
@@ -365,6 +367,8 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
     from .paste import prepare
 
     source, paste = prepare(source)  # paste damage repaired (logdoc.paste); None: read as it is
+    if paste is not None and paste.every_line:
+        fast = False  # a short source: every line is fed (the fast path hands over keyword lines only)
     before = stats.snapshot(), len(unrecognized)
 
     def start() -> tuple[Feeder, ReadStats]:

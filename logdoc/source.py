@@ -9,7 +9,8 @@ Line rules:
 * LF and CRLF end a line. A file that has lone CRs and no LF at all uses CR as its line end.
 * Within a line, text before the last lone CR is progress-bar residue and is dropped.
 * Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences are removed and other C0 controls
-  become blanks.
+  become blanks. Colour sequences whose escape byte was written out as text (``#033[0m`` from
+  rsyslog and journald exports, ``^[[31m``, ``\\u001b[0m``) are removed as well.
 * A line longer than :data:`MAX_LINE` bytes is cut there, always; the rest of it is skipped and counted.
 """
 from __future__ import annotations
@@ -31,6 +32,11 @@ BLOCK = 1 << 20
 SNIFF = 8192
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?")
+# The escape written out as text: rsyslog / journald exports escape the control byte as `#033`, `cat -v`
+# and some web log viewers show it as `^[`, JSON-logged output as `\u001b`, `\x1b`, `\033` or `\e`. Only
+# the colour and erase sequences (a CSI ending in m or K) that terminals get around every word.
+_ANSI_TEXT = re.compile(r"(?:#033|\^\[|\\(?:u001[bB]|x1[bB]|033|e))\[[0-9;]{0,16}[mK]")
+_ANSI_TEXT_MARKS = ("#033[", "^[[", "\\u001", "\\x1", "\\033[", "\\e[")
 _GLOB_CHARS = set("*?[")
 
 
@@ -276,6 +282,8 @@ def _clean(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if "[" in text and any(m in text for m in _ANSI_TEXT_MARKS):
+        text = _ANSI_TEXT.sub("", text)
     if _CONTROLS.search(text) is not None:
         # Other control characters become blanks: a keyword is never made of pieces that a
         # control character kept apart in the bytes (the fast path searches the bytes).

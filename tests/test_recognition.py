@@ -603,3 +603,62 @@ def test_an_abbreviated_watchdog_timeout_is_still_one(text, seq):
     evs = [e for e in _events(text) if e.kind == "torch.watchdog_timeout"]
     assert evs and evs[0].fields.get("seq") == seq
     assert _report(text)["diagnoses"][0]["category"] == "collective_timeout_hung_rank"
+
+
+# --- r-sys: reader and envelope damage, Ray's own kills (issue 13) ---------------------------------
+
+def test_escape_written_out_as_text_is_removed():
+    from logdoc.source import _clean
+
+    assert _clean(b"#033[2m#033[33m(raylet)#033[0m hello") == "(raylet) hello"
+    assert _clean(b"^[[31mRuntimeError: boom^[[0m") == "RuntimeError: boom"
+    assert _clean(b"x \\u001b[1;31mERROR\\u001b[0m y") == "x ERROR y"
+    assert _clean(b"issue #0334 [open]") == "issue #0334 [open]"
+
+
+def test_ray_envelopes():
+    env, msg = unwrap("(raylet) [2026-01-02 03:04:05,678 E 4242 4242] (raylet) node_manager.cc:3040: text")
+    assert msg == "text" and env.level == "ERROR" and env.pid == 4242 and env.source == "node_manager.cc:3040"
+    env, msg = unwrap("(raylet, ip=10.0.0.2) text")
+    assert msg == "text" and env.host == "10.0.0.2"
+    env, msg = unwrap("2026-01-02 03:04:05,678\tWARNING worker.py:2037 -- A worker died")
+    assert msg == "A worker died" and env.level == "WARN" and env.source == "worker.py:2037"
+
+
+RAY_KILLS = [
+    ("(raylet) [2026-01-02 03:04:05,678 E 4242 4242] (raylet) node_manager.cc:3040: 2 Workers (tasks / actors) "
+     "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 0123abcd, IP: 10.0.0.2) "
+     "over the last time period.", "oom"),
+    ("Memory on the node (IP: 10.0.0.2, ID: 0123abcd) where the task (actor ID: 4567ef, name=Worker.__init__, pid=77, "
+     "memory used=11.2GB) was running was 12.5GB / 13.1GB (0.95), which exceeds the memory usage threshold of 0.95. "
+     "Ray killed this worker (ID: 89ab) because it was the most recently scheduled task.", "oom"),
+    ("2026-01-02 03:04:05,678\tWARNING worker.py:2037 -- A worker died or was killed while executing a task by an "
+     "unexpected system error. To troubleshoot the problem, check the logs for the dead worker.", "killed"),
+]
+
+
+@pytest.mark.parametrize("line,reason", RAY_KILLS)
+def test_ray_kills_its_workers(line, reason):
+    evs = [e for e in _events(line + "\n") if e.kind == "job.stopped"]
+    assert len(evs) == 1 and evs[0].fields["source"] == "ray" and evs[0].fields["reason"] == reason
+    assert _report(line + "\n")["diagnoses"][0]["category"] == "peer_process_died"
+
+
+def test_ray_oom_summary_wrapped_and_coloured():
+    text = ("#033[2m#033[33m(raylet)#033[0m [DATE] (raylet) node_manager.cc:3040: 2 Workers (tasks /\n"
+            " actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 0123\n")
+    assert _report(text)["diagnoses"][0]["category"] == "peer_process_died"
+
+
+def test_nccl_before_2_3_info_lines_are_read():
+    text = "".join(f"node1:210:230 [0] INFO NET : Using interface {i}\n"
+                   for i in ("eth0:10.0.0.1<0>", "docker0:172.17.0.1<0>"))
+    r = _report(text)
+    assert r["diagnoses"][0]["category"] == "wrong_network_interface"
+
+
+def test_a_short_paste_has_every_line_read():
+    # a bare catalog message holds no prefilter keyword; in a short paste it is read all the same
+    text = "step 10 loss 2.1\nCould not find NET with id 3\n"
+    evs = _events(text)
+    assert [e.kind for e in evs] == ["nccl.warn"] and evs[0].fields["header"] == "none"
