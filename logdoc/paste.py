@@ -686,11 +686,8 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
         return source, None
     got = repair_lines(lines, source.name)
     short = len(lines) <= EVERY_LINE_MAX
-    if got is None:
-        if not short:
-            return source, None
-        fixed, paste = lines, Paste()
-    else:
-        fixed, paste = got
+    if got is None:  # read as it is (a short source: every line of it)
+        return source, (Paste(every_line=True) if short else None)
+    fixed, paste = got
     paste.every_line = short
     return Source(source.name, text="\n".join(fixed) + "\n"), paste

@@ -230,6 +230,11 @@ def test_an_undamaged_source_is_read_as_it_is(tmp_path):
     p = tmp_path / "log.txt"
     p.write_text("node1:11:12 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n" * 3)
     src = Source("log.txt", path=str(p))
+    got, paste = prepare(src)
+    assert got is src and not paste.ids and not paste.notes
+    assert paste.every_line  # a short source: every line is read (logdoc.paste.EVERY_LINE_MAX)
+    p.write_text("node1:11:12 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n" * 1200)
+    src = Source("log.txt", path=str(p))
     assert prepare(src) == (src, None)
 
 
