@@ -21,6 +21,12 @@ Blocks recognised:
   mismatch report, the desync report (``\\t`` lines), ``Original exception:`` tails.
 - C++ backtraces (``Exception raised from ... (most recent call first):`` + ``frame #N: ...``)
   are absorbed by the record they follow; alone they form their own record.
+- an exception message hard-wrapped by a paste (``RuntimeError: ... killed by signal: Bus`` /
+  ``error. It is possible ...``; ``RuntimeError: [enforce fail at .../device.cc:84]`` /
+  ``  ifa != nullptr. Unable to find address for: ...``): a line that goes on with the sentence
+  (the line before it ends without ``.`` ``!`` ``?``, it starts in lower case, after blanks or not)
+  is joined to the exception line with a blank, up to :data:`MAX_WRAP_JOIN` lines; the record counts
+  the lines it joined (:attr:`Record.joined`).
 
 A continuation line that carries no envelope of its own (only the first line of a c10 message
 has the ``[rank0]:[E...]`` prefix) joins the open block of a compatible stream: the most recent
@@ -50,11 +56,12 @@ class Record:
     end_line: int
     env: Envelope
     text: str
+    joined: int = 0  # input lines joined into the line before them (a hard-wrapped exception message)
 
     @property
     def nlines(self) -> int:
         """Input lines in this record (``end_line - line + 1`` over-counts when streams interleave)."""
-        return self.text.count("\n") + 1
+        return self.text.count("\n") + 1 + self.joined
 
 
 _TB_HEAD = "Traceback (most recent call last):"
@@ -85,6 +92,17 @@ _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>
                   "CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
                   "Compile with `TORCH_USE_CUDA_DSA`", "Collectives differ in the following aspects",
                   "Successfully processed ranks:", "No ranks successfully processed in monitoredBarrier")
+
+
+MAX_WRAP_JOIN = 4
+_WRAP_GOES_ON = re.compile(r"[ \t]*[a-z]")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?[ \t]*$")
+
+
+def _goes_on(prev: str, text: str) -> bool:
+    """Whether ``text`` continues the sentence of ``prev`` cut by a hard wrap (see the module doc)."""
+    return (len(prev) >= 24 and _WRAP_GOES_ON.match(text) is not None and _SENTENCE_END.search(prev) is None
+            and not text.lstrip().startswith(("File ", "frame #", "at ")) and _EXC_LINE.match(text.lstrip()) is None)
 
 
 def _is_cont(text: str) -> bool:
@@ -156,7 +174,8 @@ _NO_KEY = Envelope().stream_key()  # the stream of a line that carried no envelo
 
 
 class _Block:
-    __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type")
+    __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type", "exc_at", "joined", "join",
+                 "last")
 
     def __init__(self, kind: str, lineno: int, env: Envelope, text: str, state: str = "") -> None:
         self.kind = kind                     # traceback, child_failed, wrapped, message, frames
@@ -167,8 +186,20 @@ class _Block:
         self.pending: list[tuple[int, Envelope, str]] = []   # blank lines whose owner is not known yet
         self.need = 0                        # wrapped: lines still allowed
         self.exc_type = ""
+        self.exc_at = -1                     # index in lines of the exception line whose message may be wrapped
+        self.joined = 0                      # lines joined into the exception line
+        self.join = False                    # the next add() joins its line to the exception line
+        self.last = lineno                   # the last input line taken
 
     def add(self, lineno: int, text: str) -> None:
+        self.last = lineno
+        if self.join:
+            self.join = False
+            ln, prev = self.lines[-1]
+            self.lines[-1] = (ln, prev.rstrip() + " " + text.strip())
+            self.joined += 1
+            self.size += len(text) + 1
+            return
         for ln, _env, t in self.pending:
             self.lines.append((ln, t))
             self.size += len(t) + 1
@@ -176,8 +207,19 @@ class _Block:
         self.lines.append((lineno, text))
         self.size += len(text) + 1
 
+    def wraps(self, text: str, probe: bool) -> bool:
+        """Whether ``text`` is the rest of the exception line just taken, cut by a hard wrap
+        (then, unless probing, the next ``add`` joins it to that line)."""
+        if (self.exc_at != len(self.lines) - 1 or self.pending or self.joined >= MAX_WRAP_JOIN
+                or not _goes_on(self.lines[-1][1], text)):
+            return False
+        if not probe:
+            self.join = True
+        return True
+
     def record(self) -> Record:
-        return Record(self.lines[0][0], self.lines[-1][0], self.env, "\n".join(t for _, t in self.lines))
+        return Record(self.lines[0][0], max(self.lines[-1][0], self.last), self.env,
+                      "\n".join(t for _, t in self.lines), self.joined)
 
 
 class BlockAssembler:
@@ -358,6 +400,7 @@ class BlockAssembler:
             m = _EXC_LINE.match(text)
             if m:
                 b.exc_type = m.group(0)
+                b.exc_at = 0
                 if "ProcessRaisedException" in b.exc_type:
                     b.state = "spawn"
         self._open[key] = b
@@ -440,6 +483,8 @@ class BlockAssembler:
             if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
                 b.state = "last_error"
             return "take"
+        if b.wraps(text, probe):
+            return "take"
         return "end"
 
     @staticmethod
@@ -462,6 +507,7 @@ class BlockAssembler:
             if not probe:
                 b.state = "after_exc"
                 b.exc_type = text
+                b.exc_at = len(b.lines)
             return "take"                          # the exception line
         if st == "after_spawn":                   # "-- Process N terminated ..." seen
             if text.startswith(_TB_HEAD):
@@ -507,6 +553,8 @@ class BlockAssembler:
         if _is_cont(text):
             if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
                 b.state = "last_error"
+            return "take"
+        if b.wraps(text, probe):
             return "take"
         return "end"
 

@@ -553,6 +553,16 @@ def _classify_bare(text: str) -> Parsed | None:
     elif line.startswith("INFO ") and "NCCL" not in line:
         info, line = True, line[5:].lstrip()
     hit = nccl_catalog().match(line)
+    cut = False
+    if hit is not None and not info and (
+            "WARN" not in hit[0].levels
+            or hit[0].specificity < (BARE_MIN_LED if _lead_word(hit[0].format) else BARE_MIN_LITERAL)):
+        hit = None
+    if hit is None and not info:  # the paste cut the message's start or end as well (logdoc.templates.match_cut)
+        from .templates import match_cut
+
+        hit = match_cut(nccl_catalog(), line)
+        cut = hit is not None
     if hit is None:
         return None
     tpl, args = hit
@@ -561,12 +571,9 @@ def _classify_bare(text: str) -> Parsed | None:
             return None
         return Parsed("nccl.info", "INFO", tpl.id, {"header": "none", "message": line, "args": list(args),
                                                      "format": tpl.format})
-    if "WARN" not in tpl.levels:
-        return None
-    led = bool(_lead_word(tpl.format))
-    if tpl.specificity < (BARE_MIN_LED if led else BARE_MIN_LITERAL):
-        return None
     fields: dict[str, Any] = {"header": "none", "message": line, "args": list(args), "format": tpl.format}
+    if cut:
+        fields["cut"] = True
     if loc:
         fields["code_location"] = loc
     if tpl.where:

@@ -237,6 +237,54 @@ class Catalog:
         return best
 
 
+CUT_MIN_INSIDE = 32   # a fragment cut at both ends inside a format's first literal piece: at least this long
+CUT_MIN_LITERAL = 24  # a fragment whose head was cut: at least this much literal text of the format left
+_CUT_BOUNDARY = " :/-[(."
+
+
+def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN",)) -> tuple[Template, tuple[str, ...]] | None:
+    """A message of ``catalog`` that a paste cut at its start, its end, or both: its text read
+    from a word boundary inside the format's first literal piece to the end of the format
+    (``Socket creation failed : %s`` of ``Net : Socket creation failed : %s``), or lying wholly
+    inside that literal piece between two word boundaries (``No interface found in the same subnet as
+    remote address`` of ``Net : No interface found in the same subnet as remote address %s``). Only
+    formats printed at one of ``levels``; the most specific reading wins; None when nothing reads it
+    with enough literal text (:data:`CUT_MIN_LITERAL`, :data:`CUT_MIN_INSIDE`)."""
+    msg = message[:MAX_MATCH_LEN].strip()
+    if len(msg) < CUT_MIN_LITERAL:
+        return None
+    probe = msg[:20]
+    best: tuple[int, Template, tuple[str, ...]] | None = None
+    for t in catalog.templates.values():
+        if not any(lv in t.levels for lv in levels):
+            continue
+        fmt = t.format.split("\\n")[0].rstrip(" ")
+        m = _CONV.search(fmt)
+        lit0 = fmt[: m.start()] if m else fmt
+        i = lit0.find(probe)
+        if i < 0 or (i and lit0[i - 1] not in _CUT_BOUNDARY and msg[0] not in _CUT_BOUNDARY):
+            continue
+        if lit0.startswith(msg, i):  # wholly inside the first literal piece
+            end = i + len(msg)
+            if len(msg) < CUT_MIN_INSIDE or (end < len(lit0) and lit0[end] not in _CUT_BOUNDARY + ",;"):
+                continue
+            score, args = len(msg), ()
+        else:
+            if i == 0:
+                continue  # the whole format from its start: Catalog.match already said no
+            rest = fmt[i:]
+            lits = sum(len(x) for x in _literals(rest))
+            if lits < CUT_MIN_LITERAL:
+                continue
+            mm = BoundedPattern(_to_regex(rest, False)).match(msg)
+            if mm is None:
+                continue
+            score, args = lits, mm.groups()
+        if best is None or score > best[0]:
+            best = (score, t, args)
+    return (best[1], best[2]) if best else None
+
+
 def _lead_word(fmt: str) -> str:
     m = _CONV.search(fmt)
     lead = fmt[: m.start()] if m else fmt

@@ -662,3 +662,52 @@ def test_a_short_paste_has_every_line_read():
     text = "step 10 loss 2.1\nCould not find NET with id 3\n"
     evs = _events(text)
     assert [e.kind for e in evs] == ["nccl.warn"] and evs[0].fields["header"] == "none"
+
+
+WRAPPED_EXCEPTIONS = [
+    ("RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus\n"
+     "error. It is possible that dataloader's workers are out of shared\n"
+     "memory. Please try to raise your shared memory limit.\n", "shm_exhausted", 3),
+    ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84]\n"
+     "  ifa != nullptr. Unable to find address for: eth9\n", "wrong_network_interface", 2),
+]
+
+
+@pytest.mark.parametrize("text,category,lines", WRAPPED_EXCEPTIONS)
+def test_a_hard_wrapped_exception_message_is_joined(text, category, lines):
+    res = parse_sources([("x.log", text)])
+    assert len(res.events) == 1 and res.events[0].end_line == lines and "\n" not in res.events[0].text
+    assert res.stats.lines_read == res.stats.relevant == lines
+    assert build_report(res, kb.load_rules())["diagnoses"][0]["category"] == category
+    tb = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n' + text
+    assert _report(tb)["diagnoses"][0]["category"] == category
+
+
+def test_an_ended_sentence_is_not_joined():
+    text = "RuntimeError: something failed.\nepoch 3 step 10 loss 2.1\n"
+    evs = _events(text)
+    assert evs[0].end_line == 1
+
+
+CUT_MESSAGES = [  # (a catalog WARN format, the piece of it a paste kept)
+    ("Net : No interface found in the same subnet as remote address %s", "No interface found in the same subnet as remote address"),
+    ("Net : Socket creation failed : %s", "Socket creation failed : Address family not supported by protocol"),
+]
+
+
+@pytest.mark.parametrize("fmt,piece", CUT_MESSAGES)
+def test_a_message_cut_at_either_end(fmt, piece):
+    p = nccl.classify_bare(piece)
+    assert p is not None and p.fields["format"] == fmt and p.fields["cut"]
+
+
+@pytest.mark.parametrize("line", ["the same subnet as before", "Address family not supported by protocol",
+                                  "found in the same subnet as remote addresses"])
+def test_ordinary_pieces_are_not_cut_messages(line):
+    assert nccl.classify_bare(line) is None
+
+
+def test_no_interface_in_a_container_is_the_containers_network():
+    text = "0a1b2c3d4e5f:210:210 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol\n"
+    assert _report(text)["diagnoses"][0]["category"] == "container_network_isolation"
+    assert _report(text.replace("0a1b2c3d4e5f", "node1"))["diagnoses"][0]["category"] == "wrong_network_interface"
