@@ -99,10 +99,22 @@ _WRAP_GOES_ON = re.compile(r"[ \t]*[a-z]")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?[ \t]*$")
 
 
+_OWN_HEADER = re.compile(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |[^\s:]+: ")  # NCCL's host:pid:tid, pdsh's host:
+
+
+def _open_sentence(prev: str) -> bool:
+    """An exception line that a hard wrap may have cut: long enough, and it ends no sentence."""
+    return len(prev) >= 24 and _SENTENCE_END.search(prev) is None
+
+
 def _goes_on(prev: str, text: str) -> bool:
-    """Whether ``text`` continues the sentence of ``prev`` cut by a hard wrap (see the module doc)."""
-    return (len(prev) >= 24 and _WRAP_GOES_ON.match(text) is not None and _SENTENCE_END.search(prev) is None
-            and not text.lstrip().startswith(("File ", "frame #", "at ")) and _EXC_LINE.match(text.lstrip()) is None)
+    """Whether ``text`` continues the sentence of ``prev`` cut by a hard wrap (see the module doc):
+    never a line with a header of its own (an NCCL line, ``host: ``), a frame or an exception line."""
+    if not _open_sentence(prev) or _WRAP_GOES_ON.match(text) is None:
+        return False
+    t = text.lstrip()
+    return (not t.startswith(("File ", "frame #", "at ")) and _EXC_LINE.match(t) is None
+            and _OWN_HEADER.match(t) is None)
 
 
 def _is_cont(text: str) -> bool:
@@ -157,7 +169,7 @@ def _takes_any_line(b: "_Block") -> bool:
     if kind == "traceback":
         return b.state in ("frames", "last_error", "after_spawn", "chain")
     if kind == "message":
-        return b.state in ("last_error", "spawn")
+        return b.state in ("last_error", "spawn", "wrap")  # wrap: an exception line whose next line may be its rest
     return False
 
 
@@ -196,10 +208,15 @@ class _Block:
         if self.join:
             self.join = False
             ln, prev = self.lines[-1]
-            self.lines[-1] = (ln, prev.rstrip() + " " + text.strip())
+            joined = prev.rstrip() + " " + text.strip()
+            self.lines[-1] = (ln, joined)
             self.joined += 1
             self.size += len(text) + 1
+            if self.state == "wrap" and (self.joined >= MAX_WRAP_JOIN or not _open_sentence(joined)):
+                self.state = ""
             return
+        if self.state == "wrap":
+            self.state = ""
         for ln, _env, t in self.pending:
             self.lines.append((ln, t))
             self.size += len(t) + 1
@@ -403,6 +420,8 @@ class BlockAssembler:
                 b.exc_at = 0
                 if "ProcessRaisedException" in b.exc_type:
                     b.state = "spawn"
+                elif _open_sentence(text):
+                    b.state = "wrap"  # its next line may be the rest of it: not a quiet record (_takes_any_line)
         self._open[key] = b
         self._clock += 1
         self._touched[key] = self._clock
@@ -475,6 +494,8 @@ class BlockAssembler:
             return "end"
         if not text:
             return "end"
+        if b.state == "wrap" and b.wraps(text, probe):
+            return "take"
         if b.exc_type.endswith("ChildFailedError:") and _FRAME_EQ.match(text):
             if not probe:
                 b.kind, b.state = "child_failed", "head"
@@ -482,8 +503,6 @@ class BlockAssembler:
         if _is_cont(text):
             if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
                 b.state = "last_error"
-            return "take"
-        if b.wraps(text, probe):
             return "take"
         return "end"
 
