@@ -17,7 +17,9 @@ are parsed (:func:`prepare`), from what the source itself shows:
   and continues a sentence (lower case or a digit first) between two prefixed lines is joined to
   the line before it;
 * **character-interleaved output** of two processes (``TTrraacceebbaacckk``): detected, reported as
-  a warning, and de-interleaved when the two pieces are one text printed twice;
+  a warning, and de-interleaved when the two pieces are one text printed twice; so are two writes of
+  one line that alternate in chunks (a line that is its text twice, an exception line whose type two
+  writes split: :func:`interleaved_writes`);
 * **unprefixed lines of a multi-process paste** (a bare ``NCCL version`` line) take the process of
   the lines around them when those agree.
 
@@ -368,6 +370,42 @@ def deinterleave(line: str) -> tuple[str, str]:
     return "".join(lead), "".join(lag)
 
 
+_EXC_START = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):")
+
+
+def interleaved_writes(line: str) -> str | None:
+    """One process's copy of a line in which two processes' writes of the same text alternate in
+    chunks (not character by character): a line that is its own text twice (``f()f()``), or an
+    exception line whose type two writes split (``torch.distributedtorch.distributed.DistBackendError.:
+    DistBackendErrorNCCL error in: ...``, read apart by :func:`deinterleave` into an exception line
+    and a copy of its start). None when the line is not one of these."""
+    t = line.strip()
+    n = len(t)
+    if n < 16 or n > MAX_INTERLEAVED:
+        return None
+    if n % 2 == 0 and t[: n // 2] == t[n // 2:]:
+        return line[: len(line) - len(line.lstrip())] + t[: n // 2]
+    if _EXC_START.match(t) is not None or not t[:1].isalpha():
+        return None
+    k = t.find(t[:12], 8)  # where the second copy starts
+    if k < 0:
+        return None
+    lead: list[str] = list(t[:k])
+    lag: list[str] = []
+    idle = 0
+    for c in t[k:]:  # deinterleave() without its one-to-one variants: chunks are copied exactly
+        if idle < 24 and len(lag) < len(lead) and lead[len(lag)] == c:
+            lag.append(c)
+            idle = 0
+        else:
+            lead.append(c)  # (a copy that took nothing for 24 characters has ended: the rest is the lead's)
+            idle += 1
+    lead_s, lag_s = "".join(lead), "".join(lag)
+    if len(lag_s) >= 12 and lead_s.startswith(lag_s) and _EXC_START.match(lead_s) is not None:
+        return line[: len(line) - len(line.lstrip())] + lead_s
+    return None
+
+
 # ------------------------------------------------------------------------------------------------
 # the repair
 
@@ -506,6 +544,11 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             spans.append(i + 1)
             differ += a != b
             out[i] = a  # one process's copy; where the two differ (rank numbers), the leading one's
+        elif t and len(t) >= 16 and len(t) <= MAX_INTERLEAVED:
+            one = interleaved_writes(t)
+            if one is not None:
+                spans.append(i + 1)
+                out[i] = one
     if spans:
         _close_up(out, spans)
         where = f"line {spans[0]}" if len(spans) == 1 else f"{len(spans)} lines from {spans[0]} to {spans[-1]}"

@@ -711,3 +711,16 @@ def test_no_interface_in_a_container_is_the_containers_network():
     text = "0a1b2c3d4e5f:210:210 [0] include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol\n"
     assert _report(text)["diagnoses"][0]["category"] == "container_network_isolation"
     assert _report(text.replace("0a1b2c3d4e5f", "node1"))["diagnoses"][0]["category"] == "wrong_network_interface"
+
+
+def test_two_writes_of_one_exception_interleaved_in_chunks():
+    from logdoc.paste import interleaved_writes
+
+    assert interleaved_writes("    torch.distributed.barrier()torch.distributed.barrier()") == "    torch.distributed.barrier()"
+    assert interleaved_writes("Epoch 1 Epoch 2 Epoch 3 loss 0.5 loss 0.4") is None
+    text = ("torch.distributedtorch.distributed.DistBackendError.: DistBackendErrorNCCL error in: "
+            "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1287, invalid usage, NCCL version 2.17.1\n"
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+            "Last error:\n"
+            "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000\n")
+    assert _report(text)["diagnoses"][0]["category"] == "duplicate_gpu"
