@@ -25,24 +25,16 @@ import re
 KEYWORDS = (
     "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "]:[", "CUDA", "terminate",
     "NVRM", "ailed", "ignal", "imeout", "===", "Flight",
-<<<<<<< HEAD
     "illed",  # the job stopped from outside (logdoc/stops.py): shell and srun `Killed`, OOM killer, OOMKilled,
               # Ray's memory monitor (`Workers ... killed due to memory pressure`, `Ray killed this worker`)
     "esolv",  # host names that do not resolve (ssh's `Could not resolve hostname`, getaddrinfo's texts)
     "open files",  # EMFILE's `Too many open files` in any program's own wording
-=======
-    "illed",  # the job stopped from outside (logdoc/stops.py): shell and srun `Killed`, OOM killer, OOMKilled, Ray's OOM kills
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
     # NCCL's messages pasted bare (the `host:pid:tid [dev] NCCL WARN` header lost): the network
     # family (`NET/IB : ...`, `Could not find NET with id 0`, `... via NET/IB/0/GDRDMA`) and the
     # function-named ones (`ncclSocketInit: ...`, `ncclCommInitRank failed: ...`).
     "NET", "nccl",
     "Out of bounds", "bus bandwidth",  # nccl-tests' verdict lines (`# Out of bounds values : 2 FAILED`)
-<<<<<<< HEAD
     "%|",  # a tqdm progress bar: the program's own work and how long it ran (a busy rank, not a hung one)
-=======
-    "] INFO ",  # NCCL before 2.3 printed no word NCCL: `host:pid:tid [0] INFO Ring 00 : ...`
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))

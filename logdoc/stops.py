@@ -22,11 +22,7 @@ KIND = "job.stopped"
 # The literal keyword the prefilter adds for these lines. Slurm's `slurmstepd: error: *** ... CANCELLED`,
 # `srun: error: ...` and most exit-status reports already hold a keyword (``rror``, ``ailed``); a line
 # without any (`srun: Job step aborted`, a bare `exit code 137`) is read only when such a keyword is in it.
-<<<<<<< HEAD
 KEYWORDS = ("illed",)
-=======
-KEYWORDS = ("illed",)  # Killed, killed (Ray: "killed due to memory pressure", "Ray killed this worker")
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
 
 _SLURM = re.compile(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<stop_time>\S+)"
@@ -49,31 +45,19 @@ _K8S_EVICT = re.compile(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resour
                         r"|\bPod (?:was )?evicted\b|\bStatus:\s+Failed\s+Reason:\s+Evicted\b"
                         r"|^Warning\s+Evicted\s")
 
-<<<<<<< HEAD
 # Ray's memory monitor (raylet node_manager.cc's periodic summary, and the message of the worker it
 # killed) and the driver's report of a worker that died without an exception (SIGKILL among the causes
 # Ray lists). Each alternative stands on its own, so a summary hard-wrapped by a paste is still read.
 _RAY_OOM = re.compile(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due to memory pressure \(OOM\)"
                       r"|\bRay killed this worker\b|\bkilled due to the node running low on memory\b"
                       r"|\bwhich exceeds the memory usage threshold of\b")
-=======
-# Ray (raylet's node_manager.cc summary, its memory monitor, the driver's report of a dead worker)
-_RAY_OOM = re.compile(r"(?:(?P<n>\d+) Workers \(tasks /\s*actors\) )?killed due to memory pressure \(OOM\)"
-                      r"|exceeds the memory usage threshold of (?P<thr>[\d.]+)\.\s*Ray killed this worker"
-                      r"|\bTask was killed due to the node running low on memory\b")
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
 _RAY_DIED = re.compile(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b")
 
 
 def may_be(text: str) -> bool:
     """Cheap test: could this message be a stop line?"""
-<<<<<<< HEAD
     return ("CANCELLED" in text or "srun:" in text or "Killed" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
             or "oom" in text or "OOM" in text or "137" in text or "143" in text or "vict" in text
-=======
-    return ("CANCELLED" in text or "srun:" in text or "Killed" in text or "Terminated" in text
-            or "oom" in text or "OOM" in text or "killed" in text or "137" in text or "143" in text or "vict" in text
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
             or "low on resource" in text)
 
 
@@ -120,17 +104,9 @@ def _classify(text: str) -> Parsed | None:
         return Parsed(KIND, "ERROR", "stop:kernel-oom-kill", {"source": "kernel", "reason": "oom", "pid": int(m.group("pid")),
                                                              "process": m.group("process")})
     m = _RAY_OOM.search(text)
-<<<<<<< HEAD
     if m and m.group("n") != "0":
         return Parsed(KIND, "ERROR", "stop:ray-memory-monitor", {"source": "ray", "reason": "oom",
                                                                 "count": int(m.group("n")) if m.group("n") else None})
-=======
-    if m:
-        f = {"source": "ray", "reason": "oom"}
-        if m.group("n"):
-            f["count"] = int(m.group("n"))
-        return Parsed(KIND, "ERROR", "stop:ray-oom-kill", f)
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
     if _RAY_DIED.search(text):
         return Parsed(KIND, "ERROR", "stop:ray-worker-died", {"source": "ray", "reason": "killed"})
     m = _K8S_OOM.search(text)

@@ -139,14 +139,10 @@ def test_every_rendered_message_is_still_a_candidate():
 
 
 def test_keywords_are_few_and_consistent():
-<<<<<<< HEAD
     # 16 + "illed" (logdoc/stops.py: the job stopped from outside, Ray's memory monitor) + "esolv"
     # (host names that do not resolve) + "open files" (EMFILE in any program's wording) + "%|" (progress
     # bars) + "NET", "nccl", "Out of bounds", "bus bandwidth" (bare NCCL and nccl-tests lines)
     assert len(prefilter.KEYWORDS) <= 24
-=======
-    assert len(prefilter.KEYWORDS) <= 22  # 16 + "illed" (logdoc/stops.py) + NET, nccl, 2 nccl-tests verdicts, "] INFO " (NCCL < 2.3)
->>>>>>> 52b6e16 (r-sys: Ray's own kills and prefixes, escapes written as text, NCCL < 2.3 INFO lines, short pastes read whole)
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:
         assert prefilter.candidate(f"x {k} y")
