@@ -1206,12 +1206,16 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
             if kind == "torch.monitored_barrier" and pg:
                 out["rank"] = pg.get("pg_rank")
             return Parsed(kind, _level(env, level), tid, out)
-        if body.startswith("Watchdog caught collective operation timeout"):
-            # abbreviated or cut by a paste (`WorkNCCL(... OpType=BROADCAST ...)`, `NumelIn=1, ...)`, the
-            # `ran for` part missing): still a watchdog timeout, with the values that are there
+        if body.startswith("Watchdog caught collective operation timeout") and "\n" not in body:
+            # one line abbreviated or cut by a paste (`WorkNCCL(... OpType=BROADCAST ...)`, `NumelIn=1, ...)`,
+            # the `ran for` part missing): still a watchdog timeout, with the values that are there. A
+            # record of several lines that does not read whole is not guessed (wraps are joined by blocks)
             out = dict(pg or {})
+            # another process's record spliced into the cut line is not read as this one's values
+            ends = [i for i in (body.find("[rank", 1), body.find("[Rank ", 1), body.find("Watchdog caught", 1)) if i > 0]
+            own = body[:min(ends)] if ends else body
             for key, rx in _WATCHDOG_PARTS:
-                m = rx.search(body)
+                m = rx.search(own)
                 if m:
                     out[key] = m.group(1) if key == "op_type" else int(m.group(1))
             out["cut"] = True

@@ -136,11 +136,16 @@ def test_a_wrap_inside_the_envelope_loses_the_rank_not_the_record():
     assert ev.kind == "torch.watchdog_timeout" and ev.fields["seq"] == 3 and ev.rank is None
 
 
-def test_a_wrapped_record_that_does_not_read_whole_is_not_guessed():
+def test_a_wrapped_record_that_does_not_read_whole_is_read_as_cut():
+    """The watchdog's own wording stands, so the record is a watchdog timeout, marked ``cut``, with
+    the values that are legible and none made up (the broken ``OpTy`` gives no op type)."""
     broken = WATCHDOG.replace("SeqNum=3, OpType=ALLREDUCE", "SeqNum=3, OpTy")
     res = parse_text(hard_wrap(broken, 80) + NEXT)
-    assert all(e.kind != "torch.watchdog_timeout" for e in res.events)
-    assert all("seq" not in e.fields for e in res.events)
+    ev = res.events[0]
+    assert ev.kind == "torch.watchdog_timeout" and ev.fields.get("cut") is True and ev.rank == 3
+    assert (ev.fields["seq"], ev.fields["timeout_ms"], ev.fields["elapsed_ms"]) == (3, 600000, 600021)
+    assert "op_type" not in ev.fields
+    assert [e.kind for e in res.events[1:]] == ["torch.message"]
 
 
 # ------------------------------------------------------------------------------------------------
