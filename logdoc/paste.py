@@ -383,8 +383,13 @@ def interleaved_writes(line: str) -> str | None:
     n = len(t)
     if n < 16 or n > MAX_INTERLEAVED:
         return None
-    if n % 2 == 0 and t[: n // 2] == t[n // 2:]:
-        return line[: len(line) - len(line.lstrip())] + t[: n // 2]
+    half = t[: n // 2]
+    if n % 2 == 0 and half == t[n // 2:]:
+        # a text twice, not a text that repeats anyway (a line of ``^`` or ``=``, ``abab``): the half
+        # has no shorter period, and words
+        if (half + half).find(half, 1) == len(half) and sum(c.isalpha() for c in half) >= 4:
+            return line[: len(line) - len(line.lstrip())] + half
+        return None
     if _EXC_START.match(t) is not None or not t[:1].isalpha():
         return None
     k = t.find(t[:12], 8)  # where the second copy starts
