@@ -66,7 +66,7 @@ MAX_INTERLEAVED = 4096  # longer lines are not looked at for interleaving (termi
 LONG = 8192            # longer lines are left as they are (no prefix, no wrap, no process of their own)
 EVERY_LINE_MAX = 1000  # a source of at most this many lines has every line read (not only keyword lines)
 
-__all__ = ["Paste", "prepare", "repair_lines", "deinterleave", "is_interleaved"]
+__all__ = ["Paste", "prepare", "prepare_bytes", "repair_lines", "deinterleave", "is_interleaved"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -687,10 +687,19 @@ def _assign_between(out: list[str], paste: Paste) -> bool:
 # ------------------------------------------------------------------------------------------------
 # sources
 
+def _replay(name: str, data: bytes) -> Source:
+    """Bytes already read from a stream, as a source that reads them as the stream did."""
+    return Source(name, stream=io.BufferedReader(_Peek(data, io.BytesIO(b"")), 1 << 20))  # type: ignore[arg-type]
+
+
 def prepare(source: Source) -> tuple[Source, Paste | None]:
     """The source to read in place of ``source`` and what its repair learned (None: nothing to
     repair; the source is then read as it is). Standard input is read ahead up to
-    :data:`REPAIR_MAX` bytes and handed back whole."""
+    :data:`REPAIR_MAX` bytes and handed back whole.
+
+    The live reader (:class:`logdoc.live.LiveParser`) keeps the first :data:`REPAIR_MAX` bytes of
+    its stream and asks this same function of them when the stream ends
+    (:func:`prepare_bytes`), so a stream read live and read from a pipe give the same events."""
     if source.skip:
         return source, None
     if source.stream is not None:
@@ -703,10 +712,8 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
         if len(data) > REPAIR_MAX:
             rest = Source(source.name, stream=io.BufferedReader(_Peek(data, source.stream), 1 << 20))
             return rest, None
-        if data[:2] == b"\x1f\x8b":  # gzip on standard input: read as it is
-            return Source(source.name, stream=io.BufferedReader(_Peek(data, io.BytesIO(b"")), 1 << 20)), None
-        source = Source(source.name, text=data.decode("utf-8", "surrogateescape"))
-    elif source.text is None:
+        return prepare_bytes(source.name, data)
+    if source.text is None:
         if source.path is None:
             return source, None
         try:
@@ -716,6 +723,17 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
             return source, None
     elif len(source.text) > REPAIR_MAX:
         return source, None
+    return _prepare_read(source, source)
+
+
+def prepare_bytes(name: str, data: bytes) -> tuple[Source, Paste | None]:
+    """:func:`prepare` for the whole of a stream (at most :data:`REPAIR_MAX` bytes), already read:
+    the source to read and what its repair learned."""
+    return _prepare_read(_replay(name, data), _replay(name, data))
+
+
+def _prepare_read(source: Source, again: Source) -> tuple[Source, Paste | None]:
+    """Read ``source``'s lines and decide; ``again`` is the same source to be read afresh."""
     rs = ReadStats()
     lines: list[str] = []
     size = 0
@@ -725,17 +743,17 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
             lines.append(text)
             size += len(text) + 1
             if size > REPAIR_MAX:
-                return source, None
+                return again, None
             if len(lines) == HEAD_LINES and repair_lines(lines, source.name) is None:
-                return source, None  # no sign of paste damage in the head: read as it is
+                return again, None  # no sign of paste damage in the head: read as it is
     finally:
         gen.close()
     if rs.skipped_files or rs.warnings or rs.cut_lines or not lines:
-        return source, None
+        return again, None
     got = repair_lines(lines, source.name)
     short = len(lines) <= EVERY_LINE_MAX
     if got is None:  # read as it is (a short source: every line of it)
-        return source, (Paste(every_line=True) if short else None)
+        return again, (Paste(every_line=True) if short else None)
     fixed, paste = got
     paste.every_line = short
     return Source(source.name, text="\n".join(fixed) + "\n"), paste

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 from enum import IntEnum
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from . import nccl, nested, prefilter, results, stops, torchlines
 from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
@@ -44,6 +44,9 @@ from .fast.memo import torch_classify
 from .fast.scan import scan
 from .results import ParseResult, Stats, Unrecognized
 from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
+
+if TYPE_CHECKING:
+    from .paste import Paste
 
 __all__ = ["Feeder", "Gate", "LaneGate", "classify_record", "source_events", "parse_sources", "parse_paths",
            "parse_text", "region_reader", "in_file_order"]
@@ -367,6 +370,14 @@ def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized]
     from .paste import prepare
 
     source, paste = prepare(source)  # paste damage repaired (logdoc.paste); None: read as it is
+    return prepared_events(source, paste, stats, unrecognized, fast, progress, reduce, folded)
+
+
+def prepared_events(source: Source, paste: Paste | None, stats: Stats, unrecognized: list[Unrecognized],
+                    fast: bool | None = None, progress: Callable[[int], None] | None = None,
+                    reduce: bool = False, folded: list[dict] | None = None) -> list[Event]:
+    """:func:`source_events` of a source that :func:`logdoc.paste.prepare` has seen (``paste``:
+    what it learned, None: read as it is). The live reader ends here too."""
     if paste is not None and paste.every_line:
         fast = False  # a short source: every line is fed (the fast path hands over keyword lines only)
     before = stats.snapshot(), len(unrecognized)

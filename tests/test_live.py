@@ -73,17 +73,13 @@ def _same(a, b):
 
 
 def test_live_parser_equals_stdin_parse_on_every_sample_file():
-    # With the file reader's paste layer off (logdoc/paste.py): it reads every line of a source of
-    # at most 1,000 lines and repairs pasted logs, which the live reader does not do yet (a known gap).
-    from unittest import mock
-
+    # paste layer included (logdoc/paste.py): a short source has every line read, a paste is repaired
     rng = random.Random(9)
     files = _sample_logs()
     assert len(files) > 30
-    with mock.patch("logdoc.paste.prepare", lambda source: (source, None)):
-        for p in files:
-            data = p.read_bytes()
-            _same(_live_parse(data, rng), _stdin_parse(data))
+    for p in files:
+        data = p.read_bytes()
+        _same(_live_parse(data, rng), _stdin_parse(data))
 
 
 ODD = {
@@ -181,6 +177,24 @@ def test_pipe_gives_the_same_diagnosis_as_the_file(sample):
     assert _key(a) == _key(b)
     assert {e["file"] for d in b["diagnoses"] for e in d["evidence"]} == {"<stdin>"}
     assert a["stats"]["lines_read"] == b["stats"]["lines_read"] == data.count(b"\n") + (not data.endswith(b"\n"))
+
+
+def test_follow_reads_a_short_paste_as_explain_reads_it():
+    # A short source has every line read (logdoc/paste.py), so a bare message without a prefilter
+    # keyword is still found; --follow used to miss what explain - found.
+    data = (b"epoch 1 step 10 loss 2.1\n"
+            b"No interface found in the same subnet as remote address\n"
+            b"epoch 1 step 11 loss 2.0\n")
+    plain = subprocess.run(LOGDOC + ["explain", "-", "--format", "json"], input=data, capture_output=True,
+                           env=_env(), timeout=60)
+    follow = subprocess.run(LOGDOC + ["explain", "-", "--follow", "--format", "json"], input=data,
+                            capture_output=True, env=_env(), timeout=60)
+    assert plain.returncode == follow.returncode == 1, follow.stderr
+    assert follow.stdout.startswith(data)  # the pass-through comes first
+    a = json.loads(plain.stdout)
+    b = json.loads(follow.stderr[follow.stderr.index(b"{"):follow.stderr.rindex(b"}") + 1])
+    assert [d["id"] for d in a["diagnoses"]] == [d["id"] for d in b["diagnoses"]] == ["LD102"]
+    assert _key(a) == _key(b)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ import zlib
 from typing import Any, Sequence
 
 from ..events import Event
-from ..pipeline import Feeder, in_file_order, region_reader
+from ..paste import REPAIR_MAX, prepare_bytes
+from ..pipeline import Feeder, in_file_order, prepared_events, region_reader
 from ..read.gunzip import TRUNCATED, Gunzip, trailing_message
 from ..read.lines import LineSplitter
 from ..results import MAX_UNRECOGNIZED, ParseResult, Stats, Unrecognized
@@ -25,6 +26,12 @@ class LiveParser:
     does and handed to the parse layer's :class:`~logdoc.pipeline.Feeder`, so the result equals the
     parse of the same bytes read from a pipe. Only events are kept, never lines. ``peek()`` gives
     the events as if the input ended now, without disturbing the parse.
+
+    The file reader repairs a pasted log and reads every line of a short one (:mod:`logdoc.paste`),
+    which needs the whole source. So the parser keeps the stream's bytes while they are at most
+    :data:`logdoc.paste.REPAIR_MAX`, and when the stream ends asks :func:`logdoc.paste.prepare_bytes`
+    of them: where the paste layer has something to do, the result is that of the file reader on
+    those bytes; a longer stream was never a paste to the file reader either.
     """
 
     def __init__(self, name: str = "<stdin>") -> None:
@@ -44,11 +51,17 @@ class LiveParser:
         self._alarm_scan = 0
         self._alarms = 0
         self._closed = False
+        self._raw: bytearray | None = bytearray()  # the stream so far, while a paste could be repaired
+        self._final: ParseResult | None = None      # the file reader's result on _raw (see close)
 
     # --- bytes in
     def feed(self, data: bytes) -> None:
         if not data or self._closed:
             return
+        if self._raw is not None:
+            self._raw += data
+            if len(self._raw) > REPAIR_MAX:
+                self._raw = None
         if self._mode == "sniff":
             self._head += data
             if len(self._head) >= SNIFF:
@@ -102,6 +115,17 @@ class LiveParser:
                 self._region_of(region)
             self.feeder.finish()
         self._closed = True
+        if self._raw is not None:
+            self._final = self._as_file(bytes(self._raw))
+
+    def _as_file(self, data: bytes) -> ParseResult | None:
+        """The file reader's result on the whole stream, where its paste layer has work to do."""
+        source, paste = prepare_bytes(self.name, data)
+        if paste is None:
+            return None  # read as it is: the parse so far is the file reader's
+        stats, unrecognized = Stats(), []
+        events = prepared_events(source, paste, stats, unrecognized, fast=False)
+        return ParseResult(events, stats, in_file_order(unrecognized, [self.name]), [self.name])
 
     def _start(self, final: bool) -> None:
         head, self._head = self._head, b""
@@ -190,8 +214,12 @@ class LiveParser:
     def peek(self) -> list[Event]:
         """The events as if the input ended now (a partial last line, records still open, bytes
         still sniffed), in file order; the parse itself goes on undisturbed."""
+        return self.snapshot().events
+
+    def snapshot(self) -> ParseResult:
+        """The parse as if the input ended now, without disturbing it."""
         if self._closed:
-            return self.sorted_events()
+            return self.result()
         c = LiveParser.__new__(LiveParser)
         c.__dict__.update(self.__dict__)
         c.stats, c.unrecognized, c.events, c.rstats = Stats(), [], [], ReadStats()
@@ -200,14 +228,15 @@ class LiveParser:
         c._lines.stats = c.rstats
         c._lines._held, c._lines._pending = list(self._lines._held), list(self._lines._pending)
         c._gz = self._gz.copy() if self._gz is not None else None
-        c.close()
-        return sorted(self.events + c.events, key=lambda e: e.line)
-
-    def snapshot(self) -> ParseResult:
-        """The parse so far, with :meth:`peek`'s events."""
-        return ParseResult(self.peek(), self._all_stats(), in_file_order(self.unrecognized, [self.name]), [self.name])
+        c.close()  # (reads self._raw, never changes it)
+        if c._final is not None:
+            return c._final
+        return ParseResult(sorted(self.events + c.events, key=lambda e: e.line), self._all_stats(),
+                           in_file_order(self.unrecognized, [self.name]), [self.name])
 
     def result(self) -> ParseResult:
+        if self._final is not None:
+            return self._final
         return ParseResult(self.sorted_events(), self._all_stats(), in_file_order(self.unrecognized, [self.name]),
                            [self.name])
 
