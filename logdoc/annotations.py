@@ -327,8 +327,43 @@ def missing(ann: Annotations, catalog: CatalogIds | None = None) -> list[str]:
 _ERRORISH = ("WARN", "ERROR", "FATAL")
 
 
+# The rank a PyTorch message names in its own tag (``[Rank 7]``, ``[rank7]``, ``[PG ID 0 PG GUID
+# 0(default_pg) Rank 7]``): every rank of a job prints the same message with its own number there.
+_RANK_TAG = None
+
+
+def _rank_tag():
+    global _RANK_TAG
+    if _RANK_TAG is None:
+        import re
+
+        _RANK_TAG = re.compile(r"(\[(?:PG ID \d+ PG GUID [^\]\n]{0,80}? )?[Rr]ank ?)\d+\]")
+    return _RANK_TAG
+
+
+_rank_blind: bool | None = None
+
+
+def rank_blind() -> bool:
+    """Whether the PyTorch catalog reads a rank tag's number only as a value: no format has a
+    rank tag with a number in its literal text, so a message with its tags' numbers set to 0 is
+    read as the message itself (:meth:`Resolver._lookup` keys its memo that way)."""
+    global _rank_blind
+    if _rank_blind is None:
+        import re
+
+        from . import torchlines
+
+        tag = _rank_tag()
+        _rank_blind = not any(tag.search(re.sub(r"\{[^{}]*\}", "{}", t.format))
+                              for ts in torchlines.templates().values() for t in ts)
+    return _rank_blind
+
+
 class Resolver:
-    """The catalog template id of a parsed event, memoised by message text.
+    """The catalog template id of a parsed event, memoised by message text (for a PyTorch message,
+    by its text with the number in its rank tag set to 0, which every rank of a job shares: the
+    PyTorch catalog has no format that tells rank numbers apart, :func:`rank_blind`).
 
     Most events carry it as ``template``. Lines a grammar reads carry their kind there instead
     (``nccl.bootstrap``, ``torch.async_exception``); for a warning or an error the message is then
@@ -372,6 +407,8 @@ class Resolver:
         return None
 
     def _lookup(self, where: str, text: str) -> str | None:
+        if where == "torch" and "ank" in text and rank_blind():
+            text = _rank_tag().sub(r"\g<1>0]", text)
         key = (where, text)
         if key in self._memo:
             return self._memo[key]
