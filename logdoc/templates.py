@@ -179,6 +179,15 @@ class Catalog:
         for t in sorted(rows, key=lambda t: -t.specificity):
             key = _lead_word(t.format)
             (self.by_word.setdefault(key, []) if key else self.generic).append(t)
+        self._cut_index: dict[tuple[str, ...], _CutIndex] = {}
+
+    def cut_index(self, levels: tuple[str, ...]) -> "_CutIndex":
+        """The formats printed at one of ``levels`` as :func:`match_cut` reads them (built once)."""
+        got = self._cut_index.get(levels)
+        if got is None:
+            got = self._cut_index[levels] = _CutIndex([t for t in self.templates.values()
+                                                       if any(lv in t.levels for lv in levels)])
+        return got
 
     def match(self, message: str, level: str | None = None) -> tuple[Template, tuple[str, ...]] | None:
         msg = message[:MAX_MATCH_LEN].rstrip()
@@ -242,6 +251,38 @@ CUT_MIN_LITERAL = 24  # a fragment whose head was cut: at least this much litera
 _CUT_BOUNDARY = " :/-[(."
 
 
+class _CutIndex:
+    """Each format's first line and its first literal piece, in one text that ``str.find`` searches:
+    which formats hold a fragment is a few C-level searches, not a pass over the catalog."""
+
+    def __init__(self, templates: list[Template]) -> None:
+        self.rows: list[tuple[Template, str, str]] = []  # (template, first line of the format, its first literal)
+        starts, parts, pos = [], [], 0
+        for t in templates:
+            fmt = t.format.split("\\n")[0].rstrip(" ")
+            m = _CONV.search(fmt)
+            lit0 = fmt[: m.start()] if m else fmt
+            self.rows.append((t, fmt, lit0))
+            starts.append(pos)
+            parts.append(lit0)
+            pos += len(lit0) + 1
+        self.starts = starts
+        self.text = "\0".join(parts)
+
+    def holding(self, probe: str):
+        """``(template, format, first literal, where the probe starts in it)`` for every format
+        whose first literal piece holds ``probe``, in catalog order."""
+        from bisect import bisect_right
+
+        text, starts, i = self.text, self.starts, self.text.find(probe)
+        while i >= 0:
+            k = bisect_right(starts, i) - 1
+            t, fmt, lit0 = self.rows[k]
+            at = i - starts[k]
+            yield t, fmt, lit0, at
+            i = text.find(probe, starts[k] + at + 1)
+
+
 def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN",)) -> tuple[Template, tuple[str, ...]] | None:
     """A message of ``catalog`` that a paste cut at its start, its end, or both: its text read
     from a word boundary inside the format's first literal piece to the end of the format
@@ -251,18 +292,16 @@ def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN
     formats printed at one of ``levels``; the most specific reading wins; None when nothing reads it
     with enough literal text (:data:`CUT_MIN_LITERAL`, :data:`CUT_MIN_INSIDE`)."""
     msg = message[:MAX_MATCH_LEN].strip()
-    if len(msg) < CUT_MIN_LITERAL:
+    if len(msg) < CUT_MIN_LITERAL or "\0" in msg:
         return None
     probe = msg[:20]
     best: tuple[int, Template, tuple[str, ...]] | None = None
-    for t in catalog.templates.values():
-        if not any(lv in t.levels for lv in levels):
-            continue
-        fmt = t.format.split("\\n")[0].rstrip(" ")
-        m = _CONV.search(fmt)
-        lit0 = fmt[: m.start()] if m else fmt
-        i = lit0.find(probe)
-        if i < 0 or (i and lit0[i - 1] not in _CUT_BOUNDARY and msg[0] not in _CUT_BOUNDARY):
+    seen: set[str] = set()
+    for t, fmt, lit0, i in catalog.cut_index(levels).holding(probe):
+        if t.id in seen:
+            continue  # the first place the probe stands in the literal, as str.find gives it
+        seen.add(t.id)
+        if i and lit0[i - 1] not in _CUT_BOUNDARY and msg[0] not in _CUT_BOUNDARY:
             continue
         if lit0.startswith(msg, i):  # wholly inside the first literal piece
             end = i + len(msg)

@@ -136,9 +136,13 @@ def _mixed(rng: random.Random, n: int) -> bytes:
         elif r < 0.97:
             out.append(rng.choice(pool))
         elif r < 0.99:
-            out.append(b"x" * rng.choice([10, 1000, (1 << 20) - 3, (1 << 20) + 7]))
+            out.append(b"x" * rng.choice([10, 1000, 5000]))
         else:
             out.append(rng.choice(pool) + b"\r" + rng.choice(NOISE))
+    # lines just under and just over the longest line read whole (logdoc.read.lines.MAX_LINE), a few
+    # per input: each is a megabyte that every path reads three times
+    for size in ((1 << 20) - 3, (1 << 20) + 7):
+        out.insert(rng.randrange(len(out) + 1), b"x" * size)
     return b"\n".join(out) + (b"\n" if rng.random() < 0.5 else b"")
 
 
