@@ -37,6 +37,10 @@ are written without what can be rebuilt exactly (:func:`pack`, :func:`unpack`): 
 is empty, the file name (an index into ``files``), an ``end_line`` equal to ``line``, the NCCL
 catalog format named by the template id, and the message that ends the line's text (its offset).
 Digests of ``logdoc.digest/1`` (every event in full) are still read.
+
+One module, over 500 lines: what the reducer keeps and how a digest writes it are one contract (the fold
+keys decide what a digest holds, and :func:`unpack` rebuilds exactly what :func:`pack` left out), so both
+sides change together; the command line and the parser import it as one name.
 """
 from __future__ import annotations
 

@@ -32,6 +32,10 @@ Files also give: ``attempt_N/<local_rank>/{stdout,stderr}.log|error.json`` (torc
 Attempts come from ``attempt_N`` folders, the agent's ``Worker group FAILED. k/n attempts left; will
 restart worker group`` lines (the lines after it in the same file and node belong to the next attempt),
 ``restart_count=N`` in the rendezvous result, and ``attempt_N`` in a ChildFailedError ``error_file``.
+
+One module, over 500 lines: :func:`attribute` is one algorithm (process keys joined by union-find, then each
+event's own source weighed against its process's best), and its steps share a dozen per-event tables that a
+split would pass between modules; the path and torchrun readers it needs are small and only its own.
 """
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ communicator sizes, GPUs.
 Every finding is an ``analysis.*`` event whose ``values`` maps each value to the ranks (or, for
 host-level facts, the hosts) that printed it. A rank is named by its number; a process whose rank is
 unknown by ``host:pid``; a host by its short name. Nothing is reported when only one value was seen.
+
+One module, over 500 lines: every finding is the same computation (facts per rank or host, values mapped to
+ranks, the minority against a uniform majority, worded with the majority as a count), and its parts share
+those tables and helpers (``_values``, ``_minority``, ``_describe``, ``host_ranks``).
 """
 from __future__ import annotations
 

@@ -8,6 +8,10 @@ work: C`` and ``Last enqueued NCCL work: E, last completed NCCL work: C`` (fligh
 updates). The sequence most waiting ranks are stuck in is the group's stuck SeqNum; a rank that
 enqueued less than it (or is stuck in an earlier one) is the hung rank; when every rank that printed
 anything waits, the members that printed no timeout are named instead.
+
+One module, over 500 lines: every finding answers the same question (which member of a group did not
+arrive) from the same per-group tables of members, SeqNums and quiet ranks, and later findings are decided on
+earlier ones (Gloo timeouts and peer exits only without a hung rank; missing logs leave out ranks already named).
 """
 from __future__ import annotations
 
