@@ -327,43 +327,70 @@ def missing(ann: Annotations, catalog: CatalogIds | None = None) -> list[str]:
 _ERRORISH = ("WARN", "ERROR", "FATAL")
 
 
-# The rank a PyTorch message names in its own tag (``[Rank 7]``, ``[rank7]``, ``[PG ID 0 PG GUID
-# 0(default_pg) Rank 7]``): every rank of a job prints the same message with its own number there.
-_RANK_TAG = None
+_DIGITS = str.maketrans("0123456789", "0000000000")
+_digit_pieces: tuple[str, ...] | None = None
 
 
-def _rank_tag():
-    global _RANK_TAG
-    if _RANK_TAG is None:
-        import re
-
-        _RANK_TAG = re.compile(r"(\[(?:PG ID \d+ PG GUID [^\]\n]{0,80}? )?[Rr]ank ?)\d+\]")
-    return _RANK_TAG
-
-
-_rank_blind: bool | None = None
-
-
-def rank_blind() -> bool:
-    """Whether the PyTorch catalog reads a rank tag's number only as a value: no format has a
-    rank tag with a number in its literal text, so a message with its tags' numbers set to 0 is
-    read as the message itself (:meth:`Resolver._lookup` keys its memo that way)."""
-    global _rank_blind
-    if _rank_blind is None:
+def digit_pieces() -> tuple[str, ...]:
+    """The literal pieces of the PyTorch catalog's formats that hold a digit (``within 300 ms``,
+    ``from [0] via c10d``), blanks collapsed. A message holding none of them can only be read by
+    formats whose literal text has no digit, and those read every digit alike (``-?\\d+``, ``\\S+``,
+    ``.*``): the message with each digit set to 0 is read as the message itself."""
+    global _digit_pieces
+    if _digit_pieces is None:
         import re
 
         from . import torchlines
 
-        tag = _rank_tag()
-        _rank_blind = not any(tag.search(re.sub(r"\{[^{}]*\}", "{}", t.format))
-                              for ts in torchlines.templates().values() for t in ts)
-    return _rank_blind
+        typed = re.compile(r"\{[a-z_][a-z0-9_]*(?::(?:int|word|line|rest))?\}|\{[a-z_][a-z0-9_]*=|[{}|]")
+        pieces = set()
+        for ts in torchlines.templates().values():
+            for t in ts:
+                for piece in typed.split(t.format):
+                    piece = " ".join(piece.split())
+                    if piece and any(c.isdigit() for c in piece):
+                        pieces.add(piece)
+        _digit_pieces = tuple(sorted(pieces))
+    return _digit_pieces
+
+
+_BLIND_SAFE: dict[str, bool] = {}
+
+
+def digit_blind_key(text: str) -> str | None:
+    """``text`` with every digit set to 0, when the PyTorch catalog reads both alike; else None.
+    They are read alike when the text with its digits set to 0 holds none of :func:`digit_pieces`
+    (with their digits set to 0 too, so that this is decided once per key), and the text is not
+    quoted cut short (which :func:`_prefix_lookup` reads by its words). Every rank of a job prints
+    the same messages with its own numbers in them (``[Rank 7]``, ``ran for 600412
+    milliseconds``): they share one key."""
+    blind = text.translate(_DIGITS)
+    if blind == text:
+        return None
+    safe = _BLIND_SAFE.get(blind)
+    if safe is None:
+        flat = " ".join(blind.split())
+        safe = not flat.endswith(_ELLIPSIS) and not any(p in flat for p in _blind_pieces())
+        if len(_BLIND_SAFE) > 4096:
+            _BLIND_SAFE.clear()
+        _BLIND_SAFE[blind] = safe
+    return blind if safe else None
+
+
+_blind_pieces_memo: tuple[str, ...] | None = None
+
+
+def _blind_pieces() -> tuple[str, ...]:
+    global _blind_pieces_memo
+    if _blind_pieces_memo is None:
+        _blind_pieces_memo = tuple(sorted({p.translate(_DIGITS) for p in digit_pieces()}))
+    return _blind_pieces_memo
 
 
 class Resolver:
-    """The catalog template id of a parsed event, memoised by message text (for a PyTorch message,
-    by its text with the number in its rank tag set to 0, which every rank of a job shares: the
-    PyTorch catalog has no format that tells rank numbers apart, :func:`rank_blind`).
+    """The catalog template id of a parsed event, memoised by message text (a PyTorch message by
+    its text with every digit set to 0 where the catalog reads both alike, :func:`digit_blind_key`:
+    the ranks of a job print the same messages with their own numbers).
 
     Most events carry it as ``template``. Lines a grammar reads carry their kind there instead
     (``nccl.bootstrap``, ``torch.async_exception``); for a warning or an error the message is then
@@ -374,6 +401,7 @@ class Resolver:
         self.ann = ann or Annotations()
         self._known: set[str] | None = None
         self._memo: dict[tuple[str, str], str | None] = {}
+        self._ids: dict[tuple[bool, str | None], frozenset[str]] = {}  # ids() by catalog id (or template)
 
     def known(self) -> set[str]:
         if self._known is None:
@@ -407,9 +435,11 @@ class Resolver:
         return None
 
     def _lookup(self, where: str, text: str) -> str | None:
-        if where == "torch" and "ank" in text and rank_blind():
-            text = _rank_tag().sub(r"\g<1>0]", text)
         key = (where, text)
+        if where == "torch":
+            blind = digit_blind_key(text)
+            if blind is not None:
+                key = ("torch, digits as 0", blind)
         if key in self._memo:
             return self._memo[key]
         tid = None
@@ -431,9 +461,17 @@ class Resolver:
     def ids(self, ev) -> frozenset[str]:
         """The event's catalog id and every id of its annotation group (empty when it has none)."""
         tid = self.catalog_id(ev)
-        if tid is None:
-            return frozenset((ev.template,)) if ev.template else frozenset()
-        return frozenset(self.ann.group(tid)) | {tid}
+        key = (tid is None, tid if tid is not None else ev.template)
+        got = self._ids.get(key)
+        if got is None:
+            if tid is None:
+                got = frozenset((ev.template,)) if ev.template else frozenset()
+            else:
+                got = frozenset(self.ann.group(tid)) | {tid}
+            if len(self._ids) > 4096:
+                self._ids.clear()
+            self._ids[key] = got
+        return got
 
 
 def _torch_lookup(text: str) -> str | None:
