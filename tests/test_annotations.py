@@ -335,3 +335,31 @@ def test_error_families_are_not_silent(text):
     card = r["diagnoses"][0]
     assert card["family"] and card["severity"] == "error" and card["category"] in kb.CATEGORIES
     assert card["differential"] and card["differential"][0]["check"]
+
+
+def test_resolver_memo_is_blind_to_digits_only_where_the_catalog_is():
+    """The ranks of a job print one message with their own numbers: one catalog look-up for all of
+    them; a format with a digit in its literal text (``within 300 ms``) still tells numbers apart."""
+    from logdoc.events import Event
+
+    def ev(text: str) -> Event:
+        return Event(kind="torch.heartbeat", level="ERROR", file="r.log", line=1, text=text, template="torch.heartbeat")
+
+    gil = "Could not acquire GIL within 300 ms on exit, possible GIL induced hang"
+    assert A.digit_blind_key(gil) is None
+    res = A.Resolver(builtin().annotations)
+    assert res.catalog_id(ev(gil)) == "torch:ProcessGroupNCCL:could-not-acquire-gil-within-300-ms"
+    assert res.catalog_id(ev(gil.replace("300", "400"))) != "torch:ProcessGroupNCCL:could-not-acquire-gil-within-300-ms"
+
+    calls = []
+    real = A._torch_lookup
+    res = A.Resolver(builtin().annotations)
+    texts = [f"[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=183, OpType=ALLREDUCE, "
+             f"NumelIn=262144000, NumelOut=262144000, Timeout(ms)=600000) ran for {600000 + r * 7} milliseconds "
+             f"before timing out." for r in (1, 7, 9, 3)]
+    try:
+        A._torch_lookup = lambda text: calls.append(text) or real(text)
+        got = {res.catalog_id(ev(t)) for t in texts}
+    finally:
+        A._torch_lookup = real
+    assert len(got) == 1 and len(calls) == 1
