@@ -27,7 +27,7 @@ class KindSpec:
 
 
 # Field groups shared by several kinds.
-NCCL_FIELDS = ("dev", "tid", "message", "args", "format", "prefix", "catalog_location", "function")
+NCCL_FIELDS = ("dev", "tid", "message", "args", "format", "prefix", "catalog_location", "function", "net_name")
 PG_FIELDS = ("pg_id", "pg_guid", "pg_desc", "pg_rank", "pg_prefix")
 # a Python traceback or C++ exception that carries the message
 EXCEPTION_FIELDS = ("exc_type", "exc_message", "frames", "last_frame", "traceback", "chain", "cause")
@@ -52,7 +52,7 @@ def _k(fields, producer, summary, catalog=False) -> KindSpec:
 KINDS: dict[str, KindSpec] = {
     # --- NCCL (host:pid:tid [dev] NCCL ... lines)
     "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix"), _N, "the NCCL version banner"),
-    "nccl.warn": _k(NCCL_FIELDS + ("code_location", "header") + _NESTED, _N, "an NCCL WARN line"),
+    "nccl.warn": _k(NCCL_FIELDS + ("code_location", "header", "cut", "abridged") + _NESTED, _N, "an NCCL WARN line"),
     "nccl.trace": _k(NCCL_FIELDS + ("code_location", "code", "code_name", "errno_text", "thread"), _N,
                      "an error back-trace line `file:line -> N`"),
     "nccl.comm_init": _k(NCCL_FIELDS + ("comm", "rank", "nranks", "cuda_dev", "nvml_dev", "bus_id", "comm_id",
@@ -70,7 +70,7 @@ KINDS: dict[str, KindSpec] = {
     "nccl.env": _k(NCCL_FIELDS + ("name", "value", "from_environment"), _N, "an NCCL_* setting"),
     "nccl.channel": _k(NCCL_FIELDS + ("channel", "nchannels", "ranks", "truncated"), _N, "ring/tree channel layout"),
     "nccl.connection": _k(NCCL_FIELDS + ("channel", "src_rank", "src_dev", "dst_rank", "dst_dev", "transport", "net",
-                                         "gdr", "conn_index", "direction"), _N, "a channel connection and its transport"),
+                                         "gdr", "conn_index", "direction", "header"), _N, "a channel connection and its transport"),
     "nccl.connected_all_rings": _k(NCCL_FIELDS + ("pxn", "gdr", "what"), _N, "Connected all rings/trees"),
     "nccl.connected_all": _k(NCCL_FIELDS + ("what",), _N, "Connected all <something> (newer releases)"),
     "nccl.info": _k(NCCL_FIELDS + ("header",), _N, "another NCCL INFO line of the catalog"),
@@ -79,6 +79,12 @@ KINDS: dict[str, KindSpec] = {
                                  "an nccl-tests NCCLCHECK failure (`Test NCCL failure file:line 'error'`)"),
     "verbs.error": _k(("call", "errno_text", "device", "library", "call_args"), _N,
                       "a failed ibverbs call printed by an RDMA library other than NCCL (UCX ...)"),
+    "process.signal": _k(("signal", "signal_name", "reason", "printer", "signal_host", "signal_pid"), _N,
+                         "a signal handler's report of the signal that kills the process (UCX `Caught signal N (...)`)"),
+    "nccltests.device": _k(("test_rank", "group", "test_pid", "test_host", "device", "bus", "gpu"), _N,
+                           "a line of nccl-tests' device list (one per rank of the run)"),
+    "stack.collective": _k(("function", "frame_file", "frame_line", "format"), _N,
+                           "a sampled stack's frame in a torch.distributed collective (py-spy dump)"),
     "nccltests.check": _k(("wrong", "verdict"), _N, "nccl-tests' data check (`Out of bounds values : N FAILED`)"),
     "nccltests.bandwidth": _k(("busbw", "verdict"), _N, "nccl-tests' `Avg bus bandwidth` line"),
     "nccltests.version": _k(("tests_version", "headers", "library", "same_release"), _N,

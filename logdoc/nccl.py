@@ -405,6 +405,8 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
             template = kind
     if template is None or kind in ("nccl.trace",) and level_word == "WARN":
         hit = nccl_catalog().match(msg)
+        if msg.startswith("NET/") and (hit is None or hit[0].specificity < BARE_MIN_LITERAL):
+            hit = match_net_variant(msg, fields) or hit
         if hit is not None:
             tpl, args = hit
             template = template or tpl.id
@@ -429,9 +431,18 @@ BARE_MIN_LED = 12
 # CUDACHECK / NCCLCHECK failures, `# Out of bounds values : N FAILED|OK`, `# Avg bus bandwidth : X`,
 # `# NCCL Tests compiled with NCCL M.m` (2017-2019; `1.0` stands for any NCCL 1.x) and
 # `# nccl-tests version V nccl-headers=CODE nccl-library=CODE` (2025-).
+# The NCCL user guide's examples print the same checks as `Failed, NCCL error file:line 'error'` and
+# `Failed: Cuda error file:line 'error'` (their NCCLCHECK / CUDACHECK macros, copied into many
+# programs, which keep the wording and put their own source paths in it); a paste may lose the closing quote.
 _TESTS_NCCL_FAILURE = re.compile(
-    r"^(?:(?P<host>[^\s:']+): )?(?:Test )?NCCL failure (?P<loc>[\w./+-]+:\d+) '(?P<error>[^'/]*?)(?: / (?P<last>[^']*))?'")
-_TESTS_CUDA_FAILURE = re.compile(r"^(?:(?P<host>[^\s:']+): )?Cuda failure (?P<loc>[\w./+-]+:\d+) '(?P<error>[^']*)'")
+    r"^(?:(?P<host>[^\s:']+): )?(?:(?:Test )?NCCL failure|Failed, NCCL error) (?P<loc>[\w./+-]+:\d+) "
+    r"'(?P<error>[^'/]*?)(?: / (?P<last>[^']*))?(?:'|$)")
+_TESTS_CUDA_FAILURE = re.compile(
+    r"^(?:(?P<host>[^\s:']+): )?(?:Cuda failure|Failed: Cuda error) (?P<loc>[\w./+-]+:\d+) '(?P<error>[^']*)(?:'|$)")
+# nccl-tests' device list (rank 0 prints one line per rank of the whole run, src/common.cu):
+# `#  Rank  0 Group  0 Pid  70918 on node1 device  0 [0x01] NVIDIA A100-SXM4-80GB`
+_TESTS_DEVICE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+) Group\s+(?P<group>\d+) Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+device\s+"
+                           r"(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+)\]\s*(?P<gpu>.*?)\s*$")
 _TESTS_CHECK = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\b")
 _TESTS_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<busbw>[-+\d.eE]+|nan|inf)\s*(?P<verdict>OK|FAILED)?\s*$")
 _TESTS_COMPILED = re.compile(r"^#\s*NCCL Tests compiled with NCCL (?P<v>\d+\.\d+)\s*$")
@@ -478,7 +489,7 @@ def _code_version(code: str) -> str:
 def classify_tests(line: str) -> Parsed | None:
     """A line that nccl-tests prints itself (its failure checks, its verdict lines, the NCCL it was
     built with), or an NCCL 1.x WARN line; None otherwise."""
-    if "NCCL failure" in line:
+    if "NCCL failure" in line or "NCCL error" in line:
         m = _TESTS_NCCL_FAILURE.match(line)
         if m is not None:
             f: dict[str, Any] = {"source_location": m["loc"], "error": m["error"].strip()}
@@ -487,11 +498,17 @@ def classify_tests(line: str) -> Parsed | None:
             if m["host"]:
                 f["host"] = m["host"]
             return Parsed("nccltests.nccl_failure", "ERROR", "nccltests.nccl_failure", f)
-    if "Cuda failure" in line:
+    if "Cuda failure" in line or "Cuda error" in line:
         m = _TESTS_CUDA_FAILURE.match(line)
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"source_location": m["loc"], "error": m["error"].strip()})
+    if " Group " in line and "device" in line:
+        m = _TESTS_DEVICE.match(line)
+        if m is not None:
+            return Parsed("nccltests.device", "INFO", "nccltests.device",
+                          {"test_rank": int(m["rank"]), "group": int(m["group"]), "test_pid": int(m["pid"]),
+                           "test_host": m["host"], "device": int(m["device"]), "bus": m["bus"], "gpu": m["gpu"]})
     if "Out of bounds" in line:
         m = _TESTS_CHECK.match(line)
         if m is not None:
@@ -526,11 +543,86 @@ def classify_tests(line: str) -> Parsed | None:
 
 def classify_bare(text: str) -> Parsed | None:
     """:func:`_classify_bare`, and when no NCCL message reads the line, a failed ibverbs call
-    printed by another RDMA library (:func:`classify_verbs`)."""
+    printed by another RDMA library (:func:`classify_verbs`), or a CUDA runtime error text standing
+    alone (:func:`classify_cuda_text`)."""
     parsed = _classify_bare(text)
     if parsed is None and ("ibv_" in text or "mlx5dv_" in text or "rdma_" in text):
         parsed = classify_verbs(text.split("\n", 1)[0].strip())
+    if parsed is None:
+        first = text.split("\n", 1)[0].strip()
+        parsed = classify_cuda_text(first)
+        if parsed is None and "Caught signal" in first:
+            parsed = classify_caught_signal(first)
+        if parsed is None and "distributed_c10d.py:" in first:
+            parsed = classify_stack_frame(first)
     return parsed
+
+
+# A frame of a sampled Python stack (`py-spy dump`: `    all_reduce (torch/distributed/distributed_c10d.py:3075)`,
+# innermost first) in one of torch.distributed's collectives: where that process is blocked.
+_PYSPY_FRAME = re.compile(r"^(?P<function>[A-Za-z_]\w*) \((?P<path>[^\s()]*distributed_c10d\.py):(?P<line>\d+)\)$")
+
+
+def classify_stack_frame(line: str) -> Parsed | None:
+    """``stack.collective`` for a py-spy frame in torch/distributed/distributed_c10d.py; None otherwise."""
+    m = _PYSPY_FRAME.match(line)
+    if m is None or m["function"].startswith("_"):
+        return None
+    return Parsed("stack.collective", "INFO", "stack.collective",
+                  {"function": m["function"], "frame_file": m["path"], "frame_line": int(m["line"]), "format": "py-spy"})
+
+
+# UCX's signal handler (ucs/debug, loaded with NCCL's UCX and IB plugins, HPC-X, Open MPI) reports the
+# signal that kills the process before its backtrace: `[host:pid:thread:tid] Caught signal 7 (Bus error:
+# nonexistent physical address)` and `==== backtrace (tid: N) ====`.
+_CAUGHT_SIGNAL = re.compile(
+    r"^(?:\[(?P<host>[^\s:\]]+):(?P<pid>\d+)\s*:\s*\d+:(?P<tid>\d+)\]\s*)?Caught signal (?P<signal>\d+) "
+    r"\((?P<name>[^:()]+)(?::\s*(?P<reason>[^()]*))?\)")
+
+
+def classify_caught_signal(line: str) -> Parsed | None:
+    """``process.signal`` for UCX's `Caught signal N (Name: reason)` line; None otherwise."""
+    m = _CAUGHT_SIGNAL.match(line)
+    if m is None:
+        return None
+    f: dict[str, Any] = {"signal": int(m["signal"]), "signal_name": m["name"].strip(), "printer": "UCX"}
+    if m["reason"]:
+        f["reason"] = m["reason"].strip()
+    if m["host"]:
+        f["signal_host"] = m["host"]
+        f["signal_pid"] = int(m["pid"])
+    return Parsed("process.signal", "ERROR", "process.signal", f)
+
+
+# The texts of cudaGetErrorString (CUDA runtime API, "Error Handling") that name one failure and are
+# never ordinary output: a program that checks its CUDA calls often prints just that text on a line
+# of its own (NCCL's `Cuda failure '%s'` quotes the same texts).
+CUDA_ERROR_TEXTS = frozenset((
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "no CUDA-capable device is detected",
+    "all CUDA-capable devices are busy or unavailable",
+    "system has unsupported display driver / cuda driver combination",
+    "forward compatibility was attempted on non supported HW",
+    "system not yet initialized",
+    "an illegal memory access was encountered",
+    "an illegal instruction was encountered",
+    "device-side assert triggered",
+    "unspecified launch failure",
+    "the launch timed out and was terminated",
+    "uncorrectable ECC error encountered",
+    "invalid device ordinal",
+    "peer access is not supported between these two devices",
+    "misaligned address",
+))
+
+
+def classify_cuda_text(line: str) -> Parsed | None:
+    """A line that is one CUDA runtime error text (:data:`CUDA_ERROR_TEXTS`), nothing else but a
+    final full stop: ``cuda.error`` with ``error``; None otherwise."""
+    text = line.rstrip(".").strip()
+    if text not in CUDA_ERROR_TEXTS:
+        return None
+    return Parsed("cuda.error", "ERROR", "cuda.error", {"error": text})
 
 
 def _classify_bare(text: str) -> Parsed | None:
@@ -542,9 +634,19 @@ def _classify_bare(text: str) -> Parsed | None:
     line = text.split("\n", 1)[0].strip()
     if len(line) < BARE_MIN_LED or has_huge_number(line):
         return None
+    if "Last NCCL warning" in line:
+        q = _LAST_NCCL_WARNING.search(line)
+        inner = _classify_bare(q["msg"]) if q is not None else None
+        if inner is not None:
+            inner.fields["nested_in"] = "Last NCCL warning(error)"
+            return inner
     tests = classify_tests(line)
     if tests is not None:
         return tests
+    if " -> " in line and " via " in line:
+        conn = _bare_connection(line)
+        if conn is not None:
+            return conn
     head = _BARE_HEAD.match(line)  # NCCL 2.0-2.2 printed `file.h:line WARN msg` without the word NCCL
     loc = None
     info = False
@@ -553,6 +655,9 @@ def _classify_bare(text: str) -> Parsed | None:
     elif line.startswith("INFO ") and "NCCL" not in line:
         info, line = True, line[5:].lstrip()
     hit = nccl_catalog().match(line)
+    net_fields: dict[str, Any] = {}
+    if line.startswith("NET/") and (hit is None or hit[0].specificity < BARE_MIN_LITERAL):
+        hit = match_net_variant(line, net_fields) or hit
     cut = False
     if hit is not None and not info and (
             "WARN" not in hit[0].levels
@@ -563,6 +668,10 @@ def _classify_bare(text: str) -> Parsed | None:
 
         hit = match_cut(nccl_catalog(), line)
         cut = hit is not None
+    abridged = False
+    if hit is None and not info:
+        hit = match_abridged(line)
+        abridged = hit is not None
     if hit is None:
         return None
     tpl, args = hit
@@ -572,6 +681,9 @@ def _classify_bare(text: str) -> Parsed | None:
         return Parsed("nccl.info", "INFO", tpl.id, {"header": "none", "message": line, "args": list(args),
                                                      "format": tpl.format})
     fields: dict[str, Any] = {"header": "none", "message": line, "args": list(args), "format": tpl.format}
+    fields.update(net_fields)
+    if abridged:
+        fields["abridged"] = True
     if cut:
         fields["cut"] = True
     if loc:
@@ -579,6 +691,103 @@ def _classify_bare(text: str) -> Parsed | None:
     if tpl.where:
         fields["catalog_location"] = tpl.where
     return Parsed("nccl.warn", "WARN", tpl.id, fields)
+
+
+# A message retold in short: the poster (or a tool that relays NCCL's error) kept the WARN's long
+# opening words and dropped the values after them (``Failed to bind NVLink SHARP (NVLS) Multicast
+# memory: CUDA error 401`` for ``... Multicast memory of size %ld : CUDA error %d '%s'.``). Read as that
+# WARN when the line starts with at least ABRIDGED_MIN characters of the format's first literal
+# piece, ending at a word boundary of both, and that piece is the only WARN format's that long.
+ABRIDGED_MIN = 40
+_WORD_END = " :,.;([/"
+
+
+def match_abridged(line: str):
+    """The WARN format whose opening words ``line`` repeats (:data:`ABRIDGED_MIN`) before it goes its
+    own way, with no arguments; None when no format, or formats of more than one message, fit."""
+    from .templates import _CONV
+
+    if len(line) < ABRIDGED_MIN:
+        return None
+    probe = line[:ABRIDGED_MIN]
+    found: dict[str, Any] = {}
+    for t in nccl_catalog().templates.values():
+        if "WARN" not in t.levels or not t.format.startswith(probe):
+            continue
+        fmt = t.format.split("\\n")[0]
+        m = _CONV.search(fmt)
+        lit0 = fmt[: m.start()] if m else fmt
+        k = ABRIDGED_MIN
+        while k < len(lit0) and k < len(line) and lit0[k] == line[k]:
+            k += 1
+        if k < len(line) and line[k] not in _WORD_END and line[k - 1] not in _WORD_END:
+            continue
+        if k < len(lit0) and lit0[k] not in _WORD_END and lit0[k - 1] not in _WORD_END:
+            continue
+        found.setdefault(lit0, t)  # one message (every release that words its opening alike)
+    if len(found) != 1:
+        return None
+    return next(iter(found.values())), ()
+
+
+# A channel connection line pasted without its header, and often without its `Channel NN/M :` lead
+# (`9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA`): the connection and its transport are all there.
+_BARE_CONN = re.compile(r"(?:Channel (?P<ch>\d+(?:/\d+)?) ?: ?)?(?P<conn>\d+\[[0-9a-fA-F]+\] ?-> ?\d+\[[0-9a-fA-F]+\]"
+                        r"(?: \[(?:send|receive)\])? via \S+.*)$")
+
+
+def _bare_connection(line: str) -> Parsed | None:
+    """``nccl.connection`` with ``header: none`` for a bare connection line; None otherwise."""
+    m = _BARE_CONN.match(line)
+    if m is None:
+        return None
+    read = read_message(f"Channel {m['ch'] or '00/0'} : {m['conn']}")
+    if read is None or read[0] != "nccl.connection":
+        return None
+    fields = dict(read[1])
+    fields["header"] = "none"
+    fields["message"] = line
+    if m["ch"] is None:
+        fields.pop("channel", None)
+        fields.pop("conn_index", None)
+    return Parsed("nccl.connection", "INFO", "nccl.connection", fields)
+
+
+# XLA (JAX) reports a failed NCCL call as a status whose text ends with the last WARN NCCL printed
+# (ncclGetLastError): `<file>:<line>: NCCL operation <call> failed: <result>. Last NCCL warning(error)
+# log entry (may be unrelated) '<WARN message>'.`; pastes shorten the middle. The quoted message is
+# read as the bare WARN it is.
+_LAST_NCCL_WARNING = re.compile(r"Last NCCL warning\(error\)[^']{0,60}'(?P<msg>[^']{8,})'")
+
+
+# A network plugin prints the IB transport's messages under its own name (``NET/IBext : ...`` of the
+# rdma-sharp plugins, ``NET/IBext_v8``, other forks), and pastes lose or add the space before the
+# colon (``NET/IB: `` is the 2.22+ wording, ``NET/IB : `` the older one): a ``NET/<name> :`` message
+# that no format reads is read again as the built-in transport's, under both spellings.
+_NET_NAME = re.compile(r"NET/(?P<net>[A-Za-z][\w.-]*?)\s*:\s*(?=\S)")
+_NET_CANON = ("NET/IB : ", "NET/IB: ", "NET/Socket : ")
+
+
+def match_net_variant(msg: str, fields: dict[str, Any]):
+    """The catalog reading of ``msg`` with its ``NET/<name> :`` lead put in the built-in spellings
+    (``fields['net_name']`` is set to the printed name when it was not the built-in one); None."""
+    m = _NET_NAME.match(msg)
+    if m is None:
+        return None
+    rest = msg[m.end():]
+    cat = nccl_catalog()
+    for lead in _NET_CANON:
+        if lead.startswith("NET/Socket") and m["net"] != "Socket":
+            continue
+        cand = lead + rest
+        if cand == msg:
+            continue
+        hit = cat.match(cand)
+        if hit is not None and hit[0].specificity >= BARE_MIN_LITERAL:
+            if m["net"] not in ("IB", "Socket"):
+                fields["net_name"] = m["net"]
+            return hit
+    return None
 
 
 def _lead_word(fmt: str) -> str:

@@ -724,3 +724,122 @@ def test_two_writes_of_one_exception_interleaved_in_chunks():
             "Last error:\n"
             "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000\n")
     assert _report(text)["diagnoses"][0]["category"] == "duplicate_gpu"
+
+
+# --- session 5: wordings and forms of messages that stood bare and were not read
+
+def test_an_ib_message_under_a_plugins_net_name():
+    """A network plugin prints the IB transport's WARN under its own name, with or without the blank
+    before the colon: the catalog format of the built-in transport reads it, the name is kept."""
+    for lead in ("NET/IBext : ", "NET/IBext_v8:", "NET/IB:"):
+        line = (lead + "Got completion from peer 10.0.0.2<41234> with status=12 opcode=0 len=0 "
+                "vendor err 129 (Send)")
+        p = nccl.classify_bare(line)
+        assert p is not None and p.fields["format"].startswith("NET/IB : Got completion from peer")
+        assert (p.fields.get("net_name") is None) == (lead == "NET/IB:")
+        with_header = nccl.classify(f"node1:10:20 [0] transport/net_ib.cc:1909 NCCL WARN {line}", Envelope())
+        assert with_header.template == p.template
+    assert _report("NET/IBext : Got completion from peer 10.0.0.2<41234> with status=12 opcode=0 len=0 "
+                   "vendor err 129 (Recv)\n")["diagnoses"][0]["category"] == "ib_transport_error"
+    assert nccl.classify_bare("NET/Foo : the weather is fine today in every datacenter") is None
+
+
+def test_a_warn_retold_in_short():
+    """The long opening words of a WARN format, then the poster's own short ending: read as that
+    WARN (abridged); a line that shares fewer words, or the opening of several messages, is not."""
+    fmt_head = "Failed to bind NVLink SHARP (NVLS) Multicast memory"
+    p = nccl.classify_bare(fmt_head + ": CUDA error 1")
+    assert p is not None and p.fields["abridged"] and p.fields["format"].startswith(fmt_head)
+    assert _report(fmt_head + ": CUDA error 1\n")["diagnoses"][0]["category"] == "fabric_manager_or_driver"
+    assert nccl.classify_bare("Failed to bind NVLink bridges on this board") is None
+    assert nccl.match_abridged(fmt_head[:30] + " and more") is None
+
+
+def test_the_user_guide_check_macros():
+    """The NCCL user guide's NCCLCHECK / CUDACHECK wording, copied into programs with their own paths,
+    reads as nccl-tests' check does; a paste that lost the closing quote too."""
+    p = nccl.classify_bare("Failed, NCCL error src/app/comm.cc:88 'unhandled system error'")
+    assert p.kind == "nccltests.nccl_failure" and p.fields["error"] == "unhandled system error"
+    p = nccl.classify_bare("Failed, NCCL error /src/comm_utils.cc:12 'remote process exited or there was a network error")
+    assert p.kind == "nccltests.nccl_failure" and p.fields["error"].startswith("remote process exited")
+    p = nccl.classify_bare("Failed: Cuda error main.cu:40 'out of memory'")
+    assert p.kind == "cuda.error" and p.fields["error"] == "out of memory"
+    card = _report("Failed, NCCL error main.cc:60 'invalid usage'\n")["diagnoses"][0]
+    assert card["id"] == "family:nccl_invalid_usage"
+
+
+def test_a_cuda_runtime_error_text_alone():
+    """A cudaGetErrorString text on a line of its own is a CUDA error; other text is not."""
+    p = nccl.classify_bare("CUDA driver version is insufficient for CUDA runtime version")
+    assert p.kind == "cuda.error"
+    assert _report("Failed, NCCL error comm.cc:296 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+                   "CUDA driver version is insufficient for CUDA runtime version\n")["diagnoses"][0]["category"] \
+        == "fabric_manager_or_driver"
+    assert nccl.classify_bare("the CUDA driver version is insufficient for our needs, we think") is None
+
+
+def test_xla_quotes_the_last_nccl_warning():
+    """XLA's status for a failed NCCL call ends with NCCL's last WARN in quotes: read as that WARN."""
+    line = ("external/xla/xla/backends/gpu/collectives/nccl_communicator.cc:100: NCCL operation "
+            "ncclCommInitRankConfig(...) failed: invalid usage. Last NCCL warning(error) log entry "
+            "(may be unrelated) 'Bootstrap : no socket interface found'.")
+    p = nccl.classify_bare(line)
+    assert p is not None and p.kind == "nccl.warn" and p.fields["nested_in"] == "Last NCCL warning(error)"
+    assert _report(line + "\n")["diagnoses"][0]["category"] == "wrong_network_interface"
+
+
+def test_a_channel_connection_without_header_or_channel():
+    """`a[bus] -> b[bus] [send|receive] via NET/...`, the `Channel NN/M :` lead and the header lost."""
+    p = nccl.classify_bare("12[3d000] -> 4[1a000] [receive] via NET/IB/1")
+    assert p.kind == "nccl.connection" and p.fields["direction"] == "receive" and p.fields["gdr"] is False
+    assert "channel" not in p.fields and p.fields["src_rank"] == 12 and p.fields["dst_rank"] == 4
+    p = nccl.classify_bare("Channel 03/1 : 12[3d000] -> 4[1a000] [send] via NET/IB/0/GDRDMA")
+    assert p.kind == "nccl.connection" and p.fields["gdr"] is True and p.fields["channel"] == 3
+    assert nccl.classify_bare("step 12 -> 4 via the fast path") is None
+    # a receive without GDR beside a send with it: the receiving node lacks GPUDirect RDMA
+    text = "12[3d000] -> 4[1a000] [send] via NET/IB/0/GDRDMA\n12[3d000] -> 4[1a000] [receive] via NET/IB/0\n"
+    assert _report(text)["diagnoses"][0]["category"] == "gpu_direct_rdma_issue"
+    # PCIe platforms' default (sends without GDR, receives with it) is no finding
+    healthy = "12[3d000] -> 4[1a000] [send] via NET/IB/0\n12[3d000] -> 4[1a000] [receive] via NET/IB/0/GDRDMA\n"
+    assert not [d for d in _report(healthy)["diagnoses"] if d["category"] == "gpu_direct_rdma_issue"]
+
+
+def test_a_signal_caught_by_ucx():
+    """UCX's signal handler line before its backtrace: the signal is an event; SIGBUS reads as /dev/shm."""
+    p = nccl.classify_bare("[node1:4100:0:4120] Caught signal 7 (Bus error: nonexistent physical address)")
+    assert p.kind == "process.signal" and p.fields["signal"] == 7 and p.fields["signal_host"] == "node1"
+    p = nccl.classify_bare("Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)")
+    assert p.kind == "process.signal" and p.fields["signal"] == 11
+    text = ("[node1:4100:0:4120] Caught signal 7 (Bus error: nonexistent physical address)\n"
+            "==== backtrace (tid:   4120) ====\n 0 0x0000000000043090 killpg()  ???:0\n")
+    assert _report(text)["diagnoses"][0]["category"] == "shm_exhausted"
+
+
+def test_nccl_tests_device_list_counts_the_run():
+    """nccl-tests' device list names every rank: a run of one process whose loopback peer closed the
+    connection had no peer to lose; with two ranks listed the peer is the other rank."""
+    p = nccl.classify_bare("#  Rank  3 Group  0 Pid   4103 on node1 device  3 [0x31] NVIDIA H100 80GB HBM3")
+    assert p.kind == "nccltests.device" and p.fields["test_rank"] == 3 and p.fields["bus"] == "0x31"
+    one = ("#  Rank  0 Group  0 Pid   4100 on node1 device  0 [0x17] NVIDIA A100-SXM4-80GB\n"
+           "node1:4100:4120 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer localhost<41000>\n")
+    assert _report(one)["diagnoses"][0]["category"] == "firewall_or_unreachable_peer"
+    two = one.replace("\nnode1:", "\n#  Rank  1 Group  0 Pid   4101 on node1 device  1 [0x31] NVIDIA A100-SXM4-80GB\nnode1:", 1)
+    assert _report(two)["diagnoses"][0]["category"] != "firewall_or_unreachable_peer"
+
+
+def test_py_spy_stacks_of_ranks_in_different_collectives():
+    """py-spy dumps, one per rank: the innermost torch.distributed frame is where each rank waits;
+    different collectives on different ranks are a mismatch, send against recv is not."""
+    p = nccl.classify_bare("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:3710)")
+    assert p.kind == "stack.collective" and p.fields["function"] == "all_gather_into_tensor"
+    assert nccl.classify_bare("    _check_single_tensor (torch/distributed/distributed_c10d.py:900)") is None
+    dump = 'Thread 4100 (idle): "MainThread"\n    {op} (torch/distributed/distributed_c10d.py:2501)\n    step (train.py:9)\n'
+
+    def report(a, b):
+        return build_report(parse_sources([("rank0.log", dump.format(op=a)), ("rank1.log", dump.format(op=b))]),
+                            kb.load_rules())["diagnoses"]
+
+    got = report("all_reduce", "barrier")
+    assert got and got[0]["category"] == "collective_mismatch"
+    assert not [d for d in report("all_reduce", "all_reduce") if d["category"] == "collective_mismatch"]
+    assert not [d for d in report("send", "recv") if d["category"] == "collective_mismatch"]
