@@ -9,19 +9,18 @@ the token sequence Lark produced and the tree built from it. A later text of the
 cut into tokens by one compiled regular expression made of the terminals' own patterns, and the
 remembered tree is rebuilt with the new token values: the same tree Lark would build, because an
 LALR parse is determined by its token types. If the expression does not match, Lark parses the
-text as usual. ``LOGDOC_NO_FASTPATH=1`` turns the cache off (the differential tests compare both).
+text as usual. ``LOGDOC_NO_FASTPATH=1`` (or :func:`logdoc.fast.set_enabled`) turns the cache off (the differential tests compare both).
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .fast import enabled as fastpath_enabled, shape, subscribe
 from .resources import grammar_text
 
-_HEX = b"0123456789abcdef"
 MAX_SHAPES = 4096  # per parser and start symbol
 # A shape's expression has a group per token; compiling one for a long record (a 500-line
 # traceback, a hostile paste) costs more than it can save, and super-linearly: Lark reads those.
@@ -38,33 +37,12 @@ class Parsed:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-def shape(text: str) -> bytes:
-    """The cache key of a text: the text without its hex digits (numbers and pointers vary; a
-    collision of two different words only costs a fallback to Lark, never a wrong tree)."""
-    return text.encode("utf-8", "surrogatepass").translate(None, _HEX)
-
-
-def shape_bytes(raw: bytes) -> bytes:
-    """:func:`shape` of ``raw.decode()``, from the bytes."""
-    return raw.translate(None, _HEX)
-
-
-_FASTPATH = [not os.environ.get("LOGDOC_NO_FASTPATH")]
-
-
-def fastpath_enabled() -> bool:
-    return _FASTPATH[0]
-
-
-def set_fastpath(enabled: bool) -> None:
-    """Turn every cache and fast path on or off in this process (the differential tests compare
-    both); existing parsers and catalogs follow."""
-    _FASTPATH[0] = bool(enabled)
+def _follow_switch(on: bool) -> None:
     for p in list(_PARSERS.values()):
-        p.use_cache = bool(enabled)
-    from . import templates
+        p.use_cache = on
 
-    templates.set_fastpath(bool(enabled))
+
+subscribe(_follow_switch)
 
 
 class _Shape:

@@ -12,7 +12,7 @@ that cannot start or breaks makes the parse fall back to one process.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .source import Source
 
@@ -47,11 +47,9 @@ def worth_it(srcs: Sequence[Source], jobs: int | None) -> bool:
     return jobs is not None or sum(sizes) >= MIN_BYTES
 
 
-def _one(args: tuple[Source, bool]):
-    from .pipeline import parse_sources
-
-    src, reduce = args
-    return parse_sources([src], jobs=1, reduce=reduce)
+def _one(args: tuple[Callable, Source, bool]):
+    parse, src, reduce = args
+    return parse([src], jobs=1, reduce=reduce)
 
 
 def _context():
@@ -63,19 +61,21 @@ def _context():
         return mp.get_context()
 
 
-def parse_parallel(srcs: Sequence[Source], jobs: int | None, progress=None, reduce: bool = False):
-    """:func:`logdoc.pipeline.parse_sources` of ``srcs`` with ``jobs`` worker processes (None: cores)."""
+def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | None, progress=None,
+                   reduce: bool = False):
+    """``parse_sources(srcs)`` (:func:`logdoc.pipeline.parse_sources`, passed in: the worker runs it
+    on one file, and the parse falls back to it in one process) with ``jobs`` worker processes
+    (None: cores)."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from .pipeline import parse_sources
     from .results import MAX_UNRECOGNIZED, ParseResult, Stats
 
     n = min(jobs if jobs is not None else cores(), len(srcs))
     results: list = [None] * len(srcs)
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=_context()) as pool:
-            futures = {pool.submit(_one, (src, reduce)): i for i, src in enumerate(srcs)}
+            futures = {pool.submit(_one, (parse_sources, src, reduce)): i for i, src in enumerate(srcs)}
             from concurrent.futures import as_completed
 
             for fut in as_completed(futures):

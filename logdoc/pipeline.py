@@ -458,7 +458,7 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
         from .parallel import parse_parallel, worth_it
 
         if worth_it(srcs, jobs):
-            return parse_parallel(srcs, jobs, progress=progress, reduce=reduce)
+            return parse_parallel(parse_sources, srcs, jobs, progress=progress, reduce=reduce)
     stats = Stats()
     unrecognized: list[Unrecognized] = []
     events: list[Event] = []

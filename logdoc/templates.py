@@ -17,6 +17,8 @@ try:  # a time limit on each match (the browser build has only `re`)
 except ImportError:  # pragma: no cover
     _regex = None
 
+from . import fast
+from .fast import shape
 from .resources import data_dir
 
 MAX_MATCH_LEN = 4096  # NCCL cut lines at 1023 bytes before 2.29; longer text is matched on its head
@@ -167,9 +169,7 @@ def _literals(fmt: str) -> list[str]:
 
 class Catalog:
     def __init__(self, rows: list[Template]):
-        from .grammar import fastpath_enabled
-
-        self.use_cache = fastpath_enabled()
+        self.use_cache = fast.enabled()
         # (shape, first word) -> (template, the templates that would win over it if they matched)
         self._by_shape: dict[tuple[bytes, str], tuple[Template, tuple[Template, ...]]] = {}
         self._misses: dict[str, None] = {}  # exact messages known to match nothing
@@ -193,8 +193,6 @@ class Catalog:
         msg = message[:MAX_MATCH_LEN].rstrip()
         if not self.use_cache:
             return self._search(msg)
-        from .grammar import shape
-
         word = msg.split(" ", 1)[0]
         key = (shape(msg), word)
         hit = self._by_shape.get(key)
@@ -220,8 +218,6 @@ class Catalog:
         """The templates :meth:`_search` would prefer to ``t`` for a message of this first word
         (more specific; as specific and met earlier), leaving out those whose longest literal
         piece cannot occur in a text of this shape."""
-        from .grammar import shape
-
         order: list[tuple[int, int, int, Template]] = []
         for g, group in enumerate((self.by_word.get(word, ()), self.generic)):
             for i, other in enumerate(group):
@@ -346,9 +342,9 @@ def _parse_row(line: str) -> Template | None:
                     specificity=sum(len(x) for x in lits), partial="\\n" in fmt.rstrip("\\n").rstrip())
 
 
-def set_fastpath(enabled: bool) -> None:
+def _follow_switch(on: bool) -> None:
     if nccl_catalog.cache_info().currsize:
-        nccl_catalog().use_cache = enabled
+        nccl_catalog().use_cache = on
 
 
 def _read_rows(path) -> list[Template]:
@@ -368,3 +364,6 @@ def nccl_catalog() -> Catalog:
 
     path = data_dir("grammars") / "nccl_messages.tsv"
     return Catalog(load_table("nccl", [__file__, path], lambda: _read_rows(path)))
+
+
+fast.subscribe(_follow_switch)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoc import grammar, nccl, pipeline
+from logdoc import fast, nccl, pipeline
 from logdoc.fast import grep, lane
 from logdoc.events import Envelope
 from logdoc.source import Source
@@ -31,12 +31,12 @@ from nccl_render import catalog_rows, render_line  # noqa: E402
 
 @contextmanager
 def fastpath(on: bool):
-    before = grammar.fastpath_enabled()
-    grammar.set_fastpath(on)
+    before = fast.enabled()
+    fast.set_enabled(on)
     try:
         yield
     finally:
-        grammar.set_fastpath(before)
+        fast.set_enabled(before)
 
 
 def _result(sources):
@@ -49,9 +49,9 @@ def _both(sources_fn):
     with fastpath(False):
         plain = _result(sources_fn())
     with fastpath(True):
-        fast = _result(sources_fn())
+        quick = _result(sources_fn())
         again = _result(sources_fn())        # warm caches give the same again
-    return plain, fast, again
+    return plain, quick, again
 
 
 def _same(plain, fast):

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logdoc import grammar
+from logdoc import fast
 from logdoc.pipeline import parse_sources
 from logdoc.source import Source
 
@@ -195,15 +195,15 @@ def test_several_files(texts):
 @given(mutated_lines())
 def test_fast_and_plain_paths_agree(text):
     data = text.encode("utf-8", "surrogateescape")
-    before = grammar.fastpath_enabled()
+    before = fast.enabled()
     try:
-        grammar.set_fastpath(False)
+        fast.set_enabled(False)
         plain = events_key(parse_bytes(data))
-        grammar.set_fastpath(True)
-        fast = events_key(parse_bytes(data))
+        fast.set_enabled(True)
+        quick = events_key(parse_bytes(data))
     finally:
-        grammar.set_fastpath(before)
-    assert fast == plain
+        fast.set_enabled(before)
+    assert quick == plain
 
 
 @fuzz_settings(60)

@@ -262,22 +262,22 @@ PASTES = [SPAWN_OOM,
 def test_fast_and_plain_paths_agree_on_pastes():
     """The fast path (NCCL lane) reads the new shapes (masked, cut and old headers, quote and code
     residue, nested messages) as the plain path does, on the field corpus and on pastes."""
-    from logdoc import grammar
+    from logdoc import fast
 
     sources = [[(p.name, p.read_text(encoding="utf-8", errors="replace"))]
                for d in sorted(FIELD.iterdir()) if d.is_dir() for p in sorted(d.iterdir()) if p.name != "case.yaml"]
     sources += [[("paste.log", t)] for t in PASTES]
-    before = grammar.fastpath_enabled()
+    before = fast.enabled()
     try:
         for src in sources:
             out = []
             for on in (False, True):
-                grammar.set_fastpath(on)
+                fast.set_enabled(on)
                 r = parse_sources(src)
                 out.append(([e.to_dict() for e in r.events], r.stats.to_dict()))
             assert out[0] == out[1], src[0][0]
     finally:
-        grammar.set_fastpath(before)
+        fast.set_enabled(before)
 
 
 @pytest.mark.parametrize("line,error", [

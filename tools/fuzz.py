@@ -164,7 +164,7 @@ def check(name: str, data: bytes, deep: bool) -> dict:
     global _RULES
     from rich.console import Console
 
-    from logdoc import grammar
+    from logdoc import fast
     from logdoc.api import build_report
     from logdoc.kb import load_rules
     from logdoc.pipeline import parse_sources
@@ -195,11 +195,11 @@ def check(name: str, data: bytes, deep: bool) -> dict:
     print_report(report, Console(file=io.StringIO(), width=100, no_color=True, color_system=None))
     Redactor.for_events(res.events).value(report)
     if deep:
-        grammar.set_fastpath(False)
+        fast.set_enabled(False)
         try:
             plain = parse()
         finally:
-            grammar.set_fastpath(True)
+            fast.set_enabled(True)
         assert key(plain) == parsed, "fast and plain paths disagree"
         folded = build_report(parse(reduce=True), _RULES)
         assert [(d["id"], d["ranks"]) for d in folded["diagnoses"]] == \

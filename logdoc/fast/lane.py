@@ -279,7 +279,7 @@ def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
     if m is None or text[m.end():] != ev.fields.get("message") or (m.group(1) or None) != ev.host \
             or int(m.group(2)) != ev.pid:
         return
-    from ..grammar import shape
+    from . import shape
     from ..templates import nccl_catalog
 
     cm = text[m.end():].rstrip()
