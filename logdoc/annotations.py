@@ -340,11 +340,11 @@ def digit_pieces() -> tuple[str, ...]:
     if _digit_pieces is None:
         import re
 
-        from . import torchlines
+        from .classify.torch.catalog import templates
 
         typed = re.compile(r"\{[a-z_][a-z0-9_]*(?::(?:int|word|line|rest))?\}|\{[a-z_][a-z0-9_]*=|[{}|]")
         pieces = set()
-        for ts in torchlines.templates().values():
+        for ts in templates().values():
             for t in ts:
                 for piece in typed.split(t.format):
                     piece = " ".join(piece.split())
@@ -475,12 +475,12 @@ class Resolver:
 
 
 def _torch_lookup(text: str) -> str | None:
-    from . import torchlines
+    from .classify.torch.catalog import match_templates
 
     text = text.strip()
     body = text.split("\n", 1)[0] if "\n" in text and len(text) > 2000 else text
     for cand in (body, _strip_exception_type(body)):
-        hit = torchlines._match_templates(cand, ("body", "line", "gloo"))
+        hit = match_templates(cand, ("body", "line", "gloo"))
         if hit is not None:
             return hit[0].id
     return _prefix_lookup(_strip_exception_type(body))
@@ -506,11 +506,11 @@ def _prefix_lookup(text: str) -> str | None:
             words, cut = words[: -len(e)].rstrip(), True
     if not cut or len(words) < 12:
         return None
-    from . import torchlines
+    from .classify.torch.catalog import templates
 
     hits = []
     for where in ("body", "line", "gloo"):
-        for t in torchlines.templates()[where]:
+        for t in templates()[where]:
             lit = t.format.split("{", 1)[0]
             if lit.startswith(words) or (len(lit) >= 12 and words.startswith(lit.rstrip())):
                 hits.append(t.id)

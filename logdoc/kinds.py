@@ -39,10 +39,10 @@ GLOO_FIELDS = ("code_location", "message", "peer", "peer_addr", "peer_port_print
 _NESTED = ("nested_in", "nested_kind", "nested_line", "inner_kind", "inner_template")
 
 _NESTED_SET = frozenset(_NESTED)
-# a message glued after a progress bar (logdoc/torchlines.py) carries the bar's fields with this prefix
+# a message glued after a progress bar (logdoc/classify/torch) carries the bar's fields with this prefix
 _BAR_SET = frozenset("bar_" + f for f in ("desc", "percent", "done", "total", "elapsed_s", "remaining_s"))
 
-_N, _T, _A = "logdoc/nccl.py", "logdoc/torchlines.py", "logdoc/analysis"
+_N, _T, _A = "logdoc/nccl.py", "logdoc/classify/torch", "logdoc/analysis"
 
 
 def _k(fields, producer, summary, catalog=False) -> KindSpec:
@@ -95,7 +95,7 @@ KINDS: dict[str, KindSpec] = {
                          "last_time", "ops", "start", "tail"), "logdoc/digest.py",
                         "a communicator's collective launches in one process, folded (count, first and last opCount "
                         "per collective, the last launches as rows)"),
-    # --- PyTorch ProcessGroupNCCL, c10d, TCPStore, torchrun, Gloo, CUDA (logdoc/torchlines.py)
+    # --- PyTorch ProcessGroupNCCL, c10d, TCPStore, torchrun, Gloo, CUDA (logdoc/classify/torch)
     "torch.watchdog_timeout": _k(PG_FIELDS + EXCEPTION_FIELDS + ("cut", "seq", "op_type", "numel_in", "numel_out",
                                                                  "timeout_ms", "elapsed_ms", "blocking_wait"), _T,
                                  "a collective ran past its timeout", True),

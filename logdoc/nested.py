@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import nccl, torchlines
+from . import nccl
+from .classify.torch import classify as classify_torch
+from .classify.torch.exceptions import EXC_LINE
 from .events import Envelope, Event
 
 # field of the carrier -> the wording that puts a whole message there (torch_templates.tsv,
@@ -77,7 +79,7 @@ def _read_one(text: str) -> tuple[Any, Envelope] | None:
     env = Envelope()
     p = nccl.classify(text, env)
     if p is None:
-        p = torchlines.classify(text, env)
+        p = classify_torch(text, env)
     if p is None or (p.kind == "torch.exception" and not (p.fields or {}).get("cause")):
         bare = nccl.classify_bare(text) or nccl.classify_bare(_message_of(text))
         if bare is not None:
@@ -87,7 +89,7 @@ def _read_one(text: str) -> tuple[Any, Envelope] | None:
 
 def _message_of(text: str) -> str:
     """``RuntimeError: <message>`` -> the message (a bare NCCL text quoted by an exception)."""
-    m = torchlines._EXC_LINE.match(text, 0, min(len(text), 400))
+    m = EXC_LINE.match(text, 0, min(len(text), 400))
     return text[m.end():] if m else text
 
 

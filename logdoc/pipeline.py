@@ -33,8 +33,9 @@ import re
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from . import nccl, nested, prefilter, results, stops, torchlines
+from . import nccl, nested, prefilter, results, stops
 from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
+from .classify.torch import classify as classify_torch
 from .envelope import unwrap
 from .events import Event
 from .fast import enabled as fast_enabled
@@ -66,7 +67,7 @@ def classify_record(rec: Record, name: str) -> Event | None:
     if parsed is None:
         # fast: a PyTorch message is classified once per (text, level)
         fast = "NCCL" not in rec.text and fast_enabled()
-        parsed = torch_classify(rec.text, env) if fast else torchlines.classify(rec.text, env)
+        parsed = torch_classify(rec.text, env) if fast else classify_torch(rec.text, env)
     if parsed is None:
         parsed = nccl.classify_bare(rec.text)  # an NCCL WARN message with no header at all
     if parsed is None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from logdoc.blocks import BlockAssembler, Record
 from logdoc.events import Envelope
-from logdoc.torchlines import classify
+from logdoc.classify.torch import classify
 
 B = Envelope()
 

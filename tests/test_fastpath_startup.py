@@ -151,14 +151,15 @@ def test_table_cache_follows_its_sources_and_survives_damage(tmp_path, monkeypat
 
 
 def test_catalogs_from_the_cache_match_the_built_ones(tmp_path, monkeypatch):
-    from logdoc import templates, torchlines
+    from logdoc import templates
+    from logdoc.classify.torch import catalog as torch_catalog
 
     monkeypatch.setenv("LOGDOC_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("LOGDOC_NO_CACHE", raising=False)
-    built = torchlines._build_templates()
+    built = torch_catalog.build_templates()
     for _ in range(2):  # written, then read
-        torchlines.templates.cache_clear()
-        got = torchlines.templates()
+        torch_catalog.templates.cache_clear()
+        got = torch_catalog.templates()
         assert {w: [(t.id, t.format, t.regex.pattern, t.anchor) for t in v] for w, v in got.items()} == \
             {w: [(t.id, t.format, t.regex.pattern, t.anchor) for t in v] for w, v in built.items()}
     rows = templates._read_rows(templates.data_dir("grammars") / "nccl_messages.tsv")
@@ -167,5 +168,5 @@ def test_catalogs_from_the_cache_match_the_built_ones(tmp_path, monkeypatch):
         cat = templates.nccl_catalog()
         assert [(t.id, t.format, t.anchor, t.specificity) for t in cat.templates.values()] == \
             [(t.id, t.format, t.anchor, t.specificity) for t in rows]
-    torchlines.templates.cache_clear()
+    torch_catalog.templates.cache_clear()
     templates.nccl_catalog.cache_clear()

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from logdoc import torchlines
+from logdoc.classify import torch as torchlines
 from logdoc.pipeline import parse_text
 
 

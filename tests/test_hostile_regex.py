@@ -28,7 +28,9 @@ from functools import lru_cache
 
 import pytest
 
-from logdoc import envelope, nccl, prefilter, torchlines
+from logdoc import envelope, nccl, prefilter
+from logdoc.classify import torch as torchlines
+from logdoc.classify.torch import catalog as torch_catalog, exceptions, gloo, torchrun
 from logdoc.blocks import BlockAssembler
 from logdoc.envelope import has_huge_number, unwrap
 from logdoc.events import Envelope
@@ -215,7 +217,7 @@ def test_nccl_catalog_formats_are_bounded():
 
 
 def _torch_cases(target: int):
-    for where, lst in torchlines.templates().items():
+    for where, lst in torch_catalog.templates().items():
         for t in lst:
             lits, convs = brace_pieces(t.format.strip())
             for name, text in _selected(format_attacks(lits, convs, target), convs):
@@ -231,7 +233,7 @@ def test_torch_catalog_formats_are_bounded():
         cases += list(_torch_cases(TARGET))
     else:  # 100 KB inputs cost ~20 ms each just to look for 700 anchors: a fixed sample in CI
         cases += [c for i, c in enumerate(_torch_cases(TARGET)) if i % 25 == 0]
-    check_bounded(cases, lambda s: torchlines._match_templates(s, wheres))
+    check_bounded(cases, lambda s: torch_catalog.match_templates(s, wheres))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -384,11 +386,11 @@ _MESSAGE_STARTS = [
 
 
 def test_torch_message_patterns_are_bounded():
-    """The message-level patterns and grammars of torchlines (PG prefixes, exception lines, Gloo
+    """The message-level patterns and grammars of the torch classifiers (PG prefixes, exception lines, Gloo
     locations, peers, the failure table), through ``classify``, twice (the second run takes the
     grammar cache's fast path)."""
     cases = []
-    for rx in (torchlines._EXC_LINE, torchlines._PEER, torchlines._TABLE_ENTRY, torchlines._GLOO_LOC):
+    for rx in (exceptions.EXC_LINE, gloo.PEER, torchrun.TABLE_ENTRY, gloo.GLOO_LOC):
         cases += list(_regex_cases(f"torch {rx.pattern[:30]!r}", rx.pattern))
     units = ("a ", "a.", "1, ", "[a]", "=", "\n  a", "\n", ": ", "(", ")", "Error: ", "[Rank 0] ")
     for start in _MESSAGE_STARTS:

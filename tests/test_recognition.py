@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from nccl_render import render_message  # noqa: E402
 
-from logdoc import diagnose, kb, nccl, nested, torchlines  # noqa: E402
+from logdoc import diagnose, kb, nccl, nested  # noqa: E402
+from logdoc.classify import torch as torchlines  # noqa: E402
 from logdoc.api import build_report  # noqa: E402
 from logdoc.envelope import unwrap  # noqa: E402
 from logdoc.events import Envelope, Event  # noqa: E402

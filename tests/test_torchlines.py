@@ -1,4 +1,4 @@
-"""logdoc.torchlines: one test per kind with real-looking lines (torch 2.13 real-run lines quoted
+"""logdoc.classify.torch: one test per kind with real-looking lines (torch 2.13 real-run lines quoted
 verbatim from the reference notes), plus the catalog coverage test."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from logdoc.events import Envelope
-from logdoc import torchlines
-from logdoc.torchlines import classify
+from logdoc.classify.torch import catalog as torch_catalog
+from logdoc.classify.torch import classify
 
 DATA = Path(__file__).parent / "data" / "torch"
 E = Envelope(level="E", rank=0, source="ProcessGroupNCCL.cpp:617")
@@ -621,8 +621,8 @@ def test_child_failed_without_index_lines():
 
 def _match_templates_reference(text, wheres, file=None, line=None):
     """The table scan _match_templates did before its token index: every template in order."""
-    text = text[:torchlines._MAX_MATCH]
-    table = torchlines.templates()
+    text = text[:torch_catalog.MAX_MATCH]
+    table = torch_catalog.templates()
     best = None
     for where in wheres:
         for t in table[where]:
@@ -668,7 +668,7 @@ def test_token_index_picks_what_the_full_table_scan_picks():
     for text in texts:
         for body in (text, text.split("] ", 1)[-1], "RuntimeError: " + text):
             for wheres, file, line in ((("body", "line"), None, None), (("gloo",), "gloo/transport/tcp/pair.cc", 1)):
-                got = torchlines._match_templates(body, wheres, file, line)
+                got = torch_catalog.match_templates(body, wheres, file, line)
                 want = _match_templates_reference(body, wheres, file, line)
                 assert (got and (got[0].id, got[1])) == (want and (want[0].id, want[1])), body
                 tried += 1

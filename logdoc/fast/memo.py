@@ -1,16 +1,16 @@
-"""PyTorch classifications remembered per (message, level); plain twin: :func:`logdoc.torchlines.classify`.
+"""PyTorch classifications remembered per (message, level); plain twin: :func:`logdoc.classify.torch.classify`.
 
-``torchlines.classify`` reads nothing of the envelope but its level, so the same message at the same
+``classify.torch.classify`` reads nothing of the envelope but its level, so the same message at the same
 level gives the same answer (a c10 warning every rank prints). Only answers made of plain values are
 kept, and each hit is a copy.
 """
 from __future__ import annotations
 
-from .. import torchlines
+from ..classify.torch import classify as classify_torch
 from ..grammar import Parsed
 
 MAX_TORCH_MEMO = 4096
-_TORCH_MEMO: dict[tuple[str, str | None], tuple | None] = {}  # (text, env.level) -> what torchlines said
+_TORCH_MEMO: dict[tuple[str, str | None], tuple | None] = {}  # (text, env.level) -> what the torch classifier said
 
 
 def _simple(v) -> bool:
@@ -20,7 +20,7 @@ def _simple(v) -> bool:
 
 
 def torch_classify(text: str, env) -> Parsed | None:
-    """``torchlines.classify(text, env)``, remembered."""
+    """``classify_torch(text, env)``, remembered."""
     key = (text, env.level)
     if key in _TORCH_MEMO:
         hit = _TORCH_MEMO[key]
@@ -28,7 +28,7 @@ def torch_classify(text: str, env) -> Parsed | None:
             return None
         kind, level, template, fields = hit
         return Parsed(kind, level, template, {k: (list(v) if isinstance(v, list) else v) for k, v in fields.items()})
-    parsed = torchlines.classify(text, env)
+    parsed = classify_torch(text, env)
     if len(_TORCH_MEMO) >= MAX_TORCH_MEMO:
         _TORCH_MEMO.clear()
     if parsed is None:

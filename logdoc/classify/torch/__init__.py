@@ -1,0 +1,290 @@
+"""Stage 4 for PyTorch-distributed, torchrun, Gloo, CUDA and kernel Xid messages: the dispatcher.
+
+``classify(text, env)`` takes one message with its envelopes removed (a multi-line record from
+:mod:`logdoc.blocks` is joined with ``\\n``) and returns a :class:`~logdoc.grammar.Parsed` or
+``None`` when the text is none of those. This module only decides which reader a message goes to;
+the readers are its submodules:
+
+- ``exceptions.py``: Python tracebacks, ``Type: message`` lines, ``terminate called ...``;
+- ``torchrun.py``: the ChildFailedError failure summary;
+- ``transformers.py``: the ProcessGroup prefix and the structured ProcessGroupNCCL formats;
+- ``gloo.py``: Gloo's located errors;
+- ``catalog.py``: everything else, by the catalog table ``grammars/torch_templates.tsv``;
+- ``common.py``: the level, signal and errno tables they share.
+
+How a message is understood, cheapest test first:
+
+1. a few literal tests on the start of the text pick the structure: Python traceback, torchrun
+   failure summary, ``terminate called ...``, C++ backtrace, ``Type: message`` exception line;
+2. the ProcessGroup prefix (``[Rank r]``, ``[PG 1 Rank r]``, ``[PG ID 1 PG GUID 1(desc) Rank r]``)
+   is peeled by ``grammars/torch_prefix.lark``;
+3. the body goes to a Lark grammar when it is one of the structured formats (``torch.lark``:
+   WorkNCCL watchdog records, desync report, monitored barrier; ``torch_nccl_error.lark``;
+   ``torch_mismatch.lark``; ``gloo.lark``);
+4. anything else is named by the catalog table ``grammars/torch_templates.tsv`` (generated from
+   the PyTorch and Gloo message catalogs by ``tests/data/torch/make_templates.py``).
+
+A message may quote another (an exception in a watchdog record, the ``what()`` of a terminate): the
+readers of those formats are handed :func:`read_message`, which reads the inner one through this
+dispatcher again, to a bounded depth.
+
+Template ids: ``torch.<kind-like name>`` for the formats a grammar recognises,
+``torch:<component>:<slug>`` and ``gloo:<file>:<line>`` for catalog rows, ``logdoc:<area>:<slug>``
+for formats the catalogs lack (CUDA, Xid, spawn), ``py:traceback`` / ``py:exception`` for a Python
+exception whose message is not otherwise known.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any
+
+from ... import kinds as _kinds
+from ...envelope import has_huge_number, unwrap
+from ...events import Envelope
+from ...grammar import Parsed
+from .catalog import templated
+from .common import cause, level_of, parse
+from .exceptions import EXC_LINE, exception_event, terminate, traceback
+from .gloo import GLOO_LOC, MASKED_LOC, classify_gloo
+from .torchrun import TABLE_ENTRY, child_failed
+from .transformers import PrefixT, mismatch, nccl_error, torch_body
+
+__all__ = ["classify", "KINDS"]
+
+# Kinds this package emits: those of the one registry (logdoc/kinds.py) whose producer it is.
+KINDS = tuple(k for k, spec in _kinds.KINDS.items() if spec.producer == "logdoc/classify/torch")
+
+_RANK_LABEL = re.compile(r"\[rank\d+\][ \t]+(?=[A-Z\[])")
+_JSON_MESSAGE = re.compile(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
+_WATCHDOG_PARTS = (("seq", re.compile(r"\bSeqNum=(\d+)")), ("op_type", re.compile(r"\bOpType=([A-Za-z_]\w*)")),
+                   ("timeout_ms", re.compile(r"\bTimeout\(ms\)=(\d+)")),
+                   ("elapsed_ms", re.compile(r"\bran for (\d+) (?:milliseconds|ms)\b")))
+_NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+                                               "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError",
+                                               "ncclInProgress", "ncclTimeout"))
+_TORCH_BODY_STARTS = ("Watchdog caught", "Collective", "found async exception", "Work WorkNCCL",
+                      "failure detected by watchdog", "NCCL Work update", "Process group watchdog thread",
+                      "NCCL watchdog thread", "WorkNCCL(")
+
+
+# An exception message may quote another one (`RuntimeError: ... NCCL error ...`), and each is read
+# by read_message again; hostile input can nest that without end (`E: E: E: ...`), so the depth is capped.
+_MAX_NESTING = 6
+_nesting = threading.local()
+
+
+def read_message(text: str, env: Envelope | None) -> Parsed | None:
+    """A message body (no envelope; may still carry a PG prefix or an exception type)."""
+    depth = getattr(_nesting, "depth", 0)
+    if depth >= _MAX_NESTING:
+        return None
+    _nesting.depth = depth + 1
+    try:
+        return _message_body(text, env)
+    finally:
+        _nesting.depth = depth
+
+
+def _message_body(text: str, env: Envelope | None) -> Parsed | None:
+    s = text.lstrip(" \t\r\n")
+    if not s:
+        return None
+    c0 = s[0]
+    if c0 == "T" and s.startswith("Traceback (most recent call last)"):
+        return traceback(s, env, read_message)
+    if c0 == "=" and s.startswith("==="):
+        cf = child_failed(s)
+        if cf is not None:
+            return Parsed("torchrun.child_failed", level_of(env, "ERROR"), "torch:elastic-errors:child-failed-error", cf)
+    if c0 == "[" and TABLE_ENTRY.match(s):
+        cf = child_failed("=" * 3 + "\n" + "? FAILED\n" + "-" * 3 + "\nFailures:\n" + s + "\n" + "-" * 3
+                           + "\nRoot Cause (first observed failure):")
+        if cf is not None:
+            cf.pop("script", None)
+            cf.pop("root_cause", None)
+            return Parsed("torchrun.child_failed", level_of(env, "ERROR"), "torch:elastic-errors:child-failed-table", cf)
+    if c0 == '"' and s.startswith('"message": "'):
+        # torchelastic's error_handler logs the error file as JSON: `"message": "<Type>: <message>",`
+        m = _JSON_MESSAGE.match(s)
+        if m:
+            try:
+                quoted = json.loads('"' + m.group(1) + '"')
+            except ValueError:
+                quoted = None
+            if quoted and EXC_LINE.match(quoted):
+                return read_message(quoted, env)
+    if c0 == "t" and s.startswith("terminate called"):
+        return terminate(s, env, read_message)
+    if c0 in "Ef" and (s.startswith("Exception raised from ") or s.startswith("frame #")):
+        return Parsed("torch.cxx_backtrace", level_of(env, "ERROR"),
+                      "torch:c10-exception:exception-raised-from-at-most-recent-call",
+                      {"cxx_frames": s.count("frame #"), "raised_from": s.split("\n", 1)[0][len("Exception raised from "):]
+                       if s.startswith("Exception raised from ") else None})
+    if c0 == "<" and s.startswith("<omitting python frames>"):
+        return Parsed("torch.cxx_backtrace", level_of(env, "ERROR"),
+                      "torch:c10-exception:exception-raised-from-at-most-recent-call", {"cxx_frames": s.count("frame #")})
+    if c0 == "[" and s.startswith("[rank"):
+        # a rank label without the colon of torch's `[rankN]:` (a launcher's or a paste's): peeled when
+        # what follows is a message of its own
+        m = _RANK_LABEL.match(s)
+        if m and m.end() < len(s):
+            s = s[m.end():]
+            c0 = s[:1]
+    if c0 == "[" and s.startswith("[c10d] "):
+        s = s[7:]
+        c0 = s[:1]
+    pg: dict[str, Any] | None = None
+    body = s
+    if c0 == "[" and (s.startswith("[Rank") or s.startswith("[PG")):
+        tree = parse("torch_prefix", s)
+        if tree is not None:
+            pg, body = PrefixT().transform(tree)
+            if body.startswith(":"):
+                body = body[1:].lstrip()
+            if body.startswith("[c10d] "):
+                body = body[7:]
+    # a Python exception line: `Type: message`
+    if body[:1].isalpha() and pg is None:
+        m = EXC_LINE.match(body, 0, min(len(body), 400))
+        if m and m.end() <= len(body):
+            etype = m.group(1)
+            if "." in etype or etype[:1].isupper():
+                rest = body[m.end():]
+                return exception_event({"exc_type": etype, "exc_message": rest.strip()}, env, read_message)
+    p = _structured(body, env, pg)
+    if p is not None:
+        return p
+    p = templated(body, env, pg, read_message)
+    if p is not None:
+        return p
+    if pg is not None:
+        return Parsed("torch.message", level_of(env, "ERROR"), None, dict(pg))
+    return None
+
+
+def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> Parsed | None:
+    b0 = body[:1]
+    head = body[:200]
+    if (body.startswith(_TORCH_BODY_STARTS) or "monitoredBarrier" in head
+            or (b0 == "R" and body.startswith("Rank") and "\t" in body[:64] and "knowledge" in body)):
+        r = torch_body(body)
+        if r is not None:
+            kind, tid, level, fields = r
+            out = dict(pg or {})
+            out.update(fields)
+            for key in ("exception", "original_exception"):
+                exc = out.get(key)
+                if isinstance(exc, str) and exc:
+                    inner = read_message(exc, None)
+                    if inner is not None:
+                        out["cause"] = cause(inner)
+                        for k in ("nccl_result", "error_string", "nccl_version", "last_error", "source_location"):
+                            if k in inner.fields:
+                                out.setdefault(k, inner.fields[k])
+            if kind == "torch.monitored_barrier" and pg:
+                out["rank"] = pg.get("pg_rank")
+            return Parsed(kind, level_of(env, level), tid, out)
+        if body.startswith("Watchdog caught collective operation timeout") and "\n" not in body:
+            # one line abbreviated or cut by a paste (`WorkNCCL(... OpType=BROADCAST ...)`, `NumelIn=1, ...)`,
+            # the `ran for` part missing): still a watchdog timeout, with the values that are there. A
+            # record of several lines that does not read whole is not guessed (wraps are joined by blocks)
+            out = dict(pg or {})
+            # another process's record spliced into the cut line is not read as this one's values
+            ends = [i for i in (body.find("[rank", 1), body.find("[Rank ", 1), body.find("Watchdog caught", 1)) if i > 0]
+            own = body[:min(ends)] if ends else body
+            for key, rx in _WATCHDOG_PARTS:
+                m = rx.search(own)
+                if m:
+                    out[key] = m.group(1) if key == "op_type" else int(m.group(1))
+            out["cut"] = True
+            return Parsed("torch.watchdog_timeout", level_of(env, "ERROR"), "torch.watchdog_timeout", out)
+    if b0 == "n" and body.startswith(_NCCL_RESULTS):
+        # ncclGetErrorString's `ncclXxx: <interpretation>` (+ `Last error:` and the reason), the tail
+        # of a `NCCL error in: ...` message that a paste or an exception quotes without its head
+        p = nccl_error(body)
+        if p is not None:
+            p.level = level_of(env, p.level)
+            return p
+    if b0 == "N" and body.startswith(("NCCL error", "NCCL timeout in")):
+        p = nccl_error(body)
+        if p is not None:
+            if pg:
+                p.fields = {**pg, **p.fields}
+            p.level = level_of(env, p.level)
+            return p
+    if b0 in "DP" and body.startswith(("Detected mismatch between collectives", "ProcessGroupWrapper:")):
+        p = mismatch(body, read_message)
+        if p is not None:
+            p.level = level_of(env, p.level)
+            return p
+    if b0 == "[" and body[1:2] == "<" or body.startswith("[enforce fail at <"):
+        unmasked = MASKED_LOC.sub(lambda m: "[" + (m.group(1) or ""), body, count=1)
+        if unmasked != body and GLOO_LOC.match(unmasked):
+            body = unmasked
+    if (b0 == "[" and GLOO_LOC.match(body)) or (b0 == "G" and body.startswith("Gloo connectFullMesh")):
+        p = classify_gloo(body, read_message)
+        if p is not None:
+            p.level = level_of(env, p.level)
+            return p
+    if "NVRM: Xid" in head and not body.startswith("NVRM"):
+        i = body.find("NVRM: Xid")
+        return templated(body[i:], env, pg, read_message)
+    return None
+
+
+# A tqdm progress bar (`desc: 35%|#####     | 700/2000 [30:01<57:14, 39.1it/s]`): the program's own
+# work (tokenizing, downloading, loading, evaluating) and how long it has run. A message printed by
+# another process while the bar is redrawn (with `\r` and no newline) lands glued after it.
+_TQDM = re.compile(r"(?P<desc>[^\n|]{0,160}?)[ \t]*(?P<percent>\d{1,3})%\|[^|\n]{0,600}\|[ \t]*"
+                   r"(?P<done>[\d.]+[kMGT]?)/(?P<total>[\d.]+[kMGT]?|\?)[ \t]*"
+                   r"\[(?P<elapsed>(?:\d+:)?\d+:\d\d)<(?P<remaining>(?:\d+:)?\d+:\d\d|\?)(?:,[^\]\n]{0,60})?\]")
+
+
+def _seconds(clock: str | None) -> int | None:
+    if not clock or not clock[0].isdigit():
+        return None
+    n = 0
+    for part in clock.split(":"):
+        n = n * 60 + int(part)
+    return n
+
+
+def _progress(m: re.Match) -> dict[str, Any]:
+    desc = m.group("desc").strip().rstrip(":").strip()
+    return {"desc": desc or None, "percent": int(m.group("percent")), "done": m.group("done"),
+            "total": m.group("total"), "elapsed_s": _seconds(m.group("elapsed")),
+            "remaining_s": _seconds(m.group("remaining"))}
+
+
+def classify(text: str, env: Envelope | None = None) -> Parsed | None:
+    """Kind, level, template and fields of one PyTorch / torchrun / Gloo / CUDA / Xid message."""
+    if not text or has_huge_number(text):
+        return None
+    env = env if env is not None else Envelope()
+    if "%|" in text[:800]:
+        m = _TQDM.match(text)
+        if m is not None:
+            bar = _progress(m)
+            rest = text[m.end():].lstrip()
+            if rest:
+                renv, rmsg = unwrap(rest)  # (the glued message keeps its own header)
+                q = classify(rmsg, renv)
+                if q is not None:
+                    q.fields.update({f"bar_{k}": v for k, v in bar.items()})
+                    if renv.level and q.level == "ERROR" and renv.level != "ERROR":
+                        q.level = level_of(renv, q.level)
+                    return q
+            return Parsed("app.progress", "INFO", "logdoc:app:progress-bar", bar)
+    p = read_message(text, env)
+    if (p is None or p.template is None) and "\n" in text and ("WorkNCCL" in text or "Watchdog caught" in text):
+        # a ProcessGroupNCCL record wrapped by a paste (blocks.py joins its lines): read it again with
+        # the breaks undone, a hard wrap (cut anywhere) first, then a soft one (at a blank). Only a
+        # reading that the grammar accepts whole is taken; the event keeps the text as printed.
+        for joined in (text.replace("\n", ""), text.replace("\n", " ")):
+            q = read_message(joined, env)
+            if q is not None and q.template is not None:
+                q.fields["rewrapped"] = True
+                return q
+    return p

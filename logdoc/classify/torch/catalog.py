@@ -1,0 +1,295 @@
+"""The PyTorch and Gloo message catalog (``grammars/torch_templates.tsv``, brace dialect: ``{name}``,
+``{name:int|word|line|rest}``, ``{a|b}`` alternatives): its templates as bounded patterns, the
+anchor index that picks the few a message can match, the match in the table's specificity order,
+and what a catalog-named message's fields become (integers, signals, errno names, Xid detail, a
+lone torchrun table row)."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from ...events import Envelope
+from ...grammar import Parsed
+from ...resources import data_dir, grammar_text
+from ...templates import BoundedPattern
+from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
+
+MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
+_ORIGINAL = "\n Original exception:"
+
+
+class _Template:
+    __slots__ = ("id", "kind", "level", "where", "file", "format", "regex", "anchor", "weight", "ints")
+
+    def __init__(self, tid: str, kind: str, level: str, where: str, file: str, fmt: str) -> None:
+        self.id, self.kind, self.level, self.where, self.file, self.format = tid, kind, level, where, file, fmt
+        self.ints: set[str] = set()
+        fmt_s = fmt.strip()
+        # c10d's logAndThrow(log, error) logs the first part and throws it with `\n Original exception:
+        # \n<what>` appended; the catalog lists the thrown text. The logged line is the head alone.
+        cut = fmt_s.find(_ORIGINAL)
+        head = fmt_s[:cut].rstrip() if cut > 0 else fmt_s
+        body, literal = self._compile(head)
+        # Messages gain tails across versions: c10's TORCH_WARN appends ` (function operator())`,
+        # newer releases append the run id or detail. A template that ends in literal text accepts
+        # a tail that starts after a blank or a quote; one that ends in a placeholder absorbs it anyway.
+        tail = r"(?:[ \t]+\S[^\n]*)?" if head[-1:] not in "}" else ""
+        if cut > 0:
+            thrown, _ = self._compile(fmt_s[cut:])
+            tail = rf"(?:\s*{thrown}|{tail})" if tail else rf"(?:\s*{thrown})?"
+        # bounded: a hostile 64 KB message must not make the lazy placeholders backtrack for minutes
+        self.regex = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
+        words = re.findall(r"\S+", literal)
+        self.anchor = max(words, key=len) if words else ""
+        self.weight = len(literal.replace(" ", ""))
+
+    def _compile(self, fmt: str) -> tuple[str, str]:
+        out: list[str] = []
+        lit: list[str] = []
+        i, n = 0, len(fmt)
+        after_int = False
+        while i < n:
+            c = fmt[i]
+            if c == "{":
+                depth, j = 1, i + 1
+                while j < n and depth:
+                    depth += {"{": 1, "}": -1}.get(fmt[j], 0)
+                    j += 1
+                inner = fmt[i + 1:j - 1]
+                if after_int and re.fullmatch(r"[a-z_][a-z0-9_]*", inner):
+                    # `Rank {rank:int}{desync_report}`: a message composed elsewhere is glued to the
+                    # number; the catalog's pieces of it start on a new line (`\n\t - To our best
+                    # knowledge`, `\n\t     [1, 2] finished`), so `Rank 0: RuntimeError: ...` (a
+                    # program's own print) or `Rank 3 has no transport ...` (NCCL's) is not one.
+                    out.append(r"(?=[ \t]*\n|\s+[-\[])")
+                out.append(self._placeholder(inner))
+                after_int = inner.endswith(":int")
+                lit.append(" ")
+                i = j
+                continue
+            after_int = False
+            j = i
+            while j < n and fmt[j] != "{":
+                j += 1
+            chunk = fmt[i:j]
+            lit.append(chunk)
+            pieces = re.split(r"(\s+)", chunk)
+            for p in pieces:
+                if not p:
+                    continue
+                out.append(r"\s+" if p.isspace() else re.escape(p))
+            i = j
+        return "".join(out), "".join(lit)
+
+    def _placeholder(self, inner: str) -> str:
+        m = re.fullmatch(r"([a-z_][a-z0-9_]*)(?::(int|word|line|rest))?", inner)
+        if m:
+            name, typ = m.group(1), m.group(2)
+            if typ == "int":
+                self.ints.add(name)
+                return rf"(?P<{name}>-?\d+)"
+            if typ == "word":
+                return rf"(?P<{name}>\S+)"
+            if typ == "line":
+                return rf"(?P<{name}>[^\n]*)"
+            if typ == "rest":
+                return rf"(?P<{name}>.*)"
+            return rf"(?P<{name}>.*?)"
+        name = None
+        m = re.match(r"([a-z_][a-z0-9_]*)=", inner)
+        if m:
+            name, inner = m.group(1), inner[m.end():]
+        alts = _split_alts(inner)
+        compiled = "|".join(self._compile(a)[0] if a else "" for a in alts)
+        return rf"(?P<{name}>{compiled})" if name else rf"(?:{compiled})"
+
+    def match(self, text: str) -> dict[str, Any] | None:
+        m = self.regex.match(text)
+        if m is None:
+            return None
+        fields: dict[str, Any] = {}
+        for k, v in m.groupdict().items():
+            if v is None:
+                continue
+            fields[k] = int(v) if k in self.ints else v.strip()
+        return fields
+
+
+def _split_alts(s: str) -> list[str]:
+    out, depth, cur = [], 0, []
+    for c in s:
+        if c == "|" and depth == 0:
+            out.append("".join(cur))
+            cur = []
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        cur.append(c)
+    out.append("".join(cur))
+    return out
+
+
+@lru_cache(maxsize=1)
+def templates() -> dict[str, list[_Template]]:
+    """The catalog table, by where it applies ('body', 'gloo', 'line'), most specific first."""
+    from ...cache import load_table
+
+    return load_table("torch", [__file__, data_dir("grammars") / "torch_templates.tsv"], build_templates)
+
+
+def build_templates() -> dict[str, list[_Template]]:
+    by: dict[str, list[_Template]] = {"body": [], "gloo": [], "line": []}
+    for raw in grammar_text("torch_templates.tsv").splitlines():
+        if not raw or raw.startswith("#") or raw.startswith("id\t"):
+            continue
+        tid, kind, level, where, file, fmt = raw.split("\t")
+        fmt = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}.get(m.group(1), m.group(0)), fmt)
+        by[where].append(_Template(tid, kind, level, where, file, fmt))
+    for lst in by.values():
+        lst.sort(key=lambda t: -t.weight)
+    return by
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+
+
+@lru_cache(maxsize=None)
+def _token_index(where: str) -> tuple[dict[str, tuple[int, ...]], frozenset[str], tuple[tuple[int, str], ...]]:
+    """Which templates of ``templates()[where]`` a message can match, by its blank-separated
+    tokens: a template whose anchor stands between blanks (or at an end) in its format, not
+    against a placeholder, matches only a message that holds the anchor as a whole token (the
+    format's blanks are ``\\s+`` in its expression; ``str.split`` cuts at the same characters).
+    Returns (anchor -> template positions, the anchors, (position, anchor) of the templates that
+    are always tried when their anchor is in the message)."""
+    by_token: dict[str, list[int]] = {}
+    always: list[tuple[int, str]] = []
+    for i, t in enumerate(templates()[where]):
+        if t.anchor and _stands_alone(t.anchor, _PLACEHOLDER.sub("\x00", t.format.strip())):
+            by_token.setdefault(t.anchor, []).append(i)
+        else:
+            always.append((i, t.anchor))
+    return {k: tuple(v) for k, v in by_token.items()}, frozenset(by_token), tuple(always)
+
+
+def _stands_alone(word: str, text: str) -> bool:
+    """Whether ``word`` occurs in ``text`` between blanks or ends (``(?<!\\S)word(?!\\S)``)."""
+    n = len(word)
+    i = text.find(word)
+    while i >= 0:
+        j = i + n
+        if (i == 0 or text[i - 1].isspace()) and (j == len(text) or text[j].isspace()):
+            return True
+        i = text.find(word, i + 1)
+    return False
+
+
+def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
+                     line: int | None = None) -> tuple[_Template, dict[str, Any]] | None:
+    text = text[:MAX_MATCH]
+    table = templates()
+    best: tuple[int, _Template, dict[str, Any]] | None = None
+    tokens = set(text.split())
+    for where in wheres:
+        lst = table[where]
+        by_token, anchors, always = _token_index(where)
+        order = [i for i, a in always if not a or a in text]
+        for tok in anchors & tokens:
+            order.extend(by_token[tok])
+        order.sort()  # the table's own order: the same first match and the same best score
+        for i in order:
+            t = lst[i]
+            if t.anchor and t.anchor not in text:
+                continue
+            fields = t.match(text)
+            if fields is None:
+                continue
+            if file is None:
+                return t, fields
+            score = 0
+            if t.file and t.file == file:
+                score = 2 if (line is not None and t.id.endswith(f":{line}")) else 1
+            if best is None or score > best[0]:
+                best = (score, t, fields)
+            if score == 2:
+                break
+    return (best[1], best[2]) if best else None
+
+
+def templated(body: str, env: Envelope | None, pg: dict[str, Any] | None, read: Read) -> Parsed | None:
+    m = match_templates(body, ("body", "line"))
+    if m is None and body.startswith("Warning: "):  # TORCH_WARN's `Warning: msg (function f)`
+        m = match_templates(body[9:], ("body", "line"))
+    if m is None:
+        return None
+    t, f = m
+    fields = dict(pg or {})
+    for k, v in f.items():
+        if k == "rest" and not v:
+            continue
+        fields[k] = v
+    enrich(t.kind, fields, read)
+    return Parsed(t.kind, level_of(env, t.level), t.id, fields)
+
+
+def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
+    for k in list(f):
+        if k in ("pid", "port", "exitcode", "local_rank", "rank", "xid", "remaining", "max_restarts", "seq"):
+            f[k] = to_int(f[k])
+    if kind == "torchrun.child_failed" and "failures" not in f and ("signum" in f or "exitcode" in f):
+        # one row of the summary table standing alone (its neighbours cut, wrapped or glued by a paste):
+        # the failure it describes, so the rules on the table read it
+        row: dict[str, Any] = {}
+        if isinstance(f.get("signum"), int):
+            row["exitcode"] = -f["signum"]
+            row["signal"] = f.get("signal")
+        elif isinstance(to_int(f.get("exitcode")), int):
+            row["exitcode"] = to_int(f["exitcode"])
+            if row["exitcode"] < 0:
+                row["signal"] = SIGNALS.get(-row["exitcode"])
+        if isinstance(f.get("pid"), int):
+            row["pid"] = f["pid"]
+        m = re.search(r"\brank:?\s*(\d+)\s*\(local[ _]rank:\s*(\d+)\)", f.get("head") or "")
+        if m:
+            row["rank"], row["local_rank"] = int(m.group(1)), int(m.group(2))
+        f.pop("head", None)
+        if row:
+            f["failures"] = [row]
+    if kind == "torchrun.worker_failed":
+        ec = f.get("exitcode")
+        if isinstance(ec, int) and ec < 0:
+            f["signal"] = SIGNALS.get(-ec)
+        if "process" in f:
+            f["local_rank"] = f.pop("process")
+            f["launcher"] = "spawn"
+    elif kind == "kernel.xid":
+        detail = f.get("detail", "")
+        m = re.search(r"pid=(\d+|'<unknown>')", detail)
+        if m and m.group(1).isdigit():
+            f["xid_pid"] = int(m.group(1))
+        m = re.search(r"name=([^,\s]+)", detail)
+        if m:
+            f["process_name"] = m.group(1)
+        f["message"] = re.sub(r"^(?:pid=[^,]*,\s*)?(?:name=[^,]*,\s*)?", "", detail).strip()
+        f.pop("detail", None)
+    elif kind in ("store.listen_failed", "store.connect_retry", "store.connect_failed", "store.resolve_failed"):
+        if "uv_name" in f:
+            f["errno_name"] = f["uv_name"]
+        elif isinstance(f.get("errno"), int) and f["errno"] in ERRNO_NUMBERS:
+            f["errno_name"] = ERRNO_NUMBERS[f["errno"]]
+        elif errno_name(f.get("strerror") or f.get("gai_strerror")):
+            f["errno_name"] = errno_name(f.get("strerror") or f.get("gai_strerror"))
+        addr = f.get("addr")
+        if isinstance(addr, str) and "port" not in f:
+            m = re.search(r":(\d+)\]?$", addr)
+            if m:
+                f["port"] = int(m.group(1))
+    elif kind == "store.wait_timeout" and "keys" in f:
+        f["keys"] = [k.strip() for k in re.split(r",\s*", f["keys"].strip("[] ")) if k.strip()]
+    elif kind == "torchrun.sigterm" and "kill_signal" in f:
+        f["escalated"] = True
+    elif kind == "store.nccl_unique_id" and isinstance(f.get("exception"), str):
+        inner = read(f["exception"], None)
+        if inner is not None:
+            f["cause"] = cause(inner)
+    elif kind in ("torch.flight_recorder", "torch.heartbeat", "torch.teardown") and "src_rank" in f:
+        f["src_rank"] = to_int(f["src_rank"])

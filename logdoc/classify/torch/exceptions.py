@@ -1,0 +1,168 @@
+"""Exceptions: Python tracebacks (chained, nested, with frames a paste elided or an exception line it
+cut; ``grammars/torch_traceback.lark``), ``Type: message`` exception lines, and C++'s ``terminate
+called after throwing an instance of ...`` (``torch_terminate.lark``). An exception whose message is
+a known format takes that format's kind (a traceback ending in a Gloo error is ``gloo.error``)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Tree
+
+from ...blocks import is_elision
+from ...events import Envelope
+from ...grammar import Parsed
+from .common import Read, cause, level_of, parse
+from .torchrun import child_failed
+
+EXC_LINE = re.compile(
+    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|socket\.(?:gaierror|herror))"
+    r"(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
+
+
+def terminate(text: str, env: Envelope | None, read: Read) -> Parsed | None:
+    tree = parse("torch_terminate", text)
+    if tree is None:
+        return None
+    f: dict[str, Any] = {}
+    if tree.data == "thrown":
+        f["cxx_type"] = str(tree.children[0])[1:-1]
+        what = ""
+        if len(tree.children) > 1:
+            w = tree.children[1]
+            what = str(w.children[0]) if w.children else ""
+        cut = what.find("\nException raised from ")
+        f["what"] = (what[:cut] if cut >= 0 else what).strip()
+        if cut >= 0:
+            f["cxx_frames"] = what.count("\nframe #")
+        if f["what"]:
+            inner = read(f["what"], None)
+            if inner is not None:
+                f["cause"] = cause(inner)
+        tid = "torch:c10-exception:terminate-called-after-throwing-an-instance-of"
+    else:
+        f["what"] = str(tree.children[0]).strip()
+        tid = "logdoc:cxx:terminate-called"
+    return Parsed("torch.terminate", level_of(env, "FATAL"), tid, f)
+
+
+def traceback(text: str, env: Envelope | None, read: Read) -> Parsed | None:
+    if "..." in text or "…" in text or "omitted" in text or "snip" in text:
+        # frames a paste left out (blocks.is_elision lines) are not read; the frames that are there are
+        text = "\n".join(line for line in text.split("\n") if not is_elision(line))
+    tree = parse("torch_traceback", text)
+    if tree is None:
+        return _cut_traceback(text, env)
+    top = tree.children[0]
+    if top.data == "exception":  # no `Traceback (most recent call last):` head was read: not a traceback
+        return None
+    excs: list[dict[str, Any]] = []
+    last_frames: list[str] = []
+    if top.data == "exception":
+        excs.append(_exc_from(top))
+        relation = []
+    else:
+        relation = []
+        for node in top.children:
+            if node.data == "traceback":
+                tb = node
+                relation.append(None)
+            else:
+                tb = node.children[-1]
+                relation.append("context" if node.data == "chained" and "During handling" in str(node.children[0])
+                                else "cause" if node.data == "chained" else "nested")
+            frames = [_frame(f) for f in tb.children if isinstance(f, Tree) and f.data == "frame"]
+            exc = _exc_from(tb.children[-1])
+            exc["frames"] = len(frames)
+            exc["last_frame"] = frames[-1] if frames else None
+            excs.append(exc)
+            last_frames = frames
+    final = excs[-1]
+    fields: dict[str, Any] = {"exc_type": final["exc_type"], "exc_message": final["exc_message"]}
+    if top.data != "exception":
+        fields["traceback"] = True
+        fields["frames"] = final.get("frames", 0)
+        fields["last_frame"] = final.get("last_frame")
+    if len(excs) > 1:
+        fields["chain"] = [{"exc_type": e["exc_type"], "exc_message": e["exc_message"][:500],
+                            "relation": r} for e, r in zip(excs, relation)]
+        for prev in excs[:-1]:
+            m = re.search(r"-- Process (\d+) terminated with the following error:", prev["exc_message"])
+            if m:
+                fields["spawn_process"] = int(m.group(1))
+    return exception_event(fields, env, read)
+
+
+_TB_FRAME = re.compile(r'^[ \t]+File "([^"\n]*)", line (\d+)(?:, in ([^\n]*))?$', re.M)
+
+
+def _cut_traceback(text: str, env: Envelope | None) -> Parsed | None:
+    """A traceback whose exception line a paste cut off (only the head and frames are there): still a
+    Python exception, whose type and message are not in the log."""
+    if not text.startswith("Traceback (most recent call last):"):
+        return None
+    body = text.split("\n", 1)[1] if "\n" in text else ""
+    frames = _TB_FRAME.findall(body)
+    if not frames or any(line.strip() and not line[:1].isspace() for line in body.split("\n")):
+        return None  # (a line of its own after the frames: not only cut, the grammar had a reason)
+    path, line, func = frames[-1]
+    return Parsed("torch.exception", level_of(env, "ERROR"), "py:traceback",
+                  {"exc_type": None, "exc_message": "", "traceback": True, "frames": len(frames),
+                   "last_frame": f"{path}:{line}" + (f" in {func.strip()}" if func else ""), "cut": True})
+
+
+def _frame(node: Tree) -> str:
+    line = str(node.children[0]).strip()
+    m = re.match(r'File "([^"]*)", line (\d+)(?:, in (.*))?', line)
+    if not m:
+        return line
+    return f"{m.group(1)}:{m.group(2)}" + (f" in {m.group(3).strip()}" if m.group(3) else "")
+
+
+def _exc_from(node: Tree) -> dict[str, Any]:
+    first = str(node.children[0]).lstrip("\n")
+    rest = "".join(str(t) for t in node.children[1:])
+    m = EXC_LINE.match(first)
+    if m:
+        etype, msg = m.group(1), first[m.end():]
+    else:
+        etype, msg = None, first
+    message = (msg + rest)
+    # ProcessRaisedException: drop the "-- Process N terminated ..." line (the nested traceback follows)
+    return {"exc_type": etype, "exc_message": message.strip("\n").rstrip() if message.strip() else ""}
+
+
+def exception_event(fields: dict[str, Any], env: Envelope | None, read: Read) -> Parsed:
+    """Name a Python exception by its message when the message is a known format."""
+    etype = fields.get("exc_type") or ""
+    msg = fields.get("exc_message") or ""
+    short = etype.rsplit(".", 1)[-1]
+    inner: Parsed | None = None
+    if short == "ChildFailedError":
+        cf = child_failed(msg.lstrip("\n"))
+        if cf is not None:
+            fields.update(cf)
+            return Parsed("torchrun.child_failed", level_of(env, "ERROR"), "torch:elastic-errors:child-failed-error", fields)
+    if short == "ProcessRaisedException" and "spawn_process" not in fields:
+        m = re.search(r"-- Process (\d+) terminated with the following error:", msg)
+        if m:
+            fields["spawn_process"] = int(m.group(1))
+    if msg:
+        inner = read(msg, None)
+    if short in ("OutOfMemoryError",) and (inner is None or inner.kind != "cuda.oom"):
+        inner = Parsed("cuda.oom", "ERROR", "logdoc:cuda:oom-other", {})
+    if short == "SignalException" and inner is None:
+        m = re.match(r"Process (\d+) got signal: (\d+)", msg)
+        if m:
+            inner = Parsed("torchrun.signal", "ERROR", "torch:elastic-multiprocessing:process-got-signal",
+                           {"pid": int(m.group(1)), "signal": int(m.group(2))})
+    if inner is None and short.startswith("Rendezvous"):
+        inner = Parsed("torchrun.rendezvous", "ERROR", f"logdoc:elastic:{short}", {"event": short})
+    if inner is not None and inner.kind not in ("torch.message",):
+        merged = dict(inner.fields)
+        merged.update(fields)
+        return Parsed(inner.kind, level_of(env, "ERROR"), inner.template, merged)
+    if inner is not None:
+        fields["cause"] = cause(inner)
+    tid = "py:traceback" if fields.get("traceback") else "py:exception"
+    return Parsed("torch.exception", level_of(env, "ERROR"), tid, fields)
