@@ -9,14 +9,20 @@ from typing import Any, Mapping
 from .patterns import _Pattern
 from .schema import NEGATIVE_OPERATORS, OPERATORS
 
+_INT = _re.compile(r"[+-]?\d+")
+_FLOAT = _re.compile(r"[+-]?\d+\.\d*")
+
+
 def _num(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
         s = value.strip()
-        if _re.fullmatch(r"[+-]?\d+", s):
+        if not s or not (s[0] in "+-" or s[0].isdigit()):
+            return value  # neither pattern can match (a rule compares many values that are words)
+        if _INT.fullmatch(s):
             return int(s)
-        if _re.fullmatch(r"[+-]?\d+\.\d*", s):
+        if _FLOAT.fullmatch(s):
             return float(s)
     return value
 
