@@ -82,7 +82,7 @@ def load_table(name: str, sources: Sequence[str | Path], build):
     is built from, its own module among them: keyed by their path, size and modification time,
     logdoc's version and Python's). For tables built at the first line that needs them on every
     run: the NCCL and PyTorch message catalogs (about 10 ms each to build, 1 to 5 to load).
-    Patterns in them must pickle uncompiled (``templates.BoundedPattern`` does)."""
+    Patterns in them must pickle uncompiled (``classify.formats.BoundedPattern`` does)."""
     import pickle
 
     from . import __version__

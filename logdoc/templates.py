@@ -2,83 +2,27 @@
 
 ``grammars/nccl_messages.tsv`` lists every INFO, WARN and VERSION format NCCL printed from 2.3 to
 2.30.7 (built by ``tools/make_nccl_templates.py`` from NCCL's sources). Each printf format becomes
-an anchored pattern: ``%s`` a lazy run, ``%d`` a number, ``%p`` a pointer, and so on. A message is
+an anchored pattern (:func:`logdoc.classify.formats.printf_to_regex`, the printf dialect): ``%s`` a
+lazy run, ``%d`` a number, ``%p`` a pointer, and so on. A message is
 tried only against the formats filed under its first word, plus those whose text starts with a
 conversion, and only when the format's longest literal piece occurs in it, most specific first.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-try:  # a time limit on each match (the browser build has only `re`)
-    import regex as _regex
-except ImportError:  # pragma: no cover
-    _regex = None
-
 from . import fast
 from .fast import shape
+from .classify import formats
+from .classify.formats import PRINTF_CONV as _CONV
+from .classify.formats import BoundedPattern
+from .classify.formats import printf_lead_word as _lead_word
+from .classify.formats import printf_literals as _literals
+from .classify.formats import printf_to_regex as _to_regex
 from .resources import data_dir
 
 MAX_MATCH_LEN = 4096  # NCCL cut lines at 1023 bytes before 2.29; longer text is matched on its head
-MATCH_TIMEOUT = 0.02  # seconds for one format against one message; longer counts as no match
-# Text up to this long is matched with plain `re` (faster; the worst adversarial case measured on every
-# format is about 1 ms at this length, tests/test_hostile_regex.py); longer text gets the time limit.
-SHORT_TEXT = 256
-
-
-class BoundedPattern:
-    """A compiled catalog pattern whose ``match`` gives up after :data:`MATCH_TIMEOUT` (no match).
-
-    Formats are lazy runs (``%s``, ``{name}``) between literal pieces; on a hostile message (the
-    pieces repeated many times, a near miss at the end) a backtracking engine tries every split,
-    which is polynomial in the length with the number of runs as the exponent. Real messages match
-    or fail in microseconds. With the ``regex`` module (a dependency; the browser build lacks it)
-    each match has a time limit; without it the plain ``re`` pattern is used. ``timeouts`` counts
-    the matches cut short in this process.
-    """
-
-    __slots__ = ("pattern", "flags", "_std", "_bounded")
-    timeouts = 0
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern = pattern
-        self.flags = flags
-        self._std: re.Pattern | None = None
-        self._bounded = None  # compiled on first use: most formats are never tried
-
-    def __getstate__(self):
-        return self.pattern, self.flags  # compiled again on first use: a pickled table stays small
-
-    def __setstate__(self, state) -> None:
-        self.pattern, self.flags = state
-        self._std = self._bounded = None
-
-    @property
-    def std(self) -> re.Pattern:
-        if self._std is None:
-            self._std = re.compile(self.pattern, self.flags)
-        return self._std
-
-    @property
-    def groupindex(self):
-        return self.std.groupindex
-
-    def match(self, text: str, pos: int = 0):
-        if _regex is None or len(text) - pos <= SHORT_TEXT:
-            return self.std.match(text, pos)
-        b = self._bounded
-        if b is None:
-            b = self._bounded = _regex.compile(self.pattern, _regex.DOTALL if self.flags & re.DOTALL else 0)
-        try:
-            return b.match(text, pos, timeout=MATCH_TIMEOUT)
-        except TimeoutError:
-            BoundedPattern.timeouts += 1
-            return None
-
-_CONV = re.compile(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
-                   r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspn%])|\{#?[A-Za-z_]\w*\}")
 
 
 @dataclass(slots=True)
@@ -99,72 +43,6 @@ class Template:
         if self._rx is None:
             self._rx = BoundedPattern(_to_regex(self.format.split("\\n")[0].rstrip(" "), self.partial))
         return self._rx
-
-
-def _conv_regex(m: re.Match) -> str:
-    if m.group(0).startswith("{"):
-        return "(.*?)"
-    conv = m["conv"]
-    pad = r"\s*" if m["width"] else ""
-    if conv == "%":
-        return "%"
-    if conv in "di":
-        return pad + r"([-+]?\d+)"
-    if conv == "u":
-        return pad + r"(\d+)"
-    if conv in "xX":
-        return pad + r"((?:0x)?[0-9a-fA-F]+)"
-    if conv == "o":
-        return pad + r"([0-7]+)"
-    if conv in "eEfFgGaA":
-        return pad + r"([-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|-nan|inf|-inf))"
-    if conv == "c":
-        return "(.)"
-    if conv == "p":
-        return r"(0x[0-9a-fA-F]+|\(nil\)|0)"
-    return pad + "(.*?)"  # %s and anything exotic
-
-
-def _unescape(lit: str) -> str:
-    return lit.replace("\\t", "\t").replace("\\r", "\r").replace("\\\\", "\\")
-
-
-def _to_regex(fmt: str, partial: bool) -> str:
-    parts = []
-    pos = 0
-    for m in _CONV.finditer(fmt):
-        lit = _literal(fmt[pos : m.start()])
-        conv = _conv_regex(m)
-        if not lit and conv == "(.*?)" and parts and parts[-1] == "(.*?)":
-            # `%s%s`: of adjacent lazy runs only the last ever takes text (the first split tried
-            # that can succeed); an empty group keeps the group numbers without the extra
-            # dimension of backtracking.
-            parts[-1] = "()"
-        if conv == "(.*?)" and lit.endswith(" ") and not lit.endswith("\\ ") and fmt.startswith(" ", m.end()):
-            # ` %s ` printed with an empty string leaves two spaces, which a paste collapses into
-            # one (`connecting to address with family 0`): the space before the run may be gone.
-            lit = lit[:-1] + " ?"
-        parts.append(lit)
-        parts.append(conv)
-        pos = m.end()
-    parts.append(_literal(fmt[pos:]))
-    body = "".join(parts)
-    return "^" + body + (r"" if partial else r"\s*$")
-
-
-def _literal(text: str) -> str:
-    # Runs of spaces in a format may be printed as is, but pastes collapse them: accept any run.
-    out = []
-    for chunk in re.split(r"( +)", _unescape(text)):
-        if chunk.startswith(" "):
-            out.append(r"\s+" if len(chunk) > 1 else " ")
-        elif chunk:
-            out.append(re.escape(chunk))
-    return "".join(out)
-
-
-def _literals(fmt: str) -> list[str]:
-    return [_unescape(p) for p in _CONV.split(fmt) if p]
 
 
 class Catalog:
@@ -320,15 +198,6 @@ def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN
     return (best[1], best[2]) if best else None
 
 
-def _lead_word(fmt: str) -> str:
-    m = _CONV.search(fmt)
-    lead = fmt[: m.start()] if m else fmt
-    if not lead or lead[0].isspace():
-        return ""
-    first, sep, _ = lead.partition(" ")
-    return first if sep else ("" if m else first)
-
-
 def _parse_row(line: str) -> Template | None:
     cols = line.rstrip("\n").split("\t", 5)
     if len(cols) != 6:
@@ -363,7 +232,7 @@ def nccl_catalog() -> Catalog:
     from .cache import load_table
 
     path = data_dir("grammars") / "nccl_messages.tsv"
-    return Catalog(load_table("nccl", [__file__, path], lambda: _read_rows(path)))
+    return Catalog(load_table("nccl", [__file__, formats.__file__, path], lambda: _read_rows(path)))
 
 
 fast.subscribe(_follow_switch)

@@ -12,7 +12,7 @@ of a pasted or garbage line; the reader cuts lines at 1 MiB and the matchers loo
 
 Each call must finish within :data:`BOUND` seconds (measured twice before failing, so that a
 scheduler hiccup on a busy CI machine is not a failure; catastrophic backtracking takes seconds to
-hours). Catalog formats are additionally bounded by ``logdoc.templates.MATCH_TIMEOUT`` through the
+hours). Catalog formats are additionally bounded by ``logdoc.classify.formats.MATCH_TIMEOUT`` through the
 ``regex`` module; the patterns outside the catalogs must be linear by construction.
 
 ``LOGDOC_FUZZ_FULL=1`` (set by ``tools/fuzz.py``) runs every attack on every format; the default CI
@@ -34,7 +34,8 @@ from logdoc.classify.torch import catalog as torch_catalog, exceptions, gloo, to
 from logdoc.blocks import BlockAssembler
 from logdoc.envelope import has_huge_number, unwrap
 from logdoc.events import Envelope
-from logdoc.templates import _CONV, MAX_MATCH_LEN, nccl_catalog
+from logdoc.classify.formats import PRINTF_CONV as _CONV
+from logdoc.templates import MAX_MATCH_LEN, nccl_catalog
 
 with warnings.catch_warnings():  # the parser of `re` itself: deprecated as a module name, still there
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -29,7 +29,7 @@ from .. import nccl
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
 from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain
 from ..events import Envelope, Event
-from ..templates import SHORT_TEXT
+from ..classify.formats import SHORT_TEXT
 
 # A lane line: `host:pid:tid [dev] NCCL INFO ` (a `>` first is a quote marker that unwrap's paste
 # layer peels, not part of a host name, and so is a backtick that opens inline code).

@@ -1,5 +1,6 @@
 """The PyTorch and Gloo message catalog (``grammars/torch_templates.tsv``, brace dialect: ``{name}``,
-``{name:int|word|line|rest}``, ``{a|b}`` alternatives): its templates as bounded patterns, the
+``{name:int|word|line|rest}``, ``{a|b}`` alternatives): its templates as bounded patterns
+(:func:`logdoc.classify.formats.brace_to_regex`), the
 anchor index that picks the few a message can match, the match in the table's specificity order,
 and what a catalog-named message's fields become (integers, signals, errno names, Xid detail, a
 lone torchrun table row)."""
@@ -12,7 +13,8 @@ from typing import Any
 from ...events import Envelope
 from ...grammar import Parsed
 from ...resources import data_dir, grammar_text
-from ...templates import BoundedPattern
+from .. import formats
+from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
 
 MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
@@ -24,85 +26,26 @@ class _Template:
 
     def __init__(self, tid: str, kind: str, level: str, where: str, file: str, fmt: str) -> None:
         self.id, self.kind, self.level, self.where, self.file, self.format = tid, kind, level, where, file, fmt
-        self.ints: set[str] = set()
         fmt_s = fmt.strip()
         # c10d's logAndThrow(log, error) logs the first part and throws it with `\n Original exception:
         # \n<what>` appended; the catalog lists the thrown text. The logged line is the head alone.
         cut = fmt_s.find(_ORIGINAL)
         head = fmt_s[:cut].rstrip() if cut > 0 else fmt_s
-        body, literal = self._compile(head)
+        body, literal, ints = brace_to_regex(head)
         # Messages gain tails across versions: c10's TORCH_WARN appends ` (function operator())`,
         # newer releases append the run id or detail. A template that ends in literal text accepts
         # a tail that starts after a blank or a quote; one that ends in a placeholder absorbs it anyway.
         tail = r"(?:[ \t]+\S[^\n]*)?" if head[-1:] not in "}" else ""
         if cut > 0:
-            thrown, _ = self._compile(fmt_s[cut:])
+            thrown, _, thrown_ints = brace_to_regex(fmt_s[cut:])
+            ints = ints | thrown_ints
             tail = rf"(?:\s*{thrown}|{tail})" if tail else rf"(?:\s*{thrown})?"
+        self.ints = ints
         # bounded: a hostile 64 KB message must not make the lazy placeholders backtrack for minutes
         self.regex = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)
         self.anchor = max(words, key=len) if words else ""
         self.weight = len(literal.replace(" ", ""))
-
-    def _compile(self, fmt: str) -> tuple[str, str]:
-        out: list[str] = []
-        lit: list[str] = []
-        i, n = 0, len(fmt)
-        after_int = False
-        while i < n:
-            c = fmt[i]
-            if c == "{":
-                depth, j = 1, i + 1
-                while j < n and depth:
-                    depth += {"{": 1, "}": -1}.get(fmt[j], 0)
-                    j += 1
-                inner = fmt[i + 1:j - 1]
-                if after_int and re.fullmatch(r"[a-z_][a-z0-9_]*", inner):
-                    # `Rank {rank:int}{desync_report}`: a message composed elsewhere is glued to the
-                    # number; the catalog's pieces of it start on a new line (`\n\t - To our best
-                    # knowledge`, `\n\t     [1, 2] finished`), so `Rank 0: RuntimeError: ...` (a
-                    # program's own print) or `Rank 3 has no transport ...` (NCCL's) is not one.
-                    out.append(r"(?=[ \t]*\n|\s+[-\[])")
-                out.append(self._placeholder(inner))
-                after_int = inner.endswith(":int")
-                lit.append(" ")
-                i = j
-                continue
-            after_int = False
-            j = i
-            while j < n and fmt[j] != "{":
-                j += 1
-            chunk = fmt[i:j]
-            lit.append(chunk)
-            pieces = re.split(r"(\s+)", chunk)
-            for p in pieces:
-                if not p:
-                    continue
-                out.append(r"\s+" if p.isspace() else re.escape(p))
-            i = j
-        return "".join(out), "".join(lit)
-
-    def _placeholder(self, inner: str) -> str:
-        m = re.fullmatch(r"([a-z_][a-z0-9_]*)(?::(int|word|line|rest))?", inner)
-        if m:
-            name, typ = m.group(1), m.group(2)
-            if typ == "int":
-                self.ints.add(name)
-                return rf"(?P<{name}>-?\d+)"
-            if typ == "word":
-                return rf"(?P<{name}>\S+)"
-            if typ == "line":
-                return rf"(?P<{name}>[^\n]*)"
-            if typ == "rest":
-                return rf"(?P<{name}>.*)"
-            return rf"(?P<{name}>.*?)"
-        name = None
-        m = re.match(r"([a-z_][a-z0-9_]*)=", inner)
-        if m:
-            name, inner = m.group(1), inner[m.end():]
-        alts = _split_alts(inner)
-        compiled = "|".join(self._compile(a)[0] if a else "" for a in alts)
-        return rf"(?P<{name}>{compiled})" if name else rf"(?:{compiled})"
 
     def match(self, text: str) -> dict[str, Any] | None:
         m = self.regex.match(text)
@@ -116,25 +59,13 @@ class _Template:
         return fields
 
 
-def _split_alts(s: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for c in s:
-        if c == "|" and depth == 0:
-            out.append("".join(cur))
-            cur = []
-            continue
-        depth += {"{": 1, "}": -1}.get(c, 0)
-        cur.append(c)
-    out.append("".join(cur))
-    return out
-
-
 @lru_cache(maxsize=1)
 def templates() -> dict[str, list[_Template]]:
     """The catalog table, by where it applies ('body', 'gloo', 'line'), most specific first."""
     from ...cache import load_table
 
-    return load_table("torch", [__file__, data_dir("grammars") / "torch_templates.tsv"], build_templates)
+    return load_table("torch", [__file__, formats.__file__, data_dir("grammars") / "torch_templates.tsv"],
+                      build_templates)
 
 
 def build_templates() -> dict[str, list[_Template]]:
