@@ -11,6 +11,10 @@ loader), indexes them by template id, checks them against the catalogs (ids that
 messages left unannotated) and resolves the catalog id of a parsed event. Standard library only,
 plus PyYAML when reading the YAML sources; the browser gets the compiled copy
 (:meth:`Annotations.to_json` / :meth:`Annotations.from_json`, carried in ``kb.json``).
+
+One module, over 500 lines: the annotation files, the catalog ids they must cover (``catalog_ids``,
+``check_ids``, ``completeness``) and the ``Resolver`` that gives an event its id are one contract keyed
+by template id, and a change to how ids are formed changes all three together.
 """
 from __future__ import annotations
 

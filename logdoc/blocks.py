@@ -38,6 +38,11 @@ apart, so a line that is no continuation line is compared only with the few othe
 
 Every block is bounded (``max_lines``, ``max_bytes``); a block at its bound or open at
 :meth:`BlockAssembler.flush` is emitted as it is.
+
+One module, over 500 lines: :class:`BlockAssembler` is one state machine per stream, whose
+transitions are the predicates above it (``_goes_on``, ``_is_cont``, ``_takes_any_line``, ``may_start``),
+and the fast lane asks the same predicates (:mod:`logdoc.fast.lane`); apart, they would be private
+tables imported across modules.
 """
 from __future__ import annotations
 

@@ -37,6 +37,10 @@ carries the keyword (NCCL's header, the exception type before it, the rest of a 
 stands bare (``Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000``, ``No interface
 found in the same subnet as remote address``). Logs long enough for the keyword pass to matter
 keep their headers.
+
+One module, over 500 lines: the repairs are one ordered pass over one source (:func:`prepare`): the
+learned prefix decides the streams, the hard-wrap joins and the bare-line assignment read those
+streams, and interleaving is detected on the same token shapes (``_shape``, ``_tokens``).
 """
 from __future__ import annotations
 

@@ -25,6 +25,10 @@ A line that is not a candidate and stays a record of its own is irrelevant (not 
 The speed machinery is in :mod:`logdoc.fast` (on unless ``LOGDOC_NO_FASTPATH=1``): it feeds the
 same lines in the same order to the same :class:`Feeder`, so it gives the same events and counts
 (``tests/test_fastpath.py``). The two places it joins this path are marked ``fast:``.
+
+One module, over 500 lines: it is the plain path read top to bottom (classify a record, the Feeder's
+gates, read and feed a source, every source), and the Feeder's states are read by each of those steps;
+the speed machinery is already out, in :mod:`logdoc.fast`.
 """
 from __future__ import annotations
 

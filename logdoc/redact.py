@@ -25,6 +25,10 @@ messages, ``Rank N on host X``, ``MASTER_ADDR=``. Then each learned name is repl
 stands as a word (also as the start of ``name-ib0`` or ``name.domain``), including inside the NCCL
 prefix, so that logdoc still reads the redacted log the same way. Generic names (``localhost``,
 ``master``, ``ubuntu`` ...) are not identifying and are kept.
+
+One module, over 500 lines: :class:`Redactor` learns every file's hosts and networks first and then
+rewrites with the same alias tables, which are its whole state, and the file writers (``redact_paths``)
+are its only callers.
 """
 from __future__ import annotations
 

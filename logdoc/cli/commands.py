@@ -1,5 +1,10 @@
 """The ``logdoc`` commands (typer). What they share is in :mod:`logdoc.cli.common` and the entry
-point in :mod:`logdoc.cli`; neither imports typer or rich."""
+point in :mod:`logdoc.cli`; neither imports typer or rich.
+
+One module, over 500 lines: it is the typer app, one thin function per command registered on the
+same ``app``; what the commands share is already in :mod:`logdoc.cli.common`, so each command here is
+its options and a call.
+"""
 from __future__ import annotations
 
 import json

@@ -16,6 +16,10 @@ to their registries; later builds run offline from the cache.
 ``serve(directory)`` serves such a folder on 127.0.0.1 with the right MIME types (wasm) and the
 same Content-Security-Policy as the page's meta tag, also sent as a header so that it covers the
 Web Worker too.
+
+One module, over 500 lines: it is one build script, each step (runtime, wheels, knowledge base,
+bytecode, headers) a function :func:`build_site` calls once in order, plus the small server for its
+result; the steps share only the output folder and the download cache.
 """
 from __future__ import annotations
 
