@@ -340,26 +340,27 @@ def test_error_families_are_not_silent(text):
 def test_resolver_memo_is_blind_to_digits_only_where_the_catalog_is():
     """The ranks of a job print one message with their own numbers: one catalog look-up for all of
     them; a format with a digit in its literal text (``within 300 ms``) still tells numbers apart."""
+    from logdoc import resolve as R
     from logdoc.events import Event
 
     def ev(text: str) -> Event:
         return Event(kind="torch.heartbeat", level="ERROR", file="r.log", line=1, text=text, template="torch.heartbeat")
 
     gil = "Could not acquire GIL within 300 ms on exit, possible GIL induced hang"
-    assert A.digit_blind_key(gil) is None
-    res = A.Resolver(builtin().annotations)
+    assert R.digit_blind_key(gil) is None
+    res = R.Resolver(builtin().annotations)
     assert res.catalog_id(ev(gil)) == "torch:ProcessGroupNCCL:could-not-acquire-gil-within-300-ms"
     assert res.catalog_id(ev(gil.replace("300", "400"))) != "torch:ProcessGroupNCCL:could-not-acquire-gil-within-300-ms"
 
     calls = []
-    real = A._torch_lookup
-    res = A.Resolver(builtin().annotations)
+    real = R._torch_lookup
+    res = R.Resolver(builtin().annotations)
     texts = [f"[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=183, OpType=ALLREDUCE, "
              f"NumelIn=262144000, NumelOut=262144000, Timeout(ms)=600000) ran for {600000 + r * 7} milliseconds "
              f"before timing out." for r in (1, 7, 9, 3)]
     try:
-        A._torch_lookup = lambda text: calls.append(text) or real(text)
+        R._torch_lookup = lambda text: calls.append(text) or real(text)
         got = {res.catalog_id(ev(t)) for t in texts}
     finally:
-        A._torch_lookup = real
+        R._torch_lookup = real
     assert len(got) == 1 and len(calls) == 1

@@ -25,7 +25,7 @@ class RuleSet:
     def resolver(self):
         """The catalog-id resolver over this knowledge base's annotations."""
         if self._resolver is None:
-            from ..annotations import Resolver
+            from ..resolve import Resolver
 
             self._resolver = Resolver(self.annotations)
         return self._resolver
