@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from .events import Event
-from .source import InputError, Source
+from .read.source import InputError, Source
 
 MAX_DUMP = 512 << 20
 MAX_FRAMES = 8

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Sequence
 
-from .source import Source
+from .read.source import Source
 
 MIN_FILES = 4              # fewer files: one process
 MIN_BYTES = 16 << 20       # less input in total: one process (starting workers costs more)

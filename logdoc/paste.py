@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from .envelope import has_huge_number, unwrap
 from .events import Envelope
 from .nccl import HEADER as _NCCL_HEADER
-from .prefilter import candidate
-from .source import ReadStats, Source, _Peek, read_lines
+from .read.prefilter import candidate
+from .read.source import ReadStats, Source, _Peek, read_lines
 
 REPAIR_MAX = 4 << 20
 HEAD_LINES = 2000

@@ -1,8 +1,8 @@
 """Stages 1 to 5, the plain path: sources in, events and honest line counts out.
 
-For every source: read (:mod:`logdoc.source`, :mod:`logdoc.read.lines`) -> paste damage repaired
+For every source: read (:mod:`logdoc.read.source`, :mod:`logdoc.read.lines`) -> paste damage repaired
 (:mod:`logdoc.paste`) -> for every line, the prefilter decides whether it can matter
-(:mod:`logdoc.prefilter`) -> a candidate is unwrapped (:func:`logdoc.envelope.unwrap`) -> joined
+(:mod:`logdoc.read.prefilter`) -> a candidate is unwrapped (:func:`logdoc.envelope.unwrap`) -> joined
 into a multi-line record when it starts or continues one (:class:`logdoc.blocks.BlockAssembler`)
 -> classified (NCCL, then PyTorch/Gloo, then headerless NCCL, then outside stops) -> an
 :class:`~logdoc.events.Event`. Every line read is counted exactly once in :class:`Stats`, as
@@ -10,7 +10,7 @@ irrelevant, understood, or relevant but not understood.
 
 Which lines are fed to the block assembler (:class:`Feeder`, the same rule on every path):
 
-* every candidate line (:func:`logdoc.prefilter.candidate`);
+* every candidate line (:func:`logdoc.read.prefilter.candidate`);
 * every line while an open record may take any line (a traceback, a torchrun failure table, a
   wrapped WorkNCCL record: their code and table lines hold no keyword) or belongs to a stream
   without a rank (the stream's next line closes it);
@@ -37,7 +37,7 @@ import re
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from . import nccl, nested, prefilter, results, stops
+from . import nccl, nested, results, stops
 from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
 from .classify.torch import classify as classify_torch
 from .envelope import unwrap
@@ -47,8 +47,9 @@ from .fast.grep import GrepFailed, GrepHits
 from .fast.lane import LANE_HEAD, Lane
 from .fast.memo import torch_classify
 from .fast.scan import scan
+from .read import prefilter
+from .read.source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 from .results import ParseResult, Stats, Unrecognized
-from .source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 
 if TYPE_CHECKING:
     from .paste import Paste

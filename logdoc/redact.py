@@ -419,7 +419,7 @@ def redact_paths(paths: list[str], out: str | None, *, stdin=None, stdout=None,
     import tempfile
 
     from .pipeline import parse_sources
-    from .source import ReadStats, Source, expand, read_lines
+    from .read.source import ReadStats, Source, expand, read_lines
 
     stdin = stdin if stdin is not None else sys.stdin.buffer
     sources = expand(paths, stdin=stdin)

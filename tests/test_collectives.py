@@ -260,7 +260,8 @@ def test_not_stop_lines(line):
 
 
 def test_prefilter_lets_stop_lines_through():
-    from logdoc import prefilter, stops
+    from logdoc import stops
+    from logdoc.read import prefilter
 
     assert set(stops.KEYWORDS) <= set(prefilter.KEYWORDS)
     for line, source, _, _ in STOPS:

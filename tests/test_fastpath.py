@@ -19,7 +19,7 @@ import pytest
 from logdoc import fast, nccl, pipeline
 from logdoc.fast import grep, lane
 from logdoc.events import Envelope
-from logdoc.source import Source
+from logdoc.read.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -69,7 +69,7 @@ SAMPLE_DIRS = sorted(p.parent for p in SAMPLES.glob("*/sample.yaml"))
 
 @pytest.mark.parametrize("sample", SAMPLE_DIRS, ids=lambda p: p.name)
 def test_every_sample_same_events(sample):
-    from logdoc.source import expand
+    from logdoc.read.source import expand
 
     plain, fast, again = _both(lambda: expand([str(sample)]))
     _same(plain, fast)

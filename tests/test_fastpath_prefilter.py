@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from logdoc import prefilter
+from logdoc.read import prefilter
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from logdoc import fast
 from logdoc.pipeline import parse_sources
-from logdoc.source import Source
+from logdoc.read.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -154,7 +154,7 @@ def test_unreadable_file(tmp_path):
         if os.geteuid() == 0:
             # root reads anything: check the same path in process with the error open() gives
             from logdoc.pipeline import parse_sources
-            from logdoc.source import Source
+            from logdoc.read.source import Source
 
             class Locked(Source):
                 def open(self):

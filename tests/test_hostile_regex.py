@@ -28,8 +28,9 @@ from functools import lru_cache
 
 import pytest
 
-from logdoc import envelope, nccl, prefilter
+from logdoc import envelope, nccl
 from logdoc.classify import torch as torchlines
+from logdoc.read import prefilter
 from logdoc.classify.torch import catalog as torch_catalog, exceptions, gloo, torchrun
 from logdoc.blocks import BlockAssembler
 from logdoc.envelope import has_huge_number, unwrap

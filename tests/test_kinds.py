@@ -10,7 +10,7 @@ import pytest
 from logdoc import kb, kinds
 from logdoc.analysis import analyze
 from logdoc.pipeline import parse_paths
-from logdoc.source import Source
+from logdoc.read.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))

@@ -19,7 +19,7 @@ import pytest
 
 from logdoc.live import LiveParser, format_notice, is_certain, looks_distributed, torchrun_log_dirs
 from logdoc.pipeline import parse_sources
-from logdoc.source import Source
+from logdoc.read.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -52,7 +52,7 @@ def test_unrecognized_cap_is_the_same(tmp_path, monkeypatch):
 
 
 def test_when_workers_pay():
-    from logdoc.source import Source
+    from logdoc.read.source import Source
 
     few = [Source("a", path=__file__)] * 2
     many = [Source("a", path=__file__)] * 8

@@ -9,7 +9,7 @@ import pytest
 
 from logdoc.pipeline import parse_sources, parse_text
 from logdoc.paste import deinterleave, is_interleaved, prepare, repair_lines
-from logdoc.source import ReadStats, Source, read_lines
+from logdoc.read.source import ReadStats, Source, read_lines
 
 TORCH_NCCL = [
     "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "

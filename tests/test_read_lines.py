@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from logdoc.live import LiveParser
 from logdoc.pipeline import parse_sources
 from logdoc.read.lines import CHUNK, MAX_LINE, LineSplitter
-from logdoc.source import ReadStats, Source, read_blocks
+from logdoc.read.source import ReadStats, Source, read_blocks
 
 WARN = (b"node1:4711:4711 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found\n"
         b"node1:4711:4711 [0] NCCL INFO init.cc:1650 -> 5\n")

@@ -609,7 +609,7 @@ def test_an_abbreviated_watchdog_timeout_is_still_one(text, seq):
 # --- r-sys: reader and envelope damage, Ray's own kills (issue 13) ---------------------------------
 
 def test_escape_written_out_as_text_is_removed():
-    from logdoc.source import _clean
+    from logdoc.read.source import _clean
 
     assert _clean(b"#033[2m#033[33m(raylet)#033[0m hello") == "(raylet) hello"
     assert _clean(b"^[[31mRuntimeError: boom^[[0m") == "RuntimeError: boom"

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from logdoc.source import InputError, ReadStats, Source, expand, read_lines
+from logdoc.read.source import InputError, ReadStats, Source, expand, read_lines
 
 
 def lines_of(data: bytes, name="x.log"):

@@ -171,7 +171,7 @@ def check(name: str, data: bytes, deep: bool) -> dict:
     from logdoc.redact import Redactor
     from logdoc.report.markdown import render
     from logdoc.report.terminal import print_report
-    from logdoc.source import Source
+    from logdoc.read.source import Source
 
     if _RULES is None:
         _RULES = load_rules()

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import List
 
-from ..source import InputError
+from ..read.source import InputError
 from .common import EXPLAIN_DEFAULTS, Failure, explain_command
 
 __all__ = ["main"]

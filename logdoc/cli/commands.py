@@ -134,7 +134,7 @@ def parse(
       logdoc parse rank0.log --unrecognized > /dev/null
     """
     from ..pipeline import parse_sources
-    from ..source import expand
+    from ..read.source import expand
 
     if format not in ("jsonl", "table"):
         fail(f"unknown --format {format!r}: use jsonl or table")
@@ -314,7 +314,7 @@ def digest(
     """
     from .. import digest as _digest
     from ..pipeline import parse_sources
-    from ..source import expand
+    from ..read.source import expand
 
     sources = expand(paths, stdin=sys.stdin.buffer)
     with progress_bar(sources, progress) as bar:

@@ -183,7 +183,7 @@ def explain_command(paths: Sequence[str], format: str = "terminal", rules_dirs: 
         rules = early.rules if early is not None else load_rules(rules_dirs)
     else:
         from ..pipeline import parse_sources
-        from ..source import expand
+        from ..read.source import expand
 
         rules = load_rules(rules_dirs, cached=True)
         sources = expand(paths, stdin=sys.stdin.buffer)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 
-from .. import prefilter
-from ..source import Source
+from ..read import prefilter
+from ..read.source import Source
 
 _ESC = b"\x1b"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .. import prefilter
+from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
-from ..source import _clean
+from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
 from .lane import _BULK_PLANS, _HEXB, _RAW_LANE
 

@@ -5,7 +5,7 @@ import re
 from typing import Any, Sequence
 
 from ..pipeline import parse_sources
-from ..source import Source
+from ..read.source import Source
 from .early import format_notice
 
 # ---------------------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def exception_diagnosis(etype, value, tb, *, logs: Sequence[str] | None = None, 
         logs = [p for p in env_logs.split(os.pathsep) if p]
     warnings = []
     if logs:
-        from ..source import InputError, expand
+        from ..read.source import InputError, expand
 
         for p in logs:
             try:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..pipeline import parse_sources
 from ..results import ParseResult
 from ..read.lines import MAX_LINE
-from ..source import Source
+from ..read.source import Source
 from .early import EarlyDiagnoser
 from .follow import CHUNK, QUEUE_CHUNKS, write_all
 from .stream import LiveParser, merge_results

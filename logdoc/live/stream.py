@@ -10,7 +10,7 @@ from ..pipeline import Feeder, in_file_order, prepared_events, region_reader
 from ..read.gunzip import TRUNCATED, Gunzip, trailing_message
 from ..read.lines import LineSplitter
 from ..results import MAX_UNRECOGNIZED, ParseResult, Stats, Unrecognized
-from ..source import SNIFF, ReadStats, looks_binary
+from ..read.source import SNIFF, ReadStats, looks_binary
 
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
 
@@ -22,7 +22,7 @@ class LiveParser:
     """Parse one stream of bytes fed in pieces, by the rules of reading a file or stdin.
 
     ``feed(data)`` any number of times, then ``close()``; ``result()`` gives the
-    :class:`~logdoc.results.ParseResult`. Lines are split and cut as :func:`logdoc.source.read_blocks`
+    :class:`~logdoc.results.ParseResult`. Lines are split and cut as :func:`logdoc.read.source.read_blocks`
     does and handed to the parse layer's :class:`~logdoc.pipeline.Feeder`, so the result equals the
     parse of the same bytes read from a pipe. Only events are kept, never lines. ``peek()`` gives
     the events as if the input ended now, without disturbing the parse.

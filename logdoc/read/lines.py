@@ -2,11 +2,11 @@
 
 :class:`LineSplitter` is push-based: ``feed(data)`` as bytes arrive, then ``close()``; each yields
 regions ``(buf, start, end, sep, offset)``. ``buf[start:end]`` holds whole lines, each ended by
-``sep``. The file reader (:func:`logdoc.source.read_blocks`) is a pull wrapper over it, and the live
+``sep``. The file reader (:func:`logdoc.read.source.read_blocks`) is a pull wrapper over it, and the live
 reader (:class:`logdoc.live.LiveParser`) feeds it what a pipe gives, so both read the same lines out
 of the same bytes however they are cut.
 
-The rules (see :mod:`logdoc.source` for the text-level ones):
+The rules (see :mod:`logdoc.read.source` for the text-level ones):
 
 * The line end is LF, or lone CR when the first ``first_block`` bytes hold a CR and no LF.
 * A line longer than :data:`MAX_LINE` bytes comes cut to :data:`MAX_LINE` bytes (counted in

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 import gen_job_logs  # noqa: E402
 import gen_logs  # noqa: E402
 
-from logdoc import prefilter  # noqa: E402
+from logdoc.read import prefilter  # noqa: E402
 
 REFERENCE = "NCCL|ProcessGroup|gloo|c10d|Traceback|Error"  # the grep -cE keywords the targets are stated against
 
@@ -88,7 +88,7 @@ def make_digests(job: Path, out: Path, per_node: int = gen_logs.GPUS) -> int:
     """One digest per node (``per_node`` rank files each), as ``logdoc digest`` writes them on the nodes."""
     from logdoc import digest
     from logdoc.pipeline import parse_sources
-    from logdoc.source import expand
+    from logdoc.read.source import expand
 
     out.mkdir(parents=True, exist_ok=True)
     files = sorted(str(f) for f in job.iterdir())

@@ -25,8 +25,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
-from .read.gunzip import MAGIC, GunzipReader
-from .read.lines import CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
+from .gunzip import MAGIC, GunzipReader
+from .lines import CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
 
 BLOCK = 1 << 20
 SNIFF = 8192
