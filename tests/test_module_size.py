@@ -1,13 +1,15 @@
-"""Modules stay small, or say why not: a module of logdoc over MAX_LINES lines states in its docstring,
+"""Modules stay small, or say why not, and docs/architecture.md shows every one of them: a module of logdoc over MAX_LINES lines states in its docstring,
 in a paragraph starting "One module, over 500 lines:", why it is one module (a true reason: one
 algorithm whose steps share these tables, one contract both sides of which change together). The
 convention is in docs/architecture.md."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "logdoc"
+ARCHITECTURE = PKG.parent / "docs" / "architecture.md"
 MAX_LINES = 500
 MARK = "One module, over 500 lines:"
 
@@ -51,3 +53,26 @@ def test_every_module_over_500_lines_says_why_it_is_one():
     assert not new, "split these along a seam, or give the reason in the docstring"
     gone = PENDING - {m.split(" ")[0] for m in missing}
     assert not gone, f"no longer pending (split, or a reason given): remove from PENDING: {sorted(gone)}"
+
+
+def layout_paths(text: str) -> set[str]:
+    """The module paths of the tree under "## Layout" in docs/architecture.md."""
+    section = text.split("## Layout", 1)[1]
+    block = section.split("```", 2)[1]
+    paths, stack = set(), []
+    for line in block.strip("\n").split("\n")[1:]:
+        m = re.match(r"^((?:│   |    )*)(?:├── |└── )(\S+)", line)
+        assert m, f"not a tree line: {line!r}"
+        stack = stack[: len(m.group(1)) // 4]
+        if m.group(2).endswith("/"):
+            stack.append(m.group(2).rstrip("/"))
+        else:
+            paths.add("/".join(["logdoc", *stack, m.group(2)]))
+    return paths
+
+
+def test_the_architecture_shows_every_module_once():
+    listed = layout_paths(ARCHITECTURE.read_text(encoding="utf-8"))
+    actual = {p.relative_to(PKG.parent).as_posix() for p in PKG.rglob("*.py")}
+    assert not actual - listed, f"modules without their line in docs/architecture.md: {sorted(actual - listed)}"
+    assert not listed - actual, f"lines for modules that are gone: {sorted(listed - actual)}"
