@@ -36,7 +36,9 @@ not only those with a prefilter keyword (:attr:`Paste.every_line`): a pasted mes
 carries the keyword (NCCL's header, the exception type before it, the rest of a wrapped line) and
 stands bare (``Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000``, ``No interface
 found in the same subnet as remote address``). Logs long enough for the keyword pass to matter
-keep their headers.
+keep their headers. So do the short files of a large input (a job folder of many rank logs, more than
+:data:`EVERY_LINE_INPUT_MAX` bytes in all: :func:`short_sources`), which are logs as written, not pastes;
+the every-line read there would cost its time on thousands of files.
 
 One module, over 500 lines: the repairs are one ordered pass over one source (:func:`prepare`): the
 learned prefix decides the streams, the hard-wrap joins and the bare-line assignment read those
@@ -48,7 +50,7 @@ import io
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .envelope import has_huge_number, unwrap
 from .events import Envelope
@@ -69,8 +71,9 @@ MAX_WRAP_JOIN = 12     # lines joined into one at most
 MAX_INTERLEAVED = 4096  # longer lines are not looked at for interleaving (terminal output is shorter)
 LONG = 8192            # longer lines are left as they are (no prefix, no wrap, no process of their own)
 EVERY_LINE_MAX = 1000  # a source of at most this many lines has every line read (not only keyword lines)
+EVERY_LINE_INPUT_MAX = 1 << 20  # ... when all the sources together are at most this many bytes
 
-__all__ = ["Paste", "prepare", "prepare_bytes", "repair_lines", "deinterleave", "is_interleaved"]
+__all__ = ["Paste", "prepare", "prepare_bytes", "short_sources", "repair_lines", "deinterleave", "is_interleaved"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -691,6 +694,25 @@ def _assign_between(out: list[str], paste: Paste) -> bool:
 # ------------------------------------------------------------------------------------------------
 # sources
 
+def short_sources(sources: list[Source]) -> list[Source]:
+    """``sources``, each marked as a large input's part (no every-line read) when all of them together
+    are more than :data:`EVERY_LINE_INPUT_MAX` bytes; standard input counts as nothing (one stream)."""
+    if len(sources) < 2:
+        return sources
+    total = 0
+    for s in sources:
+        if s.text is not None:
+            total += len(s.text)
+        elif s.path is not None and not s.skip:
+            try:
+                total += os.path.getsize(s.path)
+            except OSError:
+                pass
+        if total > EVERY_LINE_INPUT_MAX:
+            return [replace(s, every_line=False) for s in sources]
+    return sources
+
+
 def _replay(name: str, data: bytes) -> Source:
     """Bytes already read from a stream, as a source that reads them as the stream did."""
     return Source(name, stream=io.BufferedReader(_Peek(data, io.BytesIO(b"")), 1 << 20))  # type: ignore[arg-type]
@@ -716,7 +738,7 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
         if len(data) > REPAIR_MAX:
             rest = Source(source.name, stream=io.BufferedReader(_Peek(data, source.stream), 1 << 20))
             return rest, None
-        return prepare_bytes(source.name, data)
+        return prepare_bytes(source.name, data, source.every_line)
     if source.text is None:
         if source.path is None:
             return source, None
@@ -727,16 +749,16 @@ def prepare(source: Source) -> tuple[Source, Paste | None]:
             return source, None
     elif len(source.text) > REPAIR_MAX:
         return source, None
-    return _prepare_read(source, source)
+    return _prepare_read(source, source, source.every_line)
 
 
-def prepare_bytes(name: str, data: bytes) -> tuple[Source, Paste | None]:
+def prepare_bytes(name: str, data: bytes, every_line: bool = True) -> tuple[Source, Paste | None]:
     """:func:`prepare` for the whole of a stream (at most :data:`REPAIR_MAX` bytes), already read:
     the source to read and what its repair learned."""
-    return _prepare_read(_replay(name, data), _replay(name, data))
+    return _prepare_read(_replay(name, data), _replay(name, data), every_line)
 
 
-def _prepare_read(source: Source, again: Source) -> tuple[Source, Paste | None]:
+def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Source, Paste | None]:
     """Read ``source``'s lines and decide; ``again`` is the same source to be read afresh."""
     rs = ReadStats()
     lines: list[str] = []
@@ -755,7 +777,7 @@ def _prepare_read(source: Source, again: Source) -> tuple[Source, Paste | None]:
     if rs.skipped_files or rs.warnings or rs.cut_lines or not lines:
         return again, None
     got = repair_lines(lines, source.name)
-    short = len(lines) <= EVERY_LINE_MAX
+    short = every_line and len(lines) <= EVERY_LINE_MAX
     if got is None:  # read as it is (a short source: every line of it)
         return again, (Paste(every_line=True) if short else None)
     fixed, paste = got

@@ -459,7 +459,9 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
     ``file_done(name)`` (the CLI's progress bar), or None. ``reduce``: fold bulk noise
     (:mod:`logdoc.digest`): memory stays bounded whatever the input size, and the analysis gives
     the same diagnoses. A digest file among the sources (recognised by content) adds its events."""
-    srcs = [_as_source(s) for s in sources]
+    from .paste import short_sources
+
+    srcs = short_sources([_as_source(s) for s in sources])  # a large input's short files: no every-line read
     if jobs != 1:
         from .parallel import parse_parallel, worth_it
 

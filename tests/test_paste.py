@@ -268,3 +268,23 @@ def test_masked_pids_name_no_process_but_never_crash():
     assert got is None or got[1].ids.get(2, {}).get("pid") is None
     res = parse_text("\n".join(lines) + "\n")
     _check_counts(res)
+
+
+def test_the_short_files_of_a_large_input_are_read_by_keyword(tmp_path, monkeypatch):
+    # every line of a short source is read (a paste); the short files of a large input (a job folder
+    # of many rank logs) are logs as written and keep the keyword pass: the same events, less time
+    import logdoc.paste as paste
+    from logdoc.pipeline import parse_sources
+
+    bare = "No interface found in the same subnet as remote address\n"  # no prefilter keyword
+    for i in range(3):
+        (tmp_path / f"rank{i}.log").write_text("step 1 loss 2.0\n" * 20 + (bare if i == 1 else ""))
+    files = [Source(str(p), path=str(p)) for p in sorted(tmp_path.glob("*.log"))]
+    assert [e.line for e in parse_sources(files).events] == [21]
+    seen = []
+    real = paste._prepare_read
+    monkeypatch.setattr(paste, "_prepare_read", lambda s, a, every: seen.append(every) or real(s, a, every))
+    monkeypatch.setattr(paste, "EVERY_LINE_INPUT_MAX", 100)   # the three files are more than this
+    assert parse_sources(files).events == []
+    assert seen == [False, False, False]
+    assert len(parse_sources(files[1:2]).events) == 1         # one file alone is read every line

@@ -71,6 +71,7 @@ class Source:
     text: str | None = None
     stream: BinaryIO | None = None
     skip: str | None = None  # found in a folder but not read: the reason (a FIFO, a socket, a device)
+    every_line: bool = True  # if short, every line is read (logdoc.paste); False: part of a large input
 
     def open(self) -> BinaryIO:
         if self.text is not None:
