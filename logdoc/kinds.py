@@ -85,6 +85,8 @@ KINDS: dict[str, KindSpec] = {
                            "a line of nccl-tests' device list (one per rank of the run)"),
     "stack.collective": _k(("function", "frame_file", "frame_line", "format"), _N,
                            "a sampled stack's frame in a torch.distributed collective (py-spy dump)"),
+    "nccltests.row": _k(("size", "count", "dtype", "redop", "wrong"), _N,
+                        "a row of nccl-tests' result table (size, type, whether its check found wrong values)"),
     "nccltests.check": _k(("wrong", "verdict"), _N, "nccl-tests' data check (`Out of bounds values : N FAILED`)"),
     "nccltests.bandwidth": _k(("busbw", "verdict"), _N, "nccl-tests' `Avg bus bandwidth` line"),
     "nccltests.version": _k(("tests_version", "headers", "library", "same_release"), _N,

@@ -443,6 +443,20 @@ _TESTS_CUDA_FAILURE = re.compile(
 # `#  Rank  0 Group  0 Pid  70918 on node1 device  0 [0x01] NVIDIA A100-SXM4-80GB`
 _TESTS_DEVICE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+) Group\s+(?P<group>\d+) Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+device\s+"
                            r"(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+)\]\s*(?P<gpu>.*?)\s*$")
+# nccl-tests' result rows (src/common.cu): size, count, type, [redop, [root,]] then per placement (out of place,
+# in place) time, algbw, busbw and the check: the largest absolute error as `%6.0e` (2017-2021) or the
+# number of wrong values, `#wrong` (2022-); `N/A` where the test skips the check.
+_TESTS_ROW = re.compile(
+    r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z][a-z0-9_]*)\s+(?:(?P<redop>sum|prod|max|min|avg|none|"
+    r"mulsum|premulsum)\s+)?(?:(?P<root>-?\d+)\s+)?(?P<t1>\d+(?:\.\d+)?)\s+(?P<alg1>\d+\.\d+|N/A)\s+"
+    r"(?P<bus1>\d+\.\d+|N/A)\s+(?P<err1>\d(?:\.\d+)?e[+-]\d+|\d+|N/A)\s+(?P<t2>\d+(?:\.\d+)?)\s+"
+    r"(?P<alg2>\d+\.\d+|N/A)\s+(?P<bus2>\d+\.\d+|N/A)\s+(?P<err2>\d(?:\.\d+)?e[+-]\d+|\d+|N/A)\s*$")
+
+
+def _tests_error(text: str) -> float | None:
+    return None if text == "N/A" else float(text)
+
+
 _TESTS_CHECK = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\b")
 _TESTS_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<busbw>[-+\d.eE]+|nan|inf)\s*(?P<verdict>OK|FAILED)?\s*$")
 _TESTS_COMPILED = re.compile(r"^#\s*NCCL Tests compiled with NCCL (?P<v>\d+\.\d+)\s*$")
@@ -509,6 +523,15 @@ def classify_tests(line: str) -> Parsed | None:
             return Parsed("nccltests.device", "INFO", "nccltests.device",
                           {"test_rank": int(m["rank"]), "group": int(m["group"]), "test_pid": int(m["pid"]),
                            "test_host": m["host"], "device": int(m["device"]), "bus": m["bus"], "gpu": m["gpu"]})
+    if line[:1].isdigit() and "." in line:
+        m = _TESTS_ROW.match(line)
+        if m is not None:
+            errs = [e for e in (_tests_error(m["err1"]), _tests_error(m["err2"])) if e is not None]
+            f = {"size": int(m["size"]), "count": int(m["count"]), "dtype": m["dtype"],
+                 "wrong": any(e > 0 for e in errs)}
+            if m["redop"]:
+                f["redop"] = m["redop"]
+            return Parsed("nccltests.row", "INFO", "nccltests.row", f)
     if "Out of bounds" in line:
         m = _TESTS_CHECK.match(line)
         if m is not None:

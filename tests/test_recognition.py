@@ -844,3 +844,43 @@ def test_py_spy_stacks_of_ranks_in_different_collectives():
     assert got and got[0]["category"] == "collective_mismatch"
     assert not [d for d in report("all_reduce", "all_reduce") if d["category"] == "collective_mismatch"]
     assert not [d for d in report("send", "recv") if d["category"] == "collective_mismatch"]
+
+
+NCCL_TESTS_ROWS = [  # (a result row in each release's columns, its size, whether its check found wrong values)
+    ("  4294967296     134217728   float    29122  129.05  129.05  1e+00    29169  128.84  128.84  1e+00", 4294967296, True),
+    ("        8             2   float     sum    36.33    0.00    0.00  0e+00    35.23    0.00    0.00  0e+00", 8, False),
+    ("  1073741824     268435456     float     sum      -1   9104.1  117.94  220.63      0   9101.3  117.98  220.70      0",
+     1073741824, False),
+    ("     1048576        262144     float    none       0    120.5    8.70    8.70     12    119.9    8.75    8.75    N/A",
+     1048576, True),
+]
+
+
+@pytest.mark.parametrize("line,size,wrong", NCCL_TESTS_ROWS)
+def test_nccl_tests_result_rows(line, size, wrong):
+    p = nccl.classify_bare(line)
+    assert p.kind == "nccltests.row" and p.fields["size"] == size and p.fields["wrong"] is wrong
+
+
+def test_wrong_values_only_from_2_gib_are_the_release():
+    """Wrong values at 2 GiB and above only: a size overflow of the release; wrong below too: the path."""
+    head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    small = "    1073741824     268435456     float     sum      -1   9104.1  117.94  220.63      {w}   9101.3  117.98  220.70      {w}\n"
+    big = "    4294967296    1073741824     float     sum      -1  36310.5  118.28  221.28      8  36302.8  118.31  221.33      8\n"
+    verdict = "# Out of bounds values : 16 FAILED\n"
+    assert _report(head + small.format(w=0) + big + verdict)["diagnoses"][0]["category"] == "nccl_bug_or_version_specific"
+    assert _report(head + small.format(w=4) + big + verdict)["diagnoses"][0]["category"] != "nccl_bug_or_version_specific"
+
+
+def test_init_that_stops_in_pcie_p2p_setup():
+    """NCCL INFO output that ends while GPUs connect peer to peer, with no error and no completion: the
+    P2P path (ACS/IOMMU); not when init completed, and not on NVLink (P2P read, many channels)."""
+    lines = ["node1:200:210 [0] NCCL INFO Channel 00/02 :    0   1",
+             "node1:200:210 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+             "node1:201:211 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC"]
+    text = "\n".join(lines) + "\n"
+    assert _report(text)["diagnoses"][0]["category"] == "p2p_acs_iommu_hang"
+    done = text + "node1:200:210 [0] NCCL INFO Connected all rings\n"
+    assert not [d for d in _report(done)["diagnoses"] if d["category"] == "p2p_acs_iommu_hang"]
+    nvlink = text.replace("via P2P/IPC", "via P2P/IPC/read")
+    assert not [d for d in _report(nvlink)["diagnoses"] if d["category"] == "p2p_acs_iommu_hang"]
