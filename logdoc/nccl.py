@@ -578,7 +578,49 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_caught_signal(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)
+        if parsed is None and "exceeds memory available in" in first:
+            parsed = classify_ray_store(first)
+        if parsed is None and ("envoy" in first or "][source/" in first or "] [source/" in first):
+            parsed = classify_envoy(first)
     return parsed
+
+
+# Ray's object store (raylet, store_runner.cc) asks /dev/shm for its size at start and warns when /dev/shm
+# holds less: `System memory request exceeds memory available in /dev/shm. The request is for N bytes, and
+# the amount available is M bytes.` (it then shrinks the store to what is there).
+_RAY_STORE_SHM = re.compile(r"System memory request exceeds memory available in (?P<dir>\S+?)\.?\s+The request is for "
+                            r"(?P<requested>\d+) bytes, and the amount available is (?P<available>\d+) bytes")
+
+
+def classify_ray_store(line: str) -> Parsed | None:
+    """``ray.store_shm`` for the raylet's /dev/shm warning; None otherwise."""
+    m = _RAY_STORE_SHM.search(line)
+    if m is None:
+        return None
+    return Parsed("ray.store_shm", "WARN", "ray.store_shm",
+                  {"dir": m["dir"], "requested": int(m["requested"]), "available": int(m["available"])})
+
+
+# Envoy's own log (the Istio sidecar `istio-proxy` of a pod, and Envoy alone): the Istio format
+# `2022-07-19T18:01:59.173713Z<TAB>debug<TAB>envoy connection<TAB>[C72] remote early close` and Envoy's default
+# `[2022-07-19 18:01:59.173][23][debug][connection] [source/common/network/connection_impl.cc:133] [C72] ...`.
+# Where such lines are in a training job's logs, a proxy stands between its processes and the network.
+_ENVOY_ISTIO = re.compile(r"^(?:\S*\d\d:\d\d:\d\d(?:\.\d+)?Z?\t)?(?P<level>[a-z]+)\tenvoy (?P<logger>[\w.]+)\t(?P<msg>.*)$")
+_ENVOY_DEFAULT = re.compile(r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.\d]*\]\[\d+\]\[(?P<level>[a-z]+)\]\[(?P<logger>[\w.]+)\] "
+                            r"\[[^\]]*(?:envoy|source/(?:common|server|extensions))[^\]]*\] (?P<msg>.*)$")
+_ENVOY_PORT = re.compile(r"\b(?:inbound|outbound)\|(?P<port>\d+)\|")
+
+
+def classify_envoy(line: str) -> Parsed | None:
+    """``proxy.envoy`` for a line of Envoy's own log (Istio's format or Envoy's default); None otherwise."""
+    m = _ENVOY_ISTIO.match(line) or _ENVOY_DEFAULT.match(line)
+    if m is None:
+        return None
+    f: dict[str, Any] = {"proxy": "envoy", "proxy_level": m["level"], "logger": m["logger"]}
+    p = _ENVOY_PORT.search(m["msg"])
+    if p is not None:
+        f["port"] = int(p["port"])
+    return Parsed("proxy.envoy", "INFO", "proxy.envoy", f)
 
 
 # A frame of a sampled Python stack (`py-spy dump`: `    all_reduce (torch/distributed/distributed_c10d.py:3075)`,

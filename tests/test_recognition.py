@@ -884,3 +884,26 @@ def test_init_that_stops_in_pcie_p2p_setup():
     assert not [d for d in _report(done)["diagnoses"] if d["category"] == "p2p_acs_iommu_hang"]
     nvlink = text.replace("via P2P/IPC", "via P2P/IPC/read")
     assert not [d for d in _report(nvlink)["diagnoses"] if d["category"] == "p2p_acs_iommu_hang"]
+
+
+def test_envoy_sidecar_lines():
+    """Envoy's own log lines (Istio's tab-separated form, after the stamp is peeled, and Envoy's default form)."""
+    p = nccl.classify_bare("debug\tenvoy upstream\tmembership update for TLS cluster inbound|29500|| added 0 removed 1")
+    assert p.kind == "proxy.envoy" and p.fields["port"] == 29500
+    p = nccl.classify_bare("[2026-11-29 17:01:59.173][23][debug][connection] [source/common/network/connection_impl.cc:133] "
+                           "[C12] closing socket: 0")
+    assert p.kind == "proxy.envoy" and p.fields["logger"] == "connection"
+    assert nccl.classify_bare("debug\tmy envoy of the app\tsomething") is None
+    text = "2026-11-29T17:01:59.173796Z\tdebug\tenvoy connection\t[C12] remote early close\n"
+    assert _report(text)["diagnoses"][0]["category"] == "container_network_isolation"
+
+
+def test_ray_object_store_larger_than_dev_shm():
+    line = ("[2026-11-29 17:01:50,001 W 40 40] (raylet) store_runner.cc:83: System memory request exceeds memory "
+            "available in /dev/shm. The request is for 8000000000 bytes, and the amount available is 67108864 bytes.")
+    evs = [e for e in _events(line + "\n") if e.kind == "ray.store_shm"]
+    assert evs and evs[0].fields["requested"] == 8000000000 and evs[0].fields["available"] == 67108864
+    assert _report(line + "\n")["diagnoses"][0]["category"] == "shm_exhausted"
+    benign = ("2026-11-29 17:01:50,001\tWARNING services.py:2022 -- WARNING: The object store is using /tmp instead of "
+              "/dev/shm because /dev/shm has only 67108864 bytes available. This will harm performance!\n")
+    assert not [d for d in _report(benign)["diagnoses"] if d["category"] == "shm_exhausted"]
