@@ -156,6 +156,8 @@ KINDS: dict[str, KindSpec] = {
                                "the NCCL unique id could not be exchanged through the store", True),
     "store.server_error": _k(EXCEPTION_FIELDS, _T, "the store server reported an error", True),
     "store.info": _k((), _T, "store information", True),
+    "app.lightning": _k(("global_rank", "world_size", "pl_local_rank", "visible_devices", "device_count"), _T,
+                        "PyTorch Lightning's start-up lines: a process's rank and world size, its visible GPUs"),
     "app.progress": _k(("desc", "percent", "done", "total", "elapsed_s", "remaining_s"), _T,
                        "a tqdm progress bar of the program's own work (how far, how long)"),
     "net.resolve_failed": _k(("host", "gai_strerror", "tool"), _T,

@@ -907,3 +907,20 @@ def test_ray_object_store_larger_than_dev_shm():
     benign = ("2026-11-29 17:01:50,001\tWARNING services.py:2022 -- WARNING: The object store is using /tmp instead of "
               "/dev/shm because /dev/shm has only 67108864 bytes available. This will harm performance!\n")
     assert not [d for d in _report(benign)["diagnoses"] if d["category"] == "shm_exhausted"]
+
+
+def test_lightning_start_up_lines_and_two_ranks_on_one_gpu():
+    """Lightning's rank/world and visible-GPU lines are events; two members in one output with one visible
+    GPU, then invalid usage: ranks share the device. Two visible GPUs: no such finding."""
+    from logdoc.classify import torch as torch_classify
+
+    p = torch_classify.classify("initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8")
+    assert p.kind == "app.lightning" and p.fields == {"global_rank": 3, "world_size": 8}
+    p = torch_classify.classify("LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]")
+    assert p.kind == "app.lightning" and p.fields["device_count"] == 4
+    text = ("LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [{d}]\ninitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
+            "initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, invalid usage, "
+            "NCCL version 2.10.3\n")
+    assert _report(text.format(d="2"))["diagnoses"][0]["category"] == "duplicate_gpu"
+    assert _report(text.format(d="0,1"))["diagnoses"][0]["category"] != "duplicate_gpu"

@@ -258,6 +258,27 @@ def _progress(m: re.Match) -> dict[str, Any]:
             "remaining_s": _seconds(m.group("remaining"))}
 
 
+# PyTorch Lightning's own start-up lines (its DDP strategy and GPU accelerator): each process announces its
+# rank and the world size, `initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2` (`initializing distributed:` in later
+# releases), and the GPUs it may use, `LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]`.
+_PL_MEMBER = re.compile(r"^initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: (?P<member>\d+)/(?P<world>\d+)\s*$")
+_PL_DEVICES = re.compile(r"^LOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[(?P<devices>[^\]]*)\]\s*$")
+
+
+def _lightning(text: str) -> Parsed | None:
+    line = text.strip()
+    m = _PL_MEMBER.match(line)
+    if m is not None:
+        return Parsed("app.lightning", "INFO", "logdoc:lightning:member",
+                      {"global_rank": int(m["rank"]), "world_size": int(m["world"])})
+    m = _PL_DEVICES.match(line)
+    if m is not None:
+        devices = [d.strip() for d in m["devices"].split(",") if d.strip()]
+        return Parsed("app.lightning", "INFO", "logdoc:lightning:devices",
+                      {"pl_local_rank": int(m["local"]), "visible_devices": devices, "device_count": len(devices)})
+    return None
+
+
 def classify(text: str, env: Envelope | None = None) -> Parsed | None:
     """Kind, level, template and fields of one PyTorch / torchrun / Gloo / CUDA / Xid message."""
     if not text or has_huge_number(text):
@@ -277,6 +298,10 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
                         q.level = level_of(renv, q.level)
                     return q
             return Parsed("app.progress", "INFO", "logdoc:app:progress-bar", bar)
+    if "GLOBAL_RANK: " in text or "CUDA_VISIBLE_DEVICES: [" in text:
+        q = _lightning(text)
+        if q is not None:
+            return q
     p = read_message(text, env)
     if (p is None or p.template is None) and "\n" in text and ("WorkNCCL" in text or "Watchdog caught" in text):
         # a ProcessGroupNCCL record wrapped by a paste (blocks.py joins its lines): read it again with
