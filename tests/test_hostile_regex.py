@@ -33,6 +33,7 @@ from logdoc.classify import torch as torchlines
 from logdoc.read import prefilter
 from logdoc.classify.torch import catalog as torch_catalog, exceptions, gloo, torchrun
 from logdoc.blocks import BlockAssembler
+from logdoc.classify.formats import split_alts
 from logdoc.envelope import has_huge_number, unwrap
 from logdoc.events import Envelope
 from logdoc.classify.formats import PRINTF_CONV as _CONV
@@ -91,19 +92,6 @@ def printf_pieces(fmt: str) -> tuple[list[str], list[str]]:
     return lits, convs
 
 
-def _split_alts(s: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for c in s:
-        if c == "|" and depth == 0:
-            out.append("".join(cur))
-            cur = []
-            continue
-        depth += {"{": 1, "}": -1}.get(c, 0)
-        cur.append(c)
-    out.append("".join(cur))
-    return out
-
-
 def brace_pieces(fmt: str) -> tuple[list[str], list[str]]:
     """The same for a torch catalog format (``{name}``, ``{name:int}``, ``{a|b}`` alternatives)."""
     lits: list[str] = []
@@ -124,7 +112,7 @@ def brace_pieces(fmt: str) -> tuple[list[str], list[str]]:
                 cur = []
                 convs.append("1" if m.group(2) == "int" else "a")
             else:
-                alt = _split_alts(re.sub(r"^[a-z_][a-z0-9_]*=", "", inner))[0]
+                alt = split_alts(re.sub(r"^[a-z_][a-z0-9_]*=", "", inner))[0]
                 sub_l, sub_c = brace_pieces(alt)
                 cur.append(sub_l[0])
                 for cc, ll in zip(sub_c, sub_l[1:]):
