@@ -144,17 +144,16 @@ class _CutIndex:
         self.text = "\0".join(parts)
 
     def holding(self, probe: str):
-        """``(template, format, first literal, where the probe starts in it)`` for every format
-        whose first literal piece holds ``probe``, in catalog order."""
+        """``(template, format, first literal, where the probe first stands in it)`` for every
+        format whose first literal piece holds ``probe``, in catalog order."""
         from bisect import bisect_right
 
         text, starts, i = self.text, self.starts, self.text.find(probe)
         while i >= 0:
             k = bisect_right(starts, i) - 1
             t, fmt, lit0 = self.rows[k]
-            at = i - starts[k]
-            yield t, fmt, lit0, at
-            i = text.find(probe, starts[k] + at + 1)
+            yield t, fmt, lit0, i - starts[k]
+            i = text.find(probe, starts[k + 1]) if k + 1 < len(starts) else -1  # on to the next format
 
 
 def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN",)) -> tuple[Template, tuple[str, ...]] | None:
@@ -170,11 +169,7 @@ def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN
         return None
     probe = msg[:20]
     best: tuple[int, Template, tuple[str, ...]] | None = None
-    seen: set[str] = set()
     for t, fmt, lit0, i in catalog.cut_index(levels).holding(probe):
-        if t.id in seen:
-            continue  # the first place the probe stands in the literal, as str.find gives it
-        seen.add(t.id)
         if i and lit0[i - 1] not in _CUT_BOUNDARY and msg[0] not in _CUT_BOUNDARY:
             continue
         if lit0.startswith(msg, i):  # wholly inside the first literal piece
