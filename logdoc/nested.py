@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from . import nccl
+from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .classify.torch.exceptions import EXC_LINE
 from .events import Envelope, Event
@@ -81,7 +82,7 @@ def _read_one(text: str) -> tuple[Any, Envelope] | None:
     if p is None:
         p = classify_torch(text, env)
     if p is None or (p.kind == "torch.exception" and not (p.fields or {}).get("cause")):
-        bare = nccl.classify_bare(text) or nccl.classify_bare(_message_of(text))
+        bare = classify_bare(text) or classify_bare(_message_of(text))
         if bare is not None:
             p = bare
     return (p, env) if p is not None else None

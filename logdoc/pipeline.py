@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from . import nccl, nested, results, stops
 from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
+from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .envelope import unwrap
 from .events import Event
@@ -74,7 +75,7 @@ def classify_record(rec: Record, name: str) -> Event | None:
         fast = "NCCL" not in rec.text and fast_enabled()
         parsed = torch_classify(rec.text, env) if fast else classify_torch(rec.text, env)
     if parsed is None:
-        parsed = nccl.classify_bare(rec.text)  # an NCCL WARN message with no header at all
+        parsed = classify_bare(rec.text)  # an NCCL WARN message with no header at all
     if parsed is None:
         parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
     if parsed is None:

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from nccl_render import render_message  # noqa: E402
 
 from logdoc import diagnose, kb, nccl, nested  # noqa: E402
+from logdoc.classify import bare as nccl_bare, neighbours  # noqa: E402
 from logdoc.classify import torch as torchlines  # noqa: E402
 from logdoc.api import build_report  # noqa: E402
 from logdoc.envelope import unwrap  # noqa: E402
@@ -81,8 +82,8 @@ def test_masked_header_keeps_the_host():
 
 def _bare_eligible(template_id: str) -> bool:
     t = nccl_catalog().templates[template_id]
-    lead = bool(nccl._lead_word(t.format))
-    return t.specificity >= (nccl.BARE_MIN_LED if lead else nccl.BARE_MIN_LITERAL)
+    lead = bool(nccl_bare._lead_word(t.format))
+    return t.specificity >= (nccl_bare.BARE_MIN_LED if lead else nccl.BARE_MIN_LITERAL)
 
 
 def test_every_specific_warn_format_bare_and_nested():
@@ -93,10 +94,10 @@ def test_every_specific_warn_format_bare_and_nested():
     for loc, msg in WARNS:
         whole = _whole(loc, msg)
         if (whole.template not in nccl_catalog().templates or not _bare_eligible(whole.template)
-                or len(msg.strip()) < nccl.BARE_MIN_LED):
+                or len(msg.strip()) < nccl_bare.BARE_MIN_LED):
             continue
         checked += 1
-        bare = nccl.classify_bare(msg)
+        bare = nccl_bare.classify_bare(msg)
         if bare is None or bare.template != whole.template:
             missed.append(("bare", msg))
             continue
@@ -124,7 +125,7 @@ def test_every_specific_warn_format_bare_and_nested():
     "ValueError: invalid literal for int() with base 10: 'x'",
 ])
 def test_ordinary_lines_are_not_bare_nccl(line):
-    assert nccl.classify_bare(line) is None
+    assert nccl_bare.classify_bare(line) is None
 
 
 def test_bare_message_in_a_log():
@@ -348,16 +349,16 @@ def test_an_empty_string_conversion_with_its_spaces_collapsed():
     """` %s ` printed with an empty string leaves two spaces; a paste collapses them into one."""
     for text in ("ncclSocketInit: connecting to address  with family 0 is neither AF_INET(2) nor AF_INET6(10)",
                  "ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)"):
-        p = nccl.classify_bare(text)
+        p = nccl_bare.classify_bare(text)
         assert p is not None and p.template == "nccl.8a290653" and p.fields["args"][:2] == ["", "0"], text
-    p = nccl.classify_bare("ncclSocketInit: connecting to address 10.1.2.3<99> with family 0 is neither AF_INET(2) nor AF_INET6(10)")
+    p = nccl_bare.classify_bare("ncclSocketInit: connecting to address 10.1.2.3<99> with family 0 is neither AF_INET(2) nor AF_INET6(10)")
     assert p.fields["args"][0] == "10.1.2.3<99>"
 
 
 def test_info_line_whose_header_was_cut_to_its_level():
     evs = _events("INFO NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'\n")
     assert [(e.kind, e.template, e.fields.get("header")) for e in evs] == [("nccl.info", "nccl.aa56324f", "none")]
-    assert nccl.classify_bare("INFO epoch 3 done") is None
+    assert nccl_bare.classify_bare("INFO epoch 3 done") is None
 
 
 @pytest.mark.parametrize("line, kind, fields", [
@@ -385,7 +386,7 @@ def test_nccl_tests_lines_and_nccl1_warns(line, kind, fields):
 
 
 def test_nccl2_old_header_is_not_nccl1():
-    p = nccl.classify_bare("misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]")
+    p = nccl_bare.classify_bare("misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]")
     assert p is not None and p.fields.get("header") != "nccl1"
 
 
@@ -417,7 +418,7 @@ def test_nccl_side_mechanisms_name_their_category(text, category):
 
 @pytest.mark.parametrize("line", ["train step failed: loss is nan", "ibv_devinfo output follows", "rdma_cm event failed"])
 def test_not_a_verbs_failure(line):
-    assert nccl.classify_verbs(line) is None
+    assert neighbours.classify_verbs(line) is None
 # --- r-torch (issue 13): errno and launcher wordings, Gloo loopback peers, Ray kills, cut mismatch reports
 
 @pytest.mark.parametrize("text, category", [
@@ -698,14 +699,14 @@ CUT_MESSAGES = [  # (a catalog WARN format, the piece of it a paste kept)
 
 @pytest.mark.parametrize("fmt,piece", CUT_MESSAGES)
 def test_a_message_cut_at_either_end(fmt, piece):
-    p = nccl.classify_bare(piece)
+    p = nccl_bare.classify_bare(piece)
     assert p is not None and p.fields["format"] == fmt and p.fields["cut"]
 
 
 @pytest.mark.parametrize("line", ["the same subnet as before", "Address family not supported by protocol",
                                   "found in the same subnet as remote addresses"])
 def test_ordinary_pieces_are_not_cut_messages(line):
-    assert nccl.classify_bare(line) is None
+    assert nccl_bare.classify_bare(line) is None
 
 
 def test_no_interface_in_a_container_is_the_containers_network():
@@ -735,35 +736,35 @@ def test_an_ib_message_under_a_plugins_net_name():
     for lead in ("NET/IBext : ", "NET/IBext_v8:", "NET/IB:"):
         line = (lead + "Got completion from peer 10.0.0.2<41234> with status=12 opcode=0 len=0 "
                 "vendor err 129 (Send)")
-        p = nccl.classify_bare(line)
+        p = nccl_bare.classify_bare(line)
         assert p is not None and p.fields["format"].startswith("NET/IB : Got completion from peer")
         assert (p.fields.get("net_name") is None) == (lead == "NET/IB:")
         with_header = nccl.classify(f"node1:10:20 [0] transport/net_ib.cc:1909 NCCL WARN {line}", Envelope())
         assert with_header.template == p.template
     assert _report("NET/IBext : Got completion from peer 10.0.0.2<41234> with status=12 opcode=0 len=0 "
                    "vendor err 129 (Recv)\n")["diagnoses"][0]["category"] == "ib_transport_error"
-    assert nccl.classify_bare("NET/Foo : the weather is fine today in every datacenter") is None
+    assert nccl_bare.classify_bare("NET/Foo : the weather is fine today in every datacenter") is None
 
 
 def test_a_warn_retold_in_short():
     """The long opening words of a WARN format, then the poster's own short ending: read as that
     WARN (abridged); a line that shares fewer words, or the opening of several messages, is not."""
     fmt_head = "Failed to bind NVLink SHARP (NVLS) Multicast memory"
-    p = nccl.classify_bare(fmt_head + ": CUDA error 1")
+    p = nccl_bare.classify_bare(fmt_head + ": CUDA error 1")
     assert p is not None and p.fields["abridged"] and p.fields["format"].startswith(fmt_head)
     assert _report(fmt_head + ": CUDA error 1\n")["diagnoses"][0]["category"] == "fabric_manager_or_driver"
-    assert nccl.classify_bare("Failed to bind NVLink bridges on this board") is None
-    assert nccl.match_abridged(fmt_head[:30] + " and more") is None
+    assert nccl_bare.classify_bare("Failed to bind NVLink bridges on this board") is None
+    assert nccl_bare.match_abridged(fmt_head[:30] + " and more") is None
 
 
 def test_the_user_guide_check_macros():
     """The NCCL user guide's NCCLCHECK / CUDACHECK wording, copied into programs with their own paths,
     reads as nccl-tests' check does; a paste that lost the closing quote too."""
-    p = nccl.classify_bare("Failed, NCCL error src/app/comm.cc:88 'unhandled system error'")
+    p = nccl_bare.classify_bare("Failed, NCCL error src/app/comm.cc:88 'unhandled system error'")
     assert p.kind == "nccltests.nccl_failure" and p.fields["error"] == "unhandled system error"
-    p = nccl.classify_bare("Failed, NCCL error /src/comm_utils.cc:12 'remote process exited or there was a network error")
+    p = nccl_bare.classify_bare("Failed, NCCL error /src/comm_utils.cc:12 'remote process exited or there was a network error")
     assert p.kind == "nccltests.nccl_failure" and p.fields["error"].startswith("remote process exited")
-    p = nccl.classify_bare("Failed: Cuda error main.cu:40 'out of memory'")
+    p = nccl_bare.classify_bare("Failed: Cuda error main.cu:40 'out of memory'")
     assert p.kind == "cuda.error" and p.fields["error"] == "out of memory"
     card = _report("Failed, NCCL error main.cc:60 'invalid usage'\n")["diagnoses"][0]
     assert card["id"] == "family:nccl_invalid_usage"
@@ -771,12 +772,12 @@ def test_the_user_guide_check_macros():
 
 def test_a_cuda_runtime_error_text_alone():
     """A cudaGetErrorString text on a line of its own is a CUDA error; other text is not."""
-    p = nccl.classify_bare("CUDA driver version is insufficient for CUDA runtime version")
+    p = nccl_bare.classify_bare("CUDA driver version is insufficient for CUDA runtime version")
     assert p.kind == "cuda.error"
     assert _report("Failed, NCCL error comm.cc:296 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
                    "CUDA driver version is insufficient for CUDA runtime version\n")["diagnoses"][0]["category"] \
         == "fabric_manager_or_driver"
-    assert nccl.classify_bare("the CUDA driver version is insufficient for our needs, we think") is None
+    assert nccl_bare.classify_bare("the CUDA driver version is insufficient for our needs, we think") is None
 
 
 def test_xla_quotes_the_last_nccl_warning():
@@ -784,19 +785,19 @@ def test_xla_quotes_the_last_nccl_warning():
     line = ("external/xla/xla/backends/gpu/collectives/nccl_communicator.cc:100: NCCL operation "
             "ncclCommInitRankConfig(...) failed: invalid usage. Last NCCL warning(error) log entry "
             "(may be unrelated) 'Bootstrap : no socket interface found'.")
-    p = nccl.classify_bare(line)
+    p = nccl_bare.classify_bare(line)
     assert p is not None and p.kind == "nccl.warn" and p.fields["nested_in"] == "Last NCCL warning(error)"
     assert _report(line + "\n")["diagnoses"][0]["category"] == "wrong_network_interface"
 
 
 def test_a_channel_connection_without_header_or_channel():
     """`a[bus] -> b[bus] [send|receive] via NET/...`, the `Channel NN/M :` lead and the header lost."""
-    p = nccl.classify_bare("12[3d000] -> 4[1a000] [receive] via NET/IB/1")
+    p = nccl_bare.classify_bare("12[3d000] -> 4[1a000] [receive] via NET/IB/1")
     assert p.kind == "nccl.connection" and p.fields["direction"] == "receive" and p.fields["gdr"] is False
     assert "channel" not in p.fields and p.fields["src_rank"] == 12 and p.fields["dst_rank"] == 4
-    p = nccl.classify_bare("Channel 03/1 : 12[3d000] -> 4[1a000] [send] via NET/IB/0/GDRDMA")
+    p = nccl_bare.classify_bare("Channel 03/1 : 12[3d000] -> 4[1a000] [send] via NET/IB/0/GDRDMA")
     assert p.kind == "nccl.connection" and p.fields["gdr"] is True and p.fields["channel"] == 3
-    assert nccl.classify_bare("step 12 -> 4 via the fast path") is None
+    assert nccl_bare.classify_bare("step 12 -> 4 via the fast path") is None
     # a receive without GDR beside a send with it: the receiving node lacks GPUDirect RDMA
     text = "12[3d000] -> 4[1a000] [send] via NET/IB/0/GDRDMA\n12[3d000] -> 4[1a000] [receive] via NET/IB/0\n"
     assert _report(text)["diagnoses"][0]["category"] == "gpu_direct_rdma_issue"
@@ -807,9 +808,9 @@ def test_a_channel_connection_without_header_or_channel():
 
 def test_a_signal_caught_by_ucx():
     """UCX's signal handler line before its backtrace: the signal is an event; SIGBUS reads as /dev/shm."""
-    p = nccl.classify_bare("[node1:4100:0:4120] Caught signal 7 (Bus error: nonexistent physical address)")
+    p = nccl_bare.classify_bare("[node1:4100:0:4120] Caught signal 7 (Bus error: nonexistent physical address)")
     assert p.kind == "process.signal" and p.fields["signal"] == 7 and p.fields["signal_host"] == "node1"
-    p = nccl.classify_bare("Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)")
+    p = nccl_bare.classify_bare("Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)")
     assert p.kind == "process.signal" and p.fields["signal"] == 11
     text = ("[node1:4100:0:4120] Caught signal 7 (Bus error: nonexistent physical address)\n"
             "==== backtrace (tid:   4120) ====\n 0 0x0000000000043090 killpg()  ???:0\n")
@@ -819,7 +820,7 @@ def test_a_signal_caught_by_ucx():
 def test_nccl_tests_device_list_counts_the_run():
     """nccl-tests' device list names every rank: a run of one process whose loopback peer closed the
     connection had no peer to lose; with two ranks listed the peer is the other rank."""
-    p = nccl.classify_bare("#  Rank  3 Group  0 Pid   4103 on node1 device  3 [0x31] NVIDIA H100 80GB HBM3")
+    p = nccl_bare.classify_bare("#  Rank  3 Group  0 Pid   4103 on node1 device  3 [0x31] NVIDIA H100 80GB HBM3")
     assert p.kind == "nccltests.device" and p.fields["test_rank"] == 3 and p.fields["bus"] == "0x31"
     one = ("#  Rank  0 Group  0 Pid   4100 on node1 device  0 [0x17] NVIDIA A100-SXM4-80GB\n"
            "node1:4100:4120 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer localhost<41000>\n")
@@ -831,9 +832,9 @@ def test_nccl_tests_device_list_counts_the_run():
 def test_py_spy_stacks_of_ranks_in_different_collectives():
     """py-spy dumps, one per rank: the innermost torch.distributed frame is where each rank waits;
     different collectives on different ranks are a mismatch, send against recv is not."""
-    p = nccl.classify_bare("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:3710)")
+    p = nccl_bare.classify_bare("    all_gather_into_tensor (torch/distributed/distributed_c10d.py:3710)")
     assert p.kind == "stack.collective" and p.fields["function"] == "all_gather_into_tensor"
-    assert nccl.classify_bare("    _check_single_tensor (torch/distributed/distributed_c10d.py:900)") is None
+    assert nccl_bare.classify_bare("    _check_single_tensor (torch/distributed/distributed_c10d.py:900)") is None
     dump = 'Thread 4100 (idle): "MainThread"\n    {op} (torch/distributed/distributed_c10d.py:2501)\n    step (train.py:9)\n'
 
     def report(a, b):
@@ -858,7 +859,7 @@ NCCL_TESTS_ROWS = [  # (a result row in each release's columns, its size, whethe
 
 @pytest.mark.parametrize("line,size,wrong", NCCL_TESTS_ROWS)
 def test_nccl_tests_result_rows(line, size, wrong):
-    p = nccl.classify_bare(line)
+    p = nccl_bare.classify_bare(line)
     assert p.kind == "nccltests.row" and p.fields["size"] == size and p.fields["wrong"] is wrong
 
 
@@ -888,12 +889,12 @@ def test_init_that_stops_in_pcie_p2p_setup():
 
 def test_envoy_sidecar_lines():
     """Envoy's own log lines (Istio's tab-separated form, after the stamp is peeled, and Envoy's default form)."""
-    p = nccl.classify_bare("debug\tenvoy upstream\tmembership update for TLS cluster inbound|29500|| added 0 removed 1")
+    p = nccl_bare.classify_bare("debug\tenvoy upstream\tmembership update for TLS cluster inbound|29500|| added 0 removed 1")
     assert p.kind == "proxy.envoy" and p.fields["port"] == 29500
-    p = nccl.classify_bare("[2026-11-29 17:01:59.173][23][debug][connection] [source/common/network/connection_impl.cc:133] "
+    p = nccl_bare.classify_bare("[2026-11-29 17:01:59.173][23][debug][connection] [source/common/network/connection_impl.cc:133] "
                            "[C12] closing socket: 0")
     assert p.kind == "proxy.envoy" and p.fields["logger"] == "connection"
-    assert nccl.classify_bare("debug\tmy envoy of the app\tsomething") is None
+    assert nccl_bare.classify_bare("debug\tmy envoy of the app\tsomething") is None
     text = "2026-11-29T17:01:59.173796Z\tdebug\tenvoy connection\t[C12] remote early close\n"
     assert _report(text)["diagnoses"][0]["category"] == "container_network_isolation"
 

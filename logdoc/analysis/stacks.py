@@ -1,7 +1,7 @@
 """Sampled stacks of a stuck job (``py-spy dump`` of each rank): which collective each process is blocked in.
 
 A rank's dump names, in its innermost torch.distributed frame (``stack.collective`` events of
-:func:`logdoc.nccl.classify_stack_frame`), the collective it waits in. When the dumps of two or
+:func:`logdoc.classify.neighbours.classify_stack_frame`), the collective it waits in. When the dumps of two or
 more processes show different collectives (one rank in ``all_reduce``, the others in ``broadcast``),
 the ranks took different paths through the program: ``analysis.collective_mismatch`` with
 ``source: py-spy``. Point-to-point calls (``send``/``recv`` and their batched forms) differ between

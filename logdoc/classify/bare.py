@@ -1,0 +1,200 @@
+"""NCCL's messages standing without their header, and the entry point for a record no header reads.
+
+A WARN message pasted alone, quoted after ``Last error:`` or in an exception, cut at either end,
+retold in short, an INFO message whose header was cut down to its level word, a channel connection
+line without its lead, NCCL 1.x and 2.0-2.2 WARN lines: each is read against NCCL's catalog and
+taken only when the format says enough (:data:`BARE_MIN_LITERAL`, :data:`BARE_MIN_LED`). When no
+NCCL message reads the line, :func:`classify_bare` asks the readers of other programs' lines
+(:mod:`logdoc.classify.neighbours`). Lines with an NCCL header are :mod:`logdoc.nccl`'s."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..envelope import has_huge_number
+from ..grammar import Parsed
+from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
+from ..templates import nccl_catalog
+from .neighbours import (classify_caught_signal, classify_cuda_text, classify_envoy, classify_ray_store,
+                         classify_stack_frame, classify_tests, classify_verbs)
+
+
+_BARE_HEAD = re.compile(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
+BARE_MIN_LED = 12
+# NCCL 1.x printed `WARN file:line msg` (the location after the level: src/core.h's WARN macro);
+# NCCL 2.0-2.2 put it before (`misc/ibvwrap.cu:60 WARN ...`, :data:`_BARE_HEAD`).
+_NCCL1_WARN = re.compile(r"^WARN (?P<loc>(?:src/)?[\w./+-]+\.(?:cu|h|cc|cpp):\d+) (?P<msg>\S.*)$")
+
+
+def classify_bare(text: str) -> Parsed | None:
+    """:func:`_classify_bare`, and when no NCCL message reads the line, a failed ibverbs call
+    printed by another RDMA library (:func:`classify_verbs`), or a CUDA runtime error text standing
+    alone (:func:`classify_cuda_text`)."""
+    parsed = _classify_bare(text)
+    if parsed is None and ("ibv_" in text or "mlx5dv_" in text or "rdma_" in text):
+        parsed = classify_verbs(text.split("\n", 1)[0].strip())
+    if parsed is None:
+        first = text.split("\n", 1)[0].strip()
+        parsed = classify_cuda_text(first)
+        if parsed is None and "Caught signal" in first:
+            parsed = classify_caught_signal(first)
+        if parsed is None and "distributed_c10d.py:" in first:
+            parsed = classify_stack_frame(first)
+        if parsed is None and "exceeds memory available in" in first:
+            parsed = classify_ray_store(first)
+        if parsed is None and ("envoy" in first or "][source/" in first or "] [source/" in first):
+            parsed = classify_envoy(first)
+    return parsed
+
+
+def _classify_nccl1(line: str) -> Parsed | None:
+    """An NCCL 1.x WARN line (``WARN file:line msg``): ``nccl.warn`` with ``header: nccl1``; None otherwise."""
+    if line.startswith("WARN "):
+        m = _NCCL1_WARN.match(line)
+        if m is not None:
+            return Parsed("nccl.warn", "WARN", "nccl.warn",
+                          {"header": "nccl1", "code_location": m["loc"], "message": m["msg"]})
+    return None
+
+
+def _classify_bare(text: str) -> Parsed | None:
+    """A WARN message of NCCL's catalog standing without any header (pasted alone, quoted after
+    ``Last error:``, inside an exception): ``nccl.warn`` with ``header: none``, or None.
+    Only the first line is read (a WARN is one line). nccl-tests' own lines and NCCL 1.x WARN
+    lines are read here too (:func:`~logdoc.classify.neighbours.classify_tests`,
+    :func:`_classify_nccl1`), and so is an INFO message whose header was cut down to its level word
+    (``INFO NET/IB : ...``: ``nccl.info`` with ``header: none``)."""
+    line = text.split("\n", 1)[0].strip()
+    if len(line) < BARE_MIN_LED or has_huge_number(line):
+        return None
+    if "Last NCCL warning" in line:
+        q = _LAST_NCCL_WARNING.search(line)
+        inner = _classify_bare(q["msg"]) if q is not None else None
+        if inner is not None:
+            inner.fields["nested_in"] = "Last NCCL warning(error)"
+            return inner
+    tests = classify_tests(line)
+    if tests is None:
+        tests = _classify_nccl1(line)
+    if tests is not None:
+        return tests
+    if " -> " in line and " via " in line:
+        conn = _bare_connection(line)
+        if conn is not None:
+            return conn
+    head = _BARE_HEAD.match(line)  # NCCL 2.0-2.2 printed `file.h:line WARN msg` without the word NCCL
+    loc = None
+    info = False
+    if head is not None:
+        loc, line = head["loc"], line[head.end():]
+    elif line.startswith("INFO ") and "NCCL" not in line:
+        info, line = True, line[5:].lstrip()
+    hit = nccl_catalog().match(line)
+    net_fields: dict[str, Any] = {}
+    if line.startswith("NET/") and (hit is None or hit[0].specificity < BARE_MIN_LITERAL):
+        hit = match_net_variant(line, net_fields) or hit
+    cut = False
+    if hit is not None and not info and (
+            "WARN" not in hit[0].levels
+            or hit[0].specificity < (BARE_MIN_LED if _lead_word(hit[0].format) else BARE_MIN_LITERAL)):
+        hit = None
+    if hit is None and not info:  # the paste cut the message's start or end as well (logdoc.templates.match_cut)
+        from ..templates import match_cut
+
+        hit = match_cut(nccl_catalog(), line)
+        cut = hit is not None
+    abridged = False
+    if hit is None and not info:
+        hit = match_abridged(line)
+        abridged = hit is not None
+    if hit is None:
+        return None
+    tpl, args = hit
+    if info:
+        if "INFO" not in tpl.levels or tpl.specificity < BARE_MIN_LITERAL:
+            return None
+        return Parsed("nccl.info", "INFO", tpl.id, {"header": "none", "message": line, "args": list(args),
+                                                     "format": tpl.format})
+    fields: dict[str, Any] = {"header": "none", "message": line, "args": list(args), "format": tpl.format}
+    fields.update(net_fields)
+    if abridged:
+        fields["abridged"] = True
+    if cut:
+        fields["cut"] = True
+    if loc:
+        fields["code_location"] = loc
+    if tpl.where:
+        fields["catalog_location"] = tpl.where
+    return Parsed("nccl.warn", "WARN", tpl.id, fields)
+
+
+# A message retold in short: the poster (or a tool that relays NCCL's error) kept the WARN's long
+# opening words and dropped the values after them (``Failed to bind NVLink SHARP (NVLS) Multicast
+# memory: CUDA error 401`` for ``... Multicast memory of size %ld : CUDA error %d '%s'.``). Read as that
+# WARN when the line starts with at least ABRIDGED_MIN characters of the format's first literal
+# piece, ending at a word boundary of both, and that piece is the only WARN format's that long.
+ABRIDGED_MIN = 40
+_WORD_END = " :,.;([/"
+
+
+def match_abridged(line: str):
+    """The WARN format whose opening words ``line`` repeats (:data:`ABRIDGED_MIN`) before it goes its
+    own way, with no arguments; None when no format, or formats of more than one message, fit."""
+    from ..templates import _CONV
+
+    if len(line) < ABRIDGED_MIN:
+        return None
+    probe = line[:ABRIDGED_MIN]
+    found: dict[str, Any] = {}
+    for t in nccl_catalog().templates.values():
+        if "WARN" not in t.levels or not t.format.startswith(probe):
+            continue
+        fmt = t.format.split("\\n")[0]
+        m = _CONV.search(fmt)
+        lit0 = fmt[: m.start()] if m else fmt
+        k = ABRIDGED_MIN
+        while k < len(lit0) and k < len(line) and lit0[k] == line[k]:
+            k += 1
+        if k < len(line) and line[k] not in _WORD_END and line[k - 1] not in _WORD_END:
+            continue
+        if k < len(lit0) and lit0[k] not in _WORD_END and lit0[k - 1] not in _WORD_END:
+            continue
+        found.setdefault(lit0, t)  # one message (every release that words its opening alike)
+    if len(found) != 1:
+        return None
+    return next(iter(found.values())), ()
+
+
+# A channel connection line pasted without its header, and often without its `Channel NN/M :` lead
+# (`9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA`): the connection and its transport are all there.
+_BARE_CONN = re.compile(r"(?:Channel (?P<ch>\d+(?:/\d+)?) ?: ?)?(?P<conn>\d+\[[0-9a-fA-F]+\] ?-> ?\d+\[[0-9a-fA-F]+\]"
+                        r"(?: \[(?:send|receive)\])? via \S+.*)$")
+
+
+def _bare_connection(line: str) -> Parsed | None:
+    """``nccl.connection`` with ``header: none`` for a bare connection line; None otherwise."""
+    m = _BARE_CONN.match(line)
+    if m is None:
+        return None
+    read = read_message(f"Channel {m['ch'] or '00/0'} : {m['conn']}")
+    if read is None or read[0] != "nccl.connection":
+        return None
+    fields = dict(read[1])
+    fields["header"] = "none"
+    fields["message"] = line
+    if m["ch"] is None:
+        fields.pop("channel", None)
+        fields.pop("conn_index", None)
+    return Parsed("nccl.connection", "INFO", "nccl.connection", fields)
+
+
+# XLA (JAX) reports a failed NCCL call as a status whose text ends with the last WARN NCCL printed
+# (ncclGetLastError): `<file>:<line>: NCCL operation <call> failed: <result>. Last NCCL warning(error)
+# log entry (may be unrelated) '<WARN message>'.`; pastes shorten the middle. The quoted message is
+# read as the bare WARN it is.
+_LAST_NCCL_WARNING = re.compile(r"Last NCCL warning\(error\)[^']{0,60}'(?P<msg>[^']{8,})'")
+
+def _lead_word(fmt: str) -> str:
+    from ..templates import _lead_word as lead
+
+    return lead(fmt)

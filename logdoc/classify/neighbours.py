@@ -1,0 +1,246 @@
+"""Lines other programs print beside NCCL, read where no NCCL header is: nccl-tests' own checks,
+rows and versions; an ibverbs call failed in another RDMA library (UCX, rdma-core users); a CUDA
+runtime error text standing alone; UCX's ``Caught signal``; a py-spy frame in a torch.distributed
+collective; Ray's object-store warning about /dev/shm; Envoy's own log lines. One reader per
+program, each a regex of that program's printed format and a ``Parsed`` (or None).
+:func:`logdoc.classify.bare.classify_bare` calls them for a record that no header reads."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..grammar import Parsed
+
+
+# nccl-tests' own lines (NVIDIA/nccl-tests src/common.h, common.cu, util.cu, every release):
+# CUDACHECK / NCCLCHECK failures, `# Out of bounds values : N FAILED|OK`, `# Avg bus bandwidth : X`,
+# `# NCCL Tests compiled with NCCL M.m` (2017-2019; `1.0` stands for any NCCL 1.x) and
+# `# nccl-tests version V nccl-headers=CODE nccl-library=CODE` (2025-).
+# The NCCL user guide's examples print the same checks as `Failed, NCCL error file:line 'error'` and
+# `Failed: Cuda error file:line 'error'` (their NCCLCHECK / CUDACHECK macros, copied into many
+# programs, which keep the wording and put their own source paths in it); a paste may lose the closing quote.
+_TESTS_NCCL_FAILURE = re.compile(
+    r"^(?:(?P<host>[^\s:']+): )?(?:(?:Test )?NCCL failure|Failed, NCCL error) (?P<loc>[\w./+-]+:\d+) "
+    r"'(?P<error>[^'/]*?)(?: / (?P<last>[^']*))?(?:'|$)")
+_TESTS_CUDA_FAILURE = re.compile(
+    r"^(?:(?P<host>[^\s:']+): )?(?:Cuda failure|Failed: Cuda error) (?P<loc>[\w./+-]+:\d+) '(?P<error>[^']*)(?:'|$)")
+# nccl-tests' device list (rank 0 prints one line per rank of the whole run, src/common.cu):
+# `#  Rank  0 Group  0 Pid  70918 on node1 device  0 [0x01] NVIDIA A100-SXM4-80GB`
+_TESTS_DEVICE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+) Group\s+(?P<group>\d+) Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+device\s+"
+                           r"(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+)\]\s*(?P<gpu>.*?)\s*$")
+# nccl-tests' result rows (src/common.cu): size, count, type, [redop, [root,]] then per placement (out of place,
+# in place) time, algbw, busbw and the check: the largest absolute error as `%6.0e` (2017-2021) or the
+# number of wrong values, `#wrong` (2022-); `N/A` where the test skips the check.
+_TESTS_ROW = re.compile(
+    r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z][a-z0-9_]*)\s+(?:(?P<redop>sum|prod|max|min|avg|none|"
+    r"mulsum|premulsum)\s+)?(?:(?P<root>-?\d+)\s+)?(?P<t1>\d+(?:\.\d+)?)\s+(?P<alg1>\d+\.\d+|N/A)\s+"
+    r"(?P<bus1>\d+\.\d+|N/A)\s+(?P<err1>\d(?:\.\d+)?e[+-]\d+|\d+|N/A)\s+(?P<t2>\d+(?:\.\d+)?)\s+"
+    r"(?P<alg2>\d+\.\d+|N/A)\s+(?P<bus2>\d+\.\d+|N/A)\s+(?P<err2>\d(?:\.\d+)?e[+-]\d+|\d+|N/A)\s*$")
+
+
+def _tests_error(text: str) -> float | None:
+    return None if text == "N/A" else float(text)
+
+
+_TESTS_CHECK = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\b")
+_TESTS_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<busbw>[-+\d.eE]+|nan|inf)\s*(?P<verdict>OK|FAILED)?\s*$")
+_TESTS_COMPILED = re.compile(r"^#\s*NCCL Tests compiled with NCCL (?P<v>\d+\.\d+)\s*$")
+_TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+) nccl-headers=(?P<headers>\d+) nccl-library=(?P<library>\d+)")
+
+
+# An ibverbs call that failed, as RDMA libraries other than NCCL print it (UCX `uct/ib`,
+# `ucs_error("ibv_create_cq(cqe=%d) failed: %m")`; rdma-core users `mlx5_0: ibv_create_cq() failed: ...`):
+# no NCCL header, the verbs call and the errno text.
+_VERBS_FAILED = re.compile(
+    r"^(?:\[[^\]]*\]\s*)*(?:[\w./-]+\.c\w*:\d+\s+)?(?:(?P<lib>UCX|ucx)\s+)?(?:ERROR|WARN|error)?:?\s*(?:(?P<dev>[\w-]+):\s+)?"
+    r"(?P<call>ibv_\w+|mlx5dv_\w+|rdma_\w+)\((?P<args>[^()]*)\)\s+failed:\s+(?P<errno_text>[A-Za-z][^.]*?)\.?\s*$")
+
+
+def classify_verbs(line: str) -> Parsed | None:
+    """A failed ibverbs call printed by an RDMA library other than NCCL (UCX, rdma-core users):
+    ``verbs.error``, or None."""
+    if "ibv_" not in line and "mlx5dv_" not in line and "rdma_" not in line:
+        return None
+    m = _VERBS_FAILED.match(line)
+    if m is None:
+        return None
+    f: dict[str, Any] = {"call": m["call"], "errno_text": m["errno_text"].strip()}
+    if m["dev"]:
+        f["device"] = m["dev"]
+    if m["lib"]:
+        f["library"] = "UCX"
+    if m["args"]:
+        f["call_args"] = m["args"]
+    return Parsed("verbs.error", "ERROR", "verbs.error", f)
+
+
+def _code_version(code: str) -> str:
+    """NCCL_VERSION_CODE as printed (22703, or 2403 before 2.9) as `2.27.3`."""
+    n = int(code)
+    if n >= 10000:
+        return f"{n // 10000}.{n // 100 % 100}.{n % 100}"
+    return f"{n // 1000}.{n // 100 % 10}.{n % 100}"
+
+
+def classify_tests(line: str) -> Parsed | None:
+    """A line that nccl-tests prints itself (its failure checks, its verdict lines, the NCCL it was
+    built with); None otherwise (NCCL 1.x WARN lines are :mod:`logdoc.classify.bare`'s)."""
+    if "NCCL failure" in line or "NCCL error" in line:
+        m = _TESTS_NCCL_FAILURE.match(line)
+        if m is not None:
+            f: dict[str, Any] = {"source_location": m["loc"], "error": m["error"].strip()}
+            if m["last"] is not None and m["last"].strip():
+                f["last_error"] = m["last"].strip()
+            if m["host"]:
+                f["host"] = m["host"]
+            return Parsed("nccltests.nccl_failure", "ERROR", "nccltests.nccl_failure", f)
+    if "Cuda failure" in line or "Cuda error" in line:
+        m = _TESTS_CUDA_FAILURE.match(line)
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"source_location": m["loc"], "error": m["error"].strip()})
+    if " Group " in line and "device" in line:
+        m = _TESTS_DEVICE.match(line)
+        if m is not None:
+            return Parsed("nccltests.device", "INFO", "nccltests.device",
+                          {"test_rank": int(m["rank"]), "group": int(m["group"]), "test_pid": int(m["pid"]),
+                           "test_host": m["host"], "device": int(m["device"]), "bus": m["bus"], "gpu": m["gpu"]})
+    if line[:1].isdigit() and "." in line:
+        m = _TESTS_ROW.match(line)
+        if m is not None:
+            errs = [e for e in (_tests_error(m["err1"]), _tests_error(m["err2"])) if e is not None]
+            f = {"size": int(m["size"]), "count": int(m["count"]), "dtype": m["dtype"],
+                 "wrong": any(e > 0 for e in errs)}
+            if m["redop"]:
+                f["redop"] = m["redop"]
+            return Parsed("nccltests.row", "INFO", "nccltests.row", f)
+    if "Out of bounds" in line:
+        m = _TESTS_CHECK.match(line)
+        if m is not None:
+            return Parsed("nccltests.check", "ERROR" if m["verdict"] == "FAILED" else "INFO", "nccltests.check",
+                          {"wrong": int(m["wrong"]), "verdict": m["verdict"]})
+    if "bus bandwidth" in line:
+        m = _TESTS_BUSBW.match(line)
+        if m is not None:
+            f = {"busbw": m["busbw"]}
+            if m["verdict"]:
+                f["verdict"] = m["verdict"]
+            return Parsed("nccltests.bandwidth", "INFO", "nccltests.bandwidth", f)
+    if "compiled with NCCL" in line:
+        m = _TESTS_COMPILED.match(line)
+        if m is not None:
+            return Parsed("nccl.version", "INFO", "nccl.version",
+                          {"version": m["v"], "suffix": "nccl-tests build"})
+    if "nccl-tests version" in line:
+        m = _TESTS_VERSION.match(line)
+        if m is not None:
+            headers, library = _code_version(m["headers"]), _code_version(m["library"])
+            return Parsed("nccltests.version", "INFO", "nccltests.version",
+                          {"tests_version": m["tests"], "headers": headers, "library": library,
+                           "same_release": headers.rsplit(".", 1)[0] == library.rsplit(".", 1)[0]})
+    return None
+
+
+# Ray's object store (raylet, store_runner.cc) asks /dev/shm for its size at start and warns when /dev/shm
+# holds less: `System memory request exceeds memory available in /dev/shm. The request is for N bytes, and
+# the amount available is M bytes.` (it then shrinks the store to what is there).
+_RAY_STORE_SHM = re.compile(r"System memory request exceeds memory available in (?P<dir>\S+?)\.?\s+The request is for "
+                            r"(?P<requested>\d+) bytes, and the amount available is (?P<available>\d+) bytes")
+
+
+def classify_ray_store(line: str) -> Parsed | None:
+    """``ray.store_shm`` for the raylet's /dev/shm warning; None otherwise."""
+    m = _RAY_STORE_SHM.search(line)
+    if m is None:
+        return None
+    return Parsed("ray.store_shm", "WARN", "ray.store_shm",
+                  {"dir": m["dir"], "requested": int(m["requested"]), "available": int(m["available"])})
+
+
+# Envoy's own log (the Istio sidecar `istio-proxy` of a pod, and Envoy alone): the Istio format
+# `2022-07-19T18:01:59.173713Z<TAB>debug<TAB>envoy connection<TAB>[C72] remote early close` and Envoy's default
+# `[2022-07-19 18:01:59.173][23][debug][connection] [source/common/network/connection_impl.cc:133] [C72] ...`.
+# Where such lines are in a training job's logs, a proxy stands between its processes and the network.
+_ENVOY_ISTIO = re.compile(r"^(?:\S*\d\d:\d\d:\d\d(?:\.\d+)?Z?\t)?(?P<level>[a-z]+)\tenvoy (?P<logger>[\w.]+)\t(?P<msg>.*)$")
+_ENVOY_DEFAULT = re.compile(r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.\d]*\]\[\d+\]\[(?P<level>[a-z]+)\]\[(?P<logger>[\w.]+)\] "
+                            r"\[[^\]]*(?:envoy|source/(?:common|server|extensions))[^\]]*\] (?P<msg>.*)$")
+_ENVOY_PORT = re.compile(r"\b(?:inbound|outbound)\|(?P<port>\d+)\|")
+
+
+def classify_envoy(line: str) -> Parsed | None:
+    """``proxy.envoy`` for a line of Envoy's own log (Istio's format or Envoy's default); None otherwise."""
+    m = _ENVOY_ISTIO.match(line) or _ENVOY_DEFAULT.match(line)
+    if m is None:
+        return None
+    f: dict[str, Any] = {"proxy": "envoy", "proxy_level": m["level"], "logger": m["logger"]}
+    p = _ENVOY_PORT.search(m["msg"])
+    if p is not None:
+        f["port"] = int(p["port"])
+    return Parsed("proxy.envoy", "INFO", "proxy.envoy", f)
+
+
+# A frame of a sampled Python stack (`py-spy dump`: `    all_reduce (torch/distributed/distributed_c10d.py:3075)`,
+# innermost first) in one of torch.distributed's collectives: where that process is blocked.
+_PYSPY_FRAME = re.compile(r"^(?P<function>[A-Za-z_]\w*) \((?P<path>[^\s()]*distributed_c10d\.py):(?P<line>\d+)\)$")
+
+
+def classify_stack_frame(line: str) -> Parsed | None:
+    """``stack.collective`` for a py-spy frame in torch/distributed/distributed_c10d.py; None otherwise."""
+    m = _PYSPY_FRAME.match(line)
+    if m is None or m["function"].startswith("_"):
+        return None
+    return Parsed("stack.collective", "INFO", "stack.collective",
+                  {"function": m["function"], "frame_file": m["path"], "frame_line": int(m["line"]), "format": "py-spy"})
+
+
+# UCX's signal handler (ucs/debug, loaded with NCCL's UCX and IB plugins, HPC-X, Open MPI) reports the
+# signal that kills the process before its backtrace: `[host:pid:thread:tid] Caught signal 7 (Bus error:
+# nonexistent physical address)` and `==== backtrace (tid: N) ====`.
+_CAUGHT_SIGNAL = re.compile(
+    r"^(?:\[(?P<host>[^\s:\]]+):(?P<pid>\d+)\s*:\s*\d+:(?P<tid>\d+)\]\s*)?Caught signal (?P<signal>\d+) "
+    r"\((?P<name>[^:()]+)(?::\s*(?P<reason>[^()]*))?\)")
+
+
+def classify_caught_signal(line: str) -> Parsed | None:
+    """``process.signal`` for UCX's `Caught signal N (Name: reason)` line; None otherwise."""
+    m = _CAUGHT_SIGNAL.match(line)
+    if m is None:
+        return None
+    f: dict[str, Any] = {"signal": int(m["signal"]), "signal_name": m["name"].strip(), "printer": "UCX"}
+    if m["reason"]:
+        f["reason"] = m["reason"].strip()
+    if m["host"]:
+        f["signal_host"] = m["host"]
+        f["signal_pid"] = int(m["pid"])
+    return Parsed("process.signal", "ERROR", "process.signal", f)
+
+
+# The texts of cudaGetErrorString (CUDA runtime API, "Error Handling") that name one failure and are
+# never ordinary output: a program that checks its CUDA calls often prints just that text on a line
+# of its own (NCCL's `Cuda failure '%s'` quotes the same texts).
+CUDA_ERROR_TEXTS = frozenset((
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "no CUDA-capable device is detected",
+    "all CUDA-capable devices are busy or unavailable",
+    "system has unsupported display driver / cuda driver combination",
+    "forward compatibility was attempted on non supported HW",
+    "system not yet initialized",
+    "an illegal memory access was encountered",
+    "an illegal instruction was encountered",
+    "device-side assert triggered",
+    "unspecified launch failure",
+    "the launch timed out and was terminated",
+    "uncorrectable ECC error encountered",
+    "invalid device ordinal",
+    "peer access is not supported between these two devices",
+    "misaligned address",
+))
+
+
+def classify_cuda_text(line: str) -> Parsed | None:
+    """A line that is one CUDA runtime error text (:data:`CUDA_ERROR_TEXTS`), nothing else but a
+    final full stop: ``cuda.error`` with ``error``; None otherwise."""
+    text = line.rstrip(".").strip()
+    if text not in CUDA_ERROR_TEXTS:
+        return None
+    return Parsed("cuda.error", "ERROR", "cuda.error", {"error": text})
