@@ -49,13 +49,14 @@ from __future__ import annotations
 import io
 import os
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .envelope import has_huge_number, unwrap
+from .envelope import _BY_FIRST, EMBED_MARK, has_huge_number, unwrap
 from .events import Envelope
 from .nccl import HEADER as _NCCL_HEADER
-from .read.prefilter import candidate
+from .read.prefilter import _CANDIDATE, candidate
 from .read.source import ReadStats, Source, _Peek, read_lines
 
 REPAIR_MAX = 4 << 20
@@ -758,6 +759,101 @@ def prepare_bytes(name: str, data: bytes, every_line: bool = True) -> tuple[Sour
     return _prepare_read(_replay(name, data), _replay(name, data), every_line)
 
 
+def _may_carry_prefix(t: str) -> bool:
+    """Whether :func:`_learn_prefix` may take a token sequence from line ``t`` (not blank, not
+    indented): False only when no envelope can start it (unwrap() then leaves it whole) and its
+    first token is not header-like."""
+    if len(t) > LONG:
+        return False
+    m = _TOKEN.match(t)
+    if m is not None and _header_like(m.group(0)) and _NCCL_HEADER.match(t) is None \
+            and _PROCESS_HEADER.match(t) is None:
+        return True
+    if t[0] in "> -*+0123456789`" or EMBED_MARK in t:
+        return True  # unwrap() may peel paste residue or an envelope first
+    for rx, _fn in _BY_FIRST.get(t[0], ()):
+        if rx.match(t) is not None:
+            return True
+    return False
+
+
+# What as_written() reads in the whole text at once. Markdown residue at a line's start (a fence,
+# a tag, a quote) and bullets; a nonblank line indented by at most one blank (then the lines are no
+# indented code block); blank lines; a line that no envelope can start and whose first token is a
+# word without a digit or a colon (so neither header-like nor a pdsh host): _learn_prefix takes
+# nothing from it; two doubled letters at most 8 characters apart (is_interleaved() needs doubled
+# letters in at least 30% of a line of 16 or more: some two of them are that close).
+_MARKDOWN_START = re.compile(r"^[ \t>]*[`~<]|^[ \t]*>", re.M)
+_BULLETS = re.compile(r"^[-*+][ \t]", re.M)
+_FLUSH = re.compile(r"^ ?\S", re.M)
+_BLANK = re.compile(r"^[^\S\n]*$", re.M)
+_NO_PREFIX = re.compile(r"^(?![^\n]*\]:\[)(?:[ \t](?=[^\n]*\S)|[a-z][^\s\[(\d:]*(?![^\s\[(])"
+                        r"|[{'\"=#@!$%&.,;/?_\\][^\s\[(\d]*(?![^\s\[(])|(?=[a-z])(?:" + _NCCL_HEADER.pattern + "))",
+                        re.M | _NCCL_HEADER.flags)
+_NEAR_DOUBLED = re.compile(r"([A-Za-z])\1[^\n]{0,8}?([A-Za-z])\2")
+
+
+def as_written(lines: list[str]) -> bool:
+    """True when :func:`repair_lines` is certain to find nothing to repair in ``lines``, decided from
+    cheap facts, mostly read in the whole text at once: no markdown residue, no Ray note, too few
+    lines that could carry a learned prefix, no fixed wrap width, no interleaved line, no bare
+    keyword line between NCCL lines. False means only that the repair must look. The files of a
+    job folder are logs as written: this spares each of them the repair's per-line work
+    (``tests/test_paste_screen.py`` holds it to :func:`repair_lines` on every sample and paste case)."""
+    if len(lines) > LEARN_LINES:
+        return False  # (a long source: the prefix is learned from its head; read by repair_lines)
+    text = "\n".join(lines)
+    if "similar log lines]" in text or _MARKDOWN_START.search(text) is not None \
+            or len(_BULLETS.findall(text)) >= 2:
+        return False
+    if text.strip() and _FLUSH.search(text) is None:
+        return False  # every line indented: maybe a code block
+    eligible = len(lines) - len(_BLANK.findall(text))
+    possible = eligible - len(_NO_PREFIX.findall(text))
+    if possible and possible >= max(PREFIX_MIN, PREFIX_SHARE * eligible):
+        return False
+    if _wrap_width(lines):
+        return False
+    starts = None
+    if _NEAR_DOUBLED.search(text) is not None:
+        starts = [0]
+        for t in lines:
+            starts.append(starts[-1] + len(t) + 1)
+        seen = -1
+        for m in _NEAR_DOUBLED.finditer(text):
+            i = bisect_right(starts, m.start()) - 1
+            if i != seen:
+                seen = i
+                t = lines[i]
+                if 16 <= len(t) <= MAX_INTERLEAVED and is_interleaved(t):
+                    return False
+    for t in lines:
+        if 16 <= len(t) <= MAX_INTERLEAVED:
+            u = t.strip()
+            h = len(u) // 2
+            if (u[:h] == u[h:] or u[:1].isalpha() and u.find(u[:12], 8) >= 0) and interleaved_writes(t) is not None:
+                return False
+    # a bare keyword line takes a process only from NCCL lines on both sides (their header holds `NCCL `)
+    if _CANDIDATE.search(text) is None:
+        return True
+    if starts is None:
+        starts = [0]
+        for t in lines:
+            starts.append(starts[-1] + len(t) + 1)
+    seen = -1
+    for m in _CANDIDATE.finditer(text):
+        i = bisect_right(starts, m.start()) - 1
+        if i == seen:
+            continue
+        seen = i
+        t = lines[i]
+        if t[:1] in " \t" or len(t) > LONG or ":" in t[:40] and _PROCESS_HEADER.search(t[:120]):
+            continue
+        if any("NCCL " in x for x in lines[max(0, i - 3):i]) and any("NCCL " in x for x in lines[i + 1:i + 4]):
+            return not _assign_between(lines, Paste())
+    return True
+
+
 def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Source, Paste | None]:
     """Read ``source``'s lines and decide; ``again`` is the same source to be read afresh."""
     rs = ReadStats()
@@ -776,7 +872,8 @@ def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Sour
         gen.close()
     if rs.skipped_files or rs.warnings or rs.cut_lines or not lines:
         return again, None
-    got = repair_lines(lines, source.name)
+    # a large input's part (a job folder's rank log) is a log as written: cheap facts may spare the repair
+    got = None if not every_line and as_written(lines) else repair_lines(lines, source.name)
     short = every_line and len(lines) <= EVERY_LINE_MAX
     if got is None:  # read as it is (a short source: every line of it)
         return again, (Paste(every_line=True) if short else None)

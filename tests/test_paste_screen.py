@@ -1,0 +1,118 @@
+"""paste.as_written: the cheap screen that spares a large input's parts the paste repair. It may say
+"look" when there is nothing to repair, never "as written" when repair_lines() would repair
+something: checked on every sample log, every field case (real pastes) and damaged copies of the
+samples (each damage the repair knows), and the parse of a job folder is the same with the screen."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from logdoc import paste
+from logdoc.paste import LEARN_LINES, as_written, repair_lines
+from logdoc.read.source import ReadStats, Source, read_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _files() -> list[Path]:
+    out = []
+    for base in (ROOT / "samples", ROOT / "tests" / "field"):
+        out += [p for p in sorted(base.rglob("*")) if p.is_file() and p.suffix in (".log", ".txt", ".out", ".err")
+                and p.stat().st_size < (4 << 20)]
+    return out
+
+
+def _lines(p: Path) -> list[str]:
+    return [t for _n, t in read_lines(Source(str(p), path=str(p)), ReadStats())]
+
+
+def _chunks(lines: list[str]):
+    for i in range(0, max(1, len(lines)), LEARN_LINES):
+        yield lines[i:i + LEARN_LINES]
+
+
+def _interleave(t: str) -> str:
+    return "".join(a + b for a, b in zip(t, t))
+
+
+DAMAGE = {
+    "fence": lambda ls: ["```"] + ls + ["```"],
+    "quote": lambda ls: ["> " + t for t in ls],
+    "bullets": lambda ls: ["- " + t for t in ls],
+    "indent": lambda ls: ["    " + t for t in ls],
+    "details": lambda ls: ["<details><summary>log</summary>"] + ls + ["</details>"],
+    "prefix": lambda ls: ["job-7b.0 [stderr] " + t for t in ls],
+    "bracket prefix": lambda ls: ["[Trainer LOG] " + t for t in ls],
+    "logger prefix": lambda ls: ["ERROR 03-05 00:25:45 [core.py:1094] " + t for t in ls],
+    "address prefix": lambda ls: ["10.1.2.3: " + t for t in ls],
+    "ray note": lambda ls: ls[:1] + ["[3 similar log lines] " + t for t in ls[1:2]] + ls[2:],
+    "wrapped": lambda ls: [t[i:i + 80] for t in ls for i in range(0, max(1, len(t)), 80)],
+    "interleaved": lambda ls: ls[:3] + [_interleave(t) for t in ls[3:4]] + ls[4:],
+    "written twice": lambda ls: ls[:3] + [t + t for t in ls[3:4]] + ls[4:],
+}
+
+
+def _corpus():
+    for p in _files():
+        lines = _lines(p)
+        for chunk in itertools.islice(_chunks(lines), 3):
+            yield p.name, chunk
+
+
+def test_as_written_never_hides_a_repair():
+    seen = clean = 0
+    for name, lines in _corpus():
+        if not lines:
+            continue
+        seen += 1
+        if as_written(lines):
+            clean += 1
+            assert repair_lines(lines) is None, f"{name}: as_written() but repair_lines() repairs it"
+    assert seen > 200
+    # the screen is worth having: most logs as written pass it
+    assert clean > seen // 4, (clean, seen)
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_as_written_sees_every_damage(damage):
+    repaired = 0
+    for name, lines in itertools.islice(_corpus(), 0, None, 3):
+        bad = DAMAGE[damage](lines[:200])
+        if repair_lines(bad) is not None:
+            repaired += 1
+            assert not as_written(bad), f"{name} ({damage}): as_written() but repair_lines() repairs it"
+    assert repaired, damage  # the damage is one the repair knows
+
+
+def test_bare_line_between_nccl_lines():
+    nccl = [f"node-3:1234:1250 [0] NCCL INFO comm 0x{i:x} rank 0 nranks 8" for i in range(3)]
+    lines = ["step 1 | loss 2.0"] * 5 + nccl[:2] + ["NCCL version 2.21.5+cuda12.4"] + nccl[2:] + ["step 2"] * 5
+    assert repair_lines(lines) is not None
+    assert not as_written(lines)
+
+
+def test_a_job_folder_parses_the_same_with_the_screen(tmp_path, monkeypatch):
+    """Rank logs of one job, more than EVERY_LINE_INPUT_MAX in all: the screen spares the repair,
+    the events and counts are those of the repair's own verdict."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "perf"))
+    try:
+        import gen_logs
+    finally:
+        sys.path.pop(0)
+    from logdoc.pipeline import parse_paths
+
+    gen_logs.job_folder(str(tmp_path / "job"), 64, 0.02)
+
+    def run():
+        r = parse_paths([str(tmp_path / "job")], jobs=1)
+        return [(e.file, e.line, e.kind, e.rank, e.host, e.pid, e.text) for e in r.events], r.stats.to_dict()
+
+    with_screen = run()
+    calls = []
+    monkeypatch.setattr(paste, "as_written", lambda lines: calls.append(1) or False)
+    without = run()
+    assert calls and with_screen == without
