@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CASES = ROOT / "tests" / "field" / "cases"
 CASE_FILE = "case.yaml"
 REQUIRED_KEYS = ("source", "category", "established_by")
-OPTIONAL_KEYS = ("culprit_rank", "versions")
+OPTIONAL_KEYS = ("culprit_rank", "versions", "batch")
 BENIGN = "none"
 CASE_TIMEOUT = 120  # seconds for one case; a case that takes longer counts as a crash
 
