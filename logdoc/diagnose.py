@@ -328,7 +328,7 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     else:
         diagnoses.extend(_render(d, rank_hosts, at=at) for d in symptoms)
     notes = [_render(d, rank_hosts, at=at) for d in context]
-    # what no rule explains: a family-level card from the catalog annotations (logdoc/differential.py)
+    # what no rule explains: a family-level card from the catalog annotations (logdoc/differential/)
     from .differential import attach
 
     diagnoses, notes = attach(diagnoses, notes, events, rules, matches, lambda ev: _order_key(analysis, ev))

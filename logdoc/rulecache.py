@@ -28,10 +28,9 @@ def _kb_key(dirs: Sequence[Path]) -> str | None:
     h = hashlib.sha256()
     h.update(f"{KB_CACHE_SCHEMA}|{__version__}|{kb.SCHEMA}|{kb.regex_engine()}|{kb._yaml is not None}|"
              f"{sys.version_info[:2]}".encode())
-    # the loader's own code: an edited module of the kb package makes a new key
-    kb_files = sorted(str(p) for p in Path(kb.__file__).parent.glob("*.py"))
-    for mod in (*kb_files, __file__, cache.__file__, annotations.__file__, differential.__file__,
-                knowledge.__file__):
+    # the loader's own code: an edited module of the kb or differential package makes a new key
+    kb_files = sorted(str(p) for pkg in (kb, differential) for p in Path(pkg.__file__).parent.glob("*.py"))
+    for mod in (*kb_files, __file__, cache.__file__, annotations.__file__, knowledge.__file__):
         try:
             st = os.stat(mod)
             h.update(f"\0{mod}\0{st.st_size}\0{st.st_mtime_ns}".encode())

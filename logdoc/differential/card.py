@@ -1,0 +1,253 @@
+"""Which events no rule explains get a family-level card, and the card itself: the candidates of
+its family and categories ranked by what in this log speaks for and against each
+(:func:`rank_differential`), the texts rendered, and the cards added to a report's diagnoses and
+notes (:func:`attach`). Every word shown comes from the YAML; this module only evaluates and
+assembles."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .conditions import _Context
+from .load import Cause, Differentials, Family
+
+MAX_EVIDENCE = 4
+
+
+_STRONG_KINDS = ("nccl.warn", "torch.nccl_error")
+_STRONG_PREFIX = ("gloo.", "store.")
+_DIST_ERRORS = ("DistBackendError", "DistNetworkError", "DistStoreError", "DistError")
+
+
+def _strong(ev) -> bool:
+    """An error-level event of the communication stack: it needs an explanation even when a rule
+    explained something else."""
+    if ev.kind in _STRONG_KINDS:
+        return True
+    f = ev.fields or {}
+    if ev.kind == "nccl.trace" and f.get("code") not in (None, 0, "0"):
+        return True
+    if ev.level not in ("ERROR", "FATAL"):
+        return False
+    if ev.kind.startswith(_STRONG_PREFIX):
+        return True
+    if ev.kind in ("torch.exception", "torch.terminate"):
+        exc = str(f.get("exc_type") or f.get("cxx_type") or "")
+        return exc.rsplit(".", 1)[-1].split("::")[-1] in _DIST_ERRORS
+    return False
+
+
+def _family_for(diffs: Differentials, ev, ids: frozenset[str]) -> Family | None:
+    for fam in diffs.families:
+        lv = fam.match.get("level")
+        if lv is not None and ev.level not in ([lv] if isinstance(lv, str) else lv):
+            continue
+        c = fam._clause
+        if c.templates and not (c.templates & ids):
+            continue
+        if c.kinds and not any(ev.kind == k or k.endswith("*") and ev.kind.startswith(k[:-1]) for k in c.kinds):
+            continue
+        if c.clause is not None and (c.clause.pattern is not None or c.clause.fields is not None):
+            ok, _, _ = c.clause.accepts(ev)
+            if not ok:
+                continue
+        return fam
+    return None
+
+
+@dataclass
+class _Card:
+    key: str
+    tid: str | None
+    annotation: Any
+    family: Family | None
+    events: list = field(default_factory=list)
+
+
+def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: bool,
+                 order_key=None) -> tuple[list[dict], list[dict], list[dict]]:
+    """(root-cause cards, symptom cards, notes) for the events no rule explains."""
+    ann = getattr(rules, "annotations", None)
+    diffs: Differentials | None = getattr(rules, "differentials", None)
+    if diffs is None:
+        return [], [], []
+    resolver = rules.resolver()
+    explained = {id(e) for m in matches for e in m.events}
+    explained_lines = {(e.file, e.line) for m in matches for e in m.events}
+    cards: dict[str, _Card] = {}
+    notes: dict[str, _Card] = {}
+    fam_memo: dict[tuple, Family | None] = {}
+    for ev in events:
+        if ev.kind.startswith("analysis.") or id(ev) in explained or (ev.file, ev.line) in explained_lines:
+            continue
+        errorish = ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn" or _strong(ev)
+        if not errorish and ev.level != "WARN":
+            continue
+        tid = resolver.catalog_id(ev)
+        a = ann.get(tid) if ann is not None and tid else None
+        if a is not None and a.role in ("benign", "context"):
+            key = "note:" + a.ids[0]
+            notes.setdefault(key, _Card(key, tid, a, None)).events.append(ev)
+            continue
+        if not errorish and a is None:
+            continue  # a warning means something only through its annotation
+        # the family of a catalog message is the same for all its lines (a log repeats them)
+        fkey = (ev.kind, ev.level, tid) if tid else (ev.kind, ev.level, ev.text)
+        fam = fam_memo[fkey] if fkey in fam_memo else fam_memo.setdefault(
+            fkey, _family_for(diffs, ev, resolver.ids(ev)))
+        if a is None and fam is None:
+            continue
+        if have_diagnosis and not (_strong(ev) or ev.level in ("ERROR", "FATAL")):
+            continue  # beside a rule's diagnosis, a warning that is not the stack's own error waits
+        key = "catalog:" + a.ids[0] if a is not None else "family:" + fam.id
+        if fam is not None and (fam._templates or fam.causes):
+            key = "family:" + fam.id  # a message family with its own candidates: one card
+        cards.setdefault(key, _Card(key, tid, a, fam)).events.append(ev)
+    if not cards and not notes:
+        return [], [], []
+    ctx = _Context(events, resolver)
+    roots, symptoms = [], []
+    for card in cards.values():
+        out = _render(card, diffs, ctx, order_key)
+        (symptoms if out["role"] == "symptom" else roots).append(out)
+    note_out = [_render(c, diffs, ctx, order_key, note=True) for c in notes.values()]
+    return roots, symptoms, note_out
+
+
+def _values(card: _Card) -> dict[str, Any]:
+    from ..kb.rule import _event_values
+
+    ev = card.events[0]
+    vals = _event_values(ev)
+    a = card.annotation
+    vals.update({"meaning": a.meaning if a else None, "condition": a.condition if a else None,
+                 "template": card.tid, "count": len(card.events), "category": a.category if a else None})
+    return vals
+
+
+def _candidates(card: _Card, diffs: Differentials) -> list[Cause]:
+    out: list[Cause] = []
+    if card.family is not None and card.family.causes:
+        out.extend(card.family.causes)
+    cats: list[str] = []
+    if card.annotation is not None:
+        cats = [card.annotation.category, *card.annotation.differential]
+    elif card.family is not None:
+        cats = list(card.family.data.get("generic_causes") or [])
+    have = {c.category for c in out}
+    for cat in cats:
+        if cat in have or cat == "benign":
+            continue
+        cause = diffs.categories.get(cat)
+        if cause is not None:
+            out.append(cause)
+            have.add(cat)
+    return out
+
+
+def rank_differential(causes: Sequence[Cause], ctx: _Context) -> list[dict[str, Any]]:
+    scored = []
+    for i, c in enumerate(causes):
+        pro = [s for s in (x.evaluate(ctx) for x in c.for_) if s]
+        con = [s for s in (x.evaluate(ctx) for x in c.against) if s]
+        scored.append(((-(len(pro) - len(con)), i), {"category": c.category, "cause": c.cause, "for": pro,
+                                                      "against": con, "check": c.check}))
+    scored.sort(key=lambda t: t[0])
+    return [d for _, d in scored]
+
+
+def _render(card: _Card, diffs: Differentials, ctx: _Context, order_key, note: bool = False) -> dict[str, Any]:
+    from ..kb.render import render_template
+
+    evs = sorted(card.events, key=order_key) if order_key else list(card.events)
+    card.events = evs
+    vals = _values(card)
+    a, fam = card.annotation, card.family
+    # an annotated message speaks for itself unless a family has its own candidate list for it
+    fdata = fam.data if fam is not None and (fam.causes or a is None) else {}
+    differential = [] if note else rank_differential(_candidates(card, diffs), ctx)
+    role = fdata.get("role") or (a.role if a is not None else None) or "root_cause"
+    if note:
+        title = render_template(diffs.generic.get("note_title") or "{meaning}", vals)
+        severity = "info"
+    else:
+        title = render_template(fdata.get("title") or diffs.generic.get("title") or "{meaning}", vals)
+        severity = fdata.get("severity") or ("error" if any(
+            e.level in ("ERROR", "FATAL") or e.kind.startswith("nccl.") for e in evs) else "warning")
+    explanation = render_template(fdata.get("explanation") or diffs.generic.get("explanation") or "", vals).strip()
+    # A message that names its cause keeps its category; otherwise the differential's lead is it.
+    if a is not None and (note or a.role == "root_cause" and not fdata.get("causes")):
+        category = a.category
+    elif differential:
+        category = differential[0]["category"]
+    else:
+        category = a.category if a is not None else None
+    ranks = sorted({e.rank for e in evs if e.rank is not None})
+    hosts = sorted({e.host for e in evs if e.host})
+    evidence = []
+    seen = set()
+    for e in evs:
+        k = (e.file, e.line)
+        if k in seen:
+            continue
+        seen.add(k)
+        evidence.append({"file": e.file, "line": e.line, "rank": e.rank, "host": e.host, "kind": e.kind,
+                         "text": e.text})
+        if len(evidence) >= MAX_EVIDENCE:
+            break
+    return {
+        "id": card.key,
+        "category": category,
+        "severity": severity,
+        "role": "context" if note else role,
+        "title": title,
+        "confidence": 0.2 if note else (0.45 if role == "root_cause" else 0.35),
+        "ranks": ranks,
+        "hosts": hosts,
+        "reported_by": ranks,
+        "finding": None,
+        "count": len(evs),
+        "evidence": evidence,
+        "explanation": explanation,
+        "fix": [render_template(s, vals) for s in fdata.get("fix") or []],
+        "confirm": [d["check"] for d in differential[:3]],
+        "not_when": [],
+        "docs": [dict(d) for d in fdata.get("docs") or []],
+        "symptoms": [],
+        "family": True,
+        "template": card.tid,
+        "meaning": a.meaning if a is not None else None,
+        "condition": a.condition if a is not None else None,
+        "differential": differential,
+    }
+
+
+def _compact(d: dict[str, Any]) -> dict[str, Any]:
+    return {"id": d["id"], "title": d["title"], "category": d["category"], "severity": d["severity"],
+            "ranks": d["ranks"], "hosts": d["hosts"], "count": d["count"], "evidence": d["evidence"][:2]}
+
+
+def attach(diagnoses: list[dict], notes: list[dict], events: Sequence, rules, matches: Sequence,
+           order_key=None) -> tuple[list[dict], list[dict]]:
+    """Add the family-level cards of the events no rule explains to a report's diagnoses and notes.
+
+    Under a rule's root cause, family symptoms are folded as its symptoms and family root causes
+    follow the rules' own. Without one, the first family root cause leads and the symptoms (the
+    rules' and the families') fold under it; with neither, the symptoms stand on their own."""
+    roots, symptoms, fnotes = family_cards(events, rules, matches, bool(diagnoses), order_key)
+    if not (roots or symptoms or fnotes):
+        return diagnoses, notes
+    if diagnoses and diagnoses[0].get("role") == "root_cause":
+        # next to a rule's root cause, only a message that names a cause of its own stands alone;
+        # the rest (other ranks' reports, generic families) is folded under it
+        own = [d for d in roots if d["id"].startswith("catalog:")]
+        rest = [d for d in roots if not d["id"].startswith("catalog:")]
+        diagnoses[0].setdefault("symptoms", []).extend(_compact(s) for s in rest + symptoms)
+        diagnoses = diagnoses + own
+    elif roots:
+        primary = roots[0]
+        primary["symptoms"] = [_compact(d) for d in diagnoses + symptoms]
+        diagnoses = [primary] + roots[1:]
+    else:
+        diagnoses = diagnoses + symptoms
+    return diagnoses, notes + fnotes
