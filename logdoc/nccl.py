@@ -25,7 +25,8 @@ from lark.exceptions import LarkError
 
 from .envelope import has_huge_number
 from .events import Envelope
-from .grammar import Parsed, fastpath_enabled, parser
+from .fast import enabled as fastpath_enabled
+from .grammar import Parsed, parser
 from .templates import nccl_catalog
 
 HEADER = re.compile(
