@@ -1,4 +1,4 @@
-"""Several files in parallel: worker processes, one file per task, results merged in input order.
+"""Several files in parallel: worker processes, a run of consecutive files per task, results merged in input order.
 
 The result is the one a single process gives: every file is parsed by itself anyway (a file's
 events never depend on another file), the events of each file come back in file order and are
@@ -47,9 +47,19 @@ def worth_it(srcs: Sequence[Source], jobs: int | None) -> bool:
     return jobs is not None or sum(sizes) >= MIN_BYTES
 
 
-def _one(args: tuple[Callable, Source, bool]):
-    parse, src, reduce = args
-    return parse([src], jobs=1, reduce=reduce)
+CHUNK_MAX = 64   # files parsed by one task at most (many small files: fewer tasks and results to pass)
+
+
+def _one(args: tuple[Callable, Sequence[Source], bool]):
+    parse, srcs, reduce = args
+    return parse(list(srcs), jobs=1, reduce=reduce)
+
+
+def chunks(srcs: Sequence[Source], n: int) -> list[Sequence[Source]]:
+    """Consecutive runs of files, one task each: about eight tasks per worker (a slow file does not
+    hold the others back), at most :data:`CHUNK_MAX` files each."""
+    size = max(1, min(CHUNK_MAX, len(srcs) // (8 * max(1, n))))
+    return [srcs[i:i + size] for i in range(0, len(srcs), size)]
 
 
 def _context():
@@ -72,18 +82,20 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
     from .results import MAX_UNRECOGNIZED, ParseResult, Stats
 
     n = min(jobs if jobs is not None else cores(), len(srcs))
-    results: list = [None] * len(srcs)
+    tasks = chunks(srcs, n)
+    results: list = [None] * len(tasks)
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=_context()) as pool:
-            futures = {pool.submit(_one, (parse_sources, src, reduce)): i for i, src in enumerate(srcs)}
+            futures = {pool.submit(_one, (parse_sources, task, reduce)): i for i, task in enumerate(tasks)}
             from concurrent.futures import as_completed
 
             for fut in as_completed(futures):
                 i = futures[fut]
                 results[i] = fut.result()
                 if progress is not None:
-                    progress.add_bytes(max(0, _size(srcs[i])))
-                    progress.file_done(srcs[i].name)
+                    for src in tasks[i]:
+                        progress.add_bytes(max(0, _size(src)))
+                        progress.file_done(src.name)
     except (BrokenProcessPool, OSError, ImportError, PermissionError):
         return parse_sources(srcs, jobs=1, progress=progress, reduce=reduce)
     stats = Stats()

@@ -36,6 +36,29 @@ def test_parallel_equals_one_process(tmp_path, reduce):
     assert len(one[3]) > 12
 
 
+def test_runs_of_files_per_task_give_the_same(tmp_path, monkeypatch):
+    """Several files per task (a job of many rank logs): the same as one process, and as one file a task."""
+    import gen_logs
+
+    job = tmp_path / "job"
+    gen_logs.job_folder(str(job), nranks=24, file_mb=0.01, seed=5)
+    paths = [str(job), str(SAMPLES / "gloo-master-not-started")]
+    one = _as_data(parse_paths(paths, jobs=1, reduce=True))
+    sizes = []
+    real = parallel.chunks
+
+    def runs_of_five(srcs, n):
+        got = [srcs[i:i + 5] for i in range(0, len(srcs), 5)]
+        sizes.extend(len(g) for g in got)
+        return got
+
+    monkeypatch.setattr(parallel, "chunks", runs_of_five)
+    two = _as_data(parse_paths(paths, jobs=2, reduce=True))
+    assert one == two and max(sizes) == 5
+    assert [len(c) for c in real(list(range(2000)), 2)] == [64] * 31 + [16]
+    assert [len(c) for c in real(list(range(10)), 2)] == [1] * 10
+
+
 def test_unrecognized_cap_is_the_same(tmp_path, monkeypatch):
     from logdoc import results
 
