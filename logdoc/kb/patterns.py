@@ -32,12 +32,69 @@ def compile_pattern(pattern: str, engine: str | None = None):
     return _re.compile(pattern)
 
 
+def required_literals(source: str) -> tuple[str, ...] | None:
+    """Literal texts one of which every match of ``source`` holds (as ``re`` reads it), or None
+    when no such text is known: a text without any of them cannot match, and a substring test
+    is far cheaper than a search (most events are tried against rules that cannot match them)."""
+    try:
+        from re import _constants as sre_c, _parser as sre_p  # the stdlib's own reading of the pattern
+    except ImportError:  # pragma: no cover - Python < 3.11
+        return None
+    try:
+        tree = sre_p.parse(source)
+    except Exception:  # noqa: BLE001 - no literal known; the pattern is compiled (and checked) elsewhere
+        return None
+    if tree.state.flags & sre_c.SRE_FLAG_IGNORECASE:
+        return None
+    got = _literals(tree.data, sre_c)
+    return tuple(sorted(set(got))) if got else None
+
+
+def _literals(items, c) -> tuple[str, ...] | None:
+    """For a sequence of parsed items: the best required set among its literal runs and its
+    required parts (a group, a repeat of at least one, an alternation whose every branch has one)."""
+    cands: list[tuple[str, ...] | None] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is c.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            cands.append(("".join(run),))
+            run = []
+        if op is c.SUBPATTERN:
+            if not av[1] & c.SRE_FLAG_IGNORECASE:
+                cands.append(_literals(av[3].data, c))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
+            if av[0] >= 1:
+                cands.append(_literals(av[2].data, c))
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            cands.append(_literals(av.data, c))
+        elif op is c.BRANCH:
+            alts: list[str] = []
+            for branch in av[1]:
+                one = _literals(branch.data, c)
+                if not one:
+                    alts = []
+                    break
+                alts.extend(one)
+            if alts:
+                cands.append(tuple(alts))
+    if run:
+        cands.append(("".join(run),))
+    best = None
+    for cand in cands:  # the set whose shortest text is longest: the rarest to be found by chance
+        if cand and (best is None or min(map(len, cand)) > min(map(len, best))):
+            best = cand
+    return best
+
+
 class _Pattern:
     """A compiled pattern that searches with a timeout when the regex module is used (user rules);
     without a timeout (built-in rules, whose patterns ``tests/test_hostile_regex.py`` proves bounded
     under ``re``), or without the regex module, plain ``re``."""
 
-    __slots__ = ("source", "compiled", "groups", "timeout")
+    __slots__ = ("source", "compiled", "groups", "timeout", "needs")
 
     def __init__(self, source: str, timeout: float | None) -> None:
         self.source = source
@@ -49,8 +106,17 @@ class _Pattern:
         else:
             self.compiled = std
             self.timeout = None
+        # (only for patterns `re` runs: the `regex` module may read some syntax otherwise)
+        self.needs = required_literals(source) if self.compiled is std else None
 
     def search(self, text: str):
+        needs = self.needs
+        if needs is not None:
+            for lit in needs:
+                if lit in text:
+                    break
+            else:
+                return None  # none of the texts every match holds
         if self.timeout is not None:
             try:
                 return self.compiled.search(text, timeout=self.timeout)
