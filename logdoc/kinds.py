@@ -233,6 +233,10 @@ KINDS: dict[str, KindSpec] = {
                                        "ranks that disagree on a communicator's size"),
     "analysis.duplicate_gpu": _k(ORIGIN_FIELDS + ("host", "bus_id", "ranks", "comm_ranks", "comm_id"), _A,
                                  "ranks of one communicator on the same GPU"),
+    "analysis.context": _k(ORIGIN_FIELDS + ("aspect", "nodes", "basis", "single", "hints", "transports", "intra",
+                                            "inter", "ranks", "devices", "nranks", "wrap", "transport"), _A,
+                           "the job's shape as the log shows it: nodes, container hints, NCCL's transports, "
+                           "ranks of several nodes taken for one host"),
     "analysis.restart": _k(ORIGIN_FIELDS + ("attempt", "later_attempts", "origin_ranks", "origin_hosts",
                                             "first_failure", "last_attempt_failure"), _A,
                            "the job restarted after a failure"),

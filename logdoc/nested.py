@@ -88,6 +88,19 @@ def _read_one(text: str) -> tuple[Any, Envelope] | None:
     return (p, env) if p is not None else None
 
 
+def _cause_reading(p, text: str) -> tuple[Any, Envelope] | None:
+    """The reading of the message an exception line carries (``RuntimeError: <catalog message>``), when
+    the classifier named it (the exception's ``cause``); None otherwise."""
+    cause = (p.fields or {}).get("cause")
+    if not isinstance(cause, dict) or cause.get("kind") in (None, "torch.exception"):
+        return None
+    env = Envelope()
+    inner = classify_torch(_message_of(text), env)
+    if inner is None or inner.kind == "torch.exception":
+        return None
+    return inner, env
+
+
 def _message_of(text: str) -> str:
     """``RuntimeError: <message>`` -> the message (a bare NCCL text quoted by an exception)."""
     m = EXC_LINE.match(text, 0, min(len(text), 400))
@@ -111,7 +124,14 @@ def children(ev: Event, depth: int = 0) -> list[Event]:
         if p.kind == ev.kind and p.template == ev.template:
             continue  # the carrier already says it (an exception named by its message)
         if p.kind == "torch.exception":
-            continue  # an exception whose message is no known one says nothing its carrier does not
+            # an exception whose message is a catalog message (its `cause`) is that message; one whose
+            # message is no known one says nothing its carrier does not
+            inner = _cause_reading(p, text)
+            if inner is None:
+                continue
+            p, env = inner
+            if p.kind == ev.kind and p.template == ev.template:
+                continue
         key = (p.kind, p.template, text)
         if key in seen:
             continue

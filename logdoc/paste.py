@@ -428,6 +428,9 @@ class Paste:
 
     ids: dict[int, dict] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # line number -> the records one line holds (several NCCL lines glued when the paste lost its
+    # line ends): each is read as a line of its own, with that line's number
+    pieces: dict[int, list[str]] = field(default_factory=dict)
     every_line: bool = False  # a short source: every line is read, not only the prefilter's candidates
 
     def apply(self, n: int, env: Envelope) -> None:
@@ -574,7 +577,34 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     if _assign_between(out, paste):
         changed = True
 
+    # several NCCL records glued on one line
+    for i, t in enumerate(out):
+        if t.count("NCCL ") > 1 and len(t) <= LONG:
+            parts = split_glued(t)
+            if parts is not None:
+                paste.pieces[i + 1] = parts
+                changed = True
+
     return (out, paste) if changed else None
+
+
+# NCCL's line header, at the start of a record glued after another one: ``host:pid:tid [dev]``
+# (pid and tid may be masked), or ``[dev]`` alone when the paste or a logger dropped the host part,
+# then an optional source location (``file.cc:NN`` of a WARN) and ``NCCL <level>``.
+_GLUED_HEADER = re.compile(
+    r"(?:(?<=\s)|^)(?:[^\s:\[\]]*:(?:\d+|[Xx*#?]+|<[\w-]+>):(?:\d+|[Xx*#?]+|<[\w-]+>) )?"
+    r"\[-?\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|CALL)\b")
+
+
+def split_glued(line: str) -> list[str] | None:
+    """The NCCL records of a line that holds several of them one after another (a paste that lost
+    its line ends: ``[0] NCCL INFO a. [0] NCCL INFO b``), each with its header; None when the line
+    holds at most one. What stands before the first header stays with it."""
+    starts = [m.start() for m in _GLUED_HEADER.finditer(line)]
+    if len(starts) < 2:
+        return None
+    cuts = [0] + starts[1:] + [len(line)]
+    return [line[a:b].rstrip() for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
 
 
 def _close_up(out: list[str], spans: list[int]) -> None:

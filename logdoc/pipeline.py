@@ -182,6 +182,16 @@ class Feeder:
             self.stats.irrelevant += 1
 
     def feed(self, n: int, text: str, cand: bool) -> None:
+        paste = self.paste
+        if paste is not None and paste.pieces:
+            pieces = paste.pieces.get(n)
+            if pieces:  # several records glued on one line (logdoc/paste.py): each read on its own
+                for piece in pieces:
+                    self._feed(n, piece, cand)
+                return
+        self._feed(n, text, cand)
+
+    def _feed(self, n: int, text: str, cand: bool) -> None:
         asm = self.asm
         if asm.has_open_block:
             self._close_idle(n)

@@ -925,3 +925,80 @@ def test_lightning_start_up_lines_and_two_ranks_on_one_gpu():
             "NCCL version 2.10.3\n")
     assert _report(text.format(d="2"))["diagnoses"][0]["category"] == "duplicate_gpu"
     assert _report(text.format(d="0,1"))["diagnoses"][0]["category"] != "duplicate_gpu"
+
+
+def test_nccl_records_glued_on_one_line_are_read_one_by_one():
+    """A paste that lost its line ends: several NCCL records, each with its header (full, masked or only
+    `[dev]`), one after another on one line. Each is an event of its own, on that line."""
+    from logdoc import paste
+
+    line = ("[0] NCCL INFO NCCL_IB_DISABLE set by environment to 0. [0] NCCL INFO NET/IB : No device found. "
+            "node1:XXXXXX:12 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0> [0] NCCL INFO Using network Socket")
+    parts = paste.split_glued(line)
+    assert parts == ["[0] NCCL INFO NCCL_IB_DISABLE set by environment to 0.", "[0] NCCL INFO NET/IB : No device found.",
+                     "node1:XXXXXX:12 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.5<0>",
+                     "[0] NCCL INFO Using network Socket"]
+    evs = _events("before\n" + line + "\n")
+    kinds = [(e.kind, e.line) for e in evs]
+    assert ("nccl.env", 2) in kinds and ("nccl.using_network", 2) in kinds and ("nccl.net_socket", 2) in kinds
+    # one record, or a ring that names ranks with their devices, is not split
+    assert paste.split_glued("node1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC") is None
+    assert paste.split_glued("node1:1:2 [0] NCCL INFO NCCL_DEBUG set by environment to INFO. NCCL INFO is on") is None
+
+
+def test_torchrun_agent_start_lines_and_a_rendezvous_closed_at_the_first_join():
+    """The agent's start (log directory, entrypoint, Rendezvous'ing) are events; RendezvousClosedError at
+    the first join, before any worker group started, is an earlier run's closed state (the run id)."""
+    head = ("INFO:torch.distributed.elastic.agent.server.local_elastic_agent:log directory set to: "
+            "/tmp/torchelastic_ab12cd34/none_x1y2z3w4\n"
+            "INFO:torch.distributed.elastic.agent.server.api:[default] starting workers for entrypoint: python\n"
+            "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group\n")
+    evs = _events(head)
+    assert [e.kind for e in evs] == ["torchrun.info", "torchrun.info", "torchrun.rendezvous"]
+    closed = head + "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
+    d = _report(closed)["diagnoses"][0]
+    assert d["id"] == "LD672" and 'run id "none"' in d["explanation"]
+    later = head.replace("Rendezvous'ing worker group", "Starting worker group")
+    assert _report(later + "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n")["diagnoses"][0]["id"] != "LD672"
+
+
+def test_an_nccl_call_that_failed_in_a_framework_check():
+    """`<nccl call> failed: <ncclGetErrorString>` (Horovod's NCCL_CHECK), in any release's wording."""
+    for text, want in (("UnknownError (see above for traceback): ncclCommInitRank failed: unhandled cuda error", "ncclUnhandledCudaError"),
+                       ("ncclAllReduce failed: unhandled system error (run with NCCL_DEBUG=INFO for details)", "ncclSystemError")):
+        evs = _events(text + "\n")
+        assert evs and evs[0].kind == "torch.nccl_error", text
+        assert _report(text + "\n")["diagnoses"], text
+    assert not [e for e in _events("download failed: unhandled cuda error in the app\n") if e.kind == "torch.nccl_error"]
+
+
+def test_the_job_shape_decides_a_bare_system_error():
+    """analysis.context: one node (NCCL's nNodes, a one-node launcher) puts shared memory first for an
+    ncclSystemError without its WARN; several nodes keep the network first."""
+    err = ("[rank0]:[E1129 10:00:00.000000000 ProcessGroupNCCL.cpp:617] [Rank 0] Collective WorkNCCL(SeqNum=1, "
+           "OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) raised the following async exception: NCCL error: "
+           "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n")
+    one = "node1:12:12 [0] NCCL INFO comm 0x55 rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 0\n"
+    assert _report(one + err)["diagnoses"][0]["category"] == "shm_exhausted"
+    two = one.replace("nNodes 1 localRanks 4", "nNodes 2 localRanks 2")
+    assert _report(two + err)["diagnoses"][0]["category"] == "firewall_or_unreachable_peer"
+    vllm = ('Traceback (most recent call last):\n  File "/opt/vllm/v1/executor/multiproc_executor.py", line 571, in worker_main\n'
+            "    worker = WorkerProc(*args, **kwargs)\nRuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n")
+    assert _report(vllm)["diagnoses"][0]["category"] == "shm_exhausted"
+
+
+def test_container_hints_and_ranks_of_several_nodes_taken_for_one_host():
+    from logdoc.analysis import analyze
+
+    def ctx(text):
+        res = parse_sources([("rank0.log", text)])
+        return {e.fields["aspect"]: e for e in analyze(res.events, res.files).synthetic if e.kind == "analysis.context"}
+
+    sock = "node1:12:12 [0] NCCL INFO NET/Socket : Using [0]eth0:{}<0>\n"
+    assert "container" in ctx(sock.format("172.17.0.3"))
+    assert "container" not in ctx(sock.format("10.1.2.3"))  # eth0 alone: bare metal and VMs too
+    ring = "".join(f"node1:{100 + r}:{200 + r} [{r}] NCCL INFO Channel 00/0 : {r}[{r}] -> {r + 1}[{(r + 1) % 4}] via P2P/IPC\n"
+                   for r in range(4))
+    got = ctx(ring)["same_host"]
+    assert got.fields["ranks"] == [0, 4] and got.fields["wrap"] is True and got.fields["devices"] == 4
+    assert "same_host" not in ctx(ring.replace("4[0] via P2P/IPC", "4[0] via NET/IB/0"))

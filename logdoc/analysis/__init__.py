@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from ..events import Event
 from . import anatomy as _anatomy
-from . import cascade, collectives, disagreements, flight, progress, stacks
+from . import cascade, collectives, context, disagreements, flight, progress, stacks
 from .attribution import Attribution, attribute, path_info
 from .. import kinds as _kinds
 from .cascade import FirstFailure, is_failure, nature
@@ -102,5 +102,6 @@ def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis
     synthetic.extend(disagreements.analyze(job))
     synthetic.extend(stacks.analyze(job))  # py-spy dumps: ranks blocked in different collectives
     synthetic.extend(cascade.restarts(events, timeline))
+    synthetic.extend(context.analyze(job))  # the job's shape: nodes, containers, transports
     anatomy = _anatomy.build(job, tables)
     return Analysis(events, synthetic, timeline, anatomy, attr, job)

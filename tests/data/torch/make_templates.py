@@ -321,6 +321,20 @@ EXTRA = [
      "{head}exitcode{ |}: {exitcode:int} (pid: {pid:int}){ |}error{_| }file{ |}: {rest:rest}"),
     ("logdoc:elastic:table-no-traceback", "torchrun.child_failed", "ERROR", "line", "",
      "traceback : To enable traceback see: {url:word}"),
+    # the torchrun agent's start (torch/distributed/elastic/agent/server/api.py, local_elastic_agent.py):
+    # its log directory is mkdtemp(prefix=f"{rdzv_run_id}_"), so the run id (--rdzv-id, default "none")
+    # starts the directory's last component
+    # an NCCL call's result in a framework's own check (Horovod's NCCL_CHECK: `<op> failed: ` +
+    # ncclGetErrorString; the strings without their `(run with NCCL_DEBUG=... for details)` tail are
+    # older releases' wording)
+    ("logdoc:nccl-call:failed", "torch.nccl_error", "ERROR", "line", "",
+     "{head}nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+    ("logdoc:elastic:log-directory", "torchrun.info", "INFO", "body", "", "log directory set to: {path:word}"),
+    ("logdoc:elastic:starting-workers", "torchrun.info", "INFO", "body", "",
+     "[{role}] starting workers for entrypoint: {entrypoint:word}"),
+    ("logdoc:elastic:rendezvousing", "torchrun.rendezvous", "INFO", "body", "", "[{role}] Rendezvous'ing worker group"),
+    ("logdoc:elastic:starting-group", "torchrun.info", "INFO", "body", "", "[{role}] Starting worker group"),
     ("logdoc:c10d:no-such-host", "store.resolve_failed", "WARN", "body", "",
      "The {family=IPv4 |IPv6 |}network addresses of ({host:word}, {port:int}) cannot be retrieved (gai error: {code:int} - {gai_strerror:line})."),
     ("logdoc:gloo:timed-out-connecting", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",

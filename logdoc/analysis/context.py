@@ -1,0 +1,208 @@
+"""The job's shape as the log shows it: how many nodes, whether it runs in containers, which
+transports NCCL chose, and ranks of several nodes that NCCL took for one host.
+
+A generic error (``unhandled system error``, ``unhandled cuda error``, a bare ``Connection reset by
+peer``) names no cause; what the rest of the log shows about the job decides which cause comes first
+(one node: no firewall between nodes, but shared memory; containers: Docker's 64 MB /dev/shm, no
+host network). Each finding is one ``analysis.context`` event (level INFO, never a failure by itself)
+with ``aspect`` and the lines that decided it as evidence, so that rules (``with`` / ``without``) and
+the differentials (``for`` / ``against``) can argue from it:
+
+* ``nodes``: ``nodes`` (how many), ``basis`` (what decided it: ``nNodes`` of NCCL's communicator
+  summary, torchrun's ``group_world_size``, nccl-tests' device list, the hosts that printed lines, a
+  launcher that runs on one node by construction), ``single``;
+* ``container``: ``hints`` (container words in paths or messages, a Docker bridge address, a veth /
+  CNI interface; not eth0 alone, which bare-metal hosts and VMs name their NIC too);
+* ``transport``: ``transports`` (the distinct transports of NCCL's connection lines), ``intra``
+  (peer-to-peer or shared memory seen), ``inter`` (a network transport seen);
+* ``same_host``: ``ranks`` (two ranks on one CUDA device, connected by a transport NCCL uses only
+  inside one host), ``devices`` (how many devices the host's lines show), ``nranks``, ``wrap`` (every
+  rank r on device r mod devices: several nodes of that many GPUs each, taken for one host),
+  ``transport``.
+
+Standard library only (it runs in the browser too).
+"""
+from __future__ import annotations
+
+import re
+
+from ..events import Event
+from .common import as_int, short_host, synthetic
+from .job import Job
+
+KIND = "analysis.context"
+
+# launchers that put every process of the job on one node
+_ONE_NODE = re.compile(r"multiproc_executor\.py|multiproc_worker_utils\.py|VllmWorkerProcess")
+_CONTAINER = re.compile(r"\bdocker\b|containerd|kubepods|/var/run/secrets/kubernetes|\bkubernetes\b|\bk8s\b",
+                        re.I)
+_BRIDGE = re.compile(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
+_VIRTUAL_IF = re.compile(r"^(?:veth\w*|cni\d*|flannel[\w.]*|cali\w+|docker\d+)$")
+_INTRA = ("P2P", "SHM")
+MAX_TEXT = 4000   # characters of an event's text looked at for container words
+
+
+def analyze(job: Job) -> list[Event]:
+    out: list[Event] = []
+    for fn in (_nodes, _container, _transport, _same_host):
+        ev = fn(job)
+        if ev is not None:
+            out.append(ev)
+    return out
+
+
+def _of(job: Job, *kinds: str) -> list[Event]:
+    evs = job.events
+    return [evs[i] for k in kinds for i in job.by_kind.get(k, ())]
+
+
+def _nodes(job: Job) -> Event | None:
+    # NCCL's communicator summary: `comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8 ...`
+    infos = [e for e in _of(job, "nccl.comm_info") if as_int(e.fields.get("nnodes")) is not None]
+    if infos:
+        best = max(infos, key=lambda e: as_int(e.fields.get("nnodes")) or 0)
+        n = as_int(best.fields["nnodes"]) or 0
+        return _node_event(n, "nNodes", [best], f"NCCL's communicator summary says nNodes {n}")
+    # torchrun's rendezvous result: group_world_size is the number of agents (nodes)
+    for e in _of(job, "torchrun.rendezvous"):
+        m = re.search(r"group_world_size=(\d+)", e.text or "")
+        if m:
+            n = int(m.group(1))
+            return _node_event(n, "group_world_size", [e], f"torchrun's rendezvous has group_world_size={n}")
+    # nccl-tests' device list: one line per rank with its host
+    dev = _of(job, "nccltests.device")
+    hosts = {short_host(e.fields.get("test_host")) for e in dev if e.fields.get("test_host")}
+    if hosts:
+        return _node_event(len(hosts), "nccl-tests devices", dev[:4],
+                           f"nccl-tests lists its ranks on {len(hosts)} host{'s' if len(hosts) != 1 else ''}")
+    # the hosts that printed NCCL lines (their header names the host)
+    printed: dict[str, Event] = {}
+    for e in job.events:
+        if e.kind.startswith("nccl.") and e.host and not e.kind.startswith("nccl.progress"):
+            printed.setdefault(short_host(e.host) or e.host, e)
+    if len(printed) >= 2:
+        return _node_event(len(printed), "hosts", list(printed.values())[:4],
+                           f"NCCL lines come from {len(printed)} hosts")
+    # a launcher that runs every process on one node
+    for e in job.events:
+        text = e.text or ""
+        if len(text) <= MAX_TEXT and _ONE_NODE.search(text):
+            return _node_event(1, "launcher", [e], "the processes are vLLM's multiprocessing workers, "
+                                                   "which run on one node")
+    return None
+
+
+def _node_event(n: int, basis: str, evidence: list[Event], text: str) -> Event:
+    return synthetic(KIND, text + ".", evidence, level="INFO", aspect="nodes", nodes=n, basis=basis,
+                     single=n == 1)
+
+
+def _container(job: Job) -> Event | None:
+    hints: list[str] = []
+    evidence: list[Event] = []
+
+    def hint(name: str, ev: Event) -> None:
+        if name not in hints:
+            hints.append(name)
+            evidence.append(ev)
+
+    ifaces: dict[str, Event] = {}
+    for e in _of(job, "nccl.net_socket", "nccl.bootstrap"):
+        names = e.fields.get("interfaces") or []
+        if e.kind == "nccl.bootstrap" and e.fields.get("name"):
+            names = [{"name": e.fields["name"], "addr": e.fields.get("addr")}]
+        for it in names:
+            name = it.get("name") if isinstance(it, dict) else str(it).split(":", 1)[0]
+            addr = it.get("addr") if isinstance(it, dict) else None
+            if name:
+                ifaces.setdefault(name, e)
+                if _VIRTUAL_IF.match(name):
+                    hint(f"virtual interface {name}", e)
+            if addr and _BRIDGE.search(str(addr)):
+                hint(f"Docker bridge address {addr}", e)
+    for e in job.events:
+        if e.kind.startswith("analysis."):
+            continue
+        text = e.text or ""
+        if len(text) > MAX_TEXT:
+            text = text[:MAX_TEXT]
+        m = _CONTAINER.search(text)
+        if m:
+            hint(m.group(0).lower(), e)
+        if len(hints) >= 4:
+            break
+    if not hints:
+        return None
+    return synthetic(KIND, "Container hints: " + "; ".join(hints) + ".", evidence, level="INFO",
+                     aspect="container", hints=hints)
+
+
+def _transport(job: Job) -> Event | None:
+    seen: dict[str, Event] = {}
+    for e in _of(job, "nccl.connection"):
+        t = str(e.fields.get("transport") or "")
+        if t:
+            seen.setdefault(t.split("/")[0] if t.startswith(("P2P", "SHM")) else "/".join(t.split("/")[:2]), e)
+    if not seen:
+        return None
+    names = sorted(seen)
+    intra = any(n.startswith(_INTRA) for n in names)
+    inter = any(n.startswith(("NET", "COLLNET", "CollNet")) for n in names)
+    return synthetic(KIND, "NCCL connects through " + ", ".join(names) + ".", list(seen.values()), level="INFO",
+                     aspect="transport", transports=names, intra=intra, inter=inter)
+
+
+def _same_host(job: Job) -> Event | None:
+    """Two ranks on one CUDA device joined by P2P or SHM, which NCCL uses only between ranks it
+    believes share a host (the same host hash: hostname and boot id, or NCCL_HOSTID)."""
+    conns = _of(job, "nccl.connection")
+    if not conns:
+        return None
+    by_host: dict[str, dict[int, str]] = {}
+    intra: dict[str, list[Event]] = {}
+    for e in conns:
+        f = e.fields
+        t = str(f.get("transport") or "")
+        host = short_host(e.host) or ""
+        devs = by_host.setdefault(host, {})
+        for r, d in ((f.get("src_rank"), f.get("src_dev")), (f.get("dst_rank"), f.get("dst_dev"))):
+            r = as_int(r)
+            if r is not None and d is not None:
+                devs.setdefault(r, str(d))
+        if t.startswith(_INTRA):
+            intra.setdefault(host, []).append(e)
+    for host, evs in intra.items():
+        devs = by_host.get(host, {})
+        for e in evs:
+            f = e.fields
+            a, b = as_int(f.get("src_rank")), as_int(f.get("dst_rank"))
+            if a is None or b is None or a == b:
+                continue
+            others = [r for r, d in devs.items() if d == devs.get(b) and r != b]
+            if not others:
+                continue
+            ndev = len(set(devs.values()))
+            nranks = len(devs)
+            wrap = nranks > ndev and _wraps(devs)
+            other = others[0]
+            text = (f"Rank {b} and rank {other} are both on CUDA device {devs[b]}, and NCCL joins rank {a} to "
+                    f"rank {b} through {f.get('transport')}, a transport it uses only inside one host")
+            if wrap:
+                text += (f"; every rank r is on device r mod {ndev}: ranks of several nodes with {ndev} GPUs "
+                         f"each, taken for one host")
+            return synthetic(KIND, text + ".", [e], level="INFO", on_ranks=[b, other],
+                             aspect="same_host", ranks=sorted([b, other]), devices=ndev, nranks=nranks,
+                             wrap=bool(wrap), transport=f.get("transport"))
+    return None
+
+
+def _wraps(devs: dict[int, str]) -> bool:
+    """Every rank r is on device number r mod (the number of distinct devices)."""
+    nums = {}
+    for r, d in devs.items():
+        n = as_int(d)
+        if n is None:
+            return False
+        nums[r] = n
+    ndev = len(set(nums.values()))
+    return ndev >= 2 and all(n == r % ndev for r, n in nums.items())
