@@ -13,6 +13,9 @@ the differentials (``for`` / ``against``) can argue from it:
   launcher that runs on one node by construction), ``single``;
 * ``container``: ``hints`` (container words in paths or messages, a Docker bridge address, a veth /
   CNI interface; not eth0 alone, which bare-metal hosts and VMs name their NIC too);
+* ``rdma_netdev``: ``interfaces`` (the socket or bootstrap interface is the network device of an RDMA
+  NIC: an IPoIB ``ib*`` interface, or a ConnectX port named ``...np<N>``; on a host that shows it, the
+  NIC's verbs devices exist too, so a process that lists none is in a container without them);
 * ``transport``: ``transports`` (the distinct transports of NCCL's connection lines), ``intra``
   (peer-to-peer or shared memory seen), ``inter`` (a network transport seen);
 * ``same_host``: ``ranks`` (two ranks on one CUDA device, connected by a transport NCCL uses only
@@ -39,12 +42,13 @@ _CONTAINER = re.compile(r"\bdocker\b|containerd|kubepods|/var/run/secrets/kubern
 _BRIDGE = re.compile(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
 _VIRTUAL_IF = re.compile(r"^(?:veth\w*|cni\d*|flannel[\w.]*|cali\w+|docker\d+)$")
 _INTRA = ("P2P", "SHM")
+_RDMA_NETDEV = re.compile(r"^(?:ib[a-z]?\d[\w.]*|ibp\w+|\w+np\d+(?:d\d+)?)$")
 MAX_TEXT = 4000   # characters of an event's text looked at for container words
 
 
 def analyze(job: Job) -> list[Event]:
     out: list[Event] = []
-    for fn in (_nodes, _container, _transport, _same_host):
+    for fn in (_nodes, _container, _rdma_netdev, _transport, _same_host):
         ev = fn(job)
         if ev is not None:
             out.append(ev)
@@ -137,6 +141,24 @@ def _container(job: Job) -> Event | None:
                      aspect="container", hints=hints)
 
 
+def _rdma_netdev(job: Job) -> Event | None:
+    names: list[str] = []
+    evidence: list[Event] = []
+    for e in _of(job, "nccl.net_socket", "nccl.bootstrap"):
+        items = e.fields.get("interfaces") or []
+        if e.kind == "nccl.bootstrap" and e.fields.get("name"):
+            items = [{"name": e.fields["name"]}]
+        for it in items:
+            name = it.get("name") if isinstance(it, dict) else str(it).split(":", 1)[0]
+            if name and _RDMA_NETDEV.match(name) and name not in names:
+                names.append(name)
+                evidence.append(e)
+    if not names:
+        return None
+    return synthetic(KIND, "NCCL's socket interface " + ", ".join(names) + " is the network device of an RDMA NIC.",
+                     evidence, level="INFO", aspect="rdma_netdev", interfaces=names)
+
+
 def _transport(job: Job) -> Event | None:
     seen: dict[str, Event] = {}
     for e in _of(job, "nccl.connection"):
@@ -163,14 +185,15 @@ def _same_host(job: Job) -> Event | None:
     for e in conns:
         f = e.fields
         t = str(f.get("transport") or "")
+        if not t.startswith(_INTRA):
+            continue  # (a network connection names a rank of another host)
         host = short_host(e.host) or ""
         devs = by_host.setdefault(host, {})
         for r, d in ((f.get("src_rank"), f.get("src_dev")), (f.get("dst_rank"), f.get("dst_dev"))):
             r = as_int(r)
             if r is not None and d is not None:
                 devs.setdefault(r, str(d))
-        if t.startswith(_INTRA):
-            intra.setdefault(host, []).append(e)
+        intra.setdefault(host, []).append(e)
     for host, evs in intra.items():
         devs = by_host.get(host, {})
         for e in evs:

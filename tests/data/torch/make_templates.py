@@ -327,8 +327,12 @@ EXTRA = [
     # an NCCL call's result in a framework's own check (Horovod's NCCL_CHECK: `<op> failed: ` +
     # ncclGetErrorString; the strings without their `(run with NCCL_DEBUG=... for details)` tail are
     # older releases' wording)
+    # (the message itself, or after the `Type (...): ` of the exception that carries it)
     ("logdoc:nccl-call:failed", "torch.nccl_error", "ERROR", "line", "",
-     "{head}nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+    ("logdoc:nccl-call:failed-quoted", "torch.nccl_error", "ERROR", "line", "",
+     "{head}: nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
     ("logdoc:elastic:log-directory", "torchrun.info", "INFO", "body", "", "log directory set to: {path:word}"),
     ("logdoc:elastic:starting-workers", "torchrun.info", "INFO", "body", "",
