@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
     (r"(?:ab)+cdef", ("cdef",)),
     (r"(?:abcdef)+cd", ("abcdef",)),
     (r"(?:abc)*de", ("de",)),
-    (r"(?i)connection reset", None),
+    (r"(?i)Connection Reset", ("connection reset",)),  # (looked for in the lower-cased text)
+    ("(?i)\u212a", None),  # the Kelvin sign folds to an ASCII k: no ASCII literal
     (r"(?i:connection reset) by peer", (" by peer",)),
     (r"\d+|abc", None),                 # a branch without a literal: nothing is required
     (r"[Ee]rror", ("rror",)),
@@ -74,6 +75,15 @@ def test_every_rule_pattern_finds_what_it_found():
             assert (a is None) == (b is None), (src, t)
             hits += a is not None
     assert hits > 100
+
+
+def test_case_folding_patterns():
+    p = _Pattern(r"(?i)address already in use|\bEADDRINUSE\b", None)
+    assert p.fold and p.needs == ("address already in use", "eaddrinuse")
+    assert p.search("OSError: [Errno 98] Address Already In Use") is not None
+    assert p.search("eaddrinuse!") is not None and p.search("nothing") is None
+    k = _Pattern(r"(?i)k", None)
+    assert k.search("\u212a") is not None  # a text beyond ASCII is searched: re folds the Kelvin sign to k
 
 
 def test_a_pattern_without_the_literal_is_not_searched():

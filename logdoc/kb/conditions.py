@@ -62,6 +62,21 @@ def _get(values: Mapping[str, Any], path: str) -> tuple[bool, Any]:
     return True, cur
 
 
+class _Words(tuple):
+    """The values of an ``in`` / ``not_in`` that are all words (no number reads in them): a value
+    equals one of them (:func:`_eq`) exactly when it is one of them, or, a number, never."""
+
+    def __new__(cls, words):
+        self = super().__new__(cls, words)
+        self.set = frozenset(words)
+        return self
+
+    def has(self, value: Any) -> bool:
+        if type(value) is str:
+            return value in self.set  # (a word never equals a number, and equal strings are equal)
+        return any(_eq(value, x) for x in self)
+
+
 class _Cond:
     """A compiled ``fields`` mapping: ``{name: value-or-operators}``."""
 
@@ -83,6 +98,9 @@ class _Cond:
             elif op == "any":
                 arg = _Cond(arg, timeout) if isinstance(arg, Mapping) and all(
                     k not in OPERATORS for k in arg) else cls._compile(arg, timeout)
+            elif op in ("in", "not_in") and isinstance(arg, (list, tuple)) and arg and all(
+                    isinstance(x, str) and _num(x) is x for x in arg):
+                arg = _Words(arg)  # words only: a word value is in them or not, by a set look-up
             ops.append((op, arg))
         return ("ops", ops)
 
@@ -116,9 +134,9 @@ def _test(present: bool, value: Any, cond: Any, captures: dict[str, Any], path: 
         elif op in ("lt", "le", "gt", "ge"):
             ok = _cmp(value, a, op)
         elif op == "in":
-            ok = any(_eq(value, x) for x in a)
+            ok = a.has(value) if type(a) is _Words else any(_eq(value, x) for x in a)
         elif op == "not_in":
-            ok = not any(_eq(value, x) for x in a)
+            ok = not (a.has(value) if type(a) is _Words else any(_eq(value, x) for x in a))
         elif op == "contains":
             if isinstance(value, str):
                 ok = str(a) in value

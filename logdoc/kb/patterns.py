@@ -44,13 +44,18 @@ def required_literals(source: str) -> tuple[str, ...] | None:
         tree = sre_p.parse(source)
     except Exception:  # noqa: BLE001 - no literal known; the pattern is compiled (and checked) elsewhere
         return None
-    if tree.state.flags & sre_c.SRE_FLAG_IGNORECASE:
+    fold = bool(tree.state.flags & sre_c.SRE_FLAG_IGNORECASE)
+    got = _literals(tree.data, sre_c, fold)
+    if not got:
         return None
-    got = _literals(tree.data, sre_c)
-    return tuple(sorted(set(got))) if got else None
+    if fold:  # ASCII texts only, compared in lower case (see _Pattern.search)
+        if not all(lit.isascii() for lit in got):
+            return None
+        got = tuple(lit.lower() for lit in got)
+    return tuple(sorted(set(got)))
 
 
-def _literals(items, c) -> tuple[str, ...] | None:
+def _literals(items, c, fold: bool = False) -> tuple[str, ...] | None:
     """For a sequence of parsed items: the best required set among its literal runs and its
     required parts (a group, a repeat of at least one, an alternation whose every branch has one)."""
     cands: list[tuple[str, ...] | None] = []
@@ -63,17 +68,17 @@ def _literals(items, c) -> tuple[str, ...] | None:
             cands.append(("".join(run),))
             run = []
         if op is c.SUBPATTERN:
-            if not av[1] & c.SRE_FLAG_IGNORECASE:
-                cands.append(_literals(av[3].data, c))
+            if fold or not av[1] & c.SRE_FLAG_IGNORECASE:  # (a group's own case folding: nothing known)
+                cands.append(_literals(av[3].data, c, fold))
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
             if av[0] >= 1:
-                cands.append(_literals(av[2].data, c))
+                cands.append(_literals(av[2].data, c, fold))
         elif op is getattr(c, "ATOMIC_GROUP", None):
-            cands.append(_literals(av.data, c))
+            cands.append(_literals(av.data, c, fold))
         elif op is c.BRANCH:
             alts: list[str] = []
             for branch in av[1]:
-                one = _literals(branch.data, c)
+                one = _literals(branch.data, c, fold)
                 if not one:
                     alts = []
                     break
@@ -94,7 +99,7 @@ class _Pattern:
     without a timeout (built-in rules, whose patterns ``tests/test_hostile_regex.py`` proves bounded
     under ``re``), or without the regex module, plain ``re``."""
 
-    __slots__ = ("source", "compiled", "groups", "timeout", "needs")
+    __slots__ = ("source", "compiled", "groups", "timeout", "needs", "fold")
 
     def __init__(self, source: str, timeout: float | None) -> None:
         self.source = source
@@ -108,15 +113,21 @@ class _Pattern:
             self.timeout = None
         # (only for patterns `re` runs: the `regex` module may read some syntax otherwise)
         self.needs = required_literals(source) if self.compiled is std else None
+        self.fold = bool(std.flags & _re.IGNORECASE)  # its literals are in lower case, for ASCII texts
 
     def search(self, text: str):
         needs = self.needs
         if needs is not None:
-            for lit in needs:
-                if lit in text:
-                    break
+            if self.fold:
+                hay = text.lower() if text.isascii() else None  # (case folding beyond ASCII: search)
             else:
-                return None  # none of the texts every match holds
+                hay = text
+            if hay is not None:
+                for lit in needs:
+                    if lit in hay:
+                        break
+                else:
+                    return None  # none of the texts every match holds
         if self.timeout is not None:
             try:
                 return self.compiled.search(text, timeout=self.timeout)
