@@ -51,8 +51,14 @@ CHUNK_MAX = 64   # files parsed by one task at most (many small files: fewer tas
 
 
 def _one(args: tuple[Callable, Sequence[Source], bool]):
+    import gc
+
     parse, srcs, reduce = args
-    return parse(list(srcs), jobs=1, reduce=reduce)
+    gc.disable()  # a task's objects are its result, passed back whole (the collector runs between tasks)
+    try:
+        return parse(list(srcs), jobs=1, reduce=reduce)
+    finally:
+        gc.enable()
 
 
 def chunks(srcs: Sequence[Source], n: int) -> list[Sequence[Source]]:
@@ -81,9 +87,17 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
 
     from .results import MAX_UNRECOGNIZED, ParseResult, Stats
 
+    import gc
+
     n = min(jobs if jobs is not None else cores(), len(srcs))
     tasks = chunks(srcs, n)
     results: list = [None] * len(tasks)
+    # What the parent holds (grammars, the knowledge base) is frozen: the workers' collector neither
+    # goes through it nor writes to its pages (forked workers would copy them); the parent's is off
+    # while the results come in (they are events, which hold no cycles).
+    was = gc.isenabled()
+    gc.freeze()
+    gc.disable()
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=_context()) as pool:
             futures = {pool.submit(_one, (parse_sources, task, reduce)): i for i, task in enumerate(tasks)}
@@ -97,6 +111,12 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
                         progress.add_bytes(max(0, _size(src)))
                         progress.file_done(src.name)
     except (BrokenProcessPool, OSError, ImportError, PermissionError):
+        results = []
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+    if not results:
         return parse_sources(srcs, jobs=1, progress=progress, reduce=reduce)
     stats = Stats()
     events = []
