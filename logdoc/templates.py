@@ -1,11 +1,14 @@
-"""Recognise a message as one of the formats of a printf message catalog.
+"""The NCCL catalog, the printf front-end of the catalog engine (:mod:`logdoc.classify.catalog`).
 
 ``grammars/nccl_messages.tsv`` lists every INFO, WARN and VERSION format NCCL printed from 2.3 to
-2.30.7 (built by ``tools/make_nccl_templates.py`` from NCCL's sources). Each printf format becomes
+2.30.7 (built by ``python tools/make_catalog nccl`` from NCCL's sources). Each printf format becomes
 an anchored pattern (:func:`logdoc.classify.formats.printf_to_regex`, the printf dialect): ``%s`` a
-lazy run, ``%d`` a number, ``%p`` a pointer, and so on. A message is
-tried only against the formats filed under its first word, plus those whose text starts with a
-conversion, and only when the format's longest literal piece occurs in it, most specific first.
+lazy run, ``%d`` a number, ``%p`` a pointer, and so on. The engine files a format under its first
+word (formats that start with a conversion under none), and a message is tried against the formats
+of its first word and the unfiled ones, only where the format's longest literal piece occurs in it,
+most specific first (at equal specificity a filed format before an unfiled one). Here: the table's
+rows, the memo of message shapes (the fast path), and the reading of a message cut by a paste
+(:func:`match_cut`).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from functools import lru_cache
 
 from . import fast
 from .fast import shape
+from .classify import catalog as engine
 from .classify import formats
 from .classify.formats import PRINTF_CONV as _CONV
 from .classify.formats import BoundedPattern
@@ -52,11 +56,9 @@ class Catalog:
         self._by_shape: dict[tuple[bytes, str], tuple[Template, tuple[Template, ...]]] = {}
         self._misses: dict[str, None] = {}  # exact messages known to match nothing
         self.templates = {t.id: t for t in rows}
-        self.by_word: dict[str, list[Template]] = {}
-        self.generic: list[Template] = []
-        for t in sorted(rows, key=lambda t: -t.specificity):
-            key = _lead_word(t.format)
-            (self.by_word.setdefault(key, []) if key else self.generic).append(t)
+        # filed under the first word; at equal specificity a filed format before an unfiled one
+        self.index = engine.AnchorIndex(rows, key=lambda t: _lead_word(t.format) or None,
+                                        tier=lambda t: 0 if _lead_word(t.format) else 1)
         self._cut_index: dict[tuple[str, ...], _CutIndex] = {}
 
     def cut_index(self, levels: tuple[str, ...]) -> "_CutIndex":
@@ -94,30 +96,19 @@ class Catalog:
 
     def _rivals(self, t: Template, word: str, key_shape: bytes) -> tuple[Template, ...]:
         """The templates :meth:`_search` would prefer to ``t`` for a message of this first word
-        (more specific; as specific and met earlier), leaving out those whose longest literal
-        piece cannot occur in a text of this shape."""
-        order: list[tuple[int, int, int, Template]] = []
-        for g, group in enumerate((self.by_word.get(word, ()), self.generic)):
-            for i, other in enumerate(group):
-                order.append((-other.specificity, g, i, other))
-        mine = next(o[:3] for o in order if o[3] is t)
-        return tuple(o[3] for o in sorted(order, key=lambda o: o[:3])
-                     if o[:3] < mine and (not o[3].anchor or shape(o[3].anchor) in key_shape))
+        (tried before it), leaving out those whose longest literal piece cannot occur in a text of
+        this shape."""
+        out = []
+        for other in self.index.candidates((word,)):
+            if other is t:
+                break
+            if not other.anchor or shape(other.anchor) in key_shape:
+                out.append(other)
+        return tuple(out)
 
     def _search(self, msg: str) -> tuple[Template, tuple[str, ...]] | None:
-        word = msg.split(" ", 1)[0]
-        best = None
-        for group in (self.by_word.get(word, ()), self.generic):
-            for t in group:
-                if best is not None and t.specificity <= best[0].specificity:
-                    break
-                if t.anchor and t.anchor not in msg:
-                    continue
-                m = t.rx.match(msg)
-                if m is not None:
-                    best = (t, m.groups())
-                    break
-        return best
+        hit = self.index.first(msg, (msg.split(" ", 1)[0],))
+        return (hit[0], hit[1].groups()) if hit is not None else None
 
 
 CUT_MIN_INSIDE = 32   # a fragment cut at both ends inside a format's first literal piece: at least this long
@@ -227,7 +218,7 @@ def nccl_catalog() -> Catalog:
     from .cache import load_table
 
     path = data_dir("grammars") / "nccl_messages.tsv"
-    return Catalog(load_table("nccl", [__file__, formats.__file__, path], lambda: _read_rows(path)))
+    return Catalog(load_table("nccl", [__file__, formats.__file__, engine.__file__, path], lambda: _read_rows(path)))
 
 
 fast.subscribe(_follow_switch)

@@ -160,8 +160,8 @@ def test_catalogs_from_the_cache_match_the_built_ones(tmp_path, monkeypatch):
     for _ in range(2):  # written, then read
         torch_catalog.templates.cache_clear()
         got = torch_catalog.templates()
-        assert {w: [(t.id, t.format, t.regex.pattern, t.anchor) for t in v] for w, v in got.items()} == \
-            {w: [(t.id, t.format, t.regex.pattern, t.anchor) for t in v] for w, v in built.items()}
+        assert {w: [(t.id, t.format, t.rx.pattern, t.anchor) for t in v] for w, v in got.items()} == \
+            {w: [(t.id, t.format, t.rx.pattern, t.anchor) for t in v] for w, v in built.items()}
     rows = templates._read_rows(templates.data_dir("grammars") / "nccl_messages.tsv")
     for _ in range(2):
         templates.nccl_catalog.cache_clear()

@@ -22,7 +22,7 @@ How a message is understood, cheapest test first:
    WorkNCCL watchdog records, desync report, monitored barrier; ``torch_nccl_error.lark``;
    ``torch_mismatch.lark``; ``gloo.lark``);
 4. anything else is named by the catalog table ``grammars/torch_templates.tsv`` (generated from
-   the PyTorch and Gloo message catalogs by ``tests/data/torch/make_templates.py``).
+   the PyTorch and Gloo message catalogs by ``python tools/make_catalog torch``).
 
 A message may quote another (an exception in a watchdog record, the ``what()`` of a terminate): the
 readers of those formats are handed :func:`read_message`, which reads the inner one through this

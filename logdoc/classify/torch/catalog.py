@@ -1,9 +1,14 @@
-"""The PyTorch and Gloo message catalog (``grammars/torch_templates.tsv``, brace dialect: ``{name}``,
-``{name:int|word|line|rest}``, ``{a|b}`` alternatives): its templates as bounded patterns
-(:func:`logdoc.classify.formats.brace_to_regex`), the
-anchor index that picks the few a message can match, the match in the table's specificity order,
-and what a catalog-named message's fields become (integers, signals, errno names, Xid detail, a
-lone torchrun table row)."""
+"""The PyTorch and Gloo message catalog, the brace front-end of the catalog engine
+(:mod:`logdoc.classify.catalog`).
+
+``grammars/torch_templates.tsv`` (brace dialect: ``{name}``, ``{name:int|word|line|rest}``, ``{a|b}``
+alternatives; built by ``python tools/make_catalog torch``): its templates as bounded patterns
+(:func:`logdoc.classify.formats.brace_to_regex`), filed in the engine by their longest literal word
+where that word stands between blanks (a message asks with its blank-separated tokens), tried in
+specificity order (literal characters without blanks; the table's order at a tie); the three tables
+(``body``, ``gloo``, ``line``) asked in the order a classifier gives, and a Gloo location preferring
+the row of the printing file and line; what a catalog-named message's fields become (integers,
+signals, errno names, Xid detail, a lone torchrun table row)."""
 from __future__ import annotations
 
 import re
@@ -13,6 +18,7 @@ from typing import Any
 from ...events import Envelope
 from ...grammar import Parsed
 from ...resources import data_dir, grammar_text
+from .. import catalog as engine
 from .. import formats
 from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
@@ -22,7 +28,7 @@ _ORIGINAL = "\n Original exception:"
 
 
 class _Template:
-    __slots__ = ("id", "kind", "level", "where", "file", "format", "regex", "anchor", "weight", "ints")
+    __slots__ = ("id", "kind", "level", "where", "file", "format", "rx", "anchor", "specificity", "ints")
 
     def __init__(self, tid: str, kind: str, level: str, where: str, file: str, fmt: str) -> None:
         self.id, self.kind, self.level, self.where, self.file, self.format = tid, kind, level, where, file, fmt
@@ -42,15 +48,17 @@ class _Template:
             tail = rf"(?:\s*{thrown}|{tail})" if tail else rf"(?:\s*{thrown})?"
         self.ints = ints
         # bounded: a hostile 64 KB message must not make the lazy placeholders backtrack for minutes
-        self.regex = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
+        self.rx = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)
         self.anchor = max(words, key=len) if words else ""
-        self.weight = len(literal.replace(" ", ""))
+        self.specificity = len(literal.replace(" ", ""))
 
     def match(self, text: str) -> dict[str, Any] | None:
-        m = self.regex.match(text)
-        if m is None:
-            return None
+        m = self.rx.match(text)
+        return None if m is None else self.fields(m)
+
+    def fields(self, m: re.Match) -> dict[str, Any]:
+        """The fields of a match of :attr:`rx`: integers where the format says ``:int``."""
         fields: dict[str, Any] = {}
         for k, v in m.groupdict().items():
             if v is None:
@@ -64,7 +72,7 @@ def templates() -> dict[str, list[_Template]]:
     """The catalog table, by where it applies ('body', 'gloo', 'line'), most specific first."""
     from ...cache import load_table
 
-    return load_table("torch", [__file__, formats.__file__, data_dir("grammars") / "torch_templates.tsv"],
+    return load_table("torch", [__file__, formats.__file__, engine.__file__, data_dir("grammars") / "torch_templates.tsv"],
                       build_templates)
 
 
@@ -77,7 +85,7 @@ def build_templates() -> dict[str, list[_Template]]:
         fmt = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}.get(m.group(1), m.group(0)), fmt)
         by[where].append(_Template(tid, kind, level, where, file, fmt))
     for lst in by.values():
-        lst.sort(key=lambda t: -t.weight)
+        lst.sort(key=lambda t: -t.specificity)
     return by
 
 
@@ -85,21 +93,22 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 
 
 @lru_cache(maxsize=None)
-def _token_index(where: str) -> tuple[dict[str, tuple[int, ...]], frozenset[str], tuple[tuple[int, str], ...]]:
-    """Which templates of ``templates()[where]`` a message can match, by its blank-separated
-    tokens: a template whose anchor stands between blanks (or at an end) in its format, not
-    against a placeholder, matches only a message that holds the anchor as a whole token (the
-    format's blanks are ``\\s+`` in its expression; ``str.split`` cuts at the same characters).
-    Returns (anchor -> template positions, the anchors, (position, anchor) of the templates that
-    are always tried when their anchor is in the message)."""
-    by_token: dict[str, list[int]] = {}
-    always: list[tuple[int, str]] = []
-    for i, t in enumerate(templates()[where]):
-        if t.anchor and _stands_alone(t.anchor, _PLACEHOLDER.sub("\x00", t.format.strip())):
-            by_token.setdefault(t.anchor, []).append(i)
-        else:
-            always.append((i, t.anchor))
-    return {k: tuple(v) for k, v in by_token.items()}, frozenset(by_token), tuple(always)
+def index(where: str) -> engine.AnchorIndex[_Template]:
+    """The engine over ``templates()[where]``: a template whose anchor stands between blanks (or at
+    an end) in its format, not against a placeholder, is filed under it, and is tried only for a
+    message that holds the anchor as a whole token (the format's blanks are ``\\s+`` in its
+    expression; ``str.split`` cuts at the same characters); the others are tried for every message
+    that holds their anchor."""
+    return engine.AnchorIndex(templates()[where], key=_filed_under)
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+
+
+def _filed_under(t: _Template) -> str | None:
+    if t.anchor and _stands_alone(t.anchor, _PLACEHOLDER.sub("\x00", t.format.strip())):
+        return t.anchor
+    return None
 
 
 def _stands_alone(word: str, text: str) -> bool:
@@ -115,32 +124,21 @@ def _stands_alone(word: str, text: str) -> bool:
 
 
 def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
-                     line: int | None = None) -> tuple[_Template, dict[str, Any]] | None:
+                    line: int | None = None) -> tuple[_Template, dict[str, Any]] | None:
+    """The template of ``text`` in the first of the tables ``wheres`` that reads it; with a Gloo
+    location (``file``, ``line``), the reading of the printing file and line before any other."""
     text = text[:MAX_MATCH]
-    table = templates()
     best: tuple[int, _Template, dict[str, Any]] | None = None
     tokens = set(text.split())
     for where in wheres:
-        lst = table[where]
-        by_token, anchors, always = _token_index(where)
-        order = [i for i, a in always if not a or a in text]
-        for tok in anchors & tokens:
-            order.extend(by_token[tok])
-        order.sort()  # the table's own order: the same first match and the same best score
-        for i in order:
-            t = lst[i]
-            if t.anchor and t.anchor not in text:
-                continue
-            fields = t.match(text)
-            if fields is None:
-                continue
+        for t, m in index(where).matches(text, tokens):
             if file is None:
-                return t, fields
+                return t, t.fields(m)
             score = 0
             if t.file and t.file == file:
                 score = 2 if (line is not None and t.id.endswith(f":{line}")) else 1
             if best is None or score > best[0]:
-                best = (score, t, fields)
+                best = (score, t, t.fields(m))
             if score == 2:
                 break
     return (best[1], best[2]) if best else None

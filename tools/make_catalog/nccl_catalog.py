@@ -1,6 +1,8 @@
-"""Build grammars/nccl_messages.tsv from NCCL's message catalog.
+"""The printf dialect's generator: grammars/nccl_messages.tsv from NCCL's message catalog.
 
-    python tools/make_nccl_templates.py PATH/TO/nccl-messages-by-version.tsv > grammars/nccl_messages.tsv
+    python tools/make_catalog nccl [PATH/TO/nccl-messages-by-version.tsv]
+
+(the catalog copied to tests/data/ by default; ``--out -`` writes to standard output).
 
 The catalog lists every NCCL log format with the first and last release tag that printed it.
 This keeps the INFO, WARN and VERSION formats (TRACE calls are compiled out of release builds,
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import sys
+from typing import TextIO
 
 
 def tag_key(tag: str) -> tuple[int, ...]:
@@ -23,7 +25,8 @@ def template_id(fmt: str) -> str:
     return "nccl." + hashlib.sha1(fmt.encode("utf-8")).hexdigest()[:8]
 
 
-def main(path: str) -> None:
+def write(path: str, fh_out: TextIO) -> int:
+    """The table of the catalog at ``path`` written to ``fh_out``; returns the number of formats."""
     merged: dict[str, dict] = {}
     with open(path, encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh, delimiter="\t"):
@@ -43,13 +46,9 @@ def main(path: str) -> None:
             if tag_key(row["last_tag"]) > tag_key(cur["last"]):
                 cur["last"] = row["last_tag"]
                 cur["where"] = row["locations_in_last_tag"]
-    out = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_NONE, escapechar=None)
-    print("id\tlevels\tfirst\tlast\twhere\tformat")
+    fh_out.write("id\tlevels\tfirst\tlast\twhere\tformat\n")
     for fmt in sorted(merged):
         m = merged[fmt]
         where = m["where"].split(",")[0].split(" ")[0]
-        print("\t".join([template_id(fmt), ",".join(sorted(m["levels"])), m["first"], m["last"], where, fmt]))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
+        fh_out.write("\t".join([template_id(fmt), ",".join(sorted(m["levels"])), m["first"], m["last"], where, fmt]) + "\n")
+    return len(merged)
