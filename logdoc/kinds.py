@@ -158,6 +158,8 @@ KINDS: dict[str, KindSpec] = {
     "store.info": _k((), _T, "store information", True),
     "app.lightning": _k(("global_rank", "world_size", "pl_local_rank", "visible_devices", "device_count"), _T,
                         "PyTorch Lightning's start-up lines: a process's rank and world size, its visible GPUs"),
+    "app.usage_error": _k(("prog", "args", "argument", "message"), _T,
+                          "the program's argument parser rejected its command line (argparse's `prog: error: ...`)", True),
     "app.progress": _k(("desc", "percent", "done", "total", "elapsed_s", "remaining_s"), _T,
                        "a tqdm progress bar of the program's own work (how far, how long)"),
     "net.resolve_failed": _k(("host", "gai_strerror", "tool"), _T,
@@ -234,7 +236,8 @@ KINDS: dict[str, KindSpec] = {
     "analysis.duplicate_gpu": _k(ORIGIN_FIELDS + ("host", "bus_id", "ranks", "comm_ranks", "comm_id"), _A,
                                  "ranks of one communicator on the same GPU"),
     "analysis.context": _k(ORIGIN_FIELDS + ("aspect", "nodes", "basis", "single", "hints", "transports", "intra",
-                                            "inter", "ranks", "devices", "nranks", "wrap", "transport", "interfaces"), _A,
+                                            "inter", "ranks", "devices", "nranks", "wrap", "transport", "interfaces", "values",
+                                            "hosts"), _A,
                            "the job's shape as the log shows it: nodes, container hints, NCCL's transports, "
                            "ranks of several nodes taken for one host"),
     "analysis.restart": _k(ORIGIN_FIELDS + ("attempt", "later_attempts", "origin_ranks", "origin_hosts",

@@ -16,6 +16,9 @@ the differentials (``for`` / ``against``) can argue from it:
 * ``rdma_netdev``: ``interfaces`` (the socket or bootstrap interface is the network device of an RDMA
   NIC: an IPoIB ``ib*`` interface, or a ConnectX port named ``...np<N>``; on a host that shows it, the
   NIC's verbs devices exist too, so a process that lists none is in a container without them);
+* ``net_plugin``: ``values`` (host -> ``internal`` or the external plugin it loaded), ``hosts`` (the
+  hosts of each value): the hosts do not load the same NCCL network plugin (one finds none and uses
+  NCCL's internal IB / socket code, another loads an external one such as HPC-X's RDMA/SHARP plugin);
 * ``transport``: ``transports`` (the distinct transports of NCCL's connection lines), ``intra``
   (peer-to-peer or shared memory seen), ``inter`` (a network transport seen);
 * ``same_host``: ``ranks`` (two ranks on one CUDA device, connected by a transport NCCL uses only
@@ -48,7 +51,7 @@ MAX_TEXT = 4000   # characters of an event's text looked at for container words
 
 def analyze(job: Job) -> list[Event]:
     out: list[Event] = []
-    for fn in (_nodes, _container, _rdma_netdev, _transport, _same_host):
+    for fn in (_nodes, _container, _rdma_netdev, _net_plugin, _transport, _same_host):
         ev = fn(job)
         if ev is not None:
             out.append(ev)
@@ -157,6 +160,42 @@ def _rdma_netdev(job: Job) -> Event | None:
         return None
     return synthetic(KIND, "NCCL's socket interface " + ", ".join(names) + " is the network device of an RDMA NIC.",
                      evidence, level="INFO", aspect="rdma_netdev", interfaces=names)
+
+
+# which NCCL network plugin a process uses, in every release's wording (grammars/nccl_messages.tsv)
+_PLUGIN_INTERNAL = re.compile(r"NET/Plugin ?: (?:No plugin found|Could not find:?\s*\S*\.? ?Using internal)|"
+                              r"using internal implementation")
+_PLUGIN_EXTERNAL = re.compile(r"Plugin Path : (?P<path>\S+)|NET/Plugin: Loaded net plugin (?P<name>\S+)|"
+                              r"Using network (?P<net>\w*ext\w*)\b")
+
+
+def _net_plugin(job: Job) -> Event | None:
+    per_host: dict[str, tuple[str, Event]] = {}
+    for e in job.events:
+        if e.kind not in ("nccl.info", "nccl.using_network") or not e.host:
+            continue
+        text = e.text or ""
+        if "lugin" not in text and "Using network" not in text:
+            continue
+        host = short_host(e.host) or e.host
+        m = _PLUGIN_EXTERNAL.search(text)
+        if m is not None:
+            val = "external " + (m["path"] or m["name"] or f"(network {m['net']})")
+            old = per_host.get(host)
+            if old is None or old[0] == "internal" or "(network" in old[0]:
+                per_host[host] = (val, e)
+        elif _PLUGIN_INTERNAL.search(text) and host not in per_host:
+            per_host[host] = ("internal", e)
+    kinds = {v.split(" ", 1)[0] for v, _ in per_host.values()}
+    if len(kinds) < 2:
+        return None
+    values: dict[str, list[str]] = {}
+    for host, (v, _) in sorted(per_host.items()):
+        values.setdefault(v, []).append(host)
+    words = "; ".join(f"{', '.join(h)}: {v}" for v, h in values.items())
+    return synthetic(KIND, f"The hosts do not load the same NCCL network plugin ({words}).",
+                     [e for _, e in per_host.values()], level="INFO", aspect="net_plugin",
+                     values={h: v for h, (v, _) in sorted(per_host.items())}, hosts=values)
 
 
 def _transport(job: Job) -> Event | None:

@@ -326,6 +326,14 @@ EXTRA = [
     # the torchrun agent's start (torch/distributed/elastic/agent/server/api.py, local_elastic_agent.py):
     # its log directory is mkdtemp(prefix=f"{rdzv_run_id}_"), so the run id (--rdzv-id, default "none")
     # starts the directory's last component
+    # Python's argparse rejecting the command line (Lib/argparse.py: error() prints the usage, then
+    # `%(prog)s: error: %(message)s`): a launcher that passes an argument the script does not declare
+    ("logdoc:argparse:unrecognized-arguments", "app.usage_error", "ERROR", "line", "",
+     "{prog:word}: error: unrecognized arguments: {args:line}"),
+    ("logdoc:argparse:arguments-required", "app.usage_error", "ERROR", "line", "",
+     "{prog:word}: error: the following arguments are required: {args:line}"),
+    ("logdoc:argparse:argument-invalid", "app.usage_error", "ERROR", "line", "",
+     "{prog:word}: error: argument {argument}: {message:line}"),
     # an NCCL call's result in a framework's own check (Horovod's NCCL_CHECK: `<op> failed: ` +
     # ncclGetErrorString; the strings without their `(run with NCCL_DEBUG=... for details)` tail are
     # older releases' wording)
