@@ -1002,3 +1002,34 @@ def test_container_hints_and_ranks_of_several_nodes_taken_for_one_host():
     got = ctx(ring)["same_host"]
     assert got.fields["ranks"] == [0, 4] and got.fields["wrap"] is True and got.fields["devices"] == 4
     assert "same_host" not in ctx(ring.replace("4[0] via P2P/IPC", "4[0] via NET/IB/0"))
+
+
+def test_argparse_usage_errors_and_the_launchers_local_rank():
+    for line, rule in (("train.py: error: unrecognized arguments: --local-rank=1", "LD774"),
+                       ("main.py: error: unrecognized arguments: --local_rank=0", "LD774"),
+                       ("train.py: error: the following arguments are required: --data", "LD773")):
+        evs = _events(line + "\n")
+        assert evs and evs[0].kind == "app.usage_error", line
+        d = _report(line + "\n")["diagnoses"][0]
+        assert d["id"] == rule and d["category"] == "user_code_exception", line
+
+
+def test_hosts_with_different_nccl_network_plugins():
+    a = "node1:11:21 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation\n"
+    b = "node2:12:22 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v7 (v7)\n"
+    res = build_report(parse_sources([("node1.log", a), ("node2.log", b)]), kb.load_rules())
+    assert res["diagnoses"][0]["id"] == "LD474"
+    res = build_report(parse_sources([("node1.log", a), ("node2.log", a.replace("node1", "node2"))]), kb.load_rules())
+    assert not [d for d in res["diagnoses"] if d["id"] == "LD474"]
+
+
+def test_an_nccl_trace_without_its_warn_gets_a_card_by_its_result_code():
+    """`file.cc:NN -> 2` lines (NCCL_DEBUG=INFO's error trace) name ncclSystemError; a trace through the
+    bootstrap on hosts with IB puts the socket interface first (NCCL's sockets prefer ib* interfaces)."""
+    trace = ("node1:10:20 [0] NCCL INFO misc/socket.cc:567 -> 2\n"
+             "node1:10:20 [0] NCCL INFO bootstrap.cc:270 -> 2\n")
+    ib = "node1:10:20 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.9.0.1<0>\n"
+    d = _report(ib + trace)["diagnoses"][0]
+    assert d["id"] == "family:nccl_trace_system_error" and d["category"] == "wrong_network_interface"
+    d = _report("node1:10:20 [0] NCCL INFO transport/shm.cc:99 -> 2\n")["diagnoses"][0]
+    assert d["id"] == "family:nccl_trace_system_error" and d["category"] == "shm_exhausted"
