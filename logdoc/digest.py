@@ -428,18 +428,22 @@ def pack(e: Event, files: dict[str, int]) -> dict[str, Any]:
     return out
 
 
+_EVENT_KEYS = Event.__slots__  # type: ignore[attr-defined]
+
+
 def unpack(d: dict[str, Any], file_names: list[str]) -> Event:
     """The event of a packed dict (or of a full one, as ``logdoc.digest/1`` wrote them)."""
+    known = {k: d[k] for k in _EVENT_KEYS if k in d}  # (Event.from_dict, without copying ``d`` first)
     if "f" in d:
-        d = dict(d, file=file_names[d["f"]])
-    ev = Event.from_dict(d)
+        known["file"] = file_names[d["f"]]
     if "m" in d or "F" in d:
-        ev.fields = dict(ev.fields)
+        fields = dict(known.get("fields") or ())
         if "m" in d:
-            ev.fields["message"] = ev.text[d["m"]:]
+            fields["message"] = known["text"][d["m"]:]
         if "F" in d:
-            ev.fields["format"] = _catalog_formats()[ev.template]
-    return ev
+            fields["format"] = _catalog_formats()[known.get("template")]
+        known["fields"] = fields
+    return Event(**known)
 
 
 def fold_summary(folded: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
