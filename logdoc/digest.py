@@ -557,6 +557,21 @@ class DigestError(ValueError):
 
 
 def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
+    """A digest's content, its events unpacked. The cyclic collector is off meanwhile: JSON and
+    events hold no cycles, and a job of a thousand digests would have it go through the events
+    of all the digests read before, again and again."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(data, name)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _load(data: bytes | str, name: str) -> dict[str, Any]:
     if isinstance(data, bytes) and data[:2] == b"\x1f\x8b":
         import gzip
 
@@ -594,7 +609,15 @@ def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognize
     stats.skipped_files.extend((x.get("file"), x.get("reason")) for x in s.get("skipped_files") or ())
     stats.warnings.extend(s.get("warnings") or ())
     evs = d.get("events") or ()
-    compact(evs)
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()  # (as in load(): fresh dicts of fields, no cycles)
+    try:
+        compact(evs)
+    finally:
+        if was:
+            gc.enable()
     events.extend(evs)  # Event objects: load() unpacked them
     for u in d.get("unrecognized") or ():
         if len(unrecognized) < max_unrecognized:
