@@ -255,6 +255,9 @@ def _family(msg: str) -> str | None:
     elif c == "U":
         if msg.startswith("Using network "):
             return "using_network"
+    elif c == "R":
+        if msg.startswith("Ring ") and msg[5:6].isdigit():
+            return "channel"  # releases before 2.5 named a channel `Ring NN` (`Ring 00 : 0[0] -> 1[1] via P2P/IPC`)
     return _family_rest(msg)
 
 

@@ -1033,3 +1033,14 @@ def test_an_nccl_trace_without_its_warn_gets_a_card_by_its_result_code():
     assert d["id"] == "family:nccl_trace_system_error" and d["category"] == "wrong_network_interface"
     d = _report("node1:10:20 [0] NCCL INFO transport/shm.cc:99 -> 2\n")["diagnoses"][0]
     assert d["id"] == "family:nccl_trace_system_error" and d["category"] == "shm_exhausted"
+
+
+def test_releases_before_2_5_name_a_channel_ring_and_old_nccl_tests_device_rows():
+    evs = _events("node1:10:20 [2] NCCL INFO Ring 00 : 2[2] -> 3[3] via P2P/IPC\n"
+                  "node1:10:20 [2] INFO Ring 01 : 2[2] -> 3[3] via P2P/IPC\n"
+                  "node1:10:20 [0] NCCL INFO Ring 00 :    0   1   2   3\n")
+    conns = [e for e in evs if e.kind == "nccl.connection"]
+    assert len(conns) == 2 and conns[0].fields["transport"] == "P2P/IPC" and conns[0].fields["dst_rank"] == 3
+    assert [e.kind for e in evs][-1] == "nccl.channel"
+    dev = _events("#   Rank  1 Pid   1688 on    node1 device  1 [0x3b] Tesla V100\n")
+    assert dev and dev[0].kind == "nccltests.device" and dev[0].fields["test_host"] == "node1"

@@ -243,9 +243,10 @@ def _same_host(job: Job) -> Event | None:
             others = [r for r, d in devs.items() if d == devs.get(b) and r != b]
             if not others:
                 continue
-            ndev = len(set(devs.values()))
+            nums = [as_int(d) for d in devs.values()]
+            ndev = max(n for n in nums if n is not None) + 1 if any(n is not None for n in nums) else len(set(devs.values()))
             nranks = len(devs)
-            wrap = nranks > ndev and _wraps(devs)
+            wrap = _wraps(devs)
             other = others[0]
             text = (f"Rank {b} and rank {other} are both on CUDA device {devs[b]}, and NCCL joins rank {a} to "
                     f"rank {b} through {f.get('transport')}, a transport it uses only inside one host")
@@ -259,12 +260,13 @@ def _same_host(job: Job) -> Event | None:
 
 
 def _wraps(devs: dict[int, str]) -> bool:
-    """Every rank r is on device number r mod (the number of distinct devices)."""
+    """Every rank r is on device number r mod G, G the number of devices (the highest device number
+    seen, plus one), and some rank is G or more: ranks of several nodes of G GPUs each."""
     nums = {}
     for r, d in devs.items():
         n = as_int(d)
         if n is None:
             return False
         nums[r] = n
-    ndev = len(set(nums.values()))
-    return ndev >= 2 and all(n == r % ndev for r, n in nums.items())
+    g = max(nums.values()) + 1 if nums else 0
+    return g >= 2 and max(nums) >= g and all(n == r % g for r, n in nums.items())

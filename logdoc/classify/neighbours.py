@@ -26,7 +26,8 @@ _TESTS_CUDA_FAILURE = re.compile(
     r"^(?:(?P<host>[^\s:']+): )?(?:Cuda failure|Failed: Cuda error) (?P<loc>[\w./+-]+:\d+) '(?P<error>[^']*)(?:'|$)")
 # nccl-tests' device list (rank 0 prints one line per rank of the whole run, src/common.cu):
 # `#  Rank  0 Group  0 Pid  70918 on node1 device  0 [0x01] NVIDIA A100-SXM4-80GB`
-_TESTS_DEVICE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+) Group\s+(?P<group>\d+) Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+device\s+"
+# (nccl-tests before the Group column: `#   Rank  0 Pid   1688 on    node1 device  0 [0x18] <gpu>`)
+_TESTS_DEVICE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+) (?:Group\s+(?P<group>\d+) )?Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+device\s+"
                            r"(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+)\]\s*(?P<gpu>.*?)\s*$")
 # nccl-tests' result rows (src/common.cu): size, count, type, [redop, [root,]] then per placement (out of place,
 # in place) time, algbw, busbw and the check: the largest absolute error as `%6.0e` (2017-2021) or the
@@ -99,11 +100,11 @@ def classify_tests(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"source_location": m["loc"], "error": m["error"].strip()})
-    if " Group " in line and "device" in line:
+    if " Pid " in line and "device" in line:
         m = _TESTS_DEVICE.match(line)
         if m is not None:
             return Parsed("nccltests.device", "INFO", "nccltests.device",
-                          {"test_rank": int(m["rank"]), "group": int(m["group"]), "test_pid": int(m["pid"]),
+                          {"test_rank": int(m["rank"]), "group": int(m["group"] or 0), "test_pid": int(m["pid"]),
                            "test_host": m["host"], "device": int(m["device"]), "bus": m["bus"], "gpu": m["gpu"]})
     if line[:1].isdigit() and "." in line:
         m = _TESTS_ROW.match(line)
