@@ -286,7 +286,7 @@ def _family_comm_arrow(msg: str) -> str | None:
 def family_for(word: str):
     """A function equal to :func:`_family` on every message whose first word (``msg.split(" ",
     1)[0]``) is ``word``, doing only the checks that word leaves open."""
-    if word[:1] in ("C", "N", "B", "U") or word == "comm":
+    if word[:1] in ("C", "N", "B", "U") or word in ("comm", "Ring"):
         return _family
     if ":" in word:  # the first character leads to _family_rest, which does not start with "comm 0x"
         return _family_comm_arrow
