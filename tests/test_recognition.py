@@ -235,7 +235,7 @@ def test_old_nccl_header_without_the_word_nccl():
     p = nccl.classify("e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]", env)
     assert p.kind == "nccl.warn" and p.fields["header"] == "old" and env.host == "e66aa18dc444" and env.pid == 3171
     p = nccl.classify("learngpu060:3728579:3730441 [0] INFO Ring 00 :    0   1   2   3", Envelope())
-    assert p.kind == "nccl.info"
+    assert p.kind == "nccl.channel" and p.fields["ranks"] == [0, 1, 2, 3]  # the ring of a release before 2.5
     assert nccl.classify("2024-01-01 12:00:00 INFO starting epoch 3", Envelope()) is None
 
 
