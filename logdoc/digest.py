@@ -161,16 +161,30 @@ def _count_op(ops: dict, ev: Event) -> None:
     la = _launch(ev)
     if la is None:
         return
-    o = ops.get(la["coll"])
-    oc = la["op_count_text"]
+    _count(ops, ev.line, la["coll"], la["op_count_text"])
+
+
+def _count(ops: dict, line: int, coll: str, oc: str) -> None:
+    o = ops.get(coll)
     if o is None:
-        ops[la["coll"]] = [1, ev.line, oc, ev.line, oc]
+        ops[coll] = [1, line, oc, line, oc]
         return
     o[0] += 1
-    if ev.line < o[1]:
-        o[1], o[2] = ev.line, oc
-    if ev.line >= o[3]:
-        o[3], o[4] = ev.line, oc
+    if line < o[1]:
+        o[1], o[2] = line, oc
+    if line >= o[3]:
+        o[3], o[4] = line, oc
+
+
+class Later:
+    """A collective launch counted into its tail without its event (:meth:`Reducer.count_launch`):
+    its line, and how to build the event if it stays among the last ones."""
+
+    __slots__ = ("line", "build")
+
+    def __init__(self, line: int, build) -> None:
+        self.line = line
+        self.build = build
 
 
 def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: str) -> tuple[list[Event], Event | None]:
@@ -211,6 +225,10 @@ def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: 
                   "start": count - len(tail), "tail": rows,
                   "dev": last.fields.get("dev"), "tid": last.fields.get("tid")})
     return whole, prog
+
+
+def _line(e) -> int:
+    return e.line
 
 
 FACT_KEEP = 4  # distinct lines of one fact family kept per stream (then only counted, and the last kept)
@@ -263,7 +281,7 @@ class Reducer:
             _count_op(t[6], ev)
             t[2].append(ev)
             if len(t[2]) >= 2 * t[1]:
-                t[2].sort(key=lambda e: e.line)
+                t[2].sort(key=_line)
                 del t[2][:-t[1]]
             return
         g = self.groups.get(key)
@@ -315,6 +333,27 @@ class Reducer:
             g[2] = (line, lazy)
         return True
 
+    def count_launch(self, key: tuple, line: int, coll: str, op_count: str, lazy) -> bool:
+        """``append`` of a collective launch of tail ``key`` (``group_key``'s, limit ``-TAIL``) whose
+        collective and opCount text are known without its event (``launch_of`` would give them):
+        counted as ``append`` counts it, and built by ``lazy()`` only if it stays among the last
+        ones. False (nothing done) when the tail has no first launch yet, or this one comes before it."""
+        t = self.tails.get(key)
+        if t is None or line < t[5].line:
+            return False
+        t[0] += 1
+        if line < t[3]:
+            t[3] = line
+        if line > t[4]:
+            t[4] = line
+        _count(t[6], line, coll, op_count)
+        evs = t[2]
+        evs.append(Later(line, lazy))
+        if len(evs) >= 2 * t[1]:
+            evs.sort(key=_line)
+            del evs[:-t[1]]
+        return True
+
     def extend(self, evs: Iterable[Event]) -> None:
         for ev in evs:
             self.append(ev)
@@ -329,8 +368,9 @@ class Reducer:
                 out.append(last)
         progress = []
         for key, t in self.tails.items():
-            t[2].sort(key=lambda e: e.line)
+            t[2].sort(key=_line)
             del t[2][:-t[1]]
+            t[2] = [e.build() if type(e) is Later else e for e in t[2]]
             kept, p = fold_launches(t[0], t[5], t[2], t[6], key[1])
             out.extend(kept)
             if p is not None:

@@ -297,6 +297,8 @@ def test_bulk_lane_same_shape_other_hex_digits(tmp_path, seed):
         res.append(([e.to_dict() for e in got.events], got.stats.to_dict(), got.folded))
     assert res[0] == res[1] == res[2]
     assert lane._BULK_PLANS, "the bulk lane was not used"
+    assert any(p.launch for p in lane._BULK_PLANS.values()), "no collective launch was counted without its event"
+    assert any(e["kind"] == "nccl.progress" for e in res[0][0])
 
 
 def test_pasted_nccl_lines_same_events():

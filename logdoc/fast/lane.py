@@ -98,6 +98,8 @@ class BulkPlan:
     keys: dict                    # group keys by (host, pid)
     family: Callable[[str], Any]  # the grammar-family check for that first word (nccl.family_for)
     words: bool                   # whether a line of this shape may hold one of the words lane_ok refuses
+    launch: tuple | None = None   # a collective launch: (index of the collective's name or None, the name
+                                  # when the format has none, index of the opCount), see digest.count_launch
 
 
 _LANE_MEMO: dict[str, LaneHit] = {}
@@ -190,7 +192,8 @@ class Lane:
             if ev is None:
                 self.feeder.settle([rec], -1)
                 return
-            if ev.kind != "nccl.info" or ev.template not in _bulk():  # bulk lines (opCount ...) rarely repeat
+            launch = ev.kind == "nccl.info" and _launch_plan(ev) is not None
+            if ev.kind != "nccl.info" or (ev.template not in _bulk() and not launch):  # bulk lines rarely repeat
                 if len(_LANE_MEMO) >= MAX_LANE_MEMO:
                     _LANE_MEMO.clear()
                 _LANE_MEMO[text] = LaneHit(ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid,
@@ -244,23 +247,48 @@ class Lane:
         k = len(word)
         if not cm.startswith(word) or (len(cm) > k and cm[k] != " "):
             return False
-        if (plan.std.match(cm) if len(cm) <= SHORT_TEXT else plan.template.rx.match(cm)) is None:  # = t.rx.match(cm)
+        got = plan.std.match(cm) if len(cm) <= SHORT_TEXT else plan.template.rx.match(cm)  # = t.rx.match(cm)
+        if got is None:
             return False
         for other in plan.rivals:
             if (not other.anchor or other.anchor in cm) and other.rx.match(cm):
                 return False
         name = self.name
         hp = m.group(1, 2)
+        classify = self.classify
+        if plan.launch is not None:
+            return self._launch(n, text, hp, plan, got.groups())
         keys = plan.keys
         full = keys.get(hp)
         if full is None:  # the group key of this host and pid (the event's stream: no rank on a lane line)
             if len(keys) >= MAX_BULK_PLANS:
                 keys.clear()
             full = keys[hp] = plan.key + ((hp[0] or None, int(hp[1]), None, None, None),)
-        classify = self.classify
         if not self.out.saturated(1, full, n, lambda: classify(Record(n, n, Envelope(), text), name)):
             return False
         self.folded += 1
+        return True
+
+    def _launch(self, n: int, text: str, hp: tuple, plan: BulkPlan, args: tuple) -> bool:
+        """:meth:`bulk` for a collective launch: what ``digest.group_key`` and ``collectives.launch_of``
+        read of its event (the comm, the collective, the opCount) read from the catalog match that
+        gives its ``fields.args``; counted into its tail, built only if it stays among the last."""
+        ci, coll, oi = plan.launch
+        oc = args[oi]
+        try:
+            int(oc, 16)
+        except (TypeError, ValueError):
+            return False
+        if ci is not None:
+            coll = args[ci]
+            if not coll:
+                return False
+        key = ("l", "nccl.info", None, args[-3], (hp[0] or None, int(hp[1]), None, None, None))
+        name = self.name
+        classify = self.classify
+        if not self.out.count_launch(key, n, coll, oc, lambda: classify(Record(n, n, Envelope(), text), name)):
+            return False
+        self.stats.understood_line()
         return True
 
 
@@ -292,4 +320,33 @@ def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
     key = raw.translate(None, _HEXB)
     words = any(w in key for w in _SHAPE_WORDS) or key.endswith(_SHAPE_SUFFIX)
     _BULK_PLANS[key] = BulkPlan(entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std, {},
-                                nccl.family_for(word), words)
+                                nccl.family_for(word), words, _launch_plan(ev))
+
+
+def _launch_plan(ev: Event) -> tuple | None:
+    """For an event that ``digest.group_key`` files as a collective launch of an opCount line
+    (``nccl.info`` at INFO, ``opCount %`` and ``comm %p`` in its format): where its collective and
+    opCount are among the format's values, as ``collectives.launch_of`` names them; None for any other."""
+    f = ev.fields
+    fmt, args = f.get("format"), f.get("args")
+    if ev.level != "INFO" or not isinstance(fmt, str) or "opCount %" not in fmt or "comm %p" not in fmt \
+            or not isinstance(args, list) or len(args) < 3:
+        return None
+    return _launch_slots(fmt, len(args), ev)
+
+
+def _launch_slots(fmt: str, nargs: int, ev: Event) -> tuple | None:
+    from ..analysis.collectives import _labels, launch_of
+
+    names = _labels(fmt)
+    if len(names) != nargs or "opCount" not in names:
+        return None
+    la = launch_of(ev)
+    if la is None:
+        return None
+    last = {n: i for i, n in enumerate(names)}  # launch_of reads dict(zip(names, args)): the last of a name
+    if "coll" in last:
+        return last["coll"], None, last["opCount"]
+    if "catalog_location" in ev.fields:  # the name read from the call site (2.3.5): not the format's alone
+        return None
+    return None, la["coll"], last["opCount"]
