@@ -50,6 +50,7 @@ import re
 from dataclasses import dataclass
 
 from .events import Envelope
+from .fast import _ON as _fast  # the fast-path switch (a list: read without a call on every line)
 
 __all__ = ["Record", "BlockAssembler", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
            "MAY_START_FIRST", "MAY_START_WORDS"]
@@ -253,6 +254,10 @@ class BlockAssembler:
         self._open: dict[tuple, _Block] = {}     # insertion order = most recently touched last
         self._touched: dict[tuple, int] = {}     # key -> when its block was last touched (the order of _open)
         self._other: set[tuple] = set()          # the keys of the open blocks that are not plain
+        # open_state in O(1): the keys of the open blocks that make it false (kept by _note and _close)
+        self._loud: set[tuple] = set()           # not quiet: takes more than continuation lines, or no rank
+        self._greedy: set[tuple] = set()         # may take a line without keyword, or the stream of no envelope
+        self._idle_hint = 0                      # no open block's last line is before this one (close_idle)
         self._clock = 0
 
     @property
@@ -265,26 +270,38 @@ class BlockAssembler:
         true). ``quiet``: every open record takes continuation lines only and belongs to a stream
         with a rank. ``no_greedy``: no open record may take a line that holds no keyword, and none
         belongs to the stream of lines without any envelope."""
+        if not _fast[0]:
+            return self.open_state_scan()
+        return not self._loud, not self._greedy
+
+    def open_state_scan(self) -> tuple[bool, bool]:
+        """:meth:`open_state` by a look at every open record (its plain twin: ``LOGDOC_NO_FASTPATH``)."""
         quiet = no_greedy = True
         for key, b in self._open.items():
-            anything = _takes_any_line(b)
             if key[2] is None or not _takes_only_continuations(b):
                 quiet = False
-            if anything or key == _NO_KEY:
+            if _takes_any_line(b) or key == _NO_KEY:
                 no_greedy = False
         return quiet, no_greedy
 
     def close_idle(self, before: int) -> list[Record]:
         """Close every open record whose last line (held blank lines included) is before line
-        ``before``; return their records."""
+        ``before``; return their records. Nothing is looked at while ``before`` is at most the
+        earliest last line seen when last looked (lines only grow, new records start later)."""
+        if before <= self._idle_hint and _fast[0]:
+            return []
         out: list[Record] = []
         idle = []
+        hint = before
         for key, b in self._open.items():
             last = b.lines[-1][0]
             if b.pending and b.pending[-1][0] > last:
                 last = b.pending[-1][0]
             if last < before:
                 idle.append(key)
+            elif last < hint:
+                hint = last
+        self._idle_hint = hint
         for key in idle:
             out.extend(self._close(key))
         return out
@@ -324,10 +341,23 @@ class BlockAssembler:
     def _note(self, key: tuple) -> None:
         """Keep ``_other`` in step with the block of ``key`` (after it may have changed)."""
         b = self._open.get(key)
-        if b is None or _plain(b):
+        if b is None:
+            self._other.discard(key)
+            self._loud.discard(key)
+            self._greedy.discard(key)
+            return
+        if _plain(b):
             self._other.discard(key)
         else:
             self._other.add(key)
+        if key[2] is None or not _takes_only_continuations(b):
+            self._loud.add(key)
+        else:
+            self._loud.discard(key)
+        if key == _NO_KEY or _takes_any_line(b):
+            self._greedy.add(key)
+        else:
+            self._greedy.discard(key)
 
     def _feed(self, lineno: int, env: Envelope, text: str, key: tuple, block, target_key: tuple) -> list[Record]:
         out: list[Record] = []
@@ -377,6 +407,8 @@ class BlockAssembler:
             return []
         self._touched.pop(key, None)
         self._other.discard(key)
+        self._loud.discard(key)
+        self._greedy.discard(key)
         out = [block.record()]
         for ln, env, t in block.pending:          # held blank lines that turned out not to belong
             out.append(Record(ln, ln, env, t))
@@ -430,6 +462,8 @@ class BlockAssembler:
         self._open[key] = b
         self._clock += 1
         self._touched[key] = self._clock
+        if lineno < self._idle_hint:
+            self._idle_hint = lineno
         return out
 
     @staticmethod

@@ -46,7 +46,7 @@ from .events import Event
 from .fast import enabled as fast_enabled
 from .fast.grep import GrepFailed, GrepHits
 from .fast.lane import LANE_HEAD, Lane
-from .fast.memo import torch_classify
+from .fast.memo import text_classify, torch_classify
 from .fast.scan import scan
 from .read import prefilter
 from .read.source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
@@ -71,13 +71,16 @@ def classify_record(rec: Record, name: str) -> Event | None:
     env = rec.env
     parsed = nccl.classify(rec.text, env)
     if parsed is None:
-        # fast: a PyTorch message is classified once per (text, level)
+        # fast: a PyTorch message is classified once per (text, level), what follows once per text
         fast = "NCCL" not in rec.text and fast_enabled()
         parsed = torch_classify(rec.text, env) if fast else classify_torch(rec.text, env)
-    if parsed is None:
-        parsed = classify_bare(rec.text)  # an NCCL WARN message with no header at all
-    if parsed is None:
-        parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
+        if parsed is None:
+            if fast:
+                parsed = text_classify(rec.text)
+            else:
+                parsed = classify_bare(rec.text)  # an NCCL WARN message with no header at all
+                if parsed is None:
+                    parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
     if parsed is None:
         return None
     # positional (a third of the cost of keywords): kind, level, file, line, text, end_line, rank, local_rank,

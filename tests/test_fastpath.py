@@ -354,3 +354,28 @@ def test_lane_first_characters_follow_the_assembler():
                 checked += 1
                 assert t[0] in blocks.MAY_START_FIRST, t
     assert checked > 20
+
+
+def test_open_state_kept_equals_the_scan_of_every_open_record(tmp_path):
+    """BlockAssembler.open_state is kept up to date as records open, change and close (O(1) a line);
+    after every line fed it equals its plain twin, the look at every open record."""
+    import gen_job_logs
+
+    from logdoc.blocks import BlockAssembler
+    from logdoc.envelope import unwrap
+
+    g = tmp_path / "job.log"
+    gen_job_logs.generate("mixed", str(g), 0.3)
+    files = [g] + [p for d in SAMPLE_DIRS for p in sorted(d.glob("*.log"))]
+    states = set()
+    for path in files:
+        asm = BlockAssembler()
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            env, msg = unwrap(line)
+            asm.feed(n, env, msg)
+            if n % 7 == 0:
+                asm.close_idle(n - 40)
+            got = asm.open_state()
+            assert got == asm.open_state_scan(), (path.name, n, line)
+            states.add(got)
+    assert len(states) >= 3

@@ -1,11 +1,16 @@
-"""PyTorch classifications remembered per (message, level); plain twin: :func:`logdoc.classify.torch.classify`.
+"""Classifications remembered; plain twins: :func:`logdoc.classify.torch.classify`, and for
+:func:`text_classify` the last steps of :func:`logdoc.pipeline.classify_record`.
 
 ``classify.torch.classify`` reads nothing of the envelope but its level, so the same message at the same
-level gives the same answer (a c10 warning every rank prints). Only answers made of plain values are
-kept, and each hit is a copy.
+level gives the same answer (a c10 warning every rank prints). The steps after it (a bare NCCL message,
+another library's line, a job stopped from outside) read the text only: a Python warning every step
+prints again (``.../checkpoint.py:464: UserWarning: ...``) is looked up once. Only answers made of plain
+values are kept, and each hit is a copy.
 """
 from __future__ import annotations
 
+from .. import stops
+from ..classify.bare import classify_bare
 from ..classify.torch import classify as classify_torch
 from ..grammar import Parsed
 
@@ -35,5 +40,36 @@ def torch_classify(text: str, env) -> Parsed | None:
         _TORCH_MEMO[key] = None
     elif all(_simple(v) for v in parsed.fields.values()):
         _TORCH_MEMO[key] = (parsed.kind, parsed.level, parsed.template,
+                            {k: (list(v) if isinstance(v, list) else v) for k, v in parsed.fields.items()})
+    return parsed
+
+
+MAX_TEXT_MEMO = 4096
+_TEXT_MEMO: dict[str, tuple | None] = {}  # text -> what the text-only classifiers said
+
+
+def _read_text(text: str) -> Parsed | None:
+    """The text-only steps of ``classify_record``, in its order: a bare NCCL message, then a stop."""
+    parsed = classify_bare(text)
+    if parsed is None:
+        parsed = stops.classify(text)
+    return parsed
+
+
+def text_classify(text: str) -> Parsed | None:
+    """``classify_bare(text) or stops.classify(text)``, remembered."""
+    if text in _TEXT_MEMO:
+        hit = _TEXT_MEMO[text]
+        if hit is None:
+            return None
+        kind, level, template, fields = hit
+        return Parsed(kind, level, template, {k: (list(v) if isinstance(v, list) else v) for k, v in fields.items()})
+    parsed = _read_text(text)
+    if len(_TEXT_MEMO) >= MAX_TEXT_MEMO:
+        _TEXT_MEMO.clear()
+    if parsed is None:
+        _TEXT_MEMO[text] = None
+    elif all(_simple(v) for v in parsed.fields.values()):
+        _TEXT_MEMO[text] = (parsed.kind, parsed.level, parsed.template,
                             {k: (list(v) if isinstance(v, list) else v) for k, v in parsed.fields.items()})
     return parsed
