@@ -46,6 +46,7 @@ tables imported across modules.
 """
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 
@@ -160,6 +161,14 @@ def _compatible(key: tuple, line_key: tuple) -> bool:
     return all(b is None or a == b for a, b in zip(key, line_key))
 
 
+def _last(b: "_Block") -> int:
+    """The last input line of an open block, held blank lines included."""
+    last = b.lines[-1][0]
+    if b.pending and b.pending[-1][0] > last:
+        return b.pending[-1][0]
+    return last
+
+
 def _plain(b: "_Block") -> bool:
     """A message block that takes a line (probe or not) only if :func:`_is_cont` says it is a
     continuation line (see ``BlockAssembler._accept``): it never wants any other line."""
@@ -257,7 +266,8 @@ class BlockAssembler:
         # open_state in O(1): the keys of the open blocks that make it false (kept by _note and _close)
         self._loud: set[tuple] = set()           # not quiet: takes more than continuation lines, or no rank
         self._greedy: set[tuple] = set()         # may take a line without keyword, or the stream of no envelope
-        self._idle_hint = 0                      # no open block's last line is before this one (close_idle)
+        self._lasts: list[tuple[int, int, tuple]] = []  # heap of (last line, n, key) as blocks changed (close_idle)
+        self._pushes = 0
         self._clock = 0
 
     @property
@@ -286,22 +296,31 @@ class BlockAssembler:
 
     def close_idle(self, before: int) -> list[Record]:
         """Close every open record whose last line (held blank lines included) is before line
-        ``before``; return their records. Nothing is looked at while ``before`` is at most the
-        earliest last line seen when last looked (lines only grow, new records start later)."""
-        if before <= self._idle_hint and _fast[0]:
+        ``before``; return their records (in the order of the open records). The records whose last
+        line changed are kept in a heap by that line (:meth:`_note`): only those before ``before`` are
+        looked at (an entry whose record has moved on since is dropped)."""
+        lasts = self._lasts
+        if not _fast[0]:
+            return self.close_idle_scan(before)
+        if not lasts or lasts[0][0] >= before:
             return []
+        idle: dict[tuple, None] = {}
+        pop = heapq.heappop
+        opened = self._open
+        while lasts and lasts[0][0] < before:
+            last, _, key = pop(lasts)
+            b = opened.get(key)
+            if b is not None and _last(b) == last:
+                idle[key] = None
         out: list[Record] = []
-        idle = []
-        hint = before
-        for key, b in self._open.items():
-            last = b.lines[-1][0]
-            if b.pending and b.pending[-1][0] > last:
-                last = b.pending[-1][0]
-            if last < before:
-                idle.append(key)
-            elif last < hint:
-                hint = last
-        self._idle_hint = hint
+        for key in sorted(idle, key=self._touched.__getitem__) if len(idle) > 1 else idle:
+            out.extend(self._close(key))
+        return out
+
+    def close_idle_scan(self, before: int) -> list[Record]:
+        """:meth:`close_idle` by a look at every open record (its plain twin: ``LOGDOC_NO_FASTPATH``)."""
+        idle = [key for key, b in self._open.items() if _last(b) < before]
+        out: list[Record] = []
         for key in idle:
             out.extend(self._close(key))
         return out
@@ -346,6 +365,8 @@ class BlockAssembler:
             self._loud.discard(key)
             self._greedy.discard(key)
             return
+        self._pushes += 1
+        heapq.heappush(self._lasts, (_last(b), self._pushes, key))  # n: keys (None beside ints) never compared
         if _plain(b):
             self._other.discard(key)
         else:
@@ -462,8 +483,6 @@ class BlockAssembler:
         self._open[key] = b
         self._clock += 1
         self._touched[key] = self._clock
-        if lineno < self._idle_hint:
-            self._idle_hint = lineno
         return out
 
     @staticmethod

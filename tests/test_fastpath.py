@@ -357,8 +357,11 @@ def test_lane_first_characters_follow_the_assembler():
 
 
 def test_open_state_kept_equals_the_scan_of_every_open_record(tmp_path):
-    """BlockAssembler.open_state is kept up to date as records open, change and close (O(1) a line);
-    after every line fed it equals its plain twin, the look at every open record."""
+    """BlockAssembler.open_state is kept up to date as records open, change and close (O(1) a line),
+    and close_idle finds idle records in a heap of last lines: they equal their plain twins, the look
+    at every open record, after every line fed (close_idle every 7 lines, against a copy)."""
+    import copy
+
     import gen_job_logs
 
     from logdoc.blocks import BlockAssembler
@@ -368,14 +371,19 @@ def test_open_state_kept_equals_the_scan_of_every_open_record(tmp_path):
     gen_job_logs.generate("mixed", str(g), 0.3)
     files = [g] + [p for d in SAMPLE_DIRS for p in sorted(d.glob("*.log"))]
     states = set()
+    closed = 0
     for path in files:
         asm = BlockAssembler()
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             env, msg = unwrap(line)
             asm.feed(n, env, msg)
             if n % 7 == 0:
-                asm.close_idle(n - 40)
+                twin = copy.deepcopy(asm)
+                a = [(r.line, r.end_line, r.text) for r in asm.close_idle(n - 40)]
+                b = [(r.line, r.end_line, r.text) for r in twin.close_idle_scan(n - 40)]
+                assert a == b, (path.name, n)
+                closed += len(a)
             got = asm.open_state()
             assert got == asm.open_state_scan(), (path.name, n, line)
             states.add(got)
-    assert len(states) >= 3
+    assert len(states) >= 3 and closed > 100
