@@ -115,7 +115,18 @@ class _Pattern:
         self.needs = required_literals(source) if self.compiled is std else None
         self.fold = bool(std.flags & _re.IGNORECASE)  # its literals are in lower case, for ASCII texts
 
+    def __getstate__(self):
+        # the knowledge base's cached copy (logdoc.rulecache): the source, compiled again on first use,
+        # so that loading the cache compiles only the patterns a run searches with
+        return self.source, self.groups, self.timeout, self.needs, self.fold
+
+    def __setstate__(self, state) -> None:
+        self.source, self.groups, self.timeout, self.needs, self.fold = state
+        self.compiled = None
+
     def search(self, text: str):
+        if self.compiled is None:
+            self.compiled = _regex.compile(self.source) if self.timeout is not None else _re.compile(self.source)
         needs = self.needs
         if needs is not None:
             if self.fold:
