@@ -31,7 +31,6 @@ nothing. The end of the job is the last line of any rank or the time a scheduler
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from statistics import median
 from typing import Any
 
@@ -54,12 +53,6 @@ STOPPED_SECONDS = 60    # last launch this long before the end of the job (and 5
 def labels(fmt: str) -> list[str]:
     """Names of a printf format's values: the word before each conversion (``opCount %lx`` -> opCount,
     ``[nranks=%d]`` -> nranks); a leading ``%s:`` is the collective's name (``coll``)."""
-    return list(_labels(fmt))
-
-
-@lru_cache(maxsize=256)
-def _labels(fmt: str) -> tuple[str, ...]:
-    """:func:`labels`, once per format (every launch line of a dense log asks it)."""
     out = []
     pos = 0
     for m in _CONV.finditer(fmt):
@@ -70,7 +63,10 @@ def _labels(fmt: str) -> tuple[str, ...]:
             name = "coll"
         out.append(name)
         pos = m.end()
-    return tuple(out)
+    return out
+
+
+_NAMES: dict[str, tuple[str, ...]] = {}
 
 
 def launch_of(ev: Event) -> dict[str, Any] | None:
@@ -82,7 +78,7 @@ def launch_of(ev: Event) -> dict[str, Any] | None:
     if not isinstance(fmt, str) or not isinstance(args, list):
         return None
     if "opCount %" in fmt and "comm %p" in fmt:
-        names = _labels(fmt)
+        names = _NAMES.get(fmt) or _NAMES.setdefault(fmt, tuple(labels(fmt)))  # once per format: every launch asks
         if len(names) != len(args):
             return None
         vals = dict(zip(names, args))

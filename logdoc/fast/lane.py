@@ -336,9 +336,9 @@ def _launch_plan(ev: Event) -> tuple | None:
 
 
 def _launch_slots(fmt: str, nargs: int, ev: Event) -> tuple | None:
-    from ..analysis.collectives import _labels, launch_of
+    from ..analysis.collectives import labels, launch_of
 
-    names = _labels(fmt)
+    names = labels(fmt)
     if len(names) != nargs or "opCount" not in names:
         return None
     la = launch_of(ev)
