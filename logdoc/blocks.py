@@ -275,6 +275,10 @@ class BlockAssembler:
         """True while some record is still open: feed every line then, not only prefiltered ones."""
         return bool(self._open)
 
+    def stream_open(self, key: tuple) -> bool:
+        """Whether the stream ``key`` (``Envelope.stream_key``) has an open record."""
+        return key in self._open
+
     def open_state(self) -> tuple[bool, bool]:
         """What the open records may take, for readers that skip lines (with nothing open: both
         true). ``quiet``: every open record takes continuation lines only and belongs to a stream

@@ -387,3 +387,61 @@ def test_open_state_kept_equals_the_scan_of_every_open_record(tmp_path):
             assert got == asm.open_state_scan(), (path.name, n, line)
             states.add(got)
     assert len(states) >= 3 and closed > 100
+
+
+@pytest.mark.parametrize("seed", [41, 42])
+def test_bar_lane_same_folded_parse(tmp_path, seed, monkeypatch):
+    """The bar lane counts a progress bar into its stream's saturated app.progress group without
+    assembling or classifying it. Bars of both generators, and bars under torchrun's --tee prefix
+    next to c10 messages of the same and other streams (open quiet records it must not close or
+    join), glued messages, bars that are continuation lines or open records: the folded parse is
+    the plain path's."""
+    import gen_job_logs
+    import gen_logs
+
+    r = random.Random(seed)
+    job = tmp_path / "job.log"
+    gen_job_logs.generate("mixed", str(job), 0.4, seed=seed)
+    mixed = tmp_path / "mixed.log"
+    gen_logs.mixed(str(mixed), 0.4, seed=seed)
+    lines = []
+    for i in range(6000):
+        k = r.randrange(4)
+        tee = r.choice((f"[default{k}]:", f"[rank{k}]: ", f"[default{k}]:[rank{k}]: "))
+        bar = f"Epoch {i // 900}: {i % 100:3d}%|{'#' * (i % 10):10}| {i % 100}/100 [00:{i % 60:02d}<01:00, 7.5it/s]"
+        pick = r.random()
+        if pick < 0.5:
+            lines.append(f"{tee}{bar}")
+        elif pick < 0.6:
+            lines.append(bar)
+        elif pick < 0.7:
+            tee = r.choice((f"[default{k}]:", ""))
+            lines.append(f"{tee}[rank{k}]:[W1129 10:00:0{k}.000 ProcessGroupNCCL.cpp:{i}] Watchdog warning {i}")
+        elif pick < 0.75:
+            lines.append(f"{bar}[rank{k}]:[E1129 10:00:01.000 ProcessGroupNCCL.cpp:1] NCCL error {i}")
+        elif pick < 0.8:
+            lines.append(f"\t{bar}")
+        elif pick < 0.85:
+            lines.append(f"Error at {bar}")
+        elif pick < 0.9:
+            lines.append(f"[default{k}]:frame #{i % 7}: c10::fn() + 0x{i:x}")
+        else:
+            lines.append(f"[default{k}]:step {i} loss 2.5")
+    made = tmp_path / "bars.log"
+    made.write_text("\n".join(lines) + "\n")
+    used = []
+    bar = lane.Lane.bar
+
+    def counting(self, n, text):
+        got = bar(self, n, text)
+        used.append(got)
+        return got
+
+    monkeypatch.setattr(lane.Lane, "bar", counting)
+    out = []
+    for on in (False, True, True):
+        with fastpath(on):
+            res = pipeline.parse_sources([Source(str(p), path=str(p)) for p in (job, mixed, made)], reduce=True)
+        out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+    assert out[0] == out[1] == out[2]
+    assert sum(used) > 2000 and not all(used), "the bar lane was not used, or took every bar"

@@ -17,6 +17,10 @@ of their owners:
 The bulk lane (folding only): a line whose bytes have the shape of a line already read as a bulk
 catalog format (``_BULK_PLANS``, shape = the bytes without hex digits) is counted into its
 saturated group without building its event (:meth:`Lane.bulk` says why that is the same).
+
+The bar lane (folding only): a progress bar (``Epoch 0:  46%|####  | 461/1000 [07:41<08:59, ...]``)
+read while nothing is open is counted into its stream's saturated ``app.progress`` group without
+being assembled, classified or built (:meth:`Lane.bar`).
 """
 from __future__ import annotations
 
@@ -27,7 +31,8 @@ from typing import Any, Callable
 
 from .. import nccl
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
-from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain
+from ..classify.torch import BAR_TEMPLATE, bar_alone
+from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain, unwrap
 from ..events import Envelope, Event
 from ..classify.formats import SHORT_TEXT
 
@@ -127,7 +132,7 @@ class Lane:
     """The lanes of one :class:`logdoc.pipeline.Feeder` (it reads their state, ``lane_state``,
     from the feeder: what its open records may take)."""
 
-    __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded")
+    __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys")
 
     def __init__(self, feeder, classify: Callable[[Record, str], Event | None]) -> None:
         self.feeder = feeder
@@ -142,6 +147,7 @@ class Lane:
 
             self.group_key = group_key
         self.folded = 0  # lines understood and counted into a saturated group (added to stats by finish)
+        self.bar_keys: dict[tuple, tuple] = {}  # the app.progress group of a stream (bar)
 
     def ok(self, text: str) -> bool:
         """For a line that starts with :data:`LANE_HEAD`: whether ``feed`` would give it back as a
@@ -210,6 +216,45 @@ class Lane:
                 return
         self.stats.understood_line()
         self.out.append(hit.event(self.name, n, text))
+
+    def bar(self, n: int, text: str) -> bool:
+        """The bar lane (folding only): count line ``n``, a candidate line holding ``%|``, into its
+        stream's saturated ``app.progress`` group without its event. False: nothing was done but
+        what ``Feeder.feed`` does first (idle records closed), and the caller feeds it. What
+        ``Feeder.feed`` would do with it, checked here: the assembler hands it back alone and
+        changes nothing (``may_start`` false: it opens nothing; nothing open, or only quiet records
+        and the line is none of their continuation lines and not of their streams), the NCCL reader
+        passes it by (no ``NCCL``, `` WARN ``, `` INFO ``), the PyTorch reader reads it as a bar
+        alone (``classify.torch.bar_alone``, whose event has no nested message), and the group is
+        the one ``digest.group_key`` gives the event of that stream."""
+        if "NCCL" in text or " WARN " in text or " INFO " in text:
+            return False
+        feeder = self.feeder
+        asm = feeder.asm
+        if asm.has_open_block:
+            feeder._close_idle(n)  # as feed() does first (then again, closing nothing)
+        st = feeder.lane_state
+        if st == 2:
+            return False
+        env, msg = unwrap(text)
+        if may_start(msg, env) or not bar_alone(msg):
+            return False
+        if st == 1 and (not quiet_ok(msg) or asm.stream_open(env.stream_key())):
+            return False
+        stream = (env.host, env.pid, env.rank, env.local_rank, env.node_rank)
+        gk = self.bar_keys.get(stream)
+        if gk is None:
+            if len(self.bar_keys) >= MAX_BULK_PLANS:
+                self.bar_keys.clear()
+            probe = Event("app.progress", "INFO", self.name, n, msg, n, env.rank, env.local_rank, env.node_rank,
+                          env.host, env.pid, env.time, BAR_TEMPLATE, {})
+            gk = self.bar_keys[stream] = self.group_key(probe)
+        name = self.name
+        classify = self.classify
+        if not self.out.saturated(gk[0], gk[1], n, lambda: classify(Record(n, n, env, msg), name)):
+            return False
+        self.folded += 1
+        return True
 
     def bulk(self, n: int, raw: bytes, plan: BulkPlan) -> bool:
         """The bulk lane (folding only, ``lane_state`` 0 or 1): count line ``n`` into its saturated

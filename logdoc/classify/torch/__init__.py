@@ -279,6 +279,18 @@ def _lightning(text: str) -> Parsed | None:
     return None
 
 
+BAR_TEMPLATE = "logdoc:app:progress-bar"
+
+
+def bar_alone(text: str) -> bool:
+    """Whether :func:`classify` reads ``text`` as a progress bar alone (``app.progress``, nothing
+    glued after it): what the fast path's bar lane (:mod:`logdoc.fast.lane`) asks."""
+    if not text or has_huge_number(text) or "%|" not in text[:800]:
+        return False
+    m = _TQDM.match(text)
+    return m is not None and not text[m.end():].lstrip()
+
+
 def classify(text: str, env: Envelope | None = None) -> Parsed | None:
     """Kind, level, template and fields of one PyTorch / torchrun / Gloo / CUDA / Xid message."""
     if not text or has_huge_number(text):
@@ -297,7 +309,7 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
                     if renv.level and q.level == "ERROR" and renv.level != "ERROR":
                         q.level = level_of(renv, q.level)
                     return q
-            return Parsed("app.progress", "INFO", "logdoc:app:progress-bar", bar)
+            return Parsed("app.progress", "INFO", BAR_TEMPLATE, bar)
     if "GLOBAL_RANK: " in text or "CUDA_VISIBLE_DEVICES: [" in text:
         q = _lightning(text)
         if q is not None:
