@@ -53,7 +53,7 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .envelope import _BY_FIRST, EMBED_MARK, has_huge_number, unwrap
+from .envelope import has_huge_number, unwrap
 from .events import Envelope
 from .nccl import HEADER as _NCCL_HEADER
 from .read.prefilter import _CANDIDATE, candidate
@@ -787,24 +787,6 @@ def prepare_bytes(name: str, data: bytes, every_line: bool = True) -> tuple[Sour
     """:func:`prepare` for the whole of a stream (at most :data:`REPAIR_MAX` bytes), already read:
     the source to read and what its repair learned."""
     return _prepare_read(_replay(name, data), _replay(name, data), every_line)
-
-
-def _may_carry_prefix(t: str) -> bool:
-    """Whether :func:`_learn_prefix` may take a token sequence from line ``t`` (not blank, not
-    indented): False only when no envelope can start it (unwrap() then leaves it whole) and its
-    first token is not header-like."""
-    if len(t) > LONG:
-        return False
-    m = _TOKEN.match(t)
-    if m is not None and _header_like(m.group(0)) and _NCCL_HEADER.match(t) is None \
-            and _PROCESS_HEADER.match(t) is None:
-        return True
-    if t[0] in "> -*+0123456789`" or EMBED_MARK in t:
-        return True  # unwrap() may peel paste residue or an envelope first
-    for rx, _fn in _BY_FIRST.get(t[0], ()):
-        if rx.match(t) is not None:
-            return True
-    return False
 
 
 # What as_written() reads in the whole text at once. Markdown residue at a line's start (a fence,

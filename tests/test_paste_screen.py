@@ -86,6 +86,20 @@ def test_as_written_sees_every_damage(damage):
     assert repaired, damage  # the damage is one the repair knows
 
 
+def test_the_lines_read_as_without_prefix_start_no_envelope():
+    """_NO_PREFIX counts a line that starts with a lower-case word without a digit or a colon, or
+    with punctuation that starts no envelope, as one no prefix is learned from: unwrap() must peel
+    nothing from it. Only pdsh's `host: ` starts with a lower-case letter (and needs the colon)."""
+    from logdoc.envelope import _BY_FIRST, _pdsh
+
+    for c, readers in _BY_FIRST.items():
+        if c.islower():
+            assert all(fn is _pdsh for _rx, fn in readers), c
+        assert c not in "{'\"=#@!$%&.,;/?_\\", c
+    lines = ["step 1 | loss 2.0", "{'loss': 2.0}", "saving checkpoint", "  indented", "", "eval: ok"]
+    assert len(paste._NO_PREFIX.findall("\n".join(lines))) == 4  # (not the blank line nor `eval:`)
+
+
 def test_bare_line_between_nccl_lines():
     nccl = [f"node-3:1234:1250 [0] NCCL INFO comm 0x{i:x} rank 0 nranks 8" for i in range(3)]
     lines = ["step 1 | loss 2.0"] * 5 + nccl[:2] + ["NCCL version 2.21.5+cuda12.4"] + nccl[2:] + ["step 2"] * 5
