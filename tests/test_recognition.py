@@ -1044,3 +1044,16 @@ def test_releases_before_2_5_name_a_channel_ring_and_old_nccl_tests_device_rows(
     assert [e.kind for e in evs][-1] == "nccl.channel"
     dev = _events("#   Rank  1 Pid   1688 on    node1 device  1 [0x3b] Tesla V100\n")
     assert dev and dev[0].kind == "nccltests.device" and dev[0].fields["test_host"] == "node1"
+
+
+def test_the_job_shape_reorders_a_family_card():
+    """The same system-error trace through NCCL's socket code: the network first for a job on several
+    nodes, shared memory first when NCCL's communicator summary says one node."""
+    trace = "node1:10:20 [0] NCCL INFO misc/socket.cc:567 -> 2\n"
+    d = _report(trace)["diagnoses"][0]
+    assert d["id"] == "family:nccl_trace_system_error" and d["category"] == "firewall_or_unreachable_peer"
+    one = "node1:10:20 [0] NCCL INFO comm 0x55 rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 0\n"
+    d = _report(one + trace)["diagnoses"][0]
+    assert d["category"] == "shm_exhausted"
+    assert any("one node" in s for s in d["differential"][0]["for"])
+    assert any("one node" in s for c in d["differential"][1:] for s in c["against"])
