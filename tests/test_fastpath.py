@@ -445,3 +445,43 @@ def test_bar_lane_same_folded_parse(tmp_path, seed, monkeypatch):
         out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
     assert out[0] == out[1] == out[2]
     assert sum(used) > 2000 and not all(used), "the bar lane was not used, or took every bar"
+
+
+@pytest.mark.parametrize("use_grep", [True, False])
+def test_quiet_window_continuations_without_keywords(tmp_path, monkeypatch, use_grep):
+    """While only quiet records are open (c10 messages of ranked streams), a line within the window
+    that holds no keyword is skipped from its bytes unless it may continue one: every continuation
+    mark without a keyword in it (`ran for`, `what():`, `<omitting python frames>`, `#`, a tab...)
+    must still reach the assembler, with grep naming the keyword lines and without."""
+    from logdoc.blocks import CONTINUATION_MARKS
+    from logdoc.read import prefilter
+
+    conts = ["ran for 600012 milliseconds before timing out.", "  what():  boom", "<omitting python frames>",
+             "#0 all_reduce from /w/train.py:12", "\tat train.py:3", "timed out in blocking wait",
+             "Successfully processed ranks: 0, 1", "No ranks successfully processed in monitoredBarrier",
+             "Collectives differ in the following aspects: shapes", "frame #3: c10::x() + 0x12"]
+    marks = [k.strip() for k in CONTINUATION_MARKS if not any(w in k for w in prefilter.KEYWORDS)]
+    assert all(any(m in c for c in conts) for m in marks if m), "a continuation mark without a line here"
+    rng = random.Random(7)
+    out = []
+    for i in range(3000):
+        k = rng.randrange(3)
+        out.append(f"[rank{k}]:[W1129 10:00:01.{i:06d} ProcessGroupNCCL.cpp:1552] WARNING: destroy_process_group() was "
+                   f"not called before program exit, which can leak resources. {i}")
+        for _ in range(rng.randrange(4)):
+            other = (k + 1 + rng.randrange(2)) % 3
+            if rng.random() < 0.5:
+                out.append(f"[rank{other}]: step {i} loss 2.{i % 97} lr 3e-4 tokens/s {i * 7}")
+            c = rng.choice(conts)
+            out.append(f"[rank{k}]:{c}" if rng.random() < 0.8 else c)
+        out.append(f"[rank{k}]: step {i} loss 2.{i % 97} lr 3e-4 tokens/s {i * 7}")
+    p = tmp_path / "quiet.log"
+    p.write_text("\n".join(out) + "\n")
+    if use_grep:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    plain, quick, again = _both(lambda: [Source(str(p), path=str(p))])
+    _same(plain, quick)
+    _same(plain, again)
+    assert len(plain[0]) > 20  # continuation lines read as events (C++ frames): none if the window skipped them
