@@ -125,8 +125,6 @@ class _Pattern:
         self.compiled = None
 
     def search(self, text: str):
-        if self.compiled is None:
-            self.compiled = _regex.compile(self.source) if self.timeout is not None else _re.compile(self.source)
         needs = self.needs
         if needs is not None:
             if self.fold:
@@ -139,6 +137,8 @@ class _Pattern:
                         break
                 else:
                     return None  # none of the texts every match holds
+        if self.compiled is None:  # loaded from the cache: compiled on the first text that may match
+            self.compiled = _regex.compile(self.source) if self.timeout is not None else _re.compile(self.source)
         if self.timeout is not None:
             try:
                 return self.compiled.search(text, timeout=self.timeout)
