@@ -1057,3 +1057,17 @@ def test_the_job_shape_reorders_a_family_card():
     assert d["category"] == "shm_exhausted"
     assert any("one node" in s for s in d["differential"][0]["for"])
     assert any("one node" in s for c in d["differential"][1:] for s in c["against"])
+
+
+def test_glog_check_around_an_nccl_call_and_a_chain_from_a_stack_message():
+    line = "F1201 10:11:12.123456 4242 parallel.cpp:249] Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error\n"
+    evs = _events(line)
+    assert evs and evs[0].kind == "torch.nccl_error"
+    assert _report(line)["diagnoses"][0]["category"] == "cuda_error_other"
+    chain = ('Traceback (most recent call last):\n  File "t.py", line 1, in f\n    g()\n'
+             "RuntimeError: remote error detected from rank: 3\n\n"
+             "The above exception was the direct cause of the following exception:\n\n"
+             'Traceback (most recent call last):\n  File "t.py", line 2, in <module>\n    f()\n'
+             "RuntimeError: the step failed\n")
+    ids = [d["id"] for d in _report(chain)["diagnoses"]]
+    assert "LD710" not in ids and ids

@@ -341,6 +341,12 @@ EXTRA = [
     ("logdoc:nccl-call:failed", "torch.nccl_error", "ERROR", "line", "",
      "nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+    # glog's CHECK around an NCCL call (Caffe's NCCL_CHECK: CHECK_EQ(result, ncclSuccess) << " " <<
+    # ncclGetErrorString(result)): `Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error`
+    ("logdoc:nccl-call:glog-check", "torch.nccl_error", "ERROR", "line", "",
+     "{head}Check failed: {expr:word} == ncclSuccess ({code:int} vs. 0) {error_string=unhandled cuda error|"
+     "unhandled system error|internal error|invalid argument|invalid usage|"
+     "remote process exited or there was a network error}{rest:rest}"),
     ("logdoc:nccl-call:failed-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head}: nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
