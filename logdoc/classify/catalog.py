@@ -89,4 +89,10 @@ class AnchorIndex(Generic[T]):
 
     def first(self, text: str, keys: Collection[str]) -> tuple[T, re.Match] | None:
         """The template ``text`` is: the first of :meth:`matches`; None when none reads it."""
-        return next(self.matches(text, keys), None)
+        for t in self.candidates(keys):  # matches() written out: this is the hot path
+            if t.anchor and t.anchor not in text:
+                continue
+            m = t.rx.match(text)
+            if m is not None:
+                return t, m
+        return None

@@ -131,9 +131,12 @@ def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
     best: tuple[int, _Template, dict[str, Any]] | None = None
     tokens = set(text.split())
     for where in wheres:
+        if file is None:
+            hit = index(where).first(text, tokens)
+            if hit is not None:
+                return hit[0], hit[0].fields(hit[1])
+            continue
         for t, m in index(where).matches(text, tokens):
-            if file is None:
-                return t, t.fields(m)
             score = 0
             if t.file and t.file == file:
                 score = 2 if (line is not None and t.id.endswith(f":{line}")) else 1
