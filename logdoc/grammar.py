@@ -64,7 +64,7 @@ class CachedParser:
         self.start = start
         self.shapes: dict[bytes, _Shape] = {}
         self.use_cache = fastpath_enabled()
-        self._patterns = {t.name: t.pattern.to_regexp() for t in lark.terminals}
+        self._patterns = {t.name: _no_groups(t.pattern.to_regexp()) for t in lark.terminals}
         self.hits = self.misses = 0
         self._plans: dict[tuple[bytes, int], Any] = {}  # (shape, id(transformer)) -> compiled plan
 
@@ -212,6 +212,40 @@ class _Unsupported(Exception):
 
 
 _WS = re.compile(r"[ \t]+")
+
+
+def _no_groups(pattern: str) -> str:
+    """A terminal's pattern with its groups made non-capturing (``\\[(send|receive)\\]``): a shape's
+    expression holds one group per token, so a terminal's own group would shift every later token
+    and the shape could not be learned. Unchanged when that cannot be done safely."""
+    out = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":  # `[]...]`: the first ] is a member
+                out.append("[]")
+                i += 2
+                continue
+        elif c == "(" and pattern[i + 1:i + 2] != "?":
+            out.append("(?:")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    got = "".join(out)
+    try:
+        ok = re.compile(got).groups == 0 and re.compile(pattern).pattern == pattern
+    except re.error:
+        ok = False
+    return got if ok else pattern
 
 
 def _gap(text: str) -> str:
