@@ -242,7 +242,7 @@ def _no_groups(pattern: str) -> str:
         i += 1
     got = "".join(out)
     try:
-        ok = re.compile(got).groups == 0 and re.compile(pattern).pattern == pattern
+        ok = re.compile(got).groups == 0
     except re.error:
         ok = False
     return got if ok else pattern
