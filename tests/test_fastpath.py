@@ -485,3 +485,26 @@ def test_quiet_window_continuations_without_keywords(tmp_path, monkeypatch, use_
     _same(plain, quick)
     _same(plain, again)
     assert len(plain[0]) > 20  # continuation lines read as events (C++ frames): none if the window skipped them
+
+
+def test_grammar_shape_learned_for_a_terminal_with_groups():
+    """nccl.lark's DIRECTION terminal (`\\[(send|receive)\\]`) has a group of its own: the shape of a NET
+    connection line is still learned (its group made non-capturing), and a line of that shape is read
+    from it as Lark reads it."""
+    from logdoc import grammar
+
+    texts = ["Channel 02/0 : 3[3] -> 11[3] [send] via NET/IB/3/GDRDMA",
+             "Channel 05/1 : 9[1] -> 1[1] [receive] via NET/IB/1/GDRDMA"]
+    with fastpath(True):
+        p = grammar.parser("nccl", start="channel")
+        for t in texts:
+            p.parse(t)
+        entry = p.shapes.get(fast.shape(texts[0]))
+        assert entry is not None and entry.rx is not None
+        hits = p.hits
+        got = p.parse("Channel 07/1 : 12[4] -> 4[4] [send] via NET/IB/4/GDRDMA")
+        assert p.hits == hits + 1
+    assert got == p.lark.parse("Channel 07/1 : 12[4] -> 4[4] [send] via NET/IB/4/GDRDMA", start="channel")
+    assert grammar._no_groups(r"\[(send|receive)\]") == r"\[(?:send|receive)\]"
+    assert grammar._no_groups(r"[(]x\(y\)") == r"[(]x\(y\)"
+    assert grammar._no_groups(r"(a)\1") == r"(a)\1"  # a back-reference: left as it is
