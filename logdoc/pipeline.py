@@ -128,7 +128,7 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
-                 "paste", "every")
+                 "paste", "every", "owed")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -139,6 +139,8 @@ class Feeder:
         self.out = out
         self.paste = None  # what logdoc.paste learned for the source's lines (set by use_paste)
         self.every = False  # a short source (logdoc.paste: Paste.every_line): every line is fed
+        # a line read as several glued records is one line read: line -> [pieces not counted, their texts]
+        self.owed: dict[int, list] = {}
         self.state = Gate.NONE
         self.lane_state = LaneGate.FREE
         self.reduce = False
@@ -188,7 +190,9 @@ class Feeder:
         paste = self.paste
         if paste is not None and paste.pieces:
             pieces = paste.pieces.get(n)
-            if pieces:  # several records glued on one line (logdoc/paste.py): each read on its own
+            if pieces:  # several records glued on one line (logdoc/paste.py): each read on its own,
+                # the line is counted once (see _pay): what its records owe, before any is settled
+                self.owed[n] = [len(pieces) - 1, {unwrap(p)[1] for p in pieces[1:]}]
                 for piece in pieces:
                     self._feed(n, piece, cand)
                 return
@@ -224,6 +228,8 @@ class Feeder:
         name = self.name
         for rec in records:
             n = rec.nlines
+            if self.owed:
+                n -= self._pay(rec)
             if rec.line == plain_line:
                 stats.irrelevant += n  # a line without a keyword, alone: not classified
                 continue
@@ -244,6 +250,21 @@ class Feeder:
                     self.unrecognized.append(Unrecognized(name, rec.line, rec.text))
             else:
                 stats.irrelevant += n
+
+    def _pay(self, rec: Record) -> int:
+        """The lines of ``rec`` not to count: the pieces after the first of a line read as several
+        glued records, which are one line read (``lines_read == irrelevant + relevant``)."""
+        paid = 0
+        for g in [g for g in self.owed if rec.line <= g <= rec.end_line]:
+            owed = self.owed[g]
+            texts = owed[1]
+            held = sum(1 for t in rec.text.split("\n") if t in texts) or 1
+            take = min(owed[0], held, rec.nlines - paid)
+            owed[0] -= take
+            paid += take
+            if not owed[0]:
+                del self.owed[g]
+        return paid
 
     def finish(self) -> None:
         self.settle(self.asm.flush())
