@@ -805,6 +805,14 @@ _NO_PREFIX = re.compile(r"^(?![^\n]*\]:\[)(?:[ \t](?=[^\n]*\S)|[a-z][^\s\[(\d:]*
 _NEAR_DOUBLED = re.compile(r"([A-Za-z])\1[^\n]{0,8}?([A-Za-z])\2")
 
 
+def _line_starts(lines: list[str]) -> list[int]:
+    """The offset of each line in ``"\n".join(lines)`` (and one past the end)."""
+    starts = [0]
+    for t in lines:
+        starts.append(starts[-1] + len(t) + 1)
+    return starts
+
+
 def as_written(lines: list[str]) -> bool:
     """True when :func:`repair_lines` is certain to find nothing to repair in ``lines``, decided from
     cheap facts, mostly read in the whole text at once: no markdown residue, no Ray note, too few
@@ -828,9 +836,7 @@ def as_written(lines: list[str]) -> bool:
         return False
     starts = None
     if _NEAR_DOUBLED.search(text) is not None:
-        starts = [0]
-        for t in lines:
-            starts.append(starts[-1] + len(t) + 1)
+        starts = _line_starts(lines)
         seen = -1
         for m in _NEAR_DOUBLED.finditer(text):
             i = bisect_right(starts, m.start()) - 1
@@ -849,9 +855,7 @@ def as_written(lines: list[str]) -> bool:
     if _CANDIDATE.search(text) is None:
         return True
     if starts is None:
-        starts = [0]
-        for t in lines:
-            starts.append(starts[-1] + len(t) + 1)
+        starts = _line_starts(lines)
     seen = -1
     for m in _CANDIDATE.finditer(text):
         i = bisect_right(starts, m.start()) - 1
