@@ -46,3 +46,24 @@ def test_it_counts_covered_lines_and_misses():
     assert any("hello world" in m for m in misses)
     assert not any("connectFullMesh" in m for m in misses)
     assert tallies["nccl"][0] == tallies["nccl"][1] - 1  # the annotated WARN lines all get a category
+
+
+def test_it_tells_a_rule_from_a_generic_card():
+    cc = tool()
+    rules = load_rules()
+    shm = ("node1:1234:1234 [0] misc/shmutils.cc:82 NCCL WARN Error while creating shared memory segment "
+           "/dev/shm/nccl-abc123 (size 9637888)")
+    items = [("nccl", "v2.21.5-1 src/misc/shmutils.cc:82", shm, "shm"),
+             ("nccl", "v2.21.5-1 src/misc/argcheck.cc:16",
+              "node1:1234:1234 [0] misc/argcheck.cc:16 NCCL WARN AllReduce : sendbuff 0x7f00 is not a valid pointer",
+              "argcheck"),
+             ("nccl", "not a catalog line", "hello world")]
+    rows: list = []
+    tallies, misses = cc.measure(items, rules, each=rows)
+    assert tallies["nccl"] == [2, 3, 1]  # two get a category, one of them from a rule
+    assert [r[5] for r in rows] == ["rule", "card", "none"]
+    listing = cc.by_family(rows)
+    assert listing[0] == "nccl misc/argcheck.cc: 1 of 1 formats get only a generic card"
+    assert "is not a valid pointer" in listing[1] and not any("shared memory" in l for l in listing)
+    assert cc.group_of("torch", "torch torch:TCPStore:some-message") == "TCPStore"
+    assert cc.group_of("nccl", "v2.19.3-1 src/transport/net_ib.cc:839 src/transport/net_ib.cc:901") == "transport/net_ib.cc"

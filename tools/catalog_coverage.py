@@ -1,6 +1,6 @@
 """How much of the message catalogs the knowledge base explains.
 
-    python tools/catalog_coverage.py [--misses N]
+    python tools/catalog_coverage.py [--misses N] [--by-family [N]]
 
 NCCL: every WARN format of every release (tests/data/nccl-messages-by-version.tsv), rendered in the
 line layout of the oldest and of the newest release that printed it (tests/nccl_render.py).
@@ -12,8 +12,12 @@ PyTorch message as c10 logs it (``[rank0]:[E1201 10:11:12.000000000 <file>:100] 
 
 Each line goes through logdoc alone (parse, analysis, knowledge base, diagnosis) and counts as
 covered when the report gives it a category: a diagnosis or a note, from a rule or from a catalog
-annotation (``benign`` counts). Prints the figures per source and overall; ``--misses N`` lists up
-to N lines that got none.
+annotation (``benign`` counts). A second figure counts the lines *explained by a rule*: the report's
+first diagnosis (or, when it has none, its first note) comes from a ``knowledge/*.yaml`` rule, not
+from an annotation's or a differential family's generic card. Prints both figures per source and
+overall; ``--misses N`` lists up to N lines that got no category; ``--by-family`` lists, grouped by
+source file (NCCL) or catalog family (PyTorch, Gloo), the formats whose first diagnosis is a
+generic card (``--by-family N``: at most N formats per group; groups with the most first).
 """
 from __future__ import annotations
 
@@ -105,21 +109,62 @@ def covered(report: dict) -> str | None:
     return None
 
 
-def measure(items, rules) -> tuple[dict[str, list[int]], list[str]]:
-    """``items``: (source, label, text). Returns ({source: [covered, total]}, misses)."""
+def explained(report: dict) -> str:
+    """How the line is explained: ``rule`` (the first diagnosis, or with no diagnosis the first
+    note, comes from a knowledge-base rule), ``card`` (its first diagnosis is a generic card of an
+    annotation or a differential family), ``note`` (only notes, the first from an annotation) or
+    ``none``."""
+    diags = [d for d in report.get("diagnoses") or [] if d.get("category")]
+    notes = [d for d in report.get("notes") or [] if d.get("category")]
+    first = (diags or notes or [None])[0]
+    if first is None:
+        return "none"
+    if not first.get("family"):
+        return "rule"
+    return "card" if diags else "note"
+
+
+def group_of(source: str, label: str) -> str:
+    """The source file (NCCL, from the label's location) or catalog family (PyTorch / Gloo /
+    logdoc, the template id's second part) a line belongs to."""
+    if source == "nccl":
+        locs = label.split(" ", 1)[1] if " " in label else label
+        return re.sub(r"^src/", "", re.split(r"[\s,]+", locs.strip())[0].rsplit(":", 1)[0])
+    ident = label.split(" ", 1)[-1]
+    parts = ident.split(":")
+    return parts[1] if len(parts) > 2 else ident
+
+
+def measure_each(items, rules):
+    """``items``: (source, label, text[, key]). Yields (source, label, text, key, category, how),
+    ``how`` as :func:`explained` says (a crash is ``none``, its label says so)."""
     from logdoc.api import build_report
     from logdoc.pipeline import parse_sources
 
+    for item in items:
+        source, label, text = item[:3]
+        key = item[3] if len(item) > 3 else label
+        try:
+            report = build_report(parse_sources([("rank0.log", text + "\n")]), rules)
+            cat, how = covered(report), explained(report)
+        except Exception as exc:  # noqa: BLE001 - a crash is a miss, and said so
+            cat, how = None, "none"
+            label += f" (crash: {type(exc).__name__}: {exc})"
+        yield source, label, text, key, cat, how
+
+
+def measure(items, rules, each: list | None = None) -> tuple[dict[str, list[int]], list[str]]:
+    """``items``: (source, label, text[, key]). Returns ({source: [covered, total, by_rule]},
+    misses); ``each`` (a list) receives every line's :func:`measure_each` row."""
     tallies: dict[str, list[int]] = {}
     misses: list[str] = []
-    for source, label, text in items:
-        t = tallies.setdefault(source, [0, 0])
+    for row in measure_each(items, rules):
+        source, label, text, _key, cat, how = row
+        if each is not None:
+            each.append(row)
+        t = tallies.setdefault(source, [0, 0, 0])
         t[1] += 1
-        try:
-            cat = covered(build_report(parse_sources([("rank0.log", text + "\n")]), rules))
-        except Exception as exc:  # noqa: BLE001 - a crash is a miss, and said so
-            cat = None
-            label += f" (crash: {type(exc).__name__}: {exc})"
+        t[2] += how == "rule"
         if cat:
             t[0] += 1
         else:
@@ -127,16 +172,40 @@ def measure(items, rules) -> tuple[dict[str, list[int]], list[str]]:
     return tallies, misses
 
 
+def by_family(rows, limit: int | None = None) -> list[str]:
+    """The formats whose first diagnosis is a generic card, grouped by source and group, the
+    groups with the most such formats first. A format rendered in several layouts counts once
+    (when any of its layouts gets a card)."""
+    groups: dict[tuple[str, str], dict[str, str]] = {}
+    totals: dict[tuple[str, str], set] = {}
+    for source, label, text, key, _cat, how in rows:
+        g = (source, group_of(source, label))
+        totals.setdefault(g, set()).add(key)
+        if how == "card":
+            groups.setdefault(g, {}).setdefault(key, text)
+    out = []
+    for (source, group), fmts in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append(f"{source} {group}: {len(fmts)} of {len(totals[(source, group)])} formats get only a generic card")
+        for key, text in list(fmts.items())[:limit]:
+            out.append(f"    {text.strip().splitlines()[0][-150:]}")
+    return out
+
+
 def all_items():
+    """(source, label, text, key): ``key`` names the catalog format (one NCCL format is rendered
+    in two layouts)."""
     for label, line in nccl_lines():
-        yield "nccl", label, line
+        yield "nccl", label, line, label.split(" ", 1)[1]
     for label, text, source in torch_lines():
-        yield source, label, text
+        yield source, label, text, label
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--misses", type=int, default=0, help="list up to N lines that get no category")
+    ap.add_argument("--by-family", type=int, nargs="?", const=-1, default=None, metavar="N",
+                    help="list the formats that get only a generic card, grouped by source file or "
+                         "catalog family (at most N per group)")
     args = ap.parse_args(argv)
 
     from logdoc.kb import load_rules
@@ -145,14 +214,16 @@ def main(argv=None) -> int:
     errors = [str(p) for p in rules.errors]
     if errors:
         print("knowledge base errors (logdoc rules lint):", *errors[:5], sep="\n  ")
-    tallies, misses = measure(all_items(), rules)
-    total = [sum(t[0] for t in tallies.values()), sum(t[1] for t in tallies.values())]
-    for source in sorted(tallies):
-        done, n = tallies[source]
-        print(f"{source:7s} {done:5d}/{n:<5d} = {100.0 * done / n:5.1f}% get a category")
-    print(f"{'overall':7s} {total[0]:5d}/{total[1]:<5d} = {100.0 * total[0] / total[1]:5.1f}% get a category")
+    rows: list = []
+    tallies, misses = measure(all_items(), rules, each=rows)
+    total = [sum(t[i] for t in tallies.values()) for i in range(3)]
+    for source, (done, n, by_rule) in sorted(tallies.items()) + [("overall", total)]:
+        print(f"{source:7s} {done:5d}/{n:<5d} = {100.0 * done / n:5.1f}% get a category; "
+              f"{by_rule:5d}/{n:<5d} = {100.0 * by_rule / n:5.1f}% explained by a rule")
     for m in misses[: args.misses]:
         print("  miss:", m)
+    if args.by_family is not None:
+        print(*by_family(rows, None if args.by_family < 0 else args.by_family), sep="\n")
     return 0
 
 
