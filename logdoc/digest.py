@@ -22,8 +22,11 @@ local rank, node rank):
   (:func:`family`: a setting, a communicator's init, a format); connections: one per peer,
   direction and transport (channels differ only by their number), plus the last;
 * everything else (warnings, errors, torch, Gloo, torchrun, tracebacks): every event, up to
-  :data:`KEEP` of one format per stream (:data:`KEEP_INFO` at INFO and below), plus the last (a
-  flood of one message cannot fill memory, nor the digest).
+  :data:`KEEP_INFO` of one format per stream at INFO and below, plus the last (a flood of one
+  message cannot fill memory, nor the digest); warnings and errors: the first and the last of one
+  format from every stream, and the others while the source (a node's log) holds fewer than
+  :data:`KEEP` of that format, all streams together (32 processes repeating one warning keep 2
+  each, not :data:`KEEP` + 1 each; the rest is counted per stream in ``folded``).
 
 Kept events are the parser's own :class:`~logdoc.events.Event` objects, unchanged, so the analysis
 and the knowledge base see the same first failure, the same ranks and the same evidence lines.
@@ -53,7 +56,7 @@ from .events import Event
 
 SCHEMA = "logdoc.digest/2"
 READS = ("logdoc.digest/1", SCHEMA)  # /1: the same content, events in full
-KEEP = 8             # events of one format kept per stream before only the last is kept
+KEEP = 8             # warnings and errors of one format kept per source (every stream's first and last besides)
 KEEP_INFO = 4        # the same for INFO and quieter levels (errors and warnings keep KEEP)
 _QUIET = frozenset({"INFO", "DEBUG", "TRACE"})
 TAIL = 64            # collective launches read per communicator and process: the last ones
@@ -257,7 +260,7 @@ class Reducer:
     """The events of one source, folded as the module says. ``append`` them in any order;
     ``events()`` gives the kept ones in file order."""
 
-    __slots__ = ("kept", "groups", "tails", "families")
+    __slots__ = ("kept", "groups", "tails", "families", "per_node")
 
     def __init__(self) -> None:
         self.kept: list[Event] = []
@@ -267,6 +270,8 @@ class Reducer:
         self.tails: dict[tuple, list] = {}
         # distinct facts kept per family (family()): key -> count
         self.families: dict[tuple, int] = {}
+        # warnings and errors of one format kept in the whole source, every stream together: key -> count
+        self.per_node: dict[tuple, int] = {}
 
     def append(self, ev: Event) -> None:
         limit, key = group_key(ev)
@@ -296,18 +301,23 @@ class Reducer:
                     g = self.groups[fam] = [0, 0, None, ev.line, ev.line]
             else:
                 self.families[fam] = n + 1
+        node = key[:-1] if limit == KEEP and key[0] == "k" else None
         if g is None:
             self.groups[key] = [1, 1, None, ev.line, ev.line]
             self.kept.append(ev)
+            if node is not None:
+                self.per_node[node] = self.per_node.get(node, 0) + 1
             return
         g[0] += 1
         if ev.line < g[3]:
             g[3] = ev.line
         if ev.line > g[4]:
             g[4] = ev.line
-        if g[1] < limit:
+        if g[1] < limit and (node is None or self.per_node.get(node, 0) < KEEP):
             g[1] += 1
             self.kept.append(ev)
+            if node is not None:
+                self.per_node[node] += 1
             return
         last = g[2]
         if last is None or ev.line > (last[0] if isinstance(last, tuple) else last.line):
@@ -321,7 +331,8 @@ class Reducer:
         if limit < 0:
             return False  # a tail keeps the last ones: each is built
         g = self.groups.get(key)
-        if g is None or g[1] < limit:
+        if g is None or (g[1] < limit and not (limit == KEEP and key[0] == "k"
+                                               and self.per_node.get(key[:-1], 0) >= KEEP)):
             return False
         g[0] += 1
         if line < g[3]:
