@@ -135,6 +135,24 @@ def test_reducer_folds_floods_and_keeps_first_and_last():
     assert sorted(g["count"] for g in folded) == [500, 1000]
 
 
+def test_reducer_keeps_a_warning_per_node_with_every_stream_first_and_last():
+    r = digest.Reducer()
+    line = 0
+    for rep in range(20):
+        for pid in range(32):  # 32 processes of one node repeat one warning, interleaved
+            line += 1
+            r.append(Event("nccl.warn", "WARN", "f", line, "Cuda failure 'out of memory'", host="h", pid=pid,
+                           rank=pid, template="w"))
+    evs = r.events()
+    by_pid: dict[int, list[int]] = {}
+    for e in evs:
+        by_pid.setdefault(e.pid, []).append(e.line)
+    assert sorted(by_pid) == list(range(32))  # every process's evidence is there: its first and last
+    assert all(lines[0] == pid + 1 and lines[-1] == 19 * 32 + pid + 1 for pid, lines in by_pid.items())
+    assert len(evs) == 2 * 32  # not KEEP + 1 per process
+    assert sum(g["count"] for g in r.folded("f")) == 20 * 32
+
+
 def test_streams_state():
     evs = [Event("nccl.info", "INFO", "a.log", 3, "x", host="h", pid=7, time="2026-01-01T00:00:01"),
            Event("nccl.warn", "WARN", "a.log", 9, "y", host="h", pid=7, time="2026-01-01T00:00:05")]
