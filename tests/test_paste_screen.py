@@ -97,7 +97,7 @@ def test_the_lines_read_as_without_prefix_start_no_envelope():
             assert all(fn is _pdsh for _rx, fn in readers), c
         assert c not in "{'\"=#@!$%&.,;/?_\\", c
     lines = ["step 1 | loss 2.0", "{'loss': 2.0}", "saving checkpoint", "  indented", "", "eval: ok"]
-    assert len(paste._NO_PREFIX.findall("\n".join(lines))) == 4  # (not the blank line nor `eval:`)
+    assert len(paste._NO_PREFIX.findall("\n" + "\n".join(lines))) == 4  # (not the blank line nor `eval:`)
 
 
 def test_bare_line_between_nccl_lines():
