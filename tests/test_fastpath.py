@@ -508,3 +508,40 @@ def test_grammar_shape_learned_for_a_terminal_with_groups():
     assert grammar._no_groups(r"\[(send|receive)\]") == r"\[(?:send|receive)\]"
     assert grammar._no_groups(r"[(]x\(y\)") == r"[(]x\(y\)"
     assert grammar._no_groups(r"(a)\1") == r"(a)\1"  # a back-reference: left as it is
+
+
+def test_lane_message_memo_same_events_across_ranks(tmp_path):
+    """Ranks print the same NCCL messages under their own headers: the lane reads a message once
+    (``lane._MESSAGE_MEMO``) and applies each line's header (host, pid, tid, device) afresh. A
+    generated 50-rank job, with its headers changed on some lines (other hosts, pids, devices, an
+    empty host), and the field corpus, read fast and plain (folded and not) give the same events."""
+    import gen_logs
+
+    job = tmp_path / "job"
+    gen_logs.job_folder(str(job), 50, 0.004, seed=7)
+    r = random.Random(7)
+    extra = tmp_path / "job" / "rank_mixed.log"
+    lines = []
+    for p in sorted(job.glob("rank_00[0-3]*.log")):
+        for ln in p.read_text().splitlines():
+            if " NCCL INFO " in ln and r.random() < 0.3:
+                host, _, rest = ln.partition(":")
+                ln = r.choice(("", "node-9", host + "x")) + ":" + str(r.randrange(1, 99999)) + ":" + \
+                    str(r.randrange(1, 99999)) + " [" + str(r.randrange(0, 16)) + "]" + rest.split("]", 1)[1]
+            lines.append(ln)
+    extra.write_text("\n".join(lines) + "\n")
+    lane._MESSAGE_MEMO.clear()
+    srcs = lambda: [Source(str(p), path=str(p)) for p in sorted(job.glob("*.log"))]
+    for reduce in (False, True):
+        out = []
+        for on in (False, True, True):
+            with fastpath(on):
+                res = pipeline.parse_sources(srcs(), reduce=reduce)
+            out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+        assert out[0] == out[1] == out[2]
+    assert len(lane._MESSAGE_MEMO) > 5, "the message memo was not used"
+    cases = sorted((ROOT / "tests" / "field" / "cases").glob("*/log.txt"))
+    assert cases
+    plain, quick, again = _both(lambda: [Source(str(p), path=str(p)) for p in cases])
+    _same(plain, quick)
+    _same(plain, again)

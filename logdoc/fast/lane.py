@@ -38,8 +38,9 @@ from ..classify.formats import SHORT_TEXT
 
 # A lane line: `host:pid:tid [dev] NCCL INFO ` (a `>` first is a quote marker that unwrap's paste
 # layer peels, not part of a host name, and so is a backtick that opens inline code).
-LANE_HEAD = re.compile(r"(?![>`])([^\s:\[\]]*):(\d+):\d+ \[\d+\] NCCL INFO ")
+LANE_HEAD = re.compile(r"(?![>`])([^\s:\[\]]*):(\d+):(\d+) \[(\d+)\] NCCL INFO ")
 MAX_LANE_MEMO = 1 << 13
+MAX_MESSAGE_MEMO = 1 << 13
 MAX_BULK_PLANS = 4096
 _HEXB = b"0123456789abcdef"
 _ENV0 = Envelope()
@@ -108,6 +109,7 @@ class BulkPlan:
 
 
 _LANE_MEMO: dict[str, LaneHit] = {}
+_MESSAGE_MEMO: dict[str, tuple] = {}  # a lane line's message (after its header) -> kind, level, template, fields
 _RAW_LANE: dict[bytes, Seen] = {}
 _BULK_PLANS: dict[bytes, BulkPlan] = {}
 
@@ -193,10 +195,9 @@ class Lane:
                     _RAW_LANE.clear()
                 _RAW_LANE[raw] = Seen(hit, text, quiet_ok(text))
         if hit is None:
-            rec = Record(n, n, Envelope(), text)
-            ev = self.classify(rec, self.name)
+            ev = message_event(self.name, n, text, self.classify)
             if ev is None:
-                self.feeder.settle([rec], -1)
+                self.feeder.settle([Record(n, n, Envelope(), text)], -1)
                 return
             launch = ev.kind == "nccl.info" and _launch_plan(ev) is not None
             if ev.kind != "nccl.info" or (ev.template not in _bulk() and not launch):  # bulk lines rarely repeat
@@ -335,6 +336,53 @@ class Lane:
             return False
         self.stats.understood_line()
         return True
+
+
+def _deep(v):
+    if isinstance(v, list):
+        return [_deep(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _deep(x) for k, x in v.items()}
+    return v
+
+
+def message_event(name: str, n: int, text: str, classify: Callable[[Record, str], Event | None]) -> Event | None:
+    """``classify(Record(n, n, Envelope(), text), name)`` for a lane line (:meth:`Lane.ok` vouched
+    for it), its message read once per process: ranks print the same messages (an init storm's
+    settings, the network, the tuner), which differ only in their header. What the classifier
+    makes of such a line is the message's reading (``nccl._from_header`` reads the message alone)
+    plus the header's values (``tid``, ``dev`` in the fields, the host and pid of the event): the
+    reading is remembered by message (``_MESSAGE_MEMO``) and the header's values applied afresh.
+    Only a reading whose fields begin with exactly those of the header (``tid``, ``dev``,
+    ``message``) and whose event holds the header's host and pid and no time is remembered; a
+    line of 640 characters or more (``envelope.has_huge_number`` may read it) is classified."""
+    m = LANE_HEAD.match(text)
+    if m is None or len(text) >= 640:
+        return classify(Record(n, n, Envelope(), text), name)
+    msg = text[m.end():]
+    host = m.group(1) or None
+    pid = int(m.group(2))
+    tid = int(m.group(3))
+    dev = int(m.group(4))
+    got = _MESSAGE_MEMO.get(msg)
+    if got is not None:
+        kind, level, template, rest = got
+        fields = {"tid": tid, "dev": dev}
+        for k, v in rest.items():
+            fields[k] = _deep(v) if isinstance(v, (list, dict)) else v
+        # positional, in Event's field order (tests/test_fastpath.py guards it)
+        return Event(kind, level, name, n, text, n, None, None, None, host, pid, None, template, fields)
+    ev = classify(Record(n, n, Envelope(), text), name)
+    if ev is None:
+        return None
+    f = ev.fields
+    keys = list(f)
+    if keys[:3] == ["tid", "dev", "message"] and f["tid"] == tid and f["dev"] == dev and f["message"] == msg \
+            and ev.host == host and ev.pid == pid and ev.time is None and ev.rank is None and ev.text == text:
+        if len(_MESSAGE_MEMO) >= MAX_MESSAGE_MEMO:
+            _MESSAGE_MEMO.clear()
+        _MESSAGE_MEMO[msg] = (ev.kind, ev.level, ev.template, {k: _deep(f[k]) for k in keys[2:]})
+    return ev
 
 
 def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
