@@ -45,6 +45,21 @@ def _follow_switch(on: bool) -> None:
 subscribe(_follow_switch)
 
 
+_RAISE = object()
+
+
+def _parsed_or(parse, text: str, start: str, unread: Any):
+    """``parse(text, start=start)``, or ``unread`` when the grammar cannot read the text."""
+    try:
+        return parse(text, start=start)
+    except Exception as exc:  # (lark is imported only once a grammar is used)
+        from lark.exceptions import LarkError
+
+        if isinstance(exc, LarkError):
+            return unread
+        raise
+
+
 class _Shape:
     __slots__ = ("rx", "rebuild", "tree", "slot", "types")
 
@@ -68,12 +83,17 @@ class CachedParser:
         self.hits = self.misses = 0
         self._plans: dict[tuple[bytes, int], Any] = {}  # (shape, id(transformer)) -> compiled plan
 
-    def transform(self, text: str, transformer):
+    def transform(self, text: str, transformer, unread: Any = _RAISE):
         """``transformer.transform(self.parse(text))``, without building the tree on a cache hit:
         the shape's tree is compiled once into a plan that calls the transformer's callbacks
-        with the new token values directly (any surprise falls back to the plain way)."""
+        with the new token values directly (any surprise falls back to the plain way).
+        ``unread``: what to return when the grammar cannot read ``text`` (by default its
+        ``LarkError`` is raised); an error of the transformer is raised either way."""
         if not self.use_cache:
-            return transformer.transform(self.lark.parse(text, start=self.start))
+            if unread is _RAISE:
+                return transformer.transform(self.lark.parse(text, start=self.start))
+            tree = _parsed_or(self.lark.parse, text, self.start, unread)
+            return unread if tree is unread else transformer.transform(tree)
         key = shape(text)
         entry = self.shapes.get(key)
         if entry is not None and entry.rx is not None:
@@ -92,7 +112,10 @@ class CachedParser:
                         return plan(m.groups())
                     except Exception:  # noqa: BLE001 - the plain way gives the exact original behaviour
                         pass
-        return transformer.transform(self.parse(text))
+        if unread is _RAISE:
+            return transformer.transform(self.parse(text))
+        tree = _parsed_or(lambda t, start: self.parse(t), text, self.start, unread)
+        return unread if tree is unread else transformer.transform(tree)
 
     def parse(self, text: str):
         if not self.use_cache:
@@ -168,7 +191,10 @@ def _compile_plan(tree, slot: dict, types: list, transformer):
     from lark import Token, Tree
     from lark.visitors import Discard, Transformer
 
-    if not isinstance(transformer, Transformer) or getattr(transformer, "__visit_tokens__", True) is not False:
+    if not isinstance(transformer, Transformer):
+        return False
+    visit_tokens = getattr(transformer, "__visit_tokens__", True) is not False
+    if visit_tokens and type(transformer).__default_token__ is not Transformer.__default_token__:
         return False
     new_token = Token._future_new
 
@@ -179,7 +205,10 @@ def _compile_plan(tree, slot: dict, types: list, transformer):
                 parts.append((1, node_fn(child)))
             else:
                 i = slot[id(child)]
-                parts.append((0, (types[i], i)))
+                # a token callback (``visit_tokens``: the transformer's method named after the
+                # token's type, as Lark looks it up), or the token itself (Lark's __default_token__)
+                tf = getattr(transformer, types[i], None) if visit_tokens else None
+                parts.append((0, (types[i], i)) if tf is None else (2, (types[i], i, tf)))
         f = getattr(transformer, node.data, None)
         if f is not None and getattr(f, "visit_wrapper", None) is not None:
             raise _Unsupported
@@ -190,6 +219,11 @@ def _compile_plan(tree, slot: dict, types: list, transformer):
             for k, p in _parts:
                 if k == 0:
                     kids.append(new_token(p[0], values[p[1]]))
+                elif k == 2:
+                    r = p[2](new_token(p[0], values[p[1]]))
+                    if r is Discard:
+                        raise _Unsupported
+                    kids.append(r)
                 else:
                     r = p(values)
                     if r is Discard:

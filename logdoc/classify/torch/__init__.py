@@ -45,11 +45,11 @@ from ...envelope import has_huge_number, unwrap
 from ...events import Envelope
 from ...grammar import Parsed
 from .catalog import templated
-from .common import cause, level_of, parse
+from .common import UNREAD, cause, level_of, read
 from .exceptions import EXC_LINE, exception_event, terminate, traceback
 from .gloo import GLOO_LOC, MASKED_LOC, classify_gloo
 from .torchrun import TABLE_ENTRY, child_failed
-from .transformers import PrefixT, mismatch, nccl_error, torch_body
+from .transformers import PREFIX_T, mismatch, nccl_error, torch_body
 
 __all__ = ["classify", "KINDS"]
 
@@ -138,9 +138,9 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
     pg: dict[str, Any] | None = None
     body = s
     if c0 == "[" and (s.startswith("[Rank") or s.startswith("[PG")):
-        tree = parse("torch_prefix", s)
-        if tree is not None:
-            pg, body = PrefixT().transform(tree)
+        got = read("torch_prefix", s, PREFIX_T)
+        if got is not UNREAD:
+            pg, body = got
             if body.startswith(":"):
                 body = body[1:].lstrip()
             if body.startswith("[c10d] "):

@@ -73,5 +73,15 @@ def parse(grammar: str, text: str, start: str = "start") -> Tree | None:
         return None
 
 
+UNREAD = object()  # what read() gives for a text its grammar cannot read
+
+
+def read(grammar: str, text: str, transformer, start: str = "start") -> Any:
+    """``transformer.transform(parse(grammar, text))``, or :data:`UNREAD` when the grammar cannot
+    read the text: on a shape seen before, without building the tree (``CachedParser.transform``;
+    ``transformer`` is one instance kept for all calls, its plans are kept by the parser)."""
+    return parser(grammar, start).transform(text, transformer, UNREAD)
+
+
 def cause(p: Parsed) -> dict[str, Any]:
     return {"kind": p.kind, "template": p.template, **p.fields}

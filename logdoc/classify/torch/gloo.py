@@ -11,7 +11,8 @@ from lark import Token, Transformer
 
 from ...grammar import Parsed
 from .catalog import match_templates
-from .common import LEVELS, Read, errno_name, parse, to_int
+from .common import LEVELS, UNREAD, Read, errno_name, parse, to_int
+from .common import read as read_grammar
 
 GLOO_LOC = re.compile(r"\[(?:enforce fail at )?[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] ")
 # a source path masked by the poster (`[<some path>/gloo/transport/tcp/pair.cc:761] ...`, `[<path>/...]`)
@@ -69,6 +70,9 @@ class _GlooT(Transformer):
         return c[0]
 
 
+_GLOO_T = _GlooT()  # one instance: the grammar's cache keeps its plans per shape and instance
+
+
 def _gloo_location(printed: str) -> tuple[str, str | None, int | None]:
     path, _, line = printed.rpartition(":")
     i = path.rfind("gloo/")
@@ -77,10 +81,9 @@ def _gloo_location(printed: str) -> tuple[str, str | None, int | None]:
 
 
 def classify_gloo(text: str, read: Read) -> Parsed | None:
-    tree = parse("gloo", text)
-    if tree is None:
+    f = read_grammar("gloo", text, _GLOO_T)
+    if f is UNREAD:
         return None
-    f = _GlooT().transform(tree)
     full_mesh = f.pop("full_mesh", False)
     if "code_location_printed" not in f:          # connectFullMesh with an unbracketed inner error
         inner = read(f.get("message", ""), None) if f.get("message") else None

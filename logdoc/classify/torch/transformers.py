@@ -9,7 +9,7 @@ from typing import Any
 from lark import Token, Transformer
 
 from ...grammar import Parsed
-from .common import Read, cause, parse
+from .common import UNREAD, Read, cause, read
 
 # ncclGetErrorString text -> ncclResult name (for async errors printed without the interpretation).
 NCCL_STRINGS = {
@@ -277,29 +277,35 @@ class _MismatchT(Transformer):
         return c[0]
 
 
+# One instance of each (stateless) transformer: the grammar's cache keeps a compiled plan per
+# shape and transformer instance (logdoc.grammar.CachedParser.transform).
+PREFIX_T = PrefixT()
+_TORCH_T = _TorchT()
+_NCCL_ERROR_T = _NcclErrorT()
+_MISMATCH_T = _MismatchT()
+
+
 def torch_body(body: str) -> tuple[str, str, str, dict] | None:
-    tree = parse("torch", body)
-    if tree is None:
-        return None
-    return _TorchT().transform(tree)
+    got = read("torch", body, _TORCH_T)
+    return None if got is UNREAD else got
 
 
 def nccl_error(text: str) -> Parsed | None:
-    tree = parse("torch_nccl_error", text)
-    if tree is None:
+    got = read("torch_nccl_error", text, _NCCL_ERROR_T)
+    if got is UNREAD:
         return None
-    tid, fields = _NcclErrorT().transform(tree)
+    tid, fields = got
     return Parsed("torch.nccl_error", "ERROR", tid, fields)
 
 
-def mismatch(text: str, read: Read) -> Parsed | None:
-    tree = parse("torch_mismatch", text)
-    if tree is None:
+def mismatch(text: str, read_message: Read) -> Parsed | None:
+    got = read("torch_mismatch", text, _MISMATCH_T)
+    if got is UNREAD:
         return None
-    kind, tid, fields = _MismatchT().transform(tree)
+    kind, tid, fields = got
     err = fields.get("error")
     if err:
-        inner = read(err, None)
+        inner = read_message(err, None)
         if inner is not None:
             fields["cause"] = cause(inner)
     return Parsed(kind, "ERROR", tid, fields)
