@@ -39,6 +39,9 @@ def _quiet_skip(raw: bytes) -> bool:
     return raw.isascii() and _NOT_QUIET.search(raw) is None and raw.strip(b" ") != b""
 
 
+_CTRL_RX = re.compile(b"[" + b"".join(re.escape(b) for b in _CTRL_BYTES) + b"]")
+
+
 def _region_is_plain(buf: bytes, start: int, end: int) -> bool:
     """No CR, ESC or other control byte in ``buf[start:end]``: its lines are their own clean text."""
     find = buf.find
@@ -50,9 +53,11 @@ def _region_is_plain(buf: bytes, start: int, end: int) -> bool:
 
 def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
     """A region where most lines are candidates: line by line (the NCCL lane does most of them);
-    a region without CR or control bytes needs no cleaning, only decoding."""
-    if not _region_is_plain(buf, start, end):
-        return feeder.read_lines(buf, start, end, sep, lineno)
+    a line without CR or control bytes needs no cleaning, only decoding (in a region that holds
+    some, a rank log's progress bars redrawn with CR, each line is asked; the others are cleaned
+    and fed as :meth:`~logdoc.pipeline.Feeder.read_lines` feeds them)."""
+    ctrl = None if _region_is_plain(buf, start, end) else _CTRL_RX.search
+    clean = _clean
     line = feeder.line
     cand = prefilter._CANDIDATE.search
     lane = feeder.lane
@@ -63,6 +68,10 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     hexb = _HEXB
     for raw in buf[start:end - 1].split(sep) if end > start else ():
         lineno += 1
+        if ctrl is not None and ctrl(raw) is not None:
+            text = clean(raw)
+            line(lineno, text, cand(text) is not None)
+            continue
         if lane is not None:
             st = feeder.lane_state
             if st == 0 or st == 1:
@@ -78,7 +87,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
         try:
             text = raw.decode()
         except UnicodeDecodeError:
-            text = _clean(raw)
+            text = clean(raw)
             line(lineno, text, cand(text) is not None)
             continue
         line(lineno, text, cand(text) is not None, raw)

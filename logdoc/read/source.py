@@ -36,7 +36,6 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@
 # and some web log viewers show it as `^[`, JSON-logged output as `\u001b`, `\x1b`, `\033` or `\e`. Only
 # the colour and erase sequences (a CSI ending in m or K) that terminals get around every word.
 _ANSI_TEXT = re.compile(r"(?:#033|\^\[|\\(?:u001[bB]|x1[bB]|033|e))\[[0-9;]{0,16}[mK]")
-_ANSI_TEXT_MARKS = ("#033[", "^[[", "\\u001", "\\x1", "\\033[", "\\e[")
 _GLOB_CHARS = set("*?[")
 
 
@@ -283,7 +282,7 @@ def _clean(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    if "[" in text and any(m in text for m in _ANSI_TEXT_MARKS):
+    if "[" in text and _ANSI_TEXT.search(text) is not None:  # (one search: its first characters are few)
         text = _ANSI_TEXT.sub("", text)
     if _CONTROLS.search(text) is not None:
         # Other control characters become blanks: a keyword is never made of pieces that a
