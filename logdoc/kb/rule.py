@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..events import NOT_CONTENT, Event
+from ..events import Event
 from .conditions import _Cond
 from .patterns import _Pattern
 from .render import _lookup, _one_line, _present, render_template, template_names
@@ -81,18 +81,6 @@ class Rule:
     @property
     def templates(self) -> frozenset[str]:
         return self._templates
-
-    @property
-    def content_only(self) -> bool:
-        """Whether the rule's verdict on an event depends only on what the event says (its content key,
-        :func:`logdoc.events.content_key`): no ``with``/``without`` clause (those look at other events
-        of the same process) and no ``fields`` condition on who or where printed it."""
-        got = self.__dict__.get("_content_only")
-        if got is None:
-            names = {name.split(".", 1)[0] for name, _ in (self._fields.items if self._fields is not None else ())}
-            got = not self._with and not self._without and not (names & NOT_CONTENT)
-            self.__dict__["_content_only"] = got
-        return got
 
     def match_event(self, ev: Event, job: "_Job") -> "Match | None":
         groups: dict[str, str] = {}
@@ -168,19 +156,14 @@ def _in_scope(scope: str, ev: Event, other: Event) -> bool:
 class _Job:
     """All the events of one run, indexed by kind, for ``with`` / ``without`` look-ups."""
 
-    def __init__(self, events: Sequence[Event], resolver: Any = None, aggregates: Any = None) -> None:
+    def __init__(self, events: Sequence[Event], resolver: Any = None) -> None:
         self.events = events
-        self.aggregates = aggregates  # logdoc.events.Aggregates: ids() once per content key
         self._by_kind: dict[str, list[Event]] | None = None
         self.resolver = resolver
         self._ids: dict[int, frozenset[str]] = {}
 
     def ids(self, ev: Event) -> frozenset[str]:
         """The event's catalog template id and the other ids of its annotation group."""
-        if self.aggregates is not None:
-            g = self.aggregates.of.get(id(ev))
-            if g is not None:
-                ev = g.first  # the catalog ids depend on the content only
         got = self._ids.get(id(ev))
         if got is None:
             if self.resolver is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ..events import Aggregates, Event
+from ..events import Event
 from .patterns import MATCH_TIMEOUT, RuleTimeout
 from .rule import Match, Rule, _Job
 from .schema import Problem
@@ -94,44 +94,41 @@ class RuleSet:
         return rules
 
     def match(self, events: Iterable[Event]) -> list[Match]:
-        """Every (rule, event) that matches, in event order, higher priority first per event.
-
-        Events alike across ranks (one content key, :class:`logdoc.events.Aggregates`) are matched
-        once by the rules whose verdict depends only on the content (:attr:`Rule.content_only`): a
-        rule that one member does not match is not tried on the others (a rule that matches is tried on
-        each: its groups and span are the member's own), so the regex and condition work grows with
-        the distinct events, not with ranks x events (``AGGREGATE = False``: every event matched on
-        its own, the differential twin)."""
+        """Every (rule, event) that matches, in event order, higher priority first per event."""
         evs = list(events)
-        agg = Aggregates(evs) if AGGREGATE else None
-        job = _Job(evs, self.resolver(), agg)
+        job = _Job(evs, self.resolver())
         disabled: set[str] = set()
         self.run_problems = []
         out: list[Match] = []
         if self._index is None:
             self._build_index()
-        # per group (by id of its first member): the rules to try, and the verdicts of content-only rules
-        group_rules: dict[int, list[Rule]] = {}
-        verdicts: dict[int, dict[str, None]] = {}  # rule ids that did not match
         for ev in evs:
-            first = agg.of[id(ev)].first if agg is not None else ev
-            rules = group_rules.get(id(first))
-            if rules is None:
-                rules = self.rules_for(ev.kind)
-                if self._by_template and (ev.template or ev.level in ("WARN", "ERROR", "FATAL")):
-                    extra = {r.id: r for tid in job.ids(ev) for r in self._by_template.get(tid, ())}
-                    if extra:
-                        rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
-                if agg is not None:
-                    group_rules[id(first)] = rules
-            seen = verdicts.get(id(first)) if agg is not None else None
-            if seen is None and agg is not None:
-                seen = verdicts[id(first)] = {}
+            rules = self.rules_for(ev.kind)
+            if self._by_template and (ev.template or ev.level in ("WARN", "ERROR", "FATAL")):
+                extra = {r.id: r for tid in job.ids(ev) for r in self._by_template.get(tid, ())}
+                if extra:
+                    rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
+            text = ev.text or ""
+            low = None
             for rule in rules:
                 if rule.id in disabled:
                     continue
-                if seen is not None and rule.id in seen:
-                    continue  # the group's first member did not match it: neither does this one
+                pat = rule._pattern
+                if pat is not None and pat.needs is not None:
+                    # the pattern's own first test (patterns.py), without the calls: none of the texts
+                    # every match holds is in the text, so the rule does not match
+                    if pat.fold:
+                        if low is None:
+                            low = text.lower() if text.isascii() else False
+                        hay = low
+                    else:
+                        hay = text
+                    if hay is not False:
+                        for lit in pat.needs:
+                            if lit in hay:
+                                break
+                        else:
+                            continue
                 try:
                     m = rule.match_event(ev, job)
                 except RuleTimeout:
@@ -141,12 +138,6 @@ class RuleSet:
                         f"pattern took longer than {MATCH_TIMEOUT}s on {ev.file}:{ev.line}; "
                         f"rule disabled for this run"))
                     continue
-                if m is None and seen is not None and rule.content_only:
-                    seen[rule.id] = None
                 if m is not None:
                     out.append(m)
         return out
-
-
-# Events alike across ranks matched once (see RuleSet.match); False: each event on its own.
-AGGREGATE = True
