@@ -133,6 +133,10 @@ def _container(job: Job) -> Event | None:
         text = e.text or ""
         if len(text) > MAX_TEXT:
             text = text[:MAX_TEXT]
+        if text.isascii():  # (case folding beyond ASCII: the search alone)
+            low = text.lower()
+            if "docker" not in low and "kube" not in low and "k8s" not in low and "containerd" not in low:
+                continue  # none of the words _CONTAINER looks for
         m = _CONTAINER.search(text)
         if m:
             hint(m.group(0).lower(), e)
