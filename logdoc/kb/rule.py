@@ -121,16 +121,51 @@ class Rule:
                      captures=captures, extra_groups=extra_groups, matched_text=groups_all)
 
 
-def _values(ev: Event, groups: Mapping[str, str]) -> dict[str, Any]:
-    """What ``fields`` conditions see: the event's fields, then its attributes, then named groups."""
-    vals: dict[str, Any] = {}
-    for k, v in groups.items():
-        vals[k] = v
-    for attr in ("kind", "level", "file", "line", "rank", "local_rank", "node_rank", "host", "pid",
-                 "time", "template", "text"):
-        vals[attr] = getattr(ev, attr, None)
-    vals.update(ev.fields or {})
-    return vals
+_VALUE_ATTRS = ("kind", "level", "file", "line", "rank", "local_rank", "node_rank", "host", "pid", "time",
+                "template", "text")
+_VALUE_ATTR_SET = frozenset(_VALUE_ATTRS)
+
+
+class _Values(Mapping):
+    """What ``fields`` conditions see: the event's fields, then its attributes, then named groups
+    (a name in several: the first of these). A view, not a copy: a condition names one or two values
+    of an event, and a job's events are many."""
+
+    __slots__ = ("ev", "groups")
+
+    def __init__(self, ev: Event, groups: Mapping[str, str]) -> None:
+        self.ev = ev
+        self.groups = groups
+
+    def __getitem__(self, name: str) -> Any:
+        f = self.ev.fields
+        if f and name in f:
+            return f[name]
+        if name in _VALUE_ATTR_SET:
+            return getattr(self.ev, name, None)
+        return self.groups[name]
+
+    def __contains__(self, name: object) -> bool:
+        f = self.ev.fields
+        return bool(f and name in f) or name in _VALUE_ATTR_SET or name in self.groups
+
+    def _dict(self) -> dict[str, Any]:
+        vals: dict[str, Any] = dict(self.groups)
+        for attr in _VALUE_ATTRS:
+            vals[attr] = getattr(self.ev, attr, None)
+        vals.update(self.ev.fields or {})
+        return vals
+
+    def __iter__(self):
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+
+def _values(ev: Event, groups: Mapping[str, str]) -> Mapping[str, Any]:
+    """What ``fields`` conditions see (:class:`_Values`)."""
+    return _Values(ev, groups)
 
 
 def _same_process(a: Event, b: Event) -> bool:

@@ -102,12 +102,18 @@ class RuleSet:
         out: list[Match] = []
         if self._index is None:
             self._build_index()
+        by_ids: dict[tuple, list[Rule]] = {}  # (kind, catalog ids) -> the rules to try
         for ev in evs:
             rules = self.rules_for(ev.kind)
             if self._by_template and (ev.template or ev.level in ("WARN", "ERROR", "FATAL")):
-                extra = {r.id: r for tid in job.ids(ev) for r in self._by_template.get(tid, ())}
-                if extra:
-                    rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
+                key = (ev.kind, job.ids(ev))
+                got = by_ids.get(key)
+                if got is None:
+                    extra = {r.id: r for tid in key[1] for r in self._by_template.get(tid, ())}
+                    if extra:
+                        rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
+                    got = by_ids[key] = rules
+                rules = got
             text = ev.text or ""
             low = None
             for rule in rules:
