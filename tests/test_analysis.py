@@ -712,3 +712,32 @@ def test_incomplete_logs_do_not_name_hung_ranks():
     a = run({"rank0.log": _init("a", 1, 0, nranks=8) + _timeout(0), "rank7.log": _init("b", 2, 7, nranks=8) + _timeout(7)})
     assert kinds(a, "analysis.hung_rank") == []
     assert a.anatomy["progress"]["0"]["seq"] == 183
+
+
+def test_gated_patterns_find_what_the_patterns_find():
+    """analysis.common.gated: the container words, connect failures and the root / symptom texts of the
+    cascade are searched only in texts that hold one of their literals; the matches are the same."""
+    from pathlib import Path
+
+    from logdoc.analysis import cascade, context, disagreements
+    from logdoc.analysis.common import gated
+    from logdoc.pipeline import parse_paths
+
+    samples = Path(__file__).resolve().parents[1] / "samples"
+    texts = [e.text for e in parse_paths([str(samples)], jobs=1).events]
+    texts += ["running in DOCKER", "Dоcker", "\u212a8s node", "CONNECT to 10.0.0.2 Failed", "connect: Refused",
+              "Watchdog caught collective operation timeout", "Signal 9 (SIGKILL)", "ſigkill", ""]
+    pairs = [(context._CONTAINER, context._CONTAINER_SEARCH), (disagreements._CONNECT_FAIL,
+             disagreements._CONNECT_FAIL_SEARCH), (cascade.ROOT_TEXT, cascade._ROOT_SEARCH),
+             (cascade.SYMPTOM_TEXT, cascade._SYMPTOM_SEARCH)]
+    hits = 0
+    for plain, fast in pairs:
+        assert fast.needs  # gated: it has literals to look for
+        for t in texts:
+            a, b = plain.search(t), fast.search(t)
+            assert (a and a.span()) == (b and b.span()), (plain.pattern[:40], t[:80])
+            hits += a is not None
+    assert hits > 50
+    import re
+    verbose = re.compile(r"a b", re.X)
+    assert gated(verbose) is verbose  # flags the gate does not read: the pattern itself

@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 from ..events import Event
 from ..shorten import shorten
-from .common import as_int, ranks_text, short_host, synthetic
+from .common import as_int, gated, ranks_text, short_host, synthetic
 from .timeline import Timeline
 
 ROOT, NEUTRAL, SYMPTOM = 0, 1, 2
@@ -47,6 +47,7 @@ SYMPTOM_TEXT = re.compile(
     r"|closing signal|RendezvousClosedError|Failed to recv, got 0 bytes|Failed to send|store->get|Socket Timeout"
     r"|Read error|received errors while waiting|Broken pipe|SignalException|ChildFailedError|SIGABRT|Signal 6\b"
     r"|failed to pass monitoredBarrier|clients joined|wait timeout after|dump signal")
+_ROOT_SEARCH, _SYMPTOM_SEARCH = gated(ROOT_TEXT), gated(SYMPTOM_TEXT)  # (common.gated: the same matches)
 _DIST_EXC = ("DistBackendError", "DistNetworkError", "DistStoreError", "DistError", "ChildFailedError",
              "SignalException", "RendezvousClosedError", "RendezvousTimeoutError", "ProcessExitedException")
 _WRAPPERS = ("torch.async_exception", "torch.terminate", "torch.nccl_error",
@@ -99,9 +100,9 @@ def nature(ev: Event) -> int:
     if kind == "torch.exception":
         exc = str(ev.fields.get("exc_type") or "")
         msg = str(ev.fields.get("exc_message") or text)
-        if ROOT_TEXT.search(msg):
+        if _ROOT_SEARCH.search(msg):
             return ROOT
-        if SYMPTOM_TEXT.search(msg) or exc.rsplit(".", 1)[-1] in _DIST_EXC:
+        if _SYMPTOM_SEARCH.search(msg) or exc.rsplit(".", 1)[-1] in _DIST_EXC:
             return SYMPTOM
         return ROOT
     if kind in _WRAPPERS:
@@ -112,13 +113,13 @@ def nature(ev: Event) -> int:
             return SYMPTOM
         if result == "ncclUnhandledCudaError":
             return ROOT
-        return NEUTRAL if ROOT_TEXT.search(text) else SYMPTOM
+        return NEUTRAL if _ROOT_SEARCH.search(text) else SYMPTOM
     if kind == "nccl.trace":
         return SYMPTOM if ev.fields.get("code_name") == "ncclRemoteError" else NEUTRAL
     if kind.startswith(("nccl.", "gloo.", "store.", "torch.", "torchrun.", "cuda.")) or ev.level in ("ERROR", "FATAL"):
-        if ROOT_TEXT.search(text):
+        if _ROOT_SEARCH.search(text):
             return ROOT
-        if SYMPTOM_TEXT.search(text):
+        if _SYMPTOM_SEARCH.search(text):
             return SYMPTOM
     return NEUTRAL
 

@@ -97,3 +97,18 @@ def synthetic(kind: str, text: str, evidence: list[Event], *, level: str = "WARN
     if first is not None:
         ev.attempt = first.attempt
     return ev
+
+
+def gated(pattern: "re.Pattern[str]"):
+    """``pattern`` with the search of kb/patterns.py: a text that holds none of the literals every
+    match holds (read from ``re``'s own parse of the pattern) is not searched. The same matches; a long
+    alternation searched over every event's text (a job of many ranks has many) costs a few substring
+    tests instead. A pattern with flags other than IGNORECASE is returned as it is."""
+    from ..kb.patterns import _Pattern
+
+    source = pattern.pattern
+    if re.compile(source).flags != pattern.flags:
+        source = "(?i)" + source
+        if pattern.flags & ~(re.IGNORECASE | re.UNICODE) or re.compile(source).flags != pattern.flags:
+            return pattern
+    return _Pattern(source, None)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 
 from ..events import Event
-from .common import as_int, short_host, synthetic
+from .common import as_int, gated, short_host, synthetic
 from .job import Job
 
 KIND = "analysis.context"
@@ -46,6 +46,7 @@ _BRIDGE = re.compile(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
 _VIRTUAL_IF = re.compile(r"^(?:veth\w*|cni\d*|flannel[\w.]*|cali\w+|docker\d+)$")
 _INTRA = ("P2P", "SHM")
 _RDMA_NETDEV = re.compile(r"^(?:ib[a-z]?\d[\w.]*|ibp\w+|\w+np\d+(?:d\d+)?)$")
+_CONTAINER_SEARCH = gated(_CONTAINER)  # (common.gated: the same matches, most texts not searched)
 MAX_TEXT = 4000   # characters of an event's text looked at for container words
 
 
@@ -133,11 +134,7 @@ def _container(job: Job) -> Event | None:
         text = e.text or ""
         if len(text) > MAX_TEXT:
             text = text[:MAX_TEXT]
-        if text.isascii():  # (case folding beyond ASCII: the search alone)
-            low = text.lower()
-            if "docker" not in low and "kube" not in low and "k8s" not in low and "containerd" not in low:
-                continue  # none of the words _CONTAINER looks for
-        m = _CONTAINER.search(text)
+        m = _CONTAINER_SEARCH.search(text)
         if m:
             hint(m.group(0).lower(), e)
         if len(hints) >= 4:

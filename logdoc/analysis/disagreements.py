@@ -16,7 +16,7 @@ import re
 from typing import Any, Iterable
 
 from ..events import Event
-from .common import as_int, is_agent, ranks_text, short_host, synthetic
+from .common import as_int, gated, is_agent, ranks_text, short_host, synthetic
 from .ranges import mapping_text
 from .cascade import first_failure, is_failure
 from .job import Job
@@ -497,6 +497,7 @@ _IPV4 = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
 _CONNECT_FAIL = re.compile(r"(?i)connect\w*\W[^\n]*?(?:fail|refused|timed?\s?out|unreachable|reset|closed)|"
                            r"connection (?:refused|timed out|reset|closed)|no route to host|network is unreachable|"
                            r"timed out (?:connecting|waiting for)")
+_CONNECT_FAIL_SEARCH = gated(_CONNECT_FAIL)  # (common.gated: the same matches, most texts not searched)
 
 
 def _connect_failures(job: Job, own_net: dict[str, set], net_hosts: dict[str, list]) -> list[tuple[Event, str, str]]:
@@ -512,7 +513,7 @@ def _connect_failures(job: Job, own_net: dict[str, set], net_hosts: dict[str, li
     for i in failures:
         ev = job.events[i]
         text = ev.text
-        if "NET/IB" in text or not _CONNECT_FAIL.search(text):
+        if "NET/IB" in text or not _CONNECT_FAIL_SEARCH.search(text):
             continue
         h = short_host(ev.host)
         mine = own_net.get(h) if h else None
