@@ -49,7 +49,6 @@ from __future__ import annotations
 import io
 import os
 import re
-from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -806,12 +805,31 @@ _NO_PREFIX = re.compile(r"\n(?![^\n]*\]:\[)(?:[ \t](?=[^\n]*\S)|[a-z][^\s\[(\d:]
 _NEAR_DOUBLED = re.compile(r"([A-Za-z])\1[^\n]{0,8}?([A-Za-z])\2")
 
 
-def _line_starts(lines: list[str]) -> list[int]:
-    """The offset of each line in ``"\n".join(lines)`` (and one past the end)."""
-    starts = [0]
+_LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_NOT_LETTER = bytes(0 if b in _LETTERS else 255 for b in range(256))
+
+
+def _dense_doubled(lines: list[str], text: str) -> list[str]:
+    """The lines in which the pairs of one ASCII letter twice in a row (``aa``, overlapping ones
+    counted) are at least 15% of the characters: is_interleaved() holds of no other line (it
+    needs twice its non-overlapping pairs to be 30% of them). Read in the whole text at once:
+    ``b[i] ^ b[i + 1]`` for every i in one big-integer XOR, a non-letter's byte set to 255."""
+    raw = text.encode("utf-8", "surrogatepass")
+    n = len(raw) - 1
+    if n < 1:
+        return []
+    eq = (int.from_bytes(raw[:-1], "big") ^ int.from_bytes(raw[1:], "big")) | \
+        int.from_bytes(raw[:-1].translate(_NOT_LETTER), "big")
+    zero = eq.to_bytes(n, "big")  # a 0 byte at i: raw[i] and raw[i + 1] are one letter twice
+    out = []
+    pos = 0
+    count = zero.count
     for t in lines:
-        starts.append(starts[-1] + len(t) + 1)
-    return starts
+        k = len(t.encode("utf-8", "surrogatepass")) if not t.isascii() else len(t)
+        if k >= 16 and count(0, pos, pos + k) * 20 >= 3 * len(t):
+            out.append(t)
+        pos += k + 1
+    return out
 
 
 def as_written(lines: list[str]) -> bool:
@@ -839,17 +857,9 @@ def as_written(lines: list[str]) -> bool:
         return False
     if _wrap_width(lines):
         return False
-    starts = None
-    if _NEAR_DOUBLED.search(text) is not None:
-        starts = _line_starts(lines)
-        seen = -1
-        for m in _NEAR_DOUBLED.finditer(text):
-            i = bisect_right(starts, m.start()) - 1
-            if i != seen:
-                seen = i
-                t = lines[i]
-                if 16 <= len(t) <= MAX_INTERLEAVED and is_interleaved(t):
-                    return False
+    for t in _dense_doubled(lines, text):
+        if 16 <= len(t) <= MAX_INTERLEAVED and _NEAR_DOUBLED.search(t) is not None and is_interleaved(t):
+            return False
     for t in lines:
         if 16 <= len(t) <= MAX_INTERLEAVED:
             u = t.strip()
