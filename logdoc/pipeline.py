@@ -393,16 +393,19 @@ def _error_file_event(source: Source, stats: Stats) -> Event | None:
 
 def source_events(source: Source, stats: Stats, unrecognized: list[Unrecognized], fast: bool | None = None,
                   progress: Callable[[int], None] | None = None, reduce: bool = False,
-                  folded: list[dict] | None = None) -> list[Event]:
+                  folded: list[dict] | None = None, head: bytes | None = None) -> list[Event]:
     """Events of one source in file order; ``stats`` and ``unrecognized`` are filled. With
-    ``reduce``, bulk noise is folded as :mod:`logdoc.digest` says (and listed in ``folded``)."""
+    ``reduce``, bulk noise is folded as :mod:`logdoc.digest` says (and listed in ``folded``).
+    ``head``: the first bytes of the file, when the caller read them (a file whose first
+    non-blank byte can start neither a pickle nor JSON is no flight-recorder dump: not opened for it)."""
     if source.name.endswith("error.json"):
         ev = _error_file_event(source, stats)
         if ev is not None:
             return [ev]
     from .flight_recorder import source_events as _fr_events  # a flight-recorder dump (pickle or JSON)
 
-    fr = _fr_events(source)
+    lead = head.lstrip()[:1] if head is not None else b""
+    fr = _fr_events(source) if not lead or lead in (b"{", b"\x80") else None
     if fr is not None:
         stats.files += 1
         stats.lines_read += len(fr)
@@ -467,18 +470,16 @@ def prepared_events(source: Source, paste: Paste | None, stats: Stats, unrecogni
 # ---------------------------------------------------------------------------------------------
 # every source -> the parse result
 
-def _digest_head(src: Source) -> bool:
-    # only a regular file can be sniffed and read again (a FIFO blocks, a pipe loses what was read)
+def _head(src: Source) -> bytes | None:
+    """The first 256 bytes of a regular file (only one can be sniffed and read again: a FIFO
+    blocks, a pipe loses what was read); None for any other source."""
     if src.path is None or src.skip or not os.path.isfile(src.path):
-        return False
+        return None
     try:
         with open(src.path, "rb") as fh:
-            head = fh.read(256)
+            return fh.read(256)
     except OSError:
-        return False
-    from .digest import is_digest
-
-    return is_digest(head)
+        return None
 
 
 def _as_source(src: Source | tuple[str, str]) -> Source:
@@ -508,12 +509,16 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
     names: list[str] = []
     folded: list[dict] = []
     add = progress.add_bytes if progress is not None else None
+    from .digest import is_digest
+
     for src in srcs:
-        if _digest_head(src):
+        head = _head(src)
+        if head is not None and is_digest(head):
             add_digest(src, stats, events, unrecognized, names, folded)
         else:
             names.append(src.name)
-            events.extend(source_events(src, stats, unrecognized, progress=add, reduce=reduce, folded=folded))
+            events.extend(source_events(src, stats, unrecognized, progress=add, reduce=reduce, folded=folded,
+                                        head=head))
         if progress is not None:
             progress.file_done(src.name)
     return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)
