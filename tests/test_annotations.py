@@ -324,7 +324,7 @@ def test_reports_render_the_differential():
 
 @pytest.mark.parametrize("text", [
     "torch.distributed.DistNetworkError: failed to recv, got 0 bytes\n",
-    "torch.distributed.DistStoreError: Socket Timeout\n",
+    "torch.distributed.DistStoreError: Invalid size for the timeout rank ID\n",
     "torch.distributed.DistBackendError: something no catalog knows\n",
 ])
 def test_error_families_are_not_silent(text):
