@@ -336,4 +336,9 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     from .cards import merge_cards
 
     diagnoses = merge_cards(diagnoses)
+    # a generic first diagnosis: the next ranked causes right after it (logdoc/differential/candidates.py)
+    from .differential.candidates import add_candidates
+
+    lead = by_rule.get(diagnoses[0]["id"]) if diagnoses else None
+    diagnoses = add_candidates(diagnoses, events, rules, lead.matches[0].event if lead is not None else None)
     return diagnoses, notes, list(rules.run_problems)

@@ -16,7 +16,7 @@ CAUSE_KEYS = ("category", "cause", "check", "for", "against")
 COND_KEYS = ("kind", "template", "pattern", "fields", "hosts", "ranks", "absent", "says")
 FAMILY_KEYS = ("id", "match", "role", "severity", "title", "explanation", "fix", "docs", "causes", "generic_causes")
 FAMILY_MATCH_KEYS = ("kind", "template", "pattern", "fields", "level")
-GENERIC_KEYS = ("title", "explanation", "note_title")
+GENERIC_KEYS = ("title", "explanation", "note_title", "candidate_title", "candidate_explanation")
 
 
 def _problem(file: str, line: int, message: str, level: str = "error"):

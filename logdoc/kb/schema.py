@@ -39,6 +39,9 @@ CATEGORIES = (
 )
 SEVERITIES = ("error", "warning", "info")
 ROLES = ("root_cause", "symptom", "context")
+# the roles a diagnosis of the report may have: a rule's, or ``candidate``, the next ranked cause after a
+# generic first diagnosis (logdoc/differential/candidates.py)
+REPORT_ROLES = ROLES + ("candidate",)
 EXAMPLE_ROLES = ROLES  # the part a match example's finding plays in its report (kb/examples.py)
 SCOPES = ("rank", "host", "file", "job")
 DEFAULT_CONFIDENCE = {"root_cause": 0.8, "symptom": 0.5, "context": 0.3}

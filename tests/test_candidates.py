@@ -1,0 +1,88 @@
+"""The ranked differential in the report (logdoc/differential/candidates.py): after a generic first
+diagnosis, the next candidate causes as diagnoses of role ``candidate``, ranked by what the log shows."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from logdoc.api import build_report
+from logdoc.kb import load_rules
+from logdoc.kb.schema import REPORT_ROLES
+from logdoc.pipeline import parse_sources
+from logdoc.report.markdown import render as render_markdown
+
+SYSTEM_ERROR = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+                "NCCL version 2.20.5")
+ONE_NODE = "node1:12:12 [0] NCCL INFO comm 0x55d0c4a0 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0"
+TWO_HOSTS = ("node1:12:12 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+             "node2:13:13 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n")
+
+
+@lru_cache(maxsize=1)
+def _rules():
+    return load_rules()
+
+
+def _report(files: dict[str, str]) -> dict:
+    return build_report(parse_sources(list(files.items())), _rules())
+
+
+def _cands(report: dict) -> list[dict]:
+    return [d for d in report["diagnoses"] if d["role"] == "candidate"]
+
+
+def test_candidate_is_a_report_role():
+    assert "candidate" in REPORT_ROLES
+
+
+def test_generic_system_error_gets_two_ranked_candidates():
+    rep = _report({"rank0.log": SYSTEM_ERROR + "\n"})
+    diags = rep["diagnoses"]
+    assert diags[0]["role"] in ("symptom", "root_cause") and diags[0]["severity"] == "error"
+    cands = _cands(rep)
+    assert len(cands) == 2
+    assert [d["role"] for d in diags[1:3]] == ["candidate", "candidate"]  # right after the lead
+    assert diags[0]["category"] not in {c["category"] for c in cands}
+    for c in cands:
+        assert c["severity"] in ("warning", "info")
+        assert c["title"].startswith("Candidate: ")
+        assert c["fix"] and c["evidence"]
+
+
+def test_candidate_order_follows_the_log():
+    """One node: shared memory leads and the network causes drop out (the log speaks against them);
+    two hosts: the network first."""
+    one = _report({"rank0.log": ONE_NODE + "\n" + SYSTEM_ERROR + "\n"})["diagnoses"]
+    two = _report({"rank0.log": TWO_HOSTS + SYSTEM_ERROR + "\n"})["diagnoses"]
+    one_cats = [d["category"] for d in one[:3]]
+    two_cats = [d["category"] for d in two[:3]]
+    assert "shm_exhausted" in one_cats[:2]
+    assert not {"firewall_or_unreachable_peer", "wrong_network_interface"} & set(one_cats)
+    assert two_cats[:2] == ["firewall_or_unreachable_peer", "wrong_network_interface"]
+    assert [d["role"] for d in two[1:3]] == ["candidate", "candidate"]
+    assert one_cats != two_cats
+
+
+def test_a_candidate_shows_the_lines_that_speak_for_it():
+    env = "node1:12:12 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
+    rep = _report({"rank0.log": env + TWO_HOSTS + SYSTEM_ERROR + "\n"})
+    cands = {c["category"]: c for c in _cands(rep)}
+    iface = cands["wrong_network_interface"]
+    assert iface["severity"] == "warning" and iface["for"]
+    assert any("NCCL_SOCKET_IFNAME" in e["text"] for e in iface["evidence"])
+    quiet = [c for c in cands.values() if not c["for"]]
+    assert all(c["severity"] == "info" for c in quiet)
+
+
+def test_no_candidates_after_a_specific_root_cause():
+    line = ("node1:12:12 [0] misc/shmutils.cc:82 NCCL WARN Error while creating shared memory segment "
+            "/dev/shm/nccl-abc (size 9637888)")
+    rep = _report({"rank0.log": line + "\n" + SYSTEM_ERROR + "\n"})
+    assert rep["diagnoses"][0]["category"] == "shm_exhausted"
+    assert not _cands(rep)
+
+
+def test_candidates_in_markdown():
+    rep = _report({"rank0.log": SYSTEM_ERROR + "\n"})
+    md = render_markdown(rep)
+    assert "candidate" in md and "Candidate: " in md
