@@ -59,6 +59,9 @@ def _openmpi(m: re.Match, env: Envelope) -> str:
 
 def _ray(m: re.Match, env: Envelope) -> str:
     env.pid = int(m["pid"])
+    env.process = env.process or m["actor"]
+    if m["rank"] is not None and env.rank is None:
+        env.rank = int(m["rank"])  # vLLM's multiprocessing worker: `(VllmWorker rank=1 pid=N)`
     if m["ip"]:
         env.host = env.host or m["ip"]
     return "ray"
@@ -200,7 +203,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.
     ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
     ("[", re.compile(r"\[(?P<rank>\d+)\] "), _mpich),
-    ("(", re.compile(r"\((?P<actor>[\w.]+) pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
+    ("(", re.compile(r"\((?P<actor>[\w.]+)(?: rank=(?P<rank>\d+))? pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
     ("(", re.compile(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
     ("[", re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "

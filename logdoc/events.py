@@ -25,6 +25,9 @@ class Envelope:
     level: str | None = None
     source: str | None = None  # c10 `file.cpp:line` or Python logger path, when printed
     layers: tuple[str, ...] = ()  # names of the envelopes peeled, outermost first
+    # the name a prefix gives the process that printed the line (a Ray actor such as `VllmWorkerProcess`
+    # or `RayWorkerWrapper`, the label of a prefix logdoc/paste.py learned), kept after it is peeled
+    process: str | None = None
 
     def stream_key(self) -> tuple:
         """Lines with the same key come from the same process stream."""
@@ -50,6 +53,7 @@ class Event:
     # Filled by analysis: how the rank was attributed ("envelope", "prefix", "nccl-init", "filename").
     rank_source: str | None = None
     attempt: int | None = None
+    process: str | None = None  # the name a peeled prefix gave the process (Envelope.process)
 
     def __post_init__(self) -> None:
         if not self.end_line:
@@ -76,6 +80,8 @@ class Event:
             out["rank_source"] = self.rank_source
         if self.attempt is not None:
             out["attempt"] = self.attempt
+        if self.process is not None:
+            out["process"] = self.process
         return out
 
     @classmethod

@@ -150,6 +150,8 @@ def _event(carrier: Event, p, env: Envelope, text: str) -> Event:
     fields["nested_in"] = carrier.template or carrier.kind
     fields["nested_kind"] = carrier.kind
     fields["nested_line"] = carrier.line
-    return Event(p.kind, p.level, carrier.file, line, text, line + text.count("\n"), carrier.rank,
-                 carrier.local_rank, carrier.node_rank, env.host or carrier.host, env.pid or carrier.pid,
-                 env.time or carrier.time, p.template, fields)
+    ev = Event(p.kind, p.level, carrier.file, line, text, line + text.count("\n"), carrier.rank,
+               carrier.local_rank, carrier.node_rank, env.host or carrier.host, env.pid or carrier.pid,
+               env.time or carrier.time, p.template, fields)
+    ev.process = env.process or carrier.process
+    return ev

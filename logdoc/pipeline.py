@@ -85,8 +85,11 @@ def classify_record(rec: Record, name: str) -> Event | None:
         return None
     # positional (a third of the cost of keywords): kind, level, file, line, text, end_line, rank, local_rank,
     # node_rank, host, pid, time, template, fields (Event's field order; tests/test_fastpath.py guards it)
-    return Event(parsed.kind, parsed.level, name, rec.line, rec.text, rec.end_line, env.rank, env.local_rank,
-                 env.node_rank, env.host, env.pid, env.time, parsed.template, parsed.fields)
+    ev = Event(parsed.kind, parsed.level, name, rec.line, rec.text, rec.end_line, env.rank, env.local_rank,
+               env.node_rank, env.host, env.pid, env.time, parsed.template, parsed.fields)
+    if env.process is not None:
+        ev.process = env.process  # the name the peeled prefix gave the process
+    return ev
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from .job import Job
 KIND = "analysis.context"
 
 # launchers that put every process of the job on one node
-_ONE_NODE = re.compile(r"multiproc_executor\.py|multiproc_worker_utils\.py|VllmWorkerProcess")
+_ONE_NODE = re.compile(r"multiproc_executor\.py|multiproc_worker_utils\.py|VllmWorker(?:Process)?\b")
 _CONTAINER = re.compile(r"\bdocker\b|containerd|kubepods|/var/run/secrets/kubernetes|\bkubernetes\b|\bk8s\b",
                         re.I)
 _BRIDGE = re.compile(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
@@ -94,7 +94,7 @@ def _nodes(job: Job) -> Event | None:
     # a launcher that runs every process on one node
     for e in job.events:
         text = e.text or ""
-        if len(text) <= MAX_TEXT and _ONE_NODE.search(text):
+        if e.process is not None and _ONE_NODE.search(e.process) or len(text) <= MAX_TEXT and _ONE_NODE.search(text):
             return _node_event(1, "launcher", [e], "the processes are vLLM's multiprocessing workers, "
                                                    "which run on one node")
     return None
