@@ -85,6 +85,10 @@ _TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|div|span)\b[^>]*>", re.I
 _TAG_START = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*</?(?:details|summary|pre|code|br|p|div|span)\b", re.I)
 _QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
 _BULLET = re.compile(r"[-*+][ \t]")
+# Markdown bold around a whole message, as an issue tracker keeps it when a line was emphasised:
+# `[rank0]: **RuntimeError: ...**` (the markers open after a blank or at the start and close the line;
+# no `*` inside, so `f(*args, **kwargs)` is never touched)
+_BOLD_TAIL = re.compile(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
 
 
 def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
@@ -105,6 +109,11 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
             rest = _TAG.sub("", _SUMMARY.sub("", t[len(lead):]))
             out[i] = (lead + rest) if rest.strip() else ""
             changed = True
+        if t.endswith(("**", "__", "** ", "__ ")):
+            m = _BOLD_TAIL.search(out[i])
+            if m is not None:
+                out[i] = out[i][:m.start()] + m.group(1) + m.group(3)
+                changed = True
     nonblank = [t for t in out if t.strip()]
     if not nonblank:
         return out, changed
@@ -439,6 +448,8 @@ class Paste:
         for attr in _IDENTITY_ATTRS:  # what the envelope left unknown, the learned prefix supplies
             if getattr(env, attr) is None and got.get(attr) is not None:
                 setattr(env, attr, got[attr])
+        if env.process is None and got.get("label"):
+            env.process = got["label"]  # the words that name the process stay with the line
         env.layers = ("prefix",) + env.layers
 
 
@@ -798,6 +809,7 @@ def prepare_bytes(name: str, data: bytes, every_line: bool = True) -> tuple[Sour
 # every character, one that starts with a literal only where that character is (ten times faster).
 _MARKDOWN_START = re.compile(r"\n(?:[ \t>]*[`~<]|[ \t]*>)")
 _BULLETS = re.compile(r"\n[-*+][ \t]")
+_BOLD_END = re.compile(r"(?:\*\*|__)[ \t]?(?:\n|$)")  # a line that may end in markdown bold (_BOLD_TAIL)
 _FLUSH = re.compile(r"\n ?\S")
 _NO_PREFIX = re.compile(r"\n(?![^\n]*\]:\[)(?:[ \t](?=[^\n]*\S)|[a-z][^\s\[(\d:]*(?![^\s\[(])"
                         r"|[{'\"=#@!$%&.,;/?_\\][^\s\[(\d]*(?![^\s\[(])|(?=[a-z])(?:" + _NCCL_HEADER.pattern + "))",
@@ -844,7 +856,7 @@ def as_written(lines: list[str]) -> bool:
     text = "\n".join(lines)
     nl = "\n" + text  # (the line-start patterns begin with a line's newline)
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
-            or len(_BULLETS.findall(nl)) >= 2:
+            or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None:
         return False
     if text.strip() and _FLUSH.search(nl) is None:
         return False  # every line indented: maybe a code block
