@@ -47,11 +47,29 @@ _CHAIN = ("Traceback (most recent call last):\n  File \"train.py\", line 10, in 
           "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    main()\n"
           "RuntimeError: the training step failed")
 
-# A bare message is recognised by its words; these formats start with a value (`%s : %s argument is
-# NULL`, `[%d] Error no transport ...`) or are one line of a multi-line report (the desync report's
-# `- ...` lines), so that alone, without header or report, nothing tells them from any other text.
+# A bare message is recognised by its words. A format that starts with a value (`%s : %s argument is
+# NULL`, `[%d] Error no transport ...`) is read bare only when the rest of it says enough (its literal
+# text reaches logdoc.nccl.BARE_MIN_LITERAL, as logdoc/classify/bare.py asks); the others, and the
+# lines of a multi-line report (the desync report's `- ...` lines), are exempt: alone, without header
+# or report, nothing tells them from any other text.
 BARE_EXEMPT_NCCL = re.compile(r"^(?:%|\[%)")
 BARE_EXEMPT_TORCH = re.compile(r"^- ")
+
+
+def _bare_exempt_nccl(fmt: str) -> bool:
+    if not BARE_EXEMPT_NCCL.match(fmt.strip()):
+        return False
+    from logdoc.nccl import BARE_MIN_LITERAL
+    from logdoc.templates import nccl_catalog
+
+    spec = _FORMAT_SPECIFICITY.get(fmt)
+    if spec is None:
+        spec = _FORMAT_SPECIFICITY[fmt] = max(
+            (t.specificity for t in nccl_catalog().templates.values() if t.format == fmt), default=0)
+    return spec < BARE_MIN_LITERAL
+
+
+_FORMAT_SPECIFICITY: dict[str, int] = {}
 
 
 def _tool():
@@ -81,7 +99,7 @@ def _shapes_nccl(line: str, fmt: str) -> list[tuple[str, str, bool]]:
     out = [("cut header", f"{host[len(host) // 2:]}:XXXXXX:{m['tid']} {m['dev']} {m['mid']}{msg}", True),
            ("Last error", _DIST + msg, False),
            ("what()", _TERMINATE.format(t="c10::DistBackendError", m=_DIST + msg), False)]
-    if not BARE_EXEMPT_NCCL.match(fmt.strip()):
+    if not _bare_exempt_nccl(fmt):
         out.append(("bare", msg, True))
     return out
 

@@ -1076,3 +1076,55 @@ def test_glog_check_around_an_nccl_call_and_a_chain_from_a_stack_message():
              "RuntimeError: the step failed\n")
     ids = [d["id"] for d in _report(chain)["diagnoses"]]
     assert "LD710" not in ids and ids
+
+
+# --- recog7: paste emphasis, other programs' lines, the process a prefix names (issue 13) ----------
+
+def test_markdown_bold_around_a_message_is_stripped():
+    from logdoc.paste import _strip_markdown
+
+    out, changed = _strip_markdown([
+        "[rank0]: **RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:288] "
+        "ss1.ss_family == ss2.ss_family. 2 vs 10**",
+        "    return f(*args, **kwargs)",
+        "  File \"x.py\", line 3, in __init__",
+    ])
+    assert changed and out[0].endswith("2 vs 10") and "**" not in out[0]
+    assert out[1] == "    return f(*args, **kwargs)" and out[2].endswith("__init__")
+    text = ("[rank0]: **RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:288] "
+            "ss1.ss_family == ss2.ss_family. 2 vs 10**\n")
+    assert any(e.kind in ("gloo.error", "torch.exception") and "ss_family" in e.text for e in _events(text))
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("[2024-05-15 13:14:32,960] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
+     "'--local_rank=0'] exits with return code = -9", "torchrun.worker_failed"),
+    ("libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0",
+     "verbs.no_provider"),
+    ("[1700000000.123456] [node1:1234:0]      mm_iface.c:123  UCX  ERROR mm_iface failed to allocate receive FIFO",
+     "ucx.error"),
+    ("mm_iface failed to allocate receive FIFO", "ucx.error"),
+    ("connect error caused by: Too many open files (os error 24)", "os.error"),
+])
+def test_other_programs_lines_of_a_failure(line, kind):
+    assert [e.kind for e in _events(line + "\n")] == [kind]
+
+
+def test_a_plain_line_is_no_other_programs_failure():
+    for line in ("the model has too many open files to list", "exits with return code = 0",
+                 "Warning: this is not a driver message"):
+        assert not _events(line + "\n")
+
+
+def test_a_vllm_worker_prefix_names_the_process_and_its_node():
+    """`(VllmWorker rank=N pid=N)` / `(VllmWorkerProcess pid=N)`: the rank and the process stay with the
+    event after the prefix is peeled, and vLLM's multiprocessing workers run on one node."""
+    env, msg = unwrap("(VllmWorker rank=1 pid=4242) INFO 08-14 11:33:20 [gpu_model_runner.py:1892] loaded")
+    assert (env.process, env.rank, env.pid) == ("VllmWorker", 1, 4242) and msg == "loaded"
+    text = ("(VllmWorkerProcess pid=221) ERROR 04-06 20:46:48 [multiproc_worker_utils.py:238] "
+            "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n")
+    evs = _events(text)
+    assert evs and evs[0].process == "VllmWorkerProcess" and evs[0].to_dict()["process"] == "VllmWorkerProcess"
+    rep = _report(text)
+    assert rep["diagnoses"][0]["category"] == "shm_exhausted"  # one node: shared memory before the network

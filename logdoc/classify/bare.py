@@ -15,8 +15,9 @@ from ..envelope import has_huge_number
 from ..grammar import Parsed
 from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
 from ..templates import nccl_catalog
-from .neighbours import (classify_caught_signal, classify_cuda_text, classify_envoy, classify_ray_store,
-                         classify_stack_frame, classify_tests, classify_verbs)
+from .neighbours import (classify_caught_signal, classify_cuda_text, classify_envoy, classify_errno_line,
+                         classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
+                         classify_ucx_error, classify_verbs, classify_verbs_provider)
 
 
 _BARE_HEAD = re.compile(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
@@ -44,6 +45,14 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_ray_store(first)
         if parsed is None and ("envoy" in first or "][source/" in first or "] [source/" in first):
             parsed = classify_envoy(first)
+        if parsed is None and "exits with return code" in first:
+            parsed = classify_launcher_exit(first)
+        if parsed is None and "device-specific driver" in first:
+            parsed = classify_verbs_provider(first)
+        if parsed is None and ("UCX" in first or first.startswith("mm_")):
+            parsed = classify_ucx_error(first)
+        if parsed is None and "open files" in first:
+            parsed = classify_errno_line(first)
     return parsed
 
 

@@ -245,3 +245,84 @@ def classify_cuda_text(line: str) -> Parsed | None:
     if text not in CUDA_ERROR_TEXTS:
         return None
     return Parsed("cuda.error", "ERROR", "cuda.error", {"error": text})
+
+
+# DeepSpeed's launcher (deepspeed/launcher/launch.py, sigkill_handler) reports a worker that ended with
+# `logger.error(f"{cmd} exits with return code = {process.returncode}")`: the command as a Python list
+# and subprocess's return code, negative for a signal (-9: SIGKILL, the kernel's OOM killer's signal).
+_LAUNCHER_EXIT = re.compile(r"^(?P<cmd>\[.*\]|\S.*?) exits with return code = (?P<code>-?\d+)\s*$")
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+
+def classify_launcher_exit(line: str) -> Parsed | None:
+    """``torchrun.worker_failed`` (``launcher: deepspeed``) for DeepSpeed's launcher line about a worker
+    that exited; None otherwise (and for return code 0)."""
+    if "exits with return code" not in line:
+        return None
+    m = _LAUNCHER_EXIT.match(line)
+    if m is None or int(m["code"]) == 0:
+        return None
+    code = int(m["code"])
+    f: dict[str, Any] = {"exitcode": code, "launcher": "deepspeed"}
+    if code < 0 and -code in _SIGNALS:
+        f["signal"] = _SIGNALS[-code]
+    return Parsed("torchrun.worker_failed", "ERROR", "torchrun.worker_failed", f)
+
+
+# rdma-core's libibverbs (libibverbs/init.c) when a verbs device has no user-space provider library
+# (libmlx5, ...: the rdma-core / ibverbs-providers package missing from the image):
+# `libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0`
+_NO_PROVIDER = re.compile(r"^(?:libibverbs: )?Warning: no userspace device-specific driver found for (?P<path>\S+)\s*$")
+
+
+def classify_verbs_provider(line: str) -> Parsed | None:
+    """``verbs.no_provider`` for libibverbs' warning about a device without a provider library."""
+    m = _NO_PROVIDER.match(line)
+    if m is None:
+        return None
+    return Parsed("verbs.no_provider", "WARN", "verbs.no_provider", {"sysfs_path": m["path"], "library": "libibverbs"})
+
+
+# UCX's own error lines (`ucs_error`): `[1700000000.123456] [host:1234:0]   mm_iface.c:123  UCX  ERROR <msg>`
+# with its header, or the message alone in a paste. Alone, only messages of UCX's shared-memory transport
+# are taken (their wording names UCX's component: `mm_iface ...`, `mm_ep ...`).
+_UCX_LINE = re.compile(r"^(?:\[\d+\.\d+\]\s+)?(?:\[(?P<host>[^\s:\]]+):(?P<pid>\d+)(?::\d+)?\]\s+)?"
+                       r"(?P<loc>[\w.+-]+\.c\w*:\d+)\s+UCX\s+(?P<level>ERROR|WARN)\s+(?P<msg>\S.*?)\s*$")
+_UCX_BARE = re.compile(r"^(?P<msg>mm_(?:iface|ep) failed to \S.*?)\s*$")
+
+
+def classify_ucx_error(line: str) -> Parsed | None:
+    """``ucx.error`` for an error line of UCX (with its header, or a shared-memory transport message
+    alone); None otherwise."""
+    m = _UCX_LINE.match(line) if "UCX" in line else None
+    if m is None:
+        m = _UCX_BARE.match(line) if line.startswith("mm_") else None
+        if m is None:
+            return None
+        return Parsed("ucx.error", "ERROR", "ucx.error", {"message": m["msg"]})
+    f: dict[str, Any] = {"message": m["msg"], "code_location": m["loc"]}
+    if m["host"]:
+        f["ucx_host"] = m["host"]
+        f["ucx_pid"] = int(m["pid"])
+    return Parsed("ucx.error", "ERROR" if m["level"] == "ERROR" else "WARN", "ucx.error", f)
+
+
+# A program's own error line that ends in an errno's text, as Rust's std::io::Error prints it
+# (`<context>: Too many open files (os error 24)`) or C's perror / strerror (`<context>: Too many open files`):
+# only the errno texts that name a per-process or per-host limit are taken.
+_ERRNO_LINE = re.compile(r"^(?P<context>\S.{0,200}?):?\s(?P<text>Too many open files(?: in system)?)"
+                         r"(?: \((?:os error|errno) (?P<num>\d+)\))?\s*$")
+
+
+def classify_errno_line(line: str) -> Parsed | None:
+    """``os.error`` for a line that ends in the errno text of an exhausted descriptor limit."""
+    if "open files" not in line:
+        return None
+    m = _ERRNO_LINE.match(line)
+    if m is None:
+        return None
+    name = "ENFILE" if m["text"].endswith("in system") else "EMFILE"
+    f: dict[str, Any] = {"errno_text": m["text"], "errno_name": name, "context": m["context"].strip()}
+    if m["num"]:
+        f["errno"] = int(m["num"])
+    return Parsed("os.error", "ERROR", "os.error", f)
