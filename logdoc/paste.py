@@ -88,6 +88,10 @@ _BULLET = re.compile(r"[-*+][ \t]")
 # Markdown bold around a whole message, as an issue tracker keeps it when a line was emphasised:
 # `[rank0]: **RuntimeError: ...**` (the markers open after a blank or at the start and close the line;
 # no `*` inside, so `f(*args, **kwargs)` is never touched)
+# Markdown emphasis on single words, as an issue tracker's editor leaves it when `*`/`_` in a pasted line
+# were read as markup: `_Check_ failed: ... unhandled cuda _error_`. A word of letters only between two
+# underscores that no word character touches (`_ALLGATHER_BASE`, `NCCL_P2P_LEVEL`, `__init__` are never one).
+_ITALIC_WORD = re.compile(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
 _BOLD_TAIL = re.compile(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
 
 
@@ -108,6 +112,9 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
             lead = t[:q.end()] if q else ""
             rest = _TAG.sub("", _SUMMARY.sub("", t[len(lead):]))
             out[i] = (lead + rest) if rest.strip() else ""
+            changed = True
+        if "_" in t and _ITALIC_WORD.search(out[i]) is not None:
+            out[i] = _ITALIC_WORD.sub(r"\1", out[i])
             changed = True
         if t.endswith(("**", "__", "** ", "__ ")):
             m = _BOLD_TAIL.search(out[i])
@@ -856,7 +863,8 @@ def as_written(lines: list[str]) -> bool:
     text = "\n".join(lines)
     nl = "\n" + text  # (the line-start patterns begin with a line's newline)
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
-            or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None:
+            or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
+            or _ITALIC_WORD.search(text) is not None:
         return False
     if text.strip() and _FLUSH.search(nl) is None:
         return False  # every line indented: maybe a code block

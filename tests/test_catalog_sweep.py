@@ -48,17 +48,22 @@ _CHAIN = ("Traceback (most recent call last):\n  File \"train.py\", line 10, in 
           "RuntimeError: the training step failed")
 
 # A bare message is recognised by its words. A format that starts with a value (`%s : %s argument is
-# NULL`, `[%d] Error no transport ...`) is read bare only when the rest of it says enough (its literal
+# NULL`, `%s : invalid root %d ...`) is read bare only when the rest of it says enough (its literal
 # text reaches logdoc.nccl.BARE_MIN_LITERAL, as logdoc/classify/bare.py asks); the others, and the
 # lines of a multi-line report (the desync report's `- ...` lines), are exempt: alone, without header
-# or report, nothing tells them from any other text.
+# or report, nothing tells them from any other text. So are the formats whose leading value a
+# launcher's envelope takes alone (`[%d] ...` reads as MPICH's `[rank] `, `%s: ...` with a value like
+# `eth0` as pdsh's `host: `).
 BARE_EXEMPT_NCCL = re.compile(r"^(?:%|\[%)")
+_ENVELOPE_LIKE = re.compile(r"^(?:\[%|%s:)")
 BARE_EXEMPT_TORCH = re.compile(r"^- ")
 
 
 def _bare_exempt_nccl(fmt: str) -> bool:
     if not BARE_EXEMPT_NCCL.match(fmt.strip()):
         return False
+    if _ENVELOPE_LIKE.match(fmt.strip()):
+        return True
     from logdoc.nccl import BARE_MIN_LITERAL
     from logdoc.templates import nccl_catalog
 

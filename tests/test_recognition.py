@@ -1096,6 +1096,17 @@ def test_markdown_bold_around_a_message_is_stripped():
     assert any(e.kind in ("gloo.error", "torch.exception") and "ss_family" in e.text for e in _events(text))
 
 
+def test_markdown_italics_on_single_words_are_stripped():
+    from logdoc.paste import _strip_markdown
+
+    out, changed = _strip_markdown(["_Check_ failed: result == ncclSuccess (1 vs. 0)  unhandled cuda _error_",
+                                    "OpType=_ALLGATHER_BASE NCCL_P2P_LEVEL=NVL __init__ /dev/shm/nccl-_x_"])
+    assert changed and out[0] == "Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error"
+    assert out[1] == "OpType=_ALLGATHER_BASE NCCL_P2P_LEVEL=NVL __init__ /dev/shm/nccl-_x_"
+    evs = _events("_Check_ failed: result == ncclSuccess (1 vs. 0)  unhandled cuda _error_\n")
+    assert evs and evs[0].fields.get("error_string") == "unhandled cuda error"
+
+
 @pytest.mark.parametrize("line, kind", [
     ("[2024-05-15 13:14:32,960] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
      "'--local_rank=0'] exits with return code = -9", "torchrun.worker_failed"),
