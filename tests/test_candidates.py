@@ -86,3 +86,19 @@ def test_candidates_in_markdown():
     rep = _report({"rank0.log": SYSTEM_ERROR + "\n"})
     md = render_markdown(rep)
     assert "candidate" in md and "Candidate: " in md
+
+
+WATCHDOG = ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={n}, NumelOut={n}, Timeout(ms)={t}) "
+            "ran for {t} milliseconds before timing out.")
+
+
+def test_a_bare_watchdog_timeout_is_read_from_its_record():
+    """SeqNum, OpType, NumelIn and Timeout(ms) decide: a start-up barrier is a rank still busy (hung next);
+    a late collective is a hung rank (a too-short timeout next); an hour-long timeout is not too short."""
+    early = [d["category"] for d in _report({"r.log": WATCHDOG.format(seq=2, op="ALLREDUCE", n=1, t=1800000)})["diagnoses"]]
+    late = [d["category"] for d in _report({"r.log": WATCHDOG.format(seq=4711, op="ALLREDUCE", n=4096, t=1800000)})["diagnoses"]]
+    long_ = [d["category"] for d in _report({"r.log": WATCHDOG.format(seq=4711, op="_ALLGATHER_BASE", n=4096, t=5400000)})["diagnoses"]]
+    assert early[:2] == ["timeout_misconfigured", "collective_timeout_hung_rank"]
+    assert late[0] == "collective_timeout_hung_rank" and "timeout_misconfigured" in late[1:3]
+    assert long_[0] == "collective_timeout_hung_rank" and "timeout_misconfigured" not in long_
