@@ -44,3 +44,36 @@ def test_gated_match_is_the_plain_match_on_every_sample():
         assert got == _plain(rs, events), sample.name
         total += len(got)
     assert total > 100
+
+
+def test_scoped_lookup_is_every_event_compared():
+    """``_Job.find`` reads a kind's events bucketed by what a scope compares (rank and attempt, host
+    and pid, host, file): the candidates hold every event in scope, in the kind's order, and ``find``
+    picks what comparing the event with every event of the kind picks; events with and without rank,
+    host, pid and attempt."""
+    import random
+
+    from logdoc.events import Event
+    from logdoc.kb.rule import _Clause, _in_scope
+
+    rnd = random.Random(7)
+    pick = rnd.choice
+    events = [Event("x.a" if i % 3 else "x.b", "INFO", pick(["f0", "f1", "f2", "f3"]), rnd.randrange(500), "t",
+                    rank=pick([None, 0, 1, 2]), host=pick([None, "", "h0", "h1"]), pid=pick([None, 10, 11]),
+                    attempt=pick([None, 0, 1]))
+              for i in range(300)]
+    job = _Job(events)
+    kind = job.by_kind("x.a")
+    for scope in ("rank", "host", "file", "job"):
+        clause = _Clause(("x.a",), None, None, scope, None)
+        for ev in events:
+            in_scope = [o for o in kind if _in_scope(scope, ev, o)]
+            got = [o for o in job.scoped("x.a").candidates(scope, ev) if _in_scope(scope, ev, o)]
+            assert got == in_scope, (scope, ev)
+            plain = None
+            for other in in_scope:
+                key = (0 if other.file == ev.file else 1, abs(other.line - ev.line))
+                if other is not ev and (plain is None or key < plain[0]):
+                    plain = (key, other)
+            found = job.find(clause, ev)
+            assert (found[0] if found else None) is (plain[1] if plain else None), (scope, ev)

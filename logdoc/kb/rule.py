@@ -188,12 +188,60 @@ def _in_scope(scope: str, ev: Event, other: Event) -> bool:
     return _same_process(ev, other)
 
 
+class _ScopeIndex:
+    """The events of one kind, bucketed by what :func:`_in_scope` compares, so that a ``with`` /
+    ``without`` look-up reads the events that can be in the clause's scope, not every event of the
+    kind (at 5,000 ranks a clause of a rule that fires on every rank compared 10,000 events each
+    time: 100 million scope tests). :meth:`candidates` gives a superset of the events in scope, in
+    the kind's order (``find``'s tie-break); ``_in_scope`` still decides."""
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self.events = events
+        self._buckets: dict[str, dict] | None = None
+
+    def _build(self) -> dict[str, dict]:
+        rank: dict = {}
+        hp: dict = {}
+        file: dict = {}
+        host: dict = {}
+        for i, e in enumerate(self.events):
+            if e.rank is not None:
+                rank.setdefault((e.rank, e.attempt), []).append(i)
+            if e.host and e.pid is not None:
+                hp.setdefault((e.host, e.pid), []).append(i)
+            if e.host:
+                host.setdefault(e.host, []).append(i)
+            file.setdefault(e.file, []).append(i)
+        self._buckets = {"rank": rank, "hp": hp, "file": file, "host": host}
+        return self._buckets
+
+    def candidates(self, scope: str, ev: Event, small: int = 64) -> Sequence[Event]:
+        if scope == "job" or len(self.events) < small:
+            return self.events
+        b = self._buckets or self._build()
+        if scope == "file":
+            return [self.events[i] for i in b["file"].get(ev.file, ())]
+        groups = [b["file"].get(ev.file, ())]
+        if scope == "host":
+            if ev.host:
+                groups.append(b["host"].get(ev.host, ()))
+        else:  # the same process (_same_process): the same rank, or host and pid, or file
+            if ev.rank is not None:
+                groups.append(b["rank"].get((ev.rank, ev.attempt), ()))
+            if ev.host and ev.pid is not None:
+                groups.append(b["hp"].get((ev.host, ev.pid), ()))
+        if len(groups) == 1 or not any(groups[1:]):
+            return [self.events[i] for i in groups[0]]
+        return [self.events[i] for i in sorted({i for g in groups for i in g})]
+
+
 class _Job:
     """All the events of one run, indexed by kind, for ``with`` / ``without`` look-ups."""
 
     def __init__(self, events: Sequence[Event], resolver: Any = None) -> None:
         self.events = events
         self._by_kind: dict[str, list[Event]] | None = None
+        self._scoped: dict[str, _ScopeIndex] = {}
         self.resolver = resolver
         self._ids: dict[int, frozenset[str]] = {}
 
@@ -218,11 +266,17 @@ class _Job:
             return [e for k, evs in self._by_kind.items() if k.startswith(prefix) for e in evs]
         return self._by_kind.get(kind, [])
 
+    def scoped(self, kind: str) -> "_ScopeIndex":
+        got = self._scoped.get(kind)
+        if got is None:
+            got = self._scoped[kind] = _ScopeIndex(self.by_kind(kind))
+        return got
+
     def find(self, clause: _Clause, ev: Event):
         best = None
         best_key = None
         for kind in clause.kinds:
-            for other in self.by_kind(kind):
+            for other in self.scoped(kind).candidates(clause.scope, ev):
                 if other is ev or not _in_scope(clause.scope, ev, other):
                     continue
                 ok, groups, caps = clause.accepts(other)
