@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .card import _candidates, _Card, _family_for, MAX_EVIDENCE
+from .card import _candidates, _Card, _family_for, evidence_of
 from .conditions import _Context
 from .load import Cause, Differentials
 
@@ -76,16 +76,7 @@ def _score(cause: Cause, ctx: _Context) -> tuple[int, list[str], list[str], list
 
 
 def _evidence(evs: Sequence, fallback: list[dict]) -> list[dict]:
-    out, seen = [], set()
-    for e in evs:
-        k = (e.file, e.line)
-        if k in seen or e.kind.startswith("analysis."):
-            continue
-        seen.add(k)
-        out.append({"file": e.file, "line": e.line, "rank": e.rank, "host": e.host, "kind": e.kind,
-                    "text": e.text})
-        if len(out) >= MAX_EVIDENCE:
-            break
+    out = evidence_of(evs, skip_analysis=True)
     if not out:
         out = [dict(x) for x in fallback[:1]]
     return out

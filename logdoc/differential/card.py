@@ -14,6 +14,23 @@ from .load import Cause, Differentials, Family
 MAX_EVIDENCE = 4
 
 
+def evidence_of(evs: Sequence, skip_analysis: bool = False) -> list[dict[str, Any]]:
+    """A card's evidence: the first MAX_EVIDENCE distinct lines of ``evs`` (an ``analysis.*`` event
+    is no line of the log when ``skip_analysis``)."""
+    out: list[dict[str, Any]] = []
+    seen = set()
+    for e in evs:
+        k = (e.file, e.line)
+        if k in seen or (skip_analysis and e.kind.startswith("analysis.")):
+            continue
+        seen.add(k)
+        out.append({"file": e.file, "line": e.line, "rank": e.rank, "host": e.host, "kind": e.kind,
+                    "text": e.text})
+        if len(out) >= MAX_EVIDENCE:
+            break
+    return out
+
+
 _STRONG_KINDS = ("nccl.warn", "torch.nccl_error")
 _STRONG_PREFIX = ("gloo.", "store.")
 _DIST_ERRORS = ("DistBackendError", "DistNetworkError", "DistStoreError", "DistError")
@@ -184,17 +201,7 @@ def _render(card: _Card, diffs: Differentials, ctx: _Context, order_key, note: b
         category = a.category if a is not None else None
     ranks = sorted({e.rank for e in evs if e.rank is not None})
     hosts = sorted({e.host for e in evs if e.host})
-    evidence = []
-    seen = set()
-    for e in evs:
-        k = (e.file, e.line)
-        if k in seen:
-            continue
-        seen.add(k)
-        evidence.append({"file": e.file, "line": e.line, "rank": e.rank, "host": e.host, "kind": e.kind,
-                         "text": e.text})
-        if len(evidence) >= MAX_EVIDENCE:
-            break
+    evidence = evidence_of(evs)
     return {
         "id": card.key,
         "category": category,
