@@ -47,11 +47,11 @@ tables imported across modules.
 from __future__ import annotations
 
 import heapq
-import re
 from dataclasses import dataclass
 
 from .events import Envelope
 from .fast import _ON as _fast  # the fast-path switch (a list: read without a call on every line)
+from .lazyre import lazy_re
 
 __all__ = ["Record", "BlockAssembler", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
            "MAY_START_FIRST", "MAY_START_WORDS"]
@@ -74,17 +74,17 @@ class Record:
 _TB_HEAD = "Traceback (most recent call last):"
 _CHAIN = ("During handling of the above exception, another exception occurred:",
           "The above exception was the direct cause of the following exception:")
-_EXC_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\s*$)")
-_NCCL_INTERP = re.compile(r"nccl[A-Z]\w*: ")
-_FRAME_EQ = re.compile(r"={3,}\s*$")
-_FRAME_DASH = re.compile(r"-{3,}\s*$")
-_SPAWN = re.compile(r"-- Process \d+ terminated with the following error:")
-_PG_OPEN = re.compile(r"\[(?:Rank|PG)\b[^\]]*$")
-_FR_STACK = re.compile(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
+_EXC_LINE = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\s*$)")
+_NCCL_INTERP = lazy_re(r"nccl[A-Z]\w*: ")
+_FRAME_EQ = lazy_re(r"={3,}\s*$")
+_FRAME_DASH = lazy_re(r"-{3,}\s*$")
+_SPAWN = lazy_re(r"-- Process \d+ terminated with the following error:")
+_PG_OPEN = lazy_re(r"\[(?:Rank|PG)\b[^\]]*$")
+_FR_STACK = lazy_re(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
 _WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout: WorkNCCL("
 # a line a paste put where it left lines out: `...`, `…`, `[...]`, `... (truncated)`, `(20 lines omitted)`,
 # `<snip>`. Only short lines are looked at (the pattern is then cheap whatever the line holds).
-_ELISION = re.compile(r"(?:\.{3,}|…+)(?:[ \t]*[\[(<][^\])>]*[\])>])?"
+_ELISION = lazy_re(r"(?:\.{3,}|…+)(?:[ \t]*[\[(<][^\])>]*[\])>])?"
                       r"|[\[(<][ \t]*(?:\.{3,}|…+|[\w \t.,]*\b(?:omitted|skipped|truncated|removed|snip|snipped|elided)\b[\w \t.,]*)[\])>]")
 
 
@@ -102,11 +102,11 @@ _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>
 
 
 MAX_WRAP_JOIN = 4
-_WRAP_GOES_ON = re.compile(r"[ \t]*[a-z]")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?[ \t]*$")
+_WRAP_GOES_ON = lazy_re(r"[ \t]*[a-z]")
+_SENTENCE_END = lazy_re(r"[.!?][\"')\]]?[ \t]*$")
 
 
-_OWN_HEADER = re.compile(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |[^\s:]+: ")  # NCCL's host:pid:tid, pdsh's host:
+_OWN_HEADER = lazy_re(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |[^\s:]+: ")  # NCCL's host:pid:tid, pdsh's host:
 
 
 def _open_sentence(prev: str) -> bool:

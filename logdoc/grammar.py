@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from .fast import enabled as fastpath_enabled, shape, subscribe
+from .lazyre import lazy_re
 from .resources import grammar_text
 
 MAX_SHAPES = 4096  # per parser and start symbol
@@ -79,7 +80,8 @@ class CachedParser:
         self.start = start
         self.shapes: dict[bytes, _Shape] = {}
         self.use_cache = fastpath_enabled()
-        self._patterns = {t.name: _no_groups(t.pattern.to_regexp()) for t in lark.terminals}
+        self._terminals = {t.name: t.pattern for t in lark.terminals}
+        self._patterns: dict[str, str] = {}  # a terminal's pattern without groups, made when a shape first needs it
         self.hits = self.misses = 0
         self._plans: dict[tuple[bytes, int], Any] = {}  # (shape, id(transformer)) -> compiled plan
 
@@ -133,6 +135,15 @@ class CachedParser:
             self.shapes[key] = self._learn(text, tree)
         return tree
 
+    def _pattern(self, name: str) -> str | None:
+        pat = self._patterns.get(name)
+        if pat is None:
+            term = self._terminals.get(name)
+            if term is None:
+                return None
+            pat = self._patterns[name] = _no_groups(term.to_regexp())
+        return pat
+
     def _learn(self, text: str, tree) -> _Shape:
         from lark import Token, Tree
 
@@ -152,7 +163,7 @@ class CachedParser:
         parts, pos = [], 0
         for tok in ordered:
             parts.append(_gap(text[pos:tok.start_pos]))  # whitespace, and keywords Lark kept out of the tree
-            pat = self._patterns.get(tok.type)
+            pat = self._pattern(tok.type)
             if pat is None:
                 return _Shape(None, None)
             parts.append(f"((?:{pat}))")
@@ -245,7 +256,7 @@ class _Unsupported(Exception):
     pass
 
 
-_WS = re.compile(r"[ \t]+")
+_WS = lazy_re(r"[ \t]+")
 
 
 def _no_groups(pattern: str) -> str:

@@ -27,9 +27,10 @@ from .envelope import has_huge_number
 from .events import Envelope
 from .fast import enabled as fastpath_enabled
 from .grammar import Parsed, parser
+from .lazyre import lazy_re
 from .templates import nccl_catalog
 
-HEADER = re.compile(
+HEADER = lazy_re(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] )?"
     # The host starts where a run of host characters starts: without the look-behind, a search
     # over a long line rescans the rest of the run from every position (quadratic time). The
@@ -43,22 +44,22 @@ HEADER = re.compile(
 # The header cut or left out (a paste that lost the start of the line, a logger that prints NCCL's
 # text under its own prefix, an exception that quotes the line): what is left of it before
 # `NCCL WARN` / `NCCL INFO`, on the first line of the text, after a blank, a bracket or the start.
-HEADLESS = re.compile(
+HEADLESS = lazy_re(
     r"(?:^|(?<=[\s\]:|]))(?:\[(?P<dev>-?\d+)\] )?"
     r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+)(?: \((?P<func>[^()\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN)(?: |$)"
 )
 # NCCL before 2.3 printed the level without the word NCCL: `host:pid:tid [0] INFO Ring 00 : ...`,
 # `host:pid:tid [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]`.
-OLD_HEADER = re.compile(
+OLD_HEADER = lazy_re(
     r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
     r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?(?P<level>INFO|WARN) "
 )
-_MASKED = re.compile(r"[Xx*#?]+|<[\w-]+>")
+_MASKED = lazy_re(r"[Xx*#?]+|<[\w-]+>")
 
 # The bare banner (<= 2.21 printf, or the VERSION level): the whole message, nothing else. A
 # torch error that quotes "NCCL version 2.x" mid-text is not a banner.
-BANNER = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)\s*$")
+BANNER = lazy_re(r"NCCL version (?P<v>\d+\.\d+\.\d+\S*)\s*$")
 
 RESULT_NAMES = {
     0: "ncclSuccess", 1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
@@ -68,9 +69,9 @@ RESULT_NAMES = {
 
 _LEVEL = {"INFO": "INFO", "WARN": "WARN", "TRACE": "TRACE", "CALL": "TRACE"}
 _KIND = {"INFO": "nccl.info", "WARN": "nccl.warn", "TRACE": "nccl.trace_level", "CALL": "nccl.call"}
-_IFACE = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:]+):(?P<addr>.+)<(?P<port>\d+)>$")
-_IBDEV = re.compile(r"\[(?P<index>\d+)\](?P<name>[^:]+):(?P<port>\d+)(?::[^/]*)?/(?P<link>\w+)$")
-_OOB = re.compile(r"(?P<name>[^:]+):(?P<addr>.+)<(?P<port>\d+)>$")
+_IFACE = lazy_re(r"\[(?P<index>\d+)\](?P<name>[^:]+):(?P<addr>.+)<(?P<port>\d+)>$")
+_IBDEV = lazy_re(r"\[(?P<index>\d+)\](?P<name>[^:]+):(?P<port>\d+)(?::[^/]*)?/(?P<link>\w+)$")
+_OOB = lazy_re(r"(?P<name>[^:]+):(?P<addr>.+)<(?P<port>\d+)>$")
 
 
 def _int(text: str) -> int | str:
@@ -389,7 +390,7 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
             env.pid = pid
         if "ts" in groups and h["ts"]:
             env.time = h["ts"].replace(" ", "T")
-        if h.re is OLD_HEADER:
+        if h.re is OLD_HEADER.compiled:
             fields["header"] = "old"
     if h["dev"] is not None:
         fields["dev"] = int(h["dev"])
@@ -436,7 +437,7 @@ BARE_MIN_LITERAL = 24
 # rdma-sharp plugins, ``NET/IBext_v8``, other forks), and pastes lose or add the space before the
 # colon (``NET/IB: `` is the 2.22+ wording, ``NET/IB : `` the older one): a ``NET/<name> :`` message
 # that no format reads is read again as the built-in transport's, under both spellings.
-_NET_NAME = re.compile(r"NET/(?P<net>[A-Za-z][\w.-]*?)\s*:\s*(?=\S)")
+_NET_NAME = lazy_re(r"NET/(?P<net>[A-Za-z][\w.-]*?)\s*:\s*(?=\S)")
 _NET_CANON = ("NET/IB : ", "NET/IB: ", "NET/Socket : ")
 
 

@@ -48,6 +48,7 @@ from .fast.grep import GrepFailed, GrepHits
 from .fast.lane import LANE_HEAD, Lane
 from .fast.memo import text_classify, torch_classify
 from .fast.scan import scan
+from .lazyre import lazy_re
 from .read import prefilter
 from .read.source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 from .results import ParseResult, Stats, Unrecognized
@@ -113,7 +114,7 @@ class LaneGate(IntEnum):
 
 _NONE, _QUIET, _ALL = Gate  # module constants: an enum's class attribute costs ten times a global
 _FREE, _LQUIET, _CLOSED = LaneGate
-_CONTINUES_RX = re.compile("|".join(re.escape(c) for c in CONTINUATION_MARKS))
+_CONTINUES_RX = lazy_re("|".join(re.escape(c) for c in CONTINUATION_MARKS))
 
 
 def _may_continue(text: str) -> bool:

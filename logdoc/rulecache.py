@@ -26,7 +26,7 @@ def _kb_key(dirs: Sequence[Path]) -> str | None:
     from . import __version__, annotations, cache, differential, kb, knowledge
 
     h = hashlib.sha256()
-    h.update(f"{KB_CACHE_SCHEMA}|{__version__}|{kb.SCHEMA}|{kb.regex_engine()}|{kb._yaml is not None}|"
+    h.update(f"{KB_CACHE_SCHEMA}|{__version__}|{kb.SCHEMA}|{kb.regex_engine()}|{kb.yaml_available()}|"
              f"{sys.version_info[:2]}".encode())
     # the loader's own code: an edited module of the kb or differential package makes a new key
     kb_files = sorted(str(p) for pkg in (kb, differential) for p in Path(pkg.__file__).parent.glob("*.py"))

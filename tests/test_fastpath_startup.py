@@ -170,3 +170,48 @@ def test_catalogs_from_the_cache_match_the_built_ones(tmp_path, monkeypatch):
             [(t.id, t.format, t.anchor, t.specificity) for t in rows]
     torch_catalog.templates.cache_clear()
     templates.nccl_catalog.cache_clear()
+
+
+def test_warm_start_imports_no_yaml(tmp_path):
+    """With the knowledge base in the user cache, `explain` reads no YAML: neither the loader nor
+    anything else imports PyYAML (about 15 ms); regex is imported by lark itself, not asked here."""
+    code = ("import sys, io, contextlib\nimport logdoc.cli as c, logdoc.cli.common as cc\n"
+            "kw = c._fast_explain(['explain', sys.argv[1], '--format', 'json'])\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        cc.explain_command(**kw)\n    except SystemExit:\n        pass\n"
+            "print('YAML', 'yaml' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOGDOC_CACHE_DIR=str(tmp_path), LOGDOC_JOBS="1")
+    env.pop("LOGDOC_NO_CACHE", None)
+    sample = str(SAMPLES / "nccl-socket-fallback")
+    cold, warm = (subprocess.run([sys.executable, "-c", code, sample], capture_output=True, text=True, env=env,
+                                 timeout=300) for _ in range(2))
+    assert "YAML True" in cold.stdout, cold.stdout[-300:] + cold.stderr[-500:]  # the cache is filled from YAML
+    assert "YAML False" in warm.stdout, warm.stdout[-300:] + warm.stderr[-500:]
+
+
+def test_lazy_pattern_is_the_compiled_pattern():
+    import copy
+    import re
+
+    from logdoc.lazyre import Pattern, lazy_re
+
+    src, flags = r"(?P<host>[\w-]+):(?P<pid>\d+) NCCL (INFO|WARN)", re.I
+    text = "gpu-1:42 nccl warn x gpu-2:7 NCCL INFO y"
+    for first in ("search", "pattern", "groupindex", "compiled"):
+        lazy, std = lazy_re(src, flags), re.compile(src, flags)
+        assert isinstance(lazy, Pattern) and "compiled" not in repr(lazy)
+        getattr(lazy, first)  # any first attribute compiles it
+        assert (lazy.pattern, lazy.flags, lazy.groups, dict(lazy.groupindex)) == \
+            (std.pattern, std.flags, std.groups, dict(std.groupindex))
+        assert lazy.search(text).groupdict() == std.search(text).groupdict()
+        assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in std.finditer(text)]
+        assert lazy.sub("-", text) == std.sub("-", text) and lazy.split(text) == std.split(text)
+        assert lazy.match(text, 21).span() == std.match(text, 21).span()
+        assert lazy.compiled is re.compile(src, flags) and isinstance(lazy, Pattern)
+    for other in (pickle.loads(pickle.dumps(lazy_re(src, flags))), copy.deepcopy(lazy)):
+        assert other.findall(text) == std.findall(text)
+    bad = lazy_re("(unclosed")
+    with pytest.raises(re.error):
+        bad.search("x")
+    with pytest.raises(AttributeError):
+        lazy_re("x").no_such_attribute

@@ -14,10 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-try:  # a time limit on each match (the browser build has only `re`)
-    import regex as _regex
-except ImportError:  # pragma: no cover
-    _regex = None
+from ..lazyre import lazy_re, regex_module  # (regex: a time limit on each match; the browser has only re)
 
 MATCH_TIMEOUT = 0.02  # seconds for one format against one message; longer counts as no match
 # Text up to this long is matched with plain `re` (faster; the worst adversarial case measured on every
@@ -63,10 +60,11 @@ class BoundedPattern:
         return self.std.groupindex
 
     def match(self, text: str, pos: int = 0):
-        if _regex is None or len(text) - pos <= SHORT_TEXT:
+        if len(text) - pos <= SHORT_TEXT or regex_module() is None:
             return self.std.match(text, pos)
         b = self._bounded
         if b is None:
+            _regex = regex_module()
             b = self._bounded = _regex.compile(self.pattern, _regex.DOTALL if self.flags & re.DOTALL else 0)
         try:
             return b.match(text, pos, timeout=MATCH_TIMEOUT)
@@ -77,7 +75,7 @@ class BoundedPattern:
 
 # --- printf
 
-PRINTF_CONV = re.compile(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
+PRINTF_CONV = lazy_re(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
                          r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspn%])|\{#?[A-Za-z_]\w*\}")
 
 

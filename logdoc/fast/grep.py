@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..lazyre import lazy_re
 from ..read import prefilter
 from ..read.source import Source
 
@@ -31,7 +32,7 @@ def grep_path() -> str | None:
 
 
 # The head of each line of ``grep -n -b`` output: ``NUMBER:OFFSET:``.
-_GREP_HEAD = re.compile(rb"^(\d+):(\d+):", re.M)
+_GREP_HEAD = lazy_re(rb"^(\d+):(\d+):", re.M)
 # A block whose first PROBE hits come less than DENSE_BYTES apart on average is read line by line
 # (an NCCL_DEBUG=INFO storm) without reading the rest of its hits.
 PROBE = 2048

@@ -24,7 +24,6 @@ being assembled, classified or built (:meth:`Lane.bar`).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
@@ -35,10 +34,11 @@ from ..classify.torch import BAR_TEMPLATE, bar_alone
 from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain, unwrap
 from ..events import Envelope, Event
 from ..classify.formats import SHORT_TEXT
+from ..lazyre import lazy_re
 
 # A lane line: `host:pid:tid [dev] NCCL INFO ` (a `>` first is a quote marker that unwrap's paste
 # layer peels, not part of a host name, and so is a backtick that opens inline code).
-LANE_HEAD = re.compile(r"(?![>`])([^\s:\[\]]*):(\d+):(\d+) \[(\d+)\] NCCL INFO ")
+LANE_HEAD = lazy_re(r"(?![>`])([^\s:\[\]]*):(\d+):(\d+) \[(\d+)\] NCCL INFO ")
 MAX_LANE_MEMO = 1 << 13
 MAX_MESSAGE_MEMO = 1 << 13
 MAX_BULK_PLANS = 4096

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from ..lazyre import lazy_re
 from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
@@ -31,7 +32,7 @@ _CTRL_BYTES = tuple(bytes([b]) for b in list(range(0, 9)) + [11, 12] + list(rang
 # `Last error:`, `WorkNCCL(`...) or another mark (`frame #`) need no looking for, and the tab is a
 # control byte: one search of a few literals (a fifth of the cost of every keyword and mark).
 _MARKS = [k for k in CONTINUATION_MARKS if k != "\t" and not any(w in k for w in prefilter.KEYWORDS)]
-_NOT_QUIET = re.compile(rb"[\x00-\x1f\x7f]|" + b"|".join(
+_NOT_QUIET = lazy_re(rb"[\x00-\x1f\x7f]|" + b"|".join(
     re.escape(k.encode("ascii")) for k in _MARKS if not any(o != k and o in k for o in _MARKS)))
 
 
@@ -39,7 +40,7 @@ def _quiet_skip(raw: bytes) -> bool:
     return raw.isascii() and _NOT_QUIET.search(raw) is None and raw.strip(b" ") != b""
 
 
-_CTRL_RX = re.compile(b"[" + b"".join(re.escape(b) for b in _CTRL_BYTES) + b"]")
+_CTRL_RX = lazy_re(b"[" + b"".join(re.escape(b) for b in _CTRL_BYTES) + b"]")
 
 
 def _region_is_plain(buf: bytes, start: int, end: int) -> bool:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from .conditions import _Cond
 from .examples import check_example, check_examples, example_events, example_sources, example_where, report_role
 from .load import _builtin_dir, _rule_files, compile_rules, load_compiled, load_rules
-from .patterns import MATCH_TIMEOUT, RuleTimeout, _Pattern, _regex, compile_pattern, regex_engine
+from .patterns import MATCH_TIMEOUT, RuleTimeout, _Pattern, compile_pattern, regex_engine, regex_module
 from .render import (TITLE_WIDTH, TemplateError, _Ph, human_times, parse_template, render_pieces, render_template,
                      template_names)
 from .rule import Match, Rule, _Clause, _event_values, _Job, card_title
@@ -42,7 +42,7 @@ from .schema import (APPLIES_TO_KEYS, BUILTIN_ID, CATEGORIES, CLAUSE_KEYS, DEFAU
                      RULE_KEYS_REQUIRED, SCHEMA, SCOPES, SEVERITIES, TOMBSTONE_KEYS, USER_ID, Problem)
 from .validate import _check_fields, _check_regex, _Checker, _kinds, build_rule
 from .versions import parse_version, version_in_range
-from .yamlfile import _load_yaml_file, _yaml
+from .yamlfile import _load_yaml_file, yaml_available, yaml_module
 
 __all__ = [
     "APPLIES_TO_KEYS", "BUILTIN_ID", "CATEGORIES", "CLAUSE_KEYS", "DEFAULT_CONFIDENCE", "EVENT_ATTRS", "FAMILIES",
@@ -56,3 +56,12 @@ __all__ = [
 # Private names that modules outside the package used before the split (kept importable from here):
 # _Clause, _Cond, _Pattern, _Job, _Ph, _event_values, _Checker, _check_fields, _check_regex, _kinds,
 # _load_yaml_file, _rule_files, _builtin_dir, _yaml, _regex.
+
+
+def __getattr__(name: str):
+    # ``_yaml`` and ``_regex``: the modules (or None without them), imported only when asked
+    if name == "_yaml":
+        return yaml_module()
+    if name == "_regex":
+        return regex_module()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ from .patterns import MATCH_TIMEOUT
 from .ruleset import RuleSet
 from .schema import FILE_KEYS, SCHEMA, Problem
 from .validate import build_rule
-from .yamlfile import _load_yaml_file, _yaml
+from .yamlfile import _load_yaml_file, yaml_module
 
 
 def _rules_from_document(data: Any, lines: Mapping[str, int], file: str) -> tuple[list[tuple[Any, int, dict[str, int]]], list[Problem]]:
@@ -73,6 +73,7 @@ def _load_dir(rs: RuleSet, d: Path, origin: str) -> None:
         rs.problems.append(Problem(str(d), 0, None, "rule folder not found"))
         return
     files = _rule_files(d)
+    _yaml = yaml_module()
     if _yaml is None and not any(p.suffix == ".json" for p in files):
         rs.problems.append(Problem(str(d), 0, None, "PyYAML is not installed and there is no compiled JSON"))
     for path in files:

@@ -4,13 +4,18 @@ with ``re`` (built-in rules, proved bounded; the browser).
 from __future__ import annotations
 
 import re as _re
+import sys
+from importlib.util import find_spec
 
-try:  # optional: a timeout on each match, used for every rule when available
-    import regex as _regex
-except ImportError:  # pragma: no cover - exercised by the browser build
-    _regex = None
+from ..lazyre import regex_module  # (built-in rules search with re: a run from the cache does not import regex)
 
 MATCH_TIMEOUT = 0.05  # seconds per search, when the `regex` module is available
+
+
+def __getattr__(name: str):
+    if name == "_regex":  # the module or None, as this name always gave; imported when asked
+        return regex_module()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class RuleTimeout(Exception):
@@ -18,17 +23,19 @@ class RuleTimeout(Exception):
 
 
 def regex_engine() -> str:
-    """``"regex"`` when the regex module is available, else ``"re"``."""
-    return "regex" if _regex is not None else "re"
+    """``"regex"`` when the regex module is available, else ``"re"`` (without importing it)."""
+    if "regex" in sys.modules:
+        return "regex" if sys.modules["regex"] is not None else "re"
+    return "regex" if find_spec("regex") is not None else "re"
 
 
 def compile_pattern(pattern: str, engine: str | None = None):
     """Compile ``pattern`` with ``engine`` (``"re"`` or ``"regex"``; default: the best available)."""
     engine = engine or regex_engine()
     if engine == "regex":
-        if _regex is None:
+        if regex_module() is None:
             raise RuntimeError("the regex module is not installed")
-        return _regex.compile(pattern)
+        return regex_module().compile(pattern)
     return _re.compile(pattern)
 
 
@@ -105,8 +112,8 @@ class _Pattern:
         self.source = source
         std = _re.compile(source)  # the browser has only `re`: every pattern must compile there
         self.groups = tuple(std.groupindex)
-        if _regex is not None and timeout is not None:
-            self.compiled = _regex.compile(source)
+        if timeout is not None and regex_module() is not None:
+            self.compiled = regex_module().compile(source)
             self.timeout = timeout
         else:
             self.compiled = std
@@ -138,7 +145,7 @@ class _Pattern:
                 else:
                     return None  # none of the texts every match holds
         if self.compiled is None:  # loaded from the cache: compiled on the first text that may match
-            self.compiled = _regex.compile(self.source) if self.timeout is not None else _re.compile(self.source)
+            self.compiled = regex_module().compile(self.source) if self.timeout is not None else _re.compile(self.source)
         if self.timeout is not None:
             try:
                 return self.compiled.search(text, timeout=self.timeout)

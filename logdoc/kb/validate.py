@@ -8,7 +8,7 @@ import re as _re
 from typing import Any, Mapping
 
 from .conditions import _Cond
-from .patterns import MATCH_TIMEOUT, _Pattern, _regex
+from .patterns import MATCH_TIMEOUT, _Pattern, regex_module
 from .render import TemplateError, parse_template, template_names
 from .rule import Rule, _Clause
 from .schema import (EXAMPLE_ROLES, APPLIES_TO_KEYS, BUILTIN_ID, CATEGORIES, CLAUSE_KEYS, EVENT_ATTRS, KIND_FIELDS, MATCH_KEYS,
@@ -57,6 +57,7 @@ def _check_regex(ck: _Checker, path: str, pattern: Any) -> tuple[str, ...] | Non
     except _re.error as exc:
         ck.err(path, f"pattern does not compile under re: {exc}")
         return None
+    _regex = regex_module()
     if _regex is not None:
         try:
             alt = _regex.compile(pattern)

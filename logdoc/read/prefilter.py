@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy_re
+
 # Literal keywords: a line without any of them is never parsed (unless it continues a record).
 KEYWORDS = (
     "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "]:[", "CUDA", "terminate",
@@ -37,10 +39,10 @@ KEYWORDS = (
     "%|",  # a tqdm progress bar: the program's own work and how long it ran (a busy rank, not a hung one)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
-_CANDIDATE = re.compile("|".join(re.escape(k) for k in KEYWORDS))
+_CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
 
 # Strong markers: a candidate with one of these that no grammar reads is worth listing.
-MARKERS = re.compile(
+MARKERS = lazy_re(
     r"NCCL|c10d|ProcessGroup|Gloo|gloo/|torch\.distributed|torchrun|WorkNCCL|Watchdog|watchdog|TCPStore"
     r"|\[rank\d+\]|Traceback|ChildFailedError|DistBackendError|DistNetworkError|DistStoreError|NVRM"
 )

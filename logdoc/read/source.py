@@ -18,7 +18,6 @@ from __future__ import annotations
 import glob
 import io
 import os
-import re
 import stat
 import sys
 import zlib
@@ -27,15 +26,16 @@ from typing import BinaryIO, Iterable, Iterator
 
 from .gunzip import MAGIC, GunzipReader
 from .lines import CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
+from ..lazyre import lazy_re
 
 BLOCK = 1 << 20
 SNIFF = 8192
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?")
+_ANSI = lazy_re(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])?")
 # The escape written out as text: rsyslog / journald exports escape the control byte as `#033`, `cat -v`
 # and some web log viewers show it as `^[`, JSON-logged output as `\u001b`, `\x1b`, `\033` or `\e`. Only
 # the colour and erase sequences (a CSI ending in m or K) that terminals get around every word.
-_ANSI_TEXT = re.compile(r"(?:#033|\^\[|\\(?:u001[bB]|x1[bB]|033|e))\[[0-9;]{0,16}[mK]")
+_ANSI_TEXT = lazy_re(r"(?:#033|\^\[|\\(?:u001[bB]|x1[bB]|033|e))\[[0-9;]{0,16}[mK]")
 _GLOB_CHARS = set("*?[")
 
 
@@ -291,4 +291,4 @@ def _clean(raw: bytes) -> str:
     return text
 
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROLS = lazy_re(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
