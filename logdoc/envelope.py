@@ -57,11 +57,21 @@ def _openmpi(m: re.Match, env: Envelope) -> str:
     return "openmpi"
 
 
+_NAME_RANK = re.compile(r"(?<![\w])rank=(\d+)")
+
+
 def _ray(m: re.Match, env: Envelope) -> str:
+    """Ray's ``(pid=N)``, ``(Actor pid=N, ip=A)`` and vLLM's ``(VllmWorker rank=1 pid=N)``,
+    ``(VllmWorker TP1 pid=N)``, ``(EngineCore_DP0 pid=N)``: a process name (any words), then its pid."""
     env.pid = int(m["pid"])
-    env.process = env.process or m["actor"]
-    if m["rank"] is not None and env.rank is None:
-        env.rank = int(m["rank"])  # vLLM's multiprocessing worker: `(VllmWorker rank=1 pid=N)`
+    actor = m["actor"]
+    if actor:
+        r = _NAME_RANK.search(actor) if "rank=" in actor else None
+        if r is not None:
+            if env.rank is None:
+                env.rank = int(r.group(1))  # vLLM's multiprocessing worker: `(VllmWorker rank=1 pid=N)`
+            actor = (actor[:r.start()] + actor[r.end():]).strip() or actor
+        env.process = env.process or actor
     if m["ip"]:
         env.host = env.host or m["ip"]
     return "ray"
@@ -168,6 +178,47 @@ def _stdlib(m: re.Match, env: Envelope) -> str:
     return "pylog"
 
 
+def _syslog(m: re.Match, env: Envelope) -> str:
+    """syslog / journald's short format: ``Dec  2 09:00:00 host ident[pid]: `` (RFC 3164), also after
+    an ISO stamp (``journalctl -o short-iso``)."""
+    env.host = env.host or m["host"]
+    if m["pid"]:
+        env.pid = env.pid or int(m["pid"])
+    env.process = env.process or m["ident"]
+    return "syslog"
+
+
+def _syslog_after_time(m: re.Match, env: Envelope) -> str:
+    """``host ident[pid]: `` after an ISO stamp (``journalctl -o short-iso``); only there (unwrap)."""
+    return _syslog(m, env)
+
+
+def _compose(m: re.Match, env: Envelope) -> str:
+    """``docker compose logs``: ``<service>-<n>  | `` (Compose v1: ``<project>_<service>_<n>``)."""
+    env.process = env.process or m["svc"]
+    return "compose"
+
+
+def _cri(m: re.Match, env: Envelope) -> str:
+    """A container runtime's log file (CRI, as kubelet keeps it): after the time, the stream and
+    ``F`` (a full line) or ``P`` (a part)."""
+    return "cri"
+
+
+def _lightning(m: re.Match, env: Envelope) -> str:
+    """Lightning's rank prefix (``rank_prefixed_message``): ``[rank: 1] ``."""
+    if env.rank is None:
+        env.rank = int(m["rank"])
+    return "rank"
+
+
+def _rich(m: re.Match, env: Envelope) -> str:
+    """rich's logging handler: ``[12/02/26 09:00:00] ERROR    message      file.py:12`` (the source
+    location at the right margin is cut off by :func:`unwrap`)."""
+    env.level = _LEVEL[m["lvl"]]
+    return "rich"
+
+
 def _excepthook(m: re.Match, env: Envelope) -> str:
     env.rank = int(m["rank"])
     return "rank"
@@ -199,11 +250,13 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("[", re.compile(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
     ("[", re.compile(r"\[\d+ similar log lines?\] "), _similar),
     ("[", re.compile(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
+    ("[", re.compile(r"\[rank: (?P<rank>\d+)\] "), _lightning),
+    ("[", re.compile(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
     # torchrun --tee `[default0]:`; the `[${rank}]:` template gives `[3]:`, but a bare `[1]:` alone on
     # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.
     ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
     ("[", re.compile(r"\[(?P<rank>\d+)\] "), _mpich),
-    ("(", re.compile(r"\((?P<actor>[\w.]+)(?: rank=(?P<rank>\d+))? pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
+    ("(", re.compile(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
     ("(", re.compile(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
     ("[", re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "
@@ -216,14 +269,25 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),
     ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
                          r"\[(?P<src>[\w./<>-]+:\d+)\] ?"), _vllm),
+    ("JFMASOND", re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
+                            r"(?P<host>[\w.-]+) (?P<ident>[\w./-]+)(?:\[(?P<pid>\d{1,7})\])?: "), _syslog),
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+     re.compile(r"(?P<host>[\w.-]+) (?P<ident>[\w./-]+)\[(?P<pid>\d{1,7})\]: "), _syslog_after_time),
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+     re.compile(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
+    ("s", re.compile(r"std(?:out|err) [FP] "), _cri),
     ("abcdefghijklmnopqrstuvwxyz", re.compile(rf"(?P<host>{_HOST}): "), _pdsh),
 ]
+
+# readers of a line's start that apply only after an ISO stamp (unwrap)
+AFTER_TIME = (_syslog_after_time, _cri)
 
 _BY_FIRST: dict[str, list[tuple[re.Pattern, Callable]]] = {}
 for _chars, _rx, _fn in ENVELOPES:
     for _c in _chars:
         _BY_FIRST.setdefault(_c, []).append((_rx, _fn))
 
+_RICH_LOCATION = re.compile(r"[ \t]{2,}[\w.<>-]+:\d+[ \t]*$")
 _RAY_REPEAT = re.compile(r" \[repeated (\d+)x across cluster\]$")
 _EMBEDDED = re.compile(r"\[rank\d+\]:\[[FEWIV]")
 EMBED_MARK = "]:["  # in every line where _EMBEDDED finds a c10 envelope after residue
@@ -278,15 +342,8 @@ def _envelope_at(line: str, pos: int) -> bool:
     return False
 
 
-def unwrap(line: str) -> tuple[Envelope, str]:
-    """Split ``line`` into what its envelopes said and the message inside them."""
-    env = Envelope()
-    if has_huge_number(line):
-        env.layers = ()
-        return env, line
-    layers: list[str] = []
-    pos = _paste(line) if line else 0
-    pasted = pos > 0
+def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
+    """The known envelopes at the front of ``line`` from ``pos``, outside in: where they end."""
     n = len(line)
     while pos < n and len(layers) < MAX_LAYERS:
         cands = _BY_FIRST.get(line[pos])
@@ -298,6 +355,8 @@ def unwrap(line: str) -> tuple[Envelope, str]:
                 continue
             if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"])):
                 continue  # a bare word and a colon is far more often a message than a host
+            if fn in AFTER_TIME and (not layers or layers[-1] != "iso-time"):
+                continue  # (a word at a line's start is far more often a message)
             before = (env.time,)
             layers.append(fn(m, env))
             if before[0] and env.time and env.time.startswith("--") and not before[0].startswith("--"):
@@ -306,6 +365,27 @@ def unwrap(line: str) -> tuple[Envelope, str]:
             break
         else:
             break
+    return pos
+
+
+def leading_end(line: str) -> int:
+    """Where the paste decoration and the known envelopes at the front of ``line`` end (what
+    :func:`unwrap` peels before it looks for residue)."""
+    if has_huge_number(line):
+        return 0
+    return _peel(line, _paste(line) if line else 0, Envelope(), [])
+
+
+def unwrap(line: str) -> tuple[Envelope, str]:
+    """Split ``line`` into what its envelopes said and the message inside them."""
+    env = Envelope()
+    if has_huge_number(line):
+        env.layers = ()
+        return env, line
+    layers: list[str] = []
+    pos = _paste(line) if line else 0
+    pasted = pos > 0
+    pos = _peel(line, pos, env, layers)
     if not layers or layers[-1] not in ("c10", "glog", "pylog"):
         # Progress-bar or other residue before a c10 envelope: `240it [05:55, 1.47s/it][rank0]:[E709 ...`
         m = _EMBEDDED.search(line, pos) if EMBED_MARK in line else None
@@ -316,7 +396,13 @@ def unwrap(line: str) -> tuple[Envelope, str]:
                     layers.append(fn(mm, env))
                     pos = mm.end()
                     break
+        else:
+            pos = _residue(line, pos, env, layers)
     msg = line[pos:] if pos else line
+    if "rich" in layers:
+        r = _RICH_LOCATION.search(msg)
+        if r is not None:
+            msg = msg[:r.start()]
     if msg.endswith(RAY_SUFFIX):
         r = _RAY_REPEAT.search(msg)
         if r is not None:
@@ -329,6 +415,138 @@ def unwrap(line: str) -> tuple[Envelope, str]:
         layers.insert(0, "paste")
     env.layers = tuple(layers)
     return env, msg
+
+
+# ---------------------------------------------------------------------------------------------
+# unknown residue before a known start
+
+# A prefix that no envelope knows (a log shipper's, a logger's format, a viewer's columns) before what
+# certainly starts a line: a glog / torch Python-logger header, a stdlib logger's `LEVEL:name:`, or a
+# Python exception line (`RuntimeError: ...`, `torch.distributed.DistBackendError: ...`). The residue
+# is peeled as an unnamed layer ("residue") when it reads as a prefix (:func:`prefix_like`); what it
+# names (a pid, a rank, a label, a time, a level) stays with the line (:func:`prefix_identity`).
+_RESIDUE_START = re.compile(
+    r"(?<=[\s:\]|)>])(?:"
+    r"(?P<glog>(?:\[rank\d+\]:)?[FEWIC]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./+-]+:\d+\] )"
+    r"|(?P<stdlib>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:root|__main__|\w+(?:\.\w+)+):)"
+    r"|(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::[ \t]|:?$))"
+    r")")
+# the words that cannot start a residue's search: cheap literal tests before the regular expression
+_RESIDUE_WORDS = ("] ", "ERROR:", "WARNING:", "INFO:", "CRITICAL:", "DEBUG:", "Error", "Exception",
+                  "Interrupt", "Exit", "Failure")
+MAX_RESIDUE = 160
+_MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun".split())
+LEVEL_WORDS = {"INFO": "INFO", "ERROR": "ERROR", "WARNING": "WARN", "WARN": "WARN", "DEBUG": "DEBUG",
+               "CRITICAL": "FATAL", "FATAL": "FATAL", "TRACE": "TRACE", "NOTICE": "INFO"}
+_PROSE = re.compile(r"[A-Za-z][a-z]+[,.;!?]?")
+_MARKED = re.compile(r"[\d|$>+#]")
+
+
+def prefix_like(text: str) -> bool:
+    """Whether ``text`` (what stands before a known start on a line) reads as a prefix, not as the
+    start of a sentence: short, no word of prose in it (a word of letters other than a level, a
+    month or a day), and something a prefix has (a digit, a level word, ``|``, ``$``, ``>``, ``+``,
+    ``#``); never NCCL's own text (its lines quote nothing and are read where they stand)."""
+    if not text.strip() or len(text) > MAX_RESIDUE or "NCCL" in text or text.lstrip().startswith(_PROTECTED):
+        return False
+    marked = _MARKED.search(text) is not None
+    for tok in text.split():
+        if tok in LEVEL_WORDS or tok.rstrip(":") in LEVEL_WORDS:
+            marked = True
+        elif _PROSE.fullmatch(tok) and tok not in _MONTHS:
+            return False
+    return marked
+
+
+_PROTECTED = ("[Rank", "[PG", "[c10d", "[Gloo", "[gloo", "[enforce")
+
+
+def _residue(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
+    """Where the message starts when unknown residue stands before a known start (``pos`` else)."""
+    n = len(line)
+    if n - pos < 8 or not any(w in line for w in _RESIDUE_WORDS):
+        return pos
+    m = _RESIDUE_START.search(line, pos + 1, min(n, pos + MAX_RESIDUE + 80))
+    if m is None or m.start() - pos > MAX_RESIDUE:
+        return pos
+    res = line[pos:m.start()]
+    if m["exc"] is not None:
+        if not prefix_like(res):
+            return pos
+    elif not res.strip() or "NCCL" in res:
+        return pos
+    for k, v in prefix_identity(res).items():
+        if k == "label":
+            if v and env.process is None:
+                env.process = v
+        elif k in ("rank", "pid") or getattr(env, k) is None:
+            setattr(env, k, v)  # (the innermost layer names the process, as a rank inside a tee does)
+    layers.append("residue")
+    if m["exc"] is not None:
+        return m.start()
+    for rx, fn in _BY_FIRST[line[m.start()]]:
+        mm = rx.match(line, m.start())
+        if mm is not None and fn in (_glog, _stdlib):
+            t0 = env.time
+            layers.append(fn(mm, env))
+            if t0 and env.time and env.time.startswith("--") and not t0.startswith("--"):
+                env.time = t0  # keep the stamp that has a year
+            return mm.end()
+    return m.start()
+
+
+# What a peeled prefix says about its line: time, level, and the words that name its process.
+_TOKEN = re.compile(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
+_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
+_MDHMS = re.compile(r"(?<![\d/-])(\d\d)[-/](\d\d)[ T](\d\d:\d\d:\d\d)")
+_PID = re.compile(r"\bpid[=: ]\s*(\d{1,7})\b", re.I)
+_RANK = re.compile(r"\brank[_ =:]?\s?(\d{1,6})\b", re.I)
+_TIME_TOKEN = re.compile(r"[\[(]?[\d:.,TZ/+-]*\d[\d:.,TZ/+-]*[\])]?:?$")
+_SEPARATOR = re.compile(r"[^\w\[(]+")
+_SYSLOG_PID = re.compile(r"[A-Za-z]\[(\d{1,7})\]:[ \t]*$")
+_LOCATION_TOKEN = re.compile(r"[\w./+-]+\.\w{1,4}:\d+\]?:?|[\w.]+:[\w<>.]+:\d+")
+
+
+def prefix_identity(prefix: str) -> dict:
+    """What a peeled prefix says about its line: ``time``, ``level``, ``pid``, ``rank`` and ``label``
+    (its words that name a process: not times, levels, streams, separators or source locations,
+    which change from line to line of one process)."""
+    out: dict = {}
+    m = _ISO.search(prefix)
+    if m is not None:
+        out["time"] = f"{m.group(1)}T{m.group(2)}"
+    else:
+        m = _MDHMS.search(prefix)
+        if m is not None and 1 <= int(m.group(1)) <= 12 and 1 <= int(m.group(2)) <= 31:
+            out["time"] = f"--{m.group(1)}-{m.group(2)}T{m.group(3)}"
+    label = []
+    syslog = _SYSLOG_PID.search(prefix)
+    for tok in _TOKEN.findall(prefix):
+        word = tok.strip("[]():|")
+        if tok in LEVEL_WORDS or word in LEVEL_WORDS:
+            out.setdefault("level", LEVEL_WORDS[tok if tok in LEVEL_WORDS else word])
+            continue
+        if _TIME_TOKEN.fullmatch(tok) or _ISO.search(tok) or tok.lower() in ("[stderr]", "[stdout]", "(stderr)",
+                                                                              "(stdout)", "stderr", "stdout"):
+            continue
+        if tok[0] == "[" and "." in tok and ":" in tok and tok.rstrip(":]").rsplit(":", 1)[-1].isdigit():
+            continue  # a logger's [file.py:123] (or [LEVEL|file.py:123])
+        if tok[0] in "[(" and all(_TIME_TOKEN.fullmatch(x) for x in tok.strip("[]():").split()):
+            continue  # a bracketed date and time (`[12/02/26 09:00:00]`)
+        if _LOCATION_TOKEN.fullmatch(tok) or _SEPARATOR.fullmatch(tok) or tok in _MONTHS:
+            continue  # a source location (`x.py:12`, loguru's `module:function:12`), a separator, a month
+        label.append(tok)
+    text = " ".join(label)
+    m = _PID.search(text)
+    if m is not None:
+        out["pid"] = int(m.group(1))
+    elif syslog is not None:
+        out["pid"] = int(syslog.group(1))  # syslog's `ident[pid]:`
+    m = _RANK.search(text) or re.fullmatch(r"\[(\d{1,6})\]:?", text)
+    if m is not None:
+        out["rank"] = int(m.group(1))
+    out["label"] = text
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

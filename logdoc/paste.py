@@ -47,12 +47,13 @@ streams, and interleaving is detected on the same token shapes (``_shape``, ``_t
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .envelope import has_huge_number, unwrap
+from .envelope import LEVEL_WORDS, has_huge_number, leading_end, prefix_identity, prefix_like, unwrap
 from .events import Envelope
 from .nccl import HEADER as _NCCL_HEADER
 from .read.prefilter import _CANDIDATE, candidate
@@ -154,17 +155,11 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
 
 # A token of a line's head: a bracketed or parenthesised group, or a run without blanks or brackets.
 _TOKEN = re.compile(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
-_LEVELS = {"INFO": "INFO", "ERROR": "ERROR", "WARNING": "WARN", "WARN": "WARN", "DEBUG": "DEBUG",
-           "CRITICAL": "FATAL", "FATAL": "FATAL", "TRACE": "TRACE", "NOTICE": "INFO"}
+_LEVELS = LEVEL_WORDS
 _EXC_WORD = re.compile(r"(?:\w+\.)*\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure)\b")
 _PROTECTED_BRACKET = ("[Rank", "[PG", "[rank", "[c10d", "[Gloo", "[gloo", "[enforce")
 _SIMILAR = re.compile(r"\[\d+ similar log lines\][ \t]*")   # Ray's log deduplication note
-_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
-_MDHMS = re.compile(r"(?<!\d)(\d\d)[-/](\d\d)[ T](\d\d:\d\d:\d\d)")
-_PID = re.compile(r"\bpid[=: ]\s*(\d{1,7})\b", re.I)
-_RANK = re.compile(r"\brank[_ =:]?(\d{1,6})\b", re.I)
 _PROCESS_HEADER = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[-?\d+\]")  # NCCL's host:pid:tid, also before NCCL printed "NCCL"
-_TIME_TOKEN = re.compile(r"[\[(]?[\d:.,TZ/+-]*\d[\d:.,TZ/+-]*[\])]?:?$")
 
 
 def _shape(tok: str) -> str:
@@ -314,38 +309,128 @@ def _learn_prefix(lines: list[str]) -> _Prefix | None:
     return _Prefix(best) if best else None
 
 
-def _identity(prefix: str) -> dict:
-    """What a peeled prefix says about its line: time, level, and the words that name its process."""
-    out: dict = {}
-    m = _ISO.search(prefix)
-    if m is not None:
-        out["time"] = f"{m.group(1)}T{m.group(2)}"
-    else:
-        m = _MDHMS.search(prefix)
-        if m is not None and 1 <= int(m.group(1)) <= 12 and 1 <= int(m.group(2)) <= 31:
-            out["time"] = f"--{m.group(1)}-{m.group(2)}T{m.group(3)}"
-    label = []
-    for tok in _TOKEN.findall(prefix):
-        if tok in _LEVELS:
-            out.setdefault("level", _LEVELS[tok])
+_identity = prefix_identity  # what a peeled prefix says about its line (logdoc/envelope.py)
+
+
+# ------------------------------------------------------------------------------------------------
+# residue before a known start, learned from the source
+
+# What certainly starts a line of a record (a traceback's first line, its frames and chain
+# separators, a C++ backtrace's frames, a C++ exception's first line). Text before it that
+# unwrap() does not know and that reads as a prefix (envelope.prefix_like) is a prefix of the
+# source's own: where it stands before at least two such starts (by its shape: digits, blanks and
+# level words may change from line to line), it is peeled from every line it starts, so the lines
+# between (a traceback's source lines) lose it too.
+_ANCHOR = re.compile(
+    r"Traceback \(most recent call last\):[ \t]*$|  File \"[^\"\n]*\", line \d+|frame #\d+: "
+    r"|During handling of the above exception|The above exception was the direct cause"
+    r"|terminate called after throwing an instance of|Exception raised from ")
+_ANCHOR_WORDS = ("Traceback (most", "  File \"", "frame #", "During handling", "The above exception",
+                 "terminate called", "Exception raised from")
+MAX_RESIDUE_SHAPES = 16
+_RESIDUE_PART = re.compile(r"(\d+)|([ \t]+)|([A-Za-z]+)|(.)", re.S)
+_LEVEL_RX = "(?:" + "|".join(sorted(LEVEL_WORDS, key=len, reverse=True)) + ")"
+
+
+def _anchor_residue(t: str) -> tuple[int, int] | None:
+    """(start, end) of the unknown prefix before a known start on line ``t``; None when there is none."""
+    if not t or len(t) > LONG or not any(w in t for w in _ANCHOR_WORDS):
+        return None
+    m = _ANCHOR.search(t)
+    if m is None or m.start() == 0:
+        return None
+    k = leading_end(t)
+    if m.start() <= k or not prefix_like(t[k:m.start()]):
+        return None
+    return k, m.start()
+
+
+def _residue_shape(res: str) -> str:
+    """A regular expression for prefixes of the shape of ``res``: its digits, inner blanks and
+    level words may vary; the blanks that end it may not (they are not the message's indentation)."""
+    out = []
+    parts = list(_RESIDUE_PART.finditer(res))
+    for j, p in enumerate(parts):
+        if p.group(1):
+            out.append(r"\d+")
+        elif p.group(2):
+            out.append(r"[ \t]+" if j < len(parts) - 1 else re.escape(p.group(2)))
+        elif p.group(3):
+            out.append(_LEVEL_RX if p.group(3) in LEVEL_WORDS else re.escape(p.group(3)))
+        else:
+            out.append(re.escape(p.group(4)))
+    return "".join(out)
+
+
+def _learn_residue(lines: list[str], skip: dict) -> list[re.Pattern]:
+    """The residue shapes that stand before a known start on at least two lines."""
+    counts: Counter = Counter()
+    for i, t in enumerate(lines[:LEARN_LINES]):
+        if i in skip:
             continue
-        if _TIME_TOKEN.fullmatch(tok) or _ISO.search(tok) or tok.lower() in ("[stderr]", "[stdout]", "(stderr)",
-                                                                              "(stdout)"):
+        got = _anchor_residue(t)
+        if got is not None and len(counts) < MAX_RESIDUE_SHAPES:
+            counts[_residue_shape(t[got[0]:got[1]])] += 1
+    return [re.compile(k) for k, n in sorted(counts.items(), key=lambda kv: -len(kv[0])) if n >= 2]
+
+
+# ------------------------------------------------------------------------------------------------
+# log lines inside JSON records
+
+# A log shipper's or a collector's file: one JSON object per line that holds the line (docker's
+# json-file driver `{"log": "...\n", "stream": "stderr", "time": "..."}`, journald's `journalctl -o
+# json` `{"MESSAGE": "...", "_HOSTNAME": ..., "_PID": ...}`). The line is read from the object; a
+# docker record without its newline is a part of a line longer than the driver's buffer, joined to
+# the parts that follow it.
+_JSON_KEYS = ("log", "MESSAGE")
+
+
+def _json_record(t: str) -> dict | None:
+    if len(t) > 4 * LONG or not t.startswith('{"') or not t.rstrip().endswith("}"):
+        return None
+    try:
+        d = json.loads(t)
+    except ValueError:
+        return None
+    if not isinstance(d, dict):
+        return None
+    for key in _JSON_KEYS:
+        if isinstance(d.get(key), str):
+            return d
+    return None
+
+
+def _decode_json_lines(out: list[str], paste: "Paste") -> bool:
+    changed = False
+    i = 0
+    while i < len(out):
+        d = _json_record(out[i])
+        if d is None:
+            i += 1
             continue
-        if tok[0] == "[" and "." in tok and ":" in tok and tok.rstrip(":]").rsplit(":", 1)[-1].isdigit():
-            continue  # a logger's [file.py:123]
-        if re.fullmatch(r"[\w./+-]+\.\w{1,4}:\d+\]?:?", tok):
-            continue  # a source location
-        label.append(tok)
-    text = " ".join(label)
-    m = _PID.search(text)
-    if m is not None:
-        out["pid"] = int(m.group(1))
-    m = _RANK.search(text) or re.fullmatch(r"\[(\d{1,6})\]:?", text)
-    if m is not None:
-        out["rank"] = int(m.group(1))
-    out["label"] = text
-    return out
+        key = "log" if isinstance(d.get("log"), str) else "MESSAGE"
+        text = d[key]
+        j = i + 1
+        while key == "log" and not text.endswith("\n") and j < len(out) and j - i < MAX_WRAP_JOIN:
+            nxt = _json_record(out[j])
+            if nxt is None or not isinstance(nxt.get("log"), str):
+                break
+            text += nxt["log"]
+            out[j] = ""
+            j += 1
+        out[i] = text.rstrip("\r\n").replace("\r\n", " ").replace("\n", " ")
+        ident: dict = {}
+        if isinstance(d.get("time"), str):
+            ident["time"] = d["time"]
+        if isinstance(d.get("_HOSTNAME"), str):
+            ident["host"] = d["_HOSTNAME"]
+        if isinstance(d.get("_PID"), str) and d["_PID"].isdigit():
+            ident["pid"] = int(d["_PID"])
+        if ident:
+            paste.ids[i + 1] = ident
+        changed = True
+        i = j
+    return changed
 
 
 # ------------------------------------------------------------------------------------------------
@@ -484,8 +569,11 @@ def _stream(text: str) -> tuple | None:
 def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | None:
     """The repaired lines (as many as given) and what was learned for them, or None when the
     lines show no paste damage."""
-    out, changed = _strip_markdown(lines)
+    out = list(lines)
     paste = Paste()
+    changed = _decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False
+    out, md = _strip_markdown(out)
+    changed = changed or md
     head = out[:HEAD_LINES]
 
     # Ray's deduplication note, wherever it stands in a line
@@ -521,13 +609,30 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             labels[i] = got
             out[i] = t[:start] + t[end:]
             changed = True
+
+    # residue that stands before the known starts of the source's lines
+    shapes = _learn_residue(head, labels)
+    if shapes:
+        for i, t in enumerate(out):
+            if i in labels or not t or len(t) > LONG:
+                continue
+            k = leading_end(t)
+            for rx in shapes:
+                m = rx.match(t, k)
+                if m is not None and k < m.end() < len(t):
+                    labels[i] = _identity(m.group(0))
+                    out[i] = t[:k] + t[m.end():]
+                    changed = True
+                    break
+
+    if labels:
         distinct = {d.get("label") for d in labels.values()}
         for i, d in labels.items():
             ident = {k: d[k] for k in ("time", "level", "pid", "rank") if k in d}
             if len(distinct) > 1 and "pid" not in d and "rank" not in d and d.get("label"):
                 ident["host"] = d["label"].strip("[]():")
             if ident:
-                paste.ids[i + 1] = ident
+                paste.ids.setdefault(i + 1, {}).update(ident)
 
     # hard wraps at a fixed width
     width = _wrap_width(head)
@@ -868,6 +973,15 @@ def as_written(lines: list[str]) -> bool:
         return False
     if text.strip() and _FLUSH.search(nl) is None:
         return False  # every line indented: maybe a code block
+    if '\n{"' in nl and any(t.startswith('{"') and _json_record(t) is not None for t in lines):
+        return False  # log lines inside JSON records
+    if any(w in text for w in _ANCHOR_WORDS):
+        residue = 0  # a prefix of the source's own before the known starts of two lines
+        for t in lines:
+            if _anchor_residue(t) is not None:
+                residue += 1
+                if residue >= 2:
+                    return False
     eligible = 0
     for t in lines:
         if t and not t.isspace():

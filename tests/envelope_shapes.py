@@ -1,0 +1,210 @@
+"""The prefixes that launchers, loggers, log shippers and pastes put before a log line, and the
+catalog messages they are put around (tests/test_envelope_matrix.py).
+
+Each shape is a function ``(line, k) -> text`` that writes one line as that tool writes it (``k``
+varies the rank, pid or host between messages); a message of several lines (a traceback) has every
+line wrapped, as a launcher or a logger prefixes every line it forwards. The layouts are those the
+tools document or print in their source (named beside each); the values (hosts, pids, times) are
+neutral ones.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+STAMP = "2026-12-02T09:00:00.123456789Z"
+
+
+def _per_line(fn):
+    def wrap(text: str, k: int) -> str:
+        return "\n".join(fn(line, k) for line in text.split("\n"))
+    wrap.__doc__ = fn.__doc__
+    return wrap
+
+
+def _tee(line: str, k: int) -> str:
+    return f"[default{k % 8}]:{line}"
+
+
+# ------------------------------------------------------------------------------------------------
+# launchers
+
+LAUNCHERS = {
+    # torchrun --tee 3 / --redirects: torch/distributed/elastic/multiprocessing (`[{role}{local_rank}]:`)
+    "torchrun tee": lambda l, k: f"[default{k % 8}]:{l}",
+    # torch >= 2.2 (`[rank3]: ` before every line of a rank's traceback)
+    "rank": lambda l, k: l if l.startswith("[rank") else f"[rank{k}]: {l}",
+    "tee rank": lambda l, k: f"[default{k % 8}]:{l}" if l.startswith("[rank") else f"[default{k % 8}]:[rank{k}]: {l}",
+    # Open MPI mpirun --tag-output: `[jobid,rank]<stream>:`
+    "openmpi": lambda l, k: f"[1,{k}]<stderr>:{l}",
+    # MPICH / Hydra mpiexec -prepend-rank (-l): `[rank] `
+    "mpich": lambda l, k: f"[{k}] {l}",
+    # srun --label: `task: ` (right-aligned when the job has more tasks than one digit holds)
+    "srun": lambda l, k: f"{k}: {l}",
+    "srun padded": lambda l, k: f"{k:>3}: {l}",
+    # pdsh (and DeepSpeed's PDSH runner): `host: `
+    "pdsh": lambda l, k: f"gpu-node-{k:02d}: {l}",
+    "deepspeed pdsh tee": lambda l, k: f"worker-{k}: [default{k % 8}]:{l}",
+    # Ray: worker output `(pid=N)`, an actor's `(Actor pid=N, ip=...)`
+    "ray pid": lambda l, k: f"(pid={4000 + k}) {l}",
+    "ray actor": lambda l, k: f"(RayTrainWorker pid={4000 + k}, ip=10.0.0.{k + 1}) {l}",
+    # vLLM's multiprocessing executor: `(VllmWorker rank=N pid=N)`
+    "vllm worker": lambda l, k: f"(VllmWorker rank={k} pid={4000 + k}) {l}",
+    # vLLM's later process names (`VllmWorker TP1`, `EngineCore_DP0`, `Worker_TP1`) before the pid
+    "vllm worker tp": lambda l, k: f"(VllmWorker TP{k} pid={4000 + k}) {l}",
+    "vllm engine core": lambda l, k: f"(EngineCore_DP0 pid={4000 + k}) {l}",
+    "ray actor tee": lambda l, k: f"(RayTrainWorker pid={4000 + k}, ip=10.0.0.{k + 1}) [rank{k}]: {l}"
+    if not l.startswith("[rank") else f"(RayTrainWorker pid={4000 + k}, ip=10.0.0.{k + 1}) {l}",
+}
+
+# ------------------------------------------------------------------------------------------------
+# log shippers and viewers
+
+SHIPPERS = {
+    # kubectl logs --prefix: `[pod/<pod>/<container>] `
+    "kubectl prefix": lambda l, k: f"[pod/trainer-worker-{k}/pytorch] {l}",
+    # kubectl logs --timestamps: RFC3339Nano
+    "kubectl timestamps": lambda l, k: f"{STAMP} {l}",
+    # docker compose logs: `<service>-<n>  | `
+    "compose": lambda l, k: f"trainer-{k + 1}  | {l}",
+    # journald / syslog (short): `Mon DD HH:MM:SS host ident[pid]: `
+    "syslog": lambda l, k: f"Dec  2 09:00:00 gpu-node-{k:02d} python[{4000 + k}]: {l}",
+    # GitHub Actions: each line after its time (7 fraction digits)
+    "github actions": lambda l, k: f"2026-12-02T09:00:00.1234567Z {l}",
+    # journalctl -o short-iso
+    "journald short-iso": lambda l, k: f"2026-12-02T09:00:00+0000 gpu-node-{k:02d} python3[{4000 + k}]: {l}",
+    # a container runtime's log file (CRI, kubelet's /var/log/pods): time, stream, F(ull) or P(art)
+    "cri": lambda l, k: f"{STAMP} stderr F {l}",
+    # docker compose v1: `<project>_<service>_<n>  | `
+    "compose v1": lambda l, k: f"proj_trainer_{k + 1}  | {l}",
+    # `aws logs tail`: time, log stream, message
+    "aws logs tail": lambda l, k: f"2026-12-02T09:00:00.123000+00:00 algo-{k}-1764666000 {l}",
+    # a log viewer's table copied as text (Grafana / Loki): the time column, a tab, the line
+    "viewer table": lambda l, k: f"2026-12-02 09:00:00.123\t{l}",
+}
+
+# ------------------------------------------------------------------------------------------------
+# Python loggers
+
+LOGGERS = {
+    # logging.basicConfig() default: `%(levelname)s:%(name)s:%(message)s`
+    "stdlib default": lambda l, k: f"ERROR:root:{l}",
+    # `%(asctime)s - %(name)s - %(levelname)s - %(message)s`
+    "asctime name level": lambda l, k: f"2026-12-02 09:00:00,123 - __main__ - ERROR - {l}",
+    # loguru's default format
+    "loguru": lambda l, k: f"2026-12-02 09:00:00.000 | ERROR    | train:main:{k + 10} - {l}",
+    # transformers' explicit format: `[%(levelname)s|%(filename)s:%(lineno)s] %(asctime)s >> %(message)s`
+    "transformers": lambda l, k: f"[ERROR|trainer.py:{k + 100}] 2026-12-02 09:00:00,123 >> {l}",
+    # accelerate / transformers examples: `%(asctime)s - %(levelname)s - %(name)s - %(message)s`, `%m/%d/%Y %H:%M:%S`
+    "accelerate": lambda l, k: f"12/02/2026 09:00:00 - ERROR - __main__ - {l}",
+    # glog: `Lmmdd hh:mm:ss.uuuuuu threadid file:line] `
+    "glog": lambda l, k: f"E1202 09:00:00.000000  {4000 + k} train.cc:{k + 10}] {l}",
+    # rich's logging handler: `[%x %X] LEVEL    message ... file.py:line` at the right margin
+    "rich": lambda l, k: f"[12/02/26 09:00:00] ERROR    {l}{' ' * 8}train.py:{k + 10}",
+    # Lightning's rank_prefixed_message
+    "lightning": lambda l, k: f"[rank: {k}] {l}",
+    # a timestamp, then a level, then the line (many loggers' own formats)
+    "time level": lambda l, k: f"2026-12-02 09:00:00 ERROR {l}",
+    "bracketed time level": lambda l, k: f"[2026-12-02 09:00:00] [ERROR] {l}",
+}
+
+# ------------------------------------------------------------------------------------------------
+# paste damage
+
+DAMAGE = {
+    "ansi": lambda l, k: f"\x1b[31m{l}\x1b[0m",
+    "quote": lambda l, k: f"> {l}",
+    "cat -n": lambda l, k: f"{k + 1:>6}\t{l}",
+    "shell prompt": lambda l, k: f"$ {l}",
+    "shell trace": lambda l, k: f"+ {l}",
+    "crlf": lambda l, k: f"{l}\r",
+}
+
+# ------------------------------------------------------------------------------------------------
+# two or three layers
+
+STACKED = {
+    "kubectl timestamps + tee": lambda l, k: f"{STAMP} [default{k % 8}]:{l}",
+    "compose + tee": lambda l, k: f"trainer-{k + 1}  | [default{k % 8}]:{l}",
+    "srun + tee + rank": lambda l, k: f"{k}: [default{k % 8}]:{l}" if l.startswith("[rank")
+    else f"{k}: [default{k % 8}]:[rank{k}]: {l}",
+    "ansi + loguru": lambda l, k: f"\x1b[32m2026-12-02 09:00:00.000\x1b[0m | \x1b[31mERROR   \x1b[0m | train:main:12 - {l}",
+    "quote + pdsh + tee": lambda l, k: f"> gpu-node-{k:02d}: [default{k % 8}]:{l}",
+    "kubectl prefix + timestamps": lambda l, k: f"[pod/trainer-worker-{k}/pytorch] {STAMP} {l}",
+}
+
+def _first_line(fn):
+    """A logger's format prefixes a record's first line; the lines of a multi-line record follow bare."""
+    def wrap(text: str, k: int) -> str:
+        first, sep, rest = text.partition("\n")
+        return fn(first, k) + sep + rest
+    return wrap
+
+
+def _docker(text: str, k: int) -> str:
+    return "\n".join(json.dumps({"log": line + "\n", "stream": "stderr", "time": STAMP}, ensure_ascii=False,
+                                separators=(",", ":")) for line in text.split("\n"))
+
+
+SHAPES: dict[str, object] = {}
+for group in (LAUNCHERS, SHIPPERS, DAMAGE, STACKED):
+    for name, fn in group.items():
+        SHAPES[name] = _per_line(fn)
+for name, fn in LOGGERS.items():
+    SHAPES[name] = _first_line(fn)
+SHAPES["docker json-file"] = _docker
+
+
+# ------------------------------------------------------------------------------------------------
+# the messages
+
+def nccl_items():
+    """(label, line): each NCCL WARN format, as its newest release prints it with its header."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tests"))
+    from nccl_render import render_line
+
+    with open(ROOT / "tests" / "data" / "nccl-messages-by-version.tsv", encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t") if r["level"] == "WARN"]
+    for row in rows:
+        tag = row["last_tag"]
+        yield f"nccl {tag} {row['locations_in_last_tag'].split(',')[0]}", render_line(
+            "WARN", row["format"], tag, row["locations_in_last_tag"])
+
+
+_ELASTIC = re.compile(r"torch/distributed/(?:elastic|run)|elastic")
+_TRACEBACK = ('Traceback (most recent call last):\n  File "/workspace/train.py", line 10, in <module>\n'
+              '    main()\n{m}')
+
+
+def torch_items():
+    """(label, text): each PyTorch / Gloo catalog row of a failure or warning level, as it is
+    printed: a c10 log line, a torchrun (elastic) agent's Python log line, a Python traceback
+    ending in the message (Gloo's errors, exceptions)."""
+    import importlib.util
+    import sys
+    sys.path.insert(0, str(ROOT / "tests"))
+    spec = importlib.util.spec_from_file_location("catalog_coverage", ROOT / "tools" / "catalog_coverage.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for label, text, source in mod.torch_lines():
+        ident = label.split(" ", 1)[1]
+        if "\n" in text.strip():
+            continue  # a multi-line report: its lines are not one message
+        if "elastic" in ident:
+            msg = re.sub(r"^\[rank0\]:\[([EWF])1201 10:11:12\.000000000 [^\]]+\] ", "", text)
+            lvl = text[9] if text.startswith("[rank0]:[") else "E"
+            word = {"E": "ERROR", "W": "WARNING", "F": "CRITICAL"}[lvl]
+            # torch >= 2.3's elastic logger (glog-like), and the stdlib layout of older releases
+            yield f"{label} [glog]", f"{lvl}1202 09:00:00.123000 4242 torch/distributed/elastic/agent/server/api.py:700] {msg}"
+            yield f"{label} [stdlib]", f"{word}:torch.distributed.elastic.agent.server.api:{msg}"
+            continue
+        if text.startswith("RuntimeError: "):
+            yield label, _TRACEBACK.format(m=text)
+            yield f"{label} [last line]", text  # a traceback's last line alone
+            continue
+        yield label, text
