@@ -90,6 +90,7 @@ KINDS: dict[str, KindSpec] = {
                            "a line of nccl-tests' device list (one per rank of the run)"),
     "stack.collective": _k(("function", "frame_file", "frame_line", "format"), _N,
                            "a sampled stack's frame in a torch.distributed collective (py-spy dump)"),
+    "nccltests.table": _k((), _N, "nccl-tests' result table header, printed before its first row"),
     "nccltests.row": _k(("size", "count", "dtype", "redop", "wrong"), _N,
                         "a row of nccl-tests' result table (size, type, whether its check found wrong values)"),
     "ray.store_shm": _k(("dir", "requested", "available"), _N,

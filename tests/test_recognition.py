@@ -1139,3 +1139,29 @@ def test_a_vllm_worker_prefix_names_the_process_and_its_node():
     assert evs and evs[0].process == "VllmWorkerProcess" and evs[0].to_dict()["process"] == "VllmWorkerProcess"
     rep = _report(text)
     assert rep["diagnoses"][0]["category"] == "shm_exhausted"  # one node: shared memory before the network
+
+
+@pytest.mark.parametrize("line,host,bus", [
+    ("#  Rank  0 Group  0 Pid  1234 on node1 device  0 [0x1b] NVIDIA A100-SXM4-80GB", "node1", "0x1b"),
+    ("#   Rank  1 Pid   1688 on    node1 device  1 [0x18] Tesla V100-SXM2-16GB", "node1", "0x18"),
+    ("#   Rank  0 Pid  2128 on node1 device  0 [0000:2f:00.0] AMD Instinct MI100", "node1", "0000:2f:00.0"),  # rccl-tests
+    ("#   Rank  2 uses device  2 [0x0d] Tesla M40 24GB", None, "0x0d"),  # the single-process nccl-tests of 2016-2017
+    ("   Rank  2 uses device  2 [0x0d] Tesla M40 24GB", None, "0x0d"),  # the `#` lost in a paste
+])
+def test_nccl_tests_device_lines_of_every_release(line, host, bus):
+    p = neighbours.classify_tests(line)
+    assert p is not None and p.kind == "nccltests.device"
+    assert p.fields.get("test_host") == host and p.fields["bus"] == bus
+
+
+@pytest.mark.parametrize("line,kind", [
+    ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+     "nccltests.table"),
+    ("#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res",
+     "nccltests.table"),
+    ("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)", None),
+    ("step 12 | time 0.31 s | algbw is not a word here", None),
+])
+def test_nccl_tests_table_header(line, kind):
+    p = neighbours.classify_tests(line)
+    assert (p.kind if p is not None else None) == kind

@@ -83,6 +83,8 @@ def _nodes(job: Job) -> Event | None:
     if hosts:
         return _node_event(len(hosts), "nccl-tests devices", dev[:4],
                            f"nccl-tests lists its ranks on {len(hosts)} host{'s' if len(hosts) != 1 else ''}")
+    if dev:  # the single-process nccl-tests (2016-2017) names no host: one process drives every GPU
+        return _node_event(1, "nccl-tests devices", dev[:4], "one nccl-tests process drives every GPU of its list")
     # the hosts that printed NCCL lines (their header names the host)
     printed: dict[str, Event] = {}
     for e in job.events:

@@ -27,8 +27,15 @@ _TESTS_CUDA_FAILURE = re.compile(
 # nccl-tests' device list (rank 0 prints one line per rank of the whole run, src/common.cu):
 # `#  Rank  0 Group  0 Pid  70918 on node1 device  0 [0x01] NVIDIA A100-SXM4-80GB`
 # (nccl-tests before the Group column: `#   Rank  0 Pid   1688 on    node1 device  0 [0x18] <gpu>`)
-_TESTS_DEVICE = re.compile(r"^#\s*Rank\s+(?P<rank>\d+) (?:Group\s+(?P<group>\d+) )?Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+device\s+"
-                           r"(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+)\]\s*(?P<gpu>.*?)\s*$")
+# (the single-process nccl-tests of 2016-2017: `#   Rank  0 uses device  0 [0x05] Tesla M40 24GB`, no pid nor host);
+# rccl-tests prints the full PCI address: `[0000:2f:00.0]`. A paste may turn the leading `#` into `>`.
+_TESTS_DEVICE = re.compile(r"^[#>]?\s*Rank\s+(?P<rank>\d+) (?:(?:Group\s+(?P<group>\d+) )?Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+"
+                           r"device|uses device)\s+(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
+                           r"[0-9a-fA-F]{2}\.[0-9a-fA-F])\]\s*(?P<gpu>.*?)\s*$")
+# nccl-tests' result table header, printed once before the first row (src/common.cu): the newer
+# `#       size         count      type   redop    root     time   algbw   busbw #wrong ...` and the
+# older `#      bytes             N    type      op     time  algbw  busbw      res ...`.
+_TESTS_TABLE = re.compile(r"^[#>]?\s*(?:size\s+count|bytes\s+N)\s+type\s+.*\btime\s+algbw\s+busbw\b")
 # nccl-tests' result rows (src/common.cu): size, count, type, [redop, [root,]] then per placement (out of place,
 # in place) time, algbw, busbw and the check: the largest absolute error as `%6.0e` (2017-2021) or the
 # number of wrong values, `#wrong` (2022-); `N/A` where the test skips the check.
@@ -100,12 +107,18 @@ def classify_tests(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"source_location": m["loc"], "error": m["error"].strip()})
-    if " Pid " in line and "device" in line:
+    if (" Pid " in line or "uses device" in line) and "device" in line:
         m = _TESTS_DEVICE.match(line)
         if m is not None:
-            return Parsed("nccltests.device", "INFO", "nccltests.device",
-                          {"test_rank": int(m["rank"]), "group": int(m["group"] or 0), "test_pid": int(m["pid"]),
-                           "test_host": m["host"], "device": int(m["device"]), "bus": m["bus"], "gpu": m["gpu"]})
+            f = {"test_rank": int(m["rank"]), "group": int(m["group"] or 0), "device": int(m["device"]),
+                 "bus": m["bus"], "gpu": m["gpu"]}
+            if m["pid"] is not None:
+                f.update(test_pid=int(m["pid"]), test_host=m["host"])
+            return Parsed("nccltests.device", "INFO", "nccltests.device", f)
+    if "algbw" in line:
+        m = _TESTS_TABLE.match(line)
+        if m is not None:
+            return Parsed("nccltests.table", "INFO", "nccltests.table", {})
     if line[:1].isdigit() and "." in line:
         m = _TESTS_ROW.match(line)
         if m is not None:
