@@ -82,6 +82,10 @@ _SPAWN = lazy_re(r"-- Process \d+ terminated with the following error:")
 _PG_OPEN = lazy_re(r"\[(?:Rank|PG)\b[^\]]*$")
 _FR_STACK = lazy_re(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
 _WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout: WorkNCCL("
+# a line of torchrun's failure summary (elastic's ChildFailedError.format_msg) that opens it when a paste
+# cut its head (the `====` border, `<script> FAILED`): an entry's `[i]:`, one of its fields, a section line
+SUMMARY_BODY = lazy_re(r"(?m)\[\d+\]:[ \t]*$|[ \t]+(?:time|host|rank|exitcode|error_file|traceback)[ \t]*: "
+                       r"|Root Cause \(first observed failure\):|Failures:[ \t]*$")
 # a line a paste put where it left lines out: `...`, `…`, `[...]`, `... (truncated)`, `(20 lines omitted)`,
 # `<snip>`. Only short lines are looked at (the pattern is then cheap whatever the line holds).
 _ELISION = lazy_re(r"(?:\.{3,}|…+)(?:[ \t]*[\[(<][^\])>]*[\])>])?"
@@ -455,6 +459,8 @@ class BlockAssembler:
             return True
         if c == "t" and text.startswith("terminate called"):
             return True
+        if c in "[ \tRF" and SUMMARY_BODY.match(text):
+            return True
         if "Error" in text or "error" in text or "Exception" in text or "exception" in text:
             return True
         if env.level is not None or env.source is not None:
@@ -468,6 +474,8 @@ class BlockAssembler:
             b = _Block("traceback", lineno, env, text, "frames")
         elif _FRAME_EQ.match(text):
             b = _Block("child_failed", lineno, env, text, "head")
+        elif text[0] in "[ \tRF" and SUMMARY_BODY.match(text):
+            b = _Block("child_failed", lineno, env, text, "cut")  # the summary without its head
         elif _is_cont(text) and (text.startswith("Exception raised from ") or text.startswith("frame #")
                                  or text.startswith("<omitting")):
             b = _Block("frames", lineno, env, text)
@@ -640,7 +648,17 @@ class BlockAssembler:
         return "end"
 
     def _accept_child_failed(self, b: _Block, text: str, probe: bool) -> str:
-        # states: head (after the opening ====), body, root (after "Root Cause"), done
+        # states: head (after the opening ====), body, root (after "Root Cause"), done; cut: opened
+        # by a line of the body (its head cut by a paste): only the summary's own lines, up to its border
+        if b.state == "cut":
+            if _FRAME_EQ.match(text):
+                if not probe:
+                    b.state = "done"
+                return "take"
+            if (SUMMARY_BODY.match(text) or _FRAME_DASH.match(text) or text.strip() == "<NO_OTHER_FAILURES>"
+                    or (text[:1] in " \t" and text.strip())):
+                return "take"
+            return "end"
         if b.state == "head":
             if not text.rstrip().endswith(" FAILED"):
                 return "end"
@@ -667,9 +685,9 @@ may_start = BlockAssembler._may_start  # may_start(text, env): could this line o
 
 # The first characters of the lines :func:`may_start` accepts on a line with no envelope and without
 # one of :data:`MAY_START_WORDS`: one per test in ``_may_start`` (traceback head, summary frame,
-# ``[Rank``/``[PG``, ``terminate called``, ``Rank ``/``Detected mismatch``/spawn), and the first
+# ``[Rank``/``[PG``, ``terminate called``, the summary's body, ``Rank ``/``Detected mismatch``/spawn), and the first
 # characters of every continuation line (``_is_cont``: a tab, ``nccl...: ``, ``#N``, the prefixes).
-MAY_START_FIRST = frozenset("T=[tRD-\tn#") | frozenset(p[0] for p in _CONT_PREFIXES)
+MAY_START_FIRST = frozenset("T=[tRD-\tn# F") | frozenset(p[0] for p in _CONT_PREFIXES)
 # Substrings one of which is in every line ``_may_start`` accepts by its word test (Error, error,
 # Exception, exception).
 MAY_START_WORDS = ("rror", "xception")

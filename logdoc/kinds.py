@@ -117,7 +117,7 @@ KINDS: dict[str, KindSpec] = {
                                 "the watchdog saw an asynchronous error and aborts", True),
     "torch.watchdog_failure": _k(PG_FIELDS + EXCEPTION_FIELDS + _NESTED + ("seq", "last_enqueued", "last_completed", "exception",
                                                                  "error_string", "last_error", "nccl_result",
-                                                                 "nccl_version", "thread_died"), _T,
+                                                                 "nccl_version", "thread_died", "timed_out"), _T,
                                  "the watchdog thread failed or tore the process down", True),
     "torch.work_progress": _k(PG_FIELDS + ("last_enqueued", "last_completed"), _T, "last enqueued/completed work", True),
     "torch.heartbeat": _k(PG_FIELDS, _T, "the heartbeat monitor fired", True),

@@ -31,8 +31,8 @@ import pytest
 from logdoc import envelope, nccl
 from logdoc.classify import torch as torchlines
 from logdoc.read import prefilter
-from logdoc.classify.torch import catalog as torch_catalog, exceptions, gloo, torchrun
-from logdoc.blocks import BlockAssembler
+from logdoc.classify.torch import catalog as torch_catalog, exceptions, gloo
+from logdoc.blocks import SUMMARY_BODY, BlockAssembler
 from logdoc.classify.formats import split_alts
 from logdoc.envelope import has_huge_number, unwrap
 from logdoc.events import Envelope
@@ -370,7 +370,7 @@ _MESSAGE_STARTS = [
     "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=", "NCCL error in: ",
     "Detected mismatch between collectives on ranks. Rank 0 is running collective: CollectiveFingerPrint(",
     "[/x/gloo/transport/tcp/pair.cc:1] ", "Gloo connectFullMesh failed with ", "terminate called after throwing ",
-    "Exception raised from ", "[1]:\n  time      : ", "NVRM: Xid (PCI:0000:01:00): 79, ", "[c10d] ",
+    "Exception raised from ", "[1]:\n  time      : ", "  exitcode  : ", "Root Cause (first observed failure):\n", "NVRM: Xid (PCI:0000:01:00): 79, ", "[c10d] ",
     "ChildFailedError: \n" + "=" * 20 + "\n",
 ]
 
@@ -380,7 +380,7 @@ def test_torch_message_patterns_are_bounded():
     locations, peers, the failure table), through ``classify``, twice (the second run takes the
     grammar cache's fast path)."""
     cases = []
-    for rx in (exceptions.EXC_LINE, gloo.PEER, torchrun.TABLE_ENTRY, gloo.GLOO_LOC):
+    for rx in (exceptions.EXC_LINE, gloo.PEER, SUMMARY_BODY, gloo.GLOO_LOC):
         cases += list(_regex_cases(f"torch {rx.pattern[:30]!r}", rx.pattern))
     units = ("a ", "a.", "1, ", "[a]", "=", "\n  a", "\n", ": ", "(", ")", "Error: ", "[Rank 0] ")
     for start in _MESSAGE_STARTS:

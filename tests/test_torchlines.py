@@ -26,10 +26,12 @@ def c(text, env=NONE):
 # --------------------------------------------------------------------------------------------
 # ProcessGroupNCCL watchdog
 
+_PG = "torch:ProcessGroupNCCL:"
+
 def test_watchdog_timeout():
     p = c("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, "
           "NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.", E)
-    assert (p.kind, p.level, p.template) == ("torch.watchdog_timeout", "ERROR", "torch.watchdog_timeout")
+    assert (p.kind, p.level, p.template) == ("torch.watchdog_timeout", "ERROR", _PG + "watchdog-caught-collective-operation-timeout-worknccl-seqnum")
     f = p.fields
     assert (f["seq"], f["op_type"], f["numel_in"], f["numel_out"], f["timeout_ms"], f["elapsed_ms"], f["pg_rank"]) == \
         (1, "BROADCAST", 131072000, 131072000, 600000, 600081, 0)
@@ -42,15 +44,18 @@ def test_watchdog_timeout_wrapped_and_old_record():
     p = c("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, "
           "Timeout(ms)=1800000) ran for 1800519 milliseconds before timing out.")
     assert p.fields["seq"] == 4 and "numel_in" not in p.fields
+    # 1.x's record (no SeqNum, NumelIn) is the same catalog message
+    assert p.template == _PG + "watchdog-caught-collective-operation-timeout-worknccl-seqnum"
     p = c("[Rank 0] Work WorkNCCL(SeqNum=9, OpType=ALLGATHER, NumelIn=4, NumelOut=8, Timeout(ms)=60000) timed out in blocking wait.")
     assert p.kind == "torch.watchdog_timeout" and p.fields["blocking_wait"] is True
+    assert p.template == _PG + "work-worknccl-seqnum-optype-numelin-numelout-timeout"
 
 
 def test_async_exception_seed_wrapped():
     # /work/shared/seeds/003 (DGX Spark forum post), as the block assembler joins it
     p = c("[Rank 0] Collective\nWorkNCCL(SeqNum=1, OpType=COALESCED, NumelIn=0, NumelOut=0, Timeout(ms)=600000)\n"
           "raised the following async exception: NCCL error: invalid usage", E)
-    assert p.kind == "torch.async_exception" and p.template == "torch.async_exception"
+    assert p.kind == "torch.async_exception" and p.template == _PG + "collective-worknccl-seqnum-optype-numelin-numelout-timeout"
     f = p.fields
     assert (f["seq"], f["op_type"], f["numel_in"], f["timeout_ms"]) == (1, "COALESCED", 0, 600000)
     assert f["exception"] == "NCCL error: invalid usage"
@@ -204,6 +209,79 @@ def test_monitored_barrier():
           "Timed out waiting 5000ms for recv operation to complete")
     assert p.fields["failed_ranks"] == [1, 3]
     assert p.fields["cause"]["template"] == "gloo:transport/tcp/unbound_buffer.cc:78"
+
+
+_GLOO_PG = "torch:ProcessGroupGloo:"
+
+
+@pytest.mark.parametrize("line,tid", [
+    ("[rank0]:[E1201 10:11:12.000000000 ProcessGroupGloo.cpp:67] [Rank 0]: Rank 1 failed to pass monitoredBarrier in 5000 ms",
+     _GLOO_PG + "rank-failed-to-pass-monitoredbarrier-in-ms"),
+    ("[E ProcessGroupGloo.cpp:2793] [Rank 0]: Ranks 1, 3 failed to pass monitoredBarrier in 30000 ms",
+     _GLOO_PG + "ranks-failed-to-pass-monitoredbarrier-in-ms"),
+    ("RuntimeError: [Rank 0]: Rank 2 failed to pass monitoredBarrier in 1000 ms\n Original exception: \n"
+     "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:136] Timed out waiting 1000ms for send operation to complete",
+     _GLOO_PG + "rank-failed-to-pass-monitoredbarrier-in-ms-2"),
+    ("[rank3]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group "
+     "watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+     _PG + "process-group-watchdog-thread-terminated-with-exception"),
+    ("[E ProcessGroupNCCL.cpp:1182] [PG 0 Rank 3] Process group watchdog thread terminated with exception: unknown",
+     _PG + "process-group-watchdog-thread-terminated-with-exception-2"),
+    ("[E ProcessGroupNCCL.cpp:737] [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught "
+     "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800520 milliseconds "
+     "before timing out.", _PG + "nccl-watchdog-thread-terminated-with-exception"),
+    ("[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
+     "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.",
+     _PG + "watchdog-caught-collective-operation-timeout-worknccl-seqnum"),
+    # the watchdog's report of the failed work in 2.2 - 2.6's words, under each release's PG prefix
+    ("[rank7]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 7] Timeout at NCCL work: 1, last enqueued NCCL work: 1, "
+     "last completed NCCL work: 0.", _PG + "failure-detected-by-watchdog-at-work-sequence"),
+    ("[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 1] Timeout at NCCL work: 9, "
+     "last enqueued NCCL work: 9, last completed NCCL work: 8.", _PG + "failure-detected-by-watchdog-at-work-sequence"),
+    ("[rank2]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 2] Exception (either an error "
+     "or timeout) detected by watchdog at work: 20, last enqueued NCCL work: 20, last completed NCCL work: 19.",
+     _PG + "failure-detected-by-watchdog-at-work-sequence"),
+])
+def test_grammar_read_messages_carry_their_catalog_ids(line, tid):
+    """A message a grammar reads carries its catalog row's id in every release's wording, with its c10
+    and ProcessGroup prefixes (which the catalog's formats lack), so rules by template and the
+    annotations find it."""
+    from logdoc.annotations import catalog_ids
+    from logdoc.pipeline import parse_text
+
+    assert tid in catalog_ids().known
+    evs = parse_text(line).events
+    assert evs and evs[0].template == tid, [(e.kind, e.template) for e in evs]
+    if "NCCL work:" in line:
+        f = evs[0].fields
+        assert (f["seq"], f["last_enqueued"] - f["last_completed"], f["pg_id"]) == (f["last_enqueued"], 1, 0)
+
+
+def test_dump_signal_messages_read_whole():
+    """Every release's wording of the flight-recorder dump message gives the work counters, whatever
+    sentence holds them (2.3's `{details}`, 2.4's own words, `from  rank N` with two blanks)."""
+    from logdoc.pipeline import parse_text
+
+    tail = ("This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the "
+            "order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. "
+            "Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the "
+            "communications library (e.g. NCCL), etc. ")
+    lines = [
+        "[rank0]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1284] [PG 0 Rank 0] Received a dump signal from this "
+        "local rank and will start to dump the debug info. Last enqueued NCCL work: 5, last completed NCCL work: 4.",
+        "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1284] [PG 0 Rank 1] Received a global timeout from "
+        "another rank and will start to dump the debug info. Last enqueued NCCL work: 5, last completed NCCL work: 4.",
+        "[rank0]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1413] [PG 0 (default_pg) Rank 0] Received a dump signal "
+        "due to a collective timeout from this local rank and we will try our best to dump the debug info. Last "
+        "enqueued NCCL work: 5, last completed NCCL work: 4." + tail,
+        "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a "
+        "dump signal due to a collective timeout from  rank 0 and we will try our best to dump the debug info. Last "
+        "enqueued NCCL work: 5, last completed NCCL work: 4." + tail,
+    ]
+    evs = parse_text("\n".join(lines) + "\n").events
+    assert [e.kind for e in evs] == ["torch.flight_recorder"] * 4
+    assert all((e.fields["last_enqueued"], e.fields["last_completed"]) == (5, 4) for e in evs), [e.fields for e in evs]
+    assert evs[2].fields["pg_desc"] == "default_pg" and evs[3].fields["src_rank"] == 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -617,6 +695,40 @@ def test_child_failed_without_index_lines():
     assert p.kind == "torchrun.child_failed" and len(p.fields["failures"]) == 2
     assert p.fields["failures"][0]["root_cause"] and p.fields["failures"][0]["index"] is None
     assert p.fields["failures"][1]["signal"] == "SIGTERM"
+
+
+@pytest.mark.parametrize("start,roots,others", [
+    ("Failures:", [1], [0]),                          # the border and the title cut
+    ("[1]:", [1], [0]),                               # cut at the first entry
+    ("  host      : localhost\n  rank      : 0", [1], [0]),   # cut inside the first entry (its [1]: and time lost)
+    ("  exitcode  : -15", [1], [None]),               # ... down to its exit code: rank and host gone
+    ("Root Cause (first observed failure):", [1], []),
+    ("[0]:", [1], []),                                # only the root cause's entry, before the closing border
+    ("  error_file: <N/A>\n  traceback : To enable", [None], []),
+])
+def test_child_failed_summary_cut_before_its_head(start, roots, others):
+    """A paste that starts inside torchrun's summary (elastic's format) is one record and one event with
+    every worker's failure, each in its section: the entries after `Root Cause` or just before the
+    closing border are the root cause."""
+    from logdoc.pipeline import parse_text
+
+    text = CHILD_FAILED[CHILD_FAILED.rindex(start) if start.startswith(("[0]", "  error")) else CHILD_FAILED.index(start):]
+    evs = parse_text("some training output\n" + text + "\nafter the summary\n").events
+    assert [e.kind for e in evs] == ["torchrun.child_failed"], [(e.kind, e.text) for e in evs]
+    ev = evs[0]
+    assert ev.line == 2 and ev.end_line == 1 + text.count("\n") + 1
+    fails = ev.fields["failures"]
+    assert [f["rank"] for f in fails if f["root_cause"]] == roots
+    assert [f["rank"] for f in fails if not f["root_cause"]] == others
+    assert {f["exitcode"] for f in fails} == ({1, -15} if others else {1} if "error_file" not in start else {None})
+    assert fails[0]["traceback"].startswith("To enable traceback")
+
+
+def test_child_failed_summary_body_alone_needs_an_exit_code():
+    """Field-like lines that hold no exit code and no traceback are not a failure summary."""
+    from logdoc.pipeline import parse_text
+
+    assert not parse_text("  time      : 2026-11-29_17:06:38\n  host      : node1\n  rank      : 3\n").events
 
 
 def _match_templates_reference(text, wheres, file=None, line=None):

@@ -41,6 +41,7 @@ import threading
 from typing import Any
 
 from ... import kinds as _kinds
+from ...blocks import SUMMARY_BODY
 from ...envelope import has_huge_number, unwrap
 from ...events import Envelope
 from ...grammar import Parsed
@@ -48,8 +49,8 @@ from .catalog import templated
 from .common import UNREAD, cause, level_of, read
 from .exceptions import EXC_LINE, exception_event, terminate, traceback
 from .gloo import GLOO_LOC, MASKED_LOC, classify_gloo
-from .torchrun import TABLE_ENTRY, child_failed
-from .transformers import PREFIX_T, mismatch, nccl_error, torch_body
+from .torchrun import child_failed, cut_summary
+from .transformers import PREFIX_T, WATCHDOG_TIMEOUT_ID, mismatch, nccl_error, torch_body
 
 __all__ = ["classify", "KINDS"]
 
@@ -66,7 +67,8 @@ _NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSy
                                                "ncclInProgress", "ncclTimeout"))
 _TORCH_BODY_STARTS = ("Watchdog caught", "Collective", "found async exception", "Work WorkNCCL",
                       "failure detected by watchdog", "NCCL Work update", "Process group watchdog thread",
-                      "NCCL watchdog thread", "WorkNCCL(")
+                      "NCCL watchdog thread", "WorkNCCL(", "Timeout at NCCL work:",
+                      "Exception (either an error or timeout) detected by watchdog")
 
 
 # An exception message may quote another one (`RuntimeError: ... NCCL error ...`), and each is read
@@ -98,12 +100,10 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         cf = child_failed(s)
         if cf is not None:
             return Parsed("torchrun.child_failed", level_of(env, "ERROR"), "torch:elastic-errors:child-failed-error", cf)
-    if c0 == "[" and TABLE_ENTRY.match(s):
-        cf = child_failed("=" * 3 + "\n" + "? FAILED\n" + "-" * 3 + "\nFailures:\n" + s + "\n" + "-" * 3
-                           + "\nRoot Cause (first observed failure):")
+    if c0 in "[tTheRFr" and "\n" in s and SUMMARY_BODY.match(text.lstrip("\r\n")):
+        # torchrun's summary pasted without its head: its body alone (blocks.py joins it)
+        cf = cut_summary(text.lstrip("\r\n"))
         if cf is not None:
-            cf.pop("script", None)
-            cf.pop("root_cause", None)
             return Parsed("torchrun.child_failed", level_of(env, "ERROR"), "torch:elastic-errors:child-failed-table", cf)
     if c0 == '"' and s.startswith('"message": "'):
         # torchelastic's error_handler logs the error file as JSON: `"message": "<Type>: <message>",`
@@ -199,7 +199,7 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
                 if m:
                     out[key] = m.group(1) if key == "op_type" else int(m.group(1))
             out["cut"] = True
-            return Parsed("torch.watchdog_timeout", level_of(env, "ERROR"), "torch.watchdog_timeout", out)
+            return Parsed("torch.watchdog_timeout", level_of(env, "ERROR"), WATCHDOG_TIMEOUT_ID, out)
     if b0 == "n" and body.startswith(_NCCL_RESULTS):
         # ncclGetErrorString's `ncclXxx: <interpretation>` (+ `Last error:` and the reason), the tail
         # of a `NCCL error in: ...` message that a paste or an exception quotes without its head

@@ -23,6 +23,7 @@ from .. import formats
 from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
 
+_WORK_STATUS = re.compile(r"[Ll]ast enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
 MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
 _ORIGINAL = "\n Original exception:"
 
@@ -225,3 +226,10 @@ def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
             f["cause"] = cause(inner)
     elif kind in ("torch.flight_recorder", "torch.heartbeat", "torch.teardown") and "src_rank" in f:
         f["src_rank"] = to_int(f["src_rank"])
+    if kind == "torch.flight_recorder" and isinstance(f.get("details"), str):
+        # 2.3's `... will start to dump the debug info. {details}`: the work counters the later
+        # wording prints in its own words (`Last enqueued NCCL work: 5, last completed NCCL work: 4.`)
+        m = _WORK_STATUS.search(f["details"])
+        if m:
+            f.setdefault("last_enqueued", int(m.group(1)))
+            f.setdefault("last_completed", int(m.group(2)))

@@ -10,7 +10,57 @@ from lark import Token, Tree
 
 from .common import SIGNALS, parse
 
-TABLE_ENTRY = re.compile(r"\[\d+\]:[ \t]*\n[ \t]+[a-z_]+[ \t]*:")
+_ROOT = "Root Cause (first observed failure):"
+_HEAD = "===\n? FAILED\n---\n"
+_FAILURES = re.compile(r"Failures:[ \t]*$", re.M)
+_DASH = re.compile(r"-{3,}[ \t\r]*$", re.M)
+_BORDER = re.compile(r"\n={3,}[ \t\r]*$")
+
+
+def _doc(others: str, root: str) -> str:
+    """The summary with its head put back around the entries of its two sections."""
+    parts = [_HEAD + "Failures:", others.strip("\n"), "---", _ROOT, root.strip("\n"), "==="]
+    return "\n".join(p for p in parts if p)
+
+
+def cut_summary(text: str) -> dict[str, Any] | None:
+    """The summary pasted without its head (the ``====`` border and ``<script> FAILED``, and maybe
+    more): it starts at an entry's ``[i]:`` line, at one of its fields (``time``, ``host``, ``rank``,
+    ``exitcode``, ``error_file``, ``traceback``), at ``Failures:`` or at ``Root Cause ...``. The
+    missing head is put back so that the grammar reads it, each entry in the section it stands in:
+    the entries after ``Root Cause ...`` are the root cause, so are those just before the closing
+    border when no section line survived (elastic prints the root cause last); entries before a
+    ``----`` line or after ``Failures:`` are the other failures. None unless some failure has an exit
+    code or a traceback (a lone ``rank: 0`` is anybody's print)."""
+    body = text.strip("\n")
+    closed = _BORDER.search(body) is not None
+    if closed:
+        body = body[:_BORDER.search(body).start()]
+    if _ROOT in body:
+        before, _, after = body.partition(_ROOT)
+        before = before.rstrip("\n")
+        if _DASH.search(before.rsplit("\n", 1)[-1]):
+            before = before.rsplit("\n", 1)[0] if "\n" in before else ""
+        if _FAILURES.search(before):
+            before = before[_FAILURES.search(before).end():]
+        doc = _doc(before, after)
+    else:
+        lines = body.split("\n")
+        last_dash = max((i for i, ln in enumerate(lines) if _DASH.match(ln)), default=-1)
+        if _FAILURES.search(body) or last_dash >= 0 or not closed:
+            # other failures (cut before the root cause, or nothing says which section: not the root)
+            rest = "\n".join(lines[:last_dash] if last_dash >= 0 else lines)
+            m = _FAILURES.search(rest)
+            rest = rest[m.end():] if m else rest
+            doc = _doc(rest, "\n".join(lines[last_dash + 1:]) if last_dash >= 0 and closed else "")
+        else:
+            doc = _doc("", body)
+    out = child_failed(doc)
+    if out is None or not any(f.get("exitcode") is not None or f.get("traceback") for f in out["failures"]):
+        return None
+    out.pop("script", None)
+    out["cut"] = True
+    return out
 
 
 def child_failed(text: str) -> dict[str, Any] | None:
@@ -24,8 +74,9 @@ def child_failed(text: str) -> dict[str, Any] | None:
             out["script"] = title[:-len(" FAILED")] if title.endswith(" FAILED") else title
         elif isinstance(child, Tree):
             root = child.data == "root"
-            for entry in child.find_data("entry"):
-                out["failures"].append(_failure_entry(entry, root))
+            for entry in child.children:
+                if isinstance(entry, Tree) and entry.data in ("entry", "cut_entry"):
+                    out["failures"].append(_failure_entry(entry, root))
     failures = out["failures"]
     failures.sort(key=lambda e: (not e["root_cause"]))
     roots = [e for e in failures if e["root_cause"]]

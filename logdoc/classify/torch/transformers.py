@@ -20,12 +20,26 @@ NCCL_STRINGS = {
 }
 
 
+# The catalog rows (grammars/torch_templates.tsv) of the messages the grammars read: an event carries
+# its row's id as its template, whichever release's wording it was printed in (1.x's WorkNCCL without
+# SeqNum or NumelIn, the `NCCL watchdog thread` of <= 2.2, a record wrapped by a paste), so rules,
+# annotations and the coverage tool see the same message as the catalog.
+_PGNCCL = "torch:ProcessGroupNCCL:"
+_PGGLOO = "torch:ProcessGroupGloo:"
+WATCHDOG_TIMEOUT_ID = _PGNCCL + "watchdog-caught-collective-operation-timeout-worknccl-seqnum"
+DESYNC_REPORT_ID = _PGNCCL + "rank"
+MISMATCH_ID = "torch:ProcessGroupWrapper:detected-mismatch-between-collectives-on-ranks-rank"
+
+
 class PrefixT(Transformer):
     def p_rank(self, c):
         return {"pg_rank": int(c[0]), "pg_prefix": "rank"}
 
     def p_pg(self, c):
-        return {"pg_id": int(c[0]), "pg_rank": int(c[1]), "pg_prefix": "pg"}
+        out = {"pg_id": int(c[0]), "pg_rank": int(c[-1]), "pg_prefix": "pg"}
+        if len(c) > 2 and isinstance(c[1], dict) and c[1].get("pg_desc"):
+            out["pg_desc"] = c[1]["pg_desc"]
+        return out
 
     def p_guid(self, c):
         out = {"pg_id": int(c[0]), "pg_guid": str(c[1]), "pg_prefix": "guid"}
@@ -70,19 +84,19 @@ class _TorchT(Transformer):
         return {"op_type": c[0], "timeout_ms": c[1]}
 
     def watchdog_timeout(self, c):
-        return "torch.watchdog_timeout", "torch.watchdog_timeout", "ERROR", {**c[0], "elapsed_ms": c[1]}
+        return "torch.watchdog_timeout", WATCHDOG_TIMEOUT_ID, "ERROR", {**c[0], "elapsed_ms": c[1]}
 
     def blocking_wait_timeout(self, c):
-        return "torch.watchdog_timeout", "torch.blocking_wait_timeout", "ERROR", {**c[0], "blocking_wait": True}
+        return "torch.watchdog_timeout", _PGNCCL + "work-worknccl-seqnum-optype-numelin-numelout-timeout", "ERROR", {**c[0], "blocking_wait": True}
 
     def async_exception(self, c):
         f = dict(c[0])
         if len(c) > 1:
             f["exception"] = c[1]
-        return "torch.async_exception", "torch.async_exception", "ERROR", f
+        return "torch.async_exception", _PGNCCL + "collective-worknccl-seqnum-optype-numelin-numelout-timeout", "ERROR", f
 
     def async_exception_old(self, c):
-        return "torch.async_exception", "torch.async_exception_old", "INFO", {"exception": c[0] if c else ""}
+        return "torch.async_exception", _PGNCCL + "found-async-exception-when-checking-for-nccl", "INFO", {"exception": c[0] if c else ""}
 
     def pg_status(self, c):
         return {"last_enqueued": c[0], "last_completed": c[1]}
@@ -91,15 +105,27 @@ class _TorchT(Transformer):
         f = {"seq": c[0]}
         if len(c) > 1:
             f.update(c[1])
-        return "torch.watchdog_failure", "torch.watchdog_failure", "ERROR", f
+        return "torch.watchdog_failure", _PGNCCL + "failure-detected-by-watchdog-at-work-sequence", "ERROR", f
+
+    def nccl_status(self, c):
+        return {"last_enqueued": c[0], "last_completed": c[1]}
+
+    def watchdog_timeout_status(self, c):
+        kind, tid, level, f = self.watchdog_failure(c)
+        return kind, tid, level, {**f, "timed_out": True}
 
     def work_progress(self, c):
-        return "torch.work_progress", "torch.work_progress", "INFO", {"last_enqueued": c[0], "last_completed": c[1]}
+        return "torch.work_progress", _PGNCCL + "nccl-work-update-periodically-last-enqueued-nccl", "INFO", {"last_enqueued": c[0], "last_completed": c[1]}
 
     def thread_exception(self, c):
-        owner = str(c[0])
-        tid = "torch.watchdog_thread_exception" if owner != "NCCL" else "torch.watchdog_thread_exception_old"
-        return "torch.watchdog_failure", tid, "ERROR", {"thread_died": True, "exception": c[1] if len(c) > 1 else ""}
+        exc = c[1] if len(c) > 1 else ""
+        if str(c[0]) == "NCCL":  # the wording up to 2.2
+            tid = _PGNCCL + "nccl-watchdog-thread-terminated-with-exception"
+        elif exc == "unknown":  # catch (...): an exception of no std type
+            tid = _PGNCCL + "process-group-watchdog-thread-terminated-with-exception-2"
+        else:
+            tid = _PGNCCL + "process-group-watchdog-thread-terminated-with-exception"
+        return "torch.watchdog_failure", tid, "ERROR", {"thread_died": True, "exception": exc}
 
     def int_seq(self, c):
         return list(c)
@@ -112,7 +138,13 @@ class _TorchT(Transformer):
         f = {"failed_ranks": c[0], "timeout_ms": c[1]}
         if len(c) > 2:
             f.update(c[2])
-        return "torch.monitored_barrier", "torch.monitored_barrier", "ERROR", f
+        if len(c[0]) != 1:
+            tid = _PGGLOO + "ranks-failed-to-pass-monitoredbarrier-in-ms"
+        elif len(c) > 2:  # the thrown form, `\n Original exception: \n<gloo error>`
+            tid = _PGGLOO + "rank-failed-to-pass-monitoredbarrier-in-ms-2"
+        else:
+            tid = _PGGLOO + "rank-failed-to-pass-monitoredbarrier-in-ms"
+        return "torch.monitored_barrier", tid, "ERROR", f
 
     def rank_list(self, c):
         return list(c)
@@ -153,7 +185,7 @@ class _TorchT(Transformer):
         for item in f.get("joined_not_finished", []) + f.get("finished_not_joined", []):
             culprits.extend(item["ranks"])
         f["lagging_ranks"] = sorted(set(culprits))
-        return "torch.desync_report", "torch.desync_report", "ERROR", f
+        return "torch.desync_report", DESYNC_REPORT_ID, "ERROR", f
 
     def start(self, c):
         if isinstance(c[0], dict):  # a bare WorkNCCL(...) record
@@ -265,13 +297,14 @@ class _MismatchT(Transformer):
             names = {"seq": "sequence number", "op_type": "op type", "shape": "shapes", "dtype": "dtypes",
                      "devices": "devices"}
             f["differs"] = [names[k] for k in names if k in a and k in b and a[k] != b[k]]
-        return "torch.collective_mismatch", "torch.collective_mismatch", f
+        return "torch.collective_mismatch", MISMATCH_ID, f
 
     def wrapper_barrier(self, c):
         f: dict[str, Any] = {"fingerprint": c[0], "seq": c[0]["seq"], "op_type": c[0]["op_type"], "detail": True}
         if len(c) > 1:
             f["error"] = str(c[1]).strip()
-        return "torch.monitored_barrier", "torch.wrapper_monitored_barrier", f
+        return ("torch.monitored_barrier",
+                "torch:ProcessGroupWrapper:processgroupwrapper-monitored-barrier-encountered-error-running-collective", f)
 
     def start(self, c):
         return c[0]
