@@ -53,11 +53,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .envelope import LEVEL_WORDS, has_huge_number, leading_end, prefix_identity, prefix_like, unwrap
+from .envelope import has_huge_number, leading_end, unwrap
 from .events import Envelope
 from .nccl import HEADER as _NCCL_HEADER
 from .read.prefilter import _CANDIDATE, candidate
 from .read.source import ReadStats, Source, _Peek, read_lines
+from .residue import LEVEL_WORDS, prefix_identity, prefix_like
 
 REPAIR_MAX = 4 << 20
 HEAD_LINES = 2000
@@ -991,6 +992,10 @@ def as_written(lines: list[str]) -> bool:
         return False
     if _wrap_width(lines):
         return False
+    if "NCCL " in text:
+        for t in lines:
+            if t.count("NCCL ") > 1 and len(t) <= LONG and split_glued(t) is not None:
+                return False  # several NCCL records glued on one line
     for t in _dense_doubled(lines, text):
         if 16 <= len(t) <= MAX_INTERLEAVED and _NEAR_DOUBLED.search(t) is not None and is_interleaved(t):
             return False

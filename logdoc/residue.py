@@ -1,0 +1,92 @@
+"""What a prefix that no envelope knows says: whether a text reads as a prefix, and what it names.
+
+:func:`logdoc.envelope.unwrap` peels unknown residue that stands before a known start of a line (a
+logger header, a Python exception line), and :mod:`logdoc.paste` peels the prefixes it learns from a
+source; both ask this module whether the text is a prefix at all (:func:`prefix_like`: not the
+start of a sentence) and what it says about its line (:func:`prefix_identity`: time, level, pid,
+rank, and the words that name the process).
+"""
+from __future__ import annotations
+
+import re
+
+LEVEL_WORDS = {"INFO": "INFO", "ERROR": "ERROR", "WARNING": "WARN", "WARN": "WARN", "DEBUG": "DEBUG",
+               "CRITICAL": "FATAL", "FATAL": "FATAL", "TRACE": "TRACE", "NOTICE": "INFO"}
+
+MAX_RESIDUE = 160
+_MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun".split())
+_PROSE = re.compile(r"[A-Za-z][a-z]+[,.;!?]?")
+_MARKED = re.compile(r"[\d|$>+#]")
+
+
+def prefix_like(text: str) -> bool:
+    """Whether ``text`` (what stands before a known start on a line) reads as a prefix, not as the
+    start of a sentence: short, no word of prose in it (a word of letters other than a level, a
+    month or a day), and something a prefix has (a digit, a level word, ``|``, ``$``, ``>``, ``+``,
+    ``#``); never NCCL's own text (its lines quote nothing and are read where they stand)."""
+    if not text.strip() or len(text) > MAX_RESIDUE or "NCCL" in text or text.lstrip().startswith(_PROTECTED):
+        return False
+    marked = _MARKED.search(text) is not None
+    for tok in text.split():
+        if tok in LEVEL_WORDS or tok.rstrip(":") in LEVEL_WORDS:
+            marked = True
+        elif _PROSE.fullmatch(tok) and tok not in _MONTHS:
+            return False
+    return marked
+
+
+_PROTECTED = ("[Rank", "[PG", "[c10d", "[Gloo", "[gloo", "[enforce")
+
+
+# What a peeled prefix says about its line: time, level, and the words that name its process.
+_TOKEN = re.compile(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
+_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
+_MDHMS = re.compile(r"(?<![\d/-])(\d\d)[-/](\d\d)[ T](\d\d:\d\d:\d\d)")
+_PID = re.compile(r"\bpid[=: ]\s*(\d{1,7})\b", re.I)
+_RANK = re.compile(r"\brank[_ =:]?\s?(\d{1,6})\b", re.I)
+_TIME_TOKEN = re.compile(r"[\[(]?[\d:.,TZ/+-]*\d[\d:.,TZ/+-]*[\])]?:?$")
+_SEPARATOR = re.compile(r"[^\w\[(]+")
+_SYSLOG_PID = re.compile(r"[A-Za-z]\[(\d{1,7})\]:[ \t]*$")
+_LOCATION_TOKEN = re.compile(r"[\w./+-]+\.\w{1,4}:\d+\]?:?|[\w.]+:[\w<>.]+:\d+")
+
+
+def prefix_identity(prefix: str) -> dict:
+    """What a peeled prefix says about its line: ``time``, ``level``, ``pid``, ``rank`` and ``label``
+    (its words that name a process: not times, levels, streams, separators or source locations,
+    which change from line to line of one process)."""
+    out: dict = {}
+    m = _ISO.search(prefix)
+    if m is not None:
+        out["time"] = f"{m.group(1)}T{m.group(2)}"
+    else:
+        m = _MDHMS.search(prefix)
+        if m is not None and 1 <= int(m.group(1)) <= 12 and 1 <= int(m.group(2)) <= 31:
+            out["time"] = f"--{m.group(1)}-{m.group(2)}T{m.group(3)}"
+    label = []
+    syslog = _SYSLOG_PID.search(prefix)
+    for tok in _TOKEN.findall(prefix):
+        word = tok.strip("[]():|")
+        if tok in LEVEL_WORDS or word in LEVEL_WORDS:
+            out.setdefault("level", LEVEL_WORDS[tok if tok in LEVEL_WORDS else word])
+            continue
+        if _TIME_TOKEN.fullmatch(tok) or _ISO.search(tok) or tok.lower() in ("[stderr]", "[stdout]", "(stderr)",
+                                                                              "(stdout)", "stderr", "stdout"):
+            continue
+        if tok[0] == "[" and "." in tok and ":" in tok and tok.rstrip(":]").rsplit(":", 1)[-1].isdigit():
+            continue  # a logger's [file.py:123] (or [LEVEL|file.py:123])
+        if tok[0] in "[(" and all(_TIME_TOKEN.fullmatch(x) for x in tok.strip("[]():").split()):
+            continue  # a bracketed date and time (`[12/02/26 09:00:00]`)
+        if _LOCATION_TOKEN.fullmatch(tok) or _SEPARATOR.fullmatch(tok) or tok in _MONTHS:
+            continue  # a source location (`x.py:12`, loguru's `module:function:12`), a separator, a month
+        label.append(tok)
+    text = " ".join(label)
+    m = _PID.search(text)
+    if m is not None:
+        out["pid"] = int(m.group(1))
+    elif syslog is not None:
+        out["pid"] = int(syslog.group(1))  # syslog's `ident[pid]:`
+    m = _RANK.search(text) or re.fullmatch(r"\[(\d{1,6})\]:?", text)
+    if m is not None:
+        out["rank"] = int(m.group(1))
+    out["label"] = text
+    return out
