@@ -272,15 +272,32 @@ def _vague(by_rule: dict[str, "Diagnosis"]) -> set[str]:
     return out
 
 
+def evidence_refs(events) -> set[tuple[str, int]]:
+    """The ``(file, line)`` of every evidence line the synthetic ``events`` cite."""
+    need: set[tuple[str, int]] = set()
+    for ev in events:
+        for ref in (ev.fields or {}).get("evidence") or ():
+            try:
+                need.add((ref[0], int(ref[1])))
+            except (TypeError, ValueError, IndexError):
+                continue
+    return need
+
+
 def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[dict], list[dict], list]:
     """Return (diagnoses, notes, run problems) as JSON-ready dicts, most likely root cause first."""
     matches = rules.match(events)
     addrs = address_index(events)
     rank_hosts: dict[int, set[str]] = {}
+    # the lines a cross-rank finding was drawn from (its evidence), shown in its place (_real_lines):
+    # only those are looked up, not every line of the job
+    need = evidence_refs(ev for ev in events if ev.kind.startswith("analysis."))
     at: dict[tuple[str, int], Event] = {}
     for ev in events:
-        if not ev.kind.startswith("analysis."):
-            at.setdefault((ev.file, ev.line), ev)
+        if need and not ev.kind.startswith("analysis."):
+            k = (ev.file, ev.line)
+            if k in need:
+                at.setdefault(k, ev)
         if ev.rank is not None and ev.host and not ev.kind.startswith(("analysis.", "torchrun.")):
             rank_hosts.setdefault(ev.rank, set()).add(ev.host)
     by_rule: dict[str, Diagnosis] = {}

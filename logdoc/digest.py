@@ -479,22 +479,37 @@ def pack(e: Event, files: dict[str, int]) -> dict[str, Any]:
     return out
 
 
-_EVENT_KEYS = Event.__slots__  # type: ignore[attr-defined]
+_EVENT_KEYS = frozenset(Event.__slots__)  # type: ignore[attr-defined]
 
 
 def unpack(d: dict[str, Any], file_names: list[str]) -> Event:
-    """The event of a packed dict (or of a full one, as ``logdoc.digest/1`` wrote them)."""
-    known = {k: d[k] for k in _EVENT_KEYS if k in d}  # (Event.from_dict, without copying ``d`` first)
+    """The event of a packed dict (or of a full one, as ``logdoc.digest/1`` wrote them), compact
+    as it is built (what :func:`compact` shares is shared: host, time, file, field names and short
+    values), so a job of many digests needs no second pass over its events."""
+    intern = _intern
+    known = {k: v for k, v in d.items() if k in _EVENT_KEYS}  # (Event.from_dict, without copying ``d`` first)
     if "f" in d:
         known["file"] = file_names[d["f"]]
-    if "m" in d or "F" in d:
-        fields = dict(known.get("fields") or ())
+    elif type(known.get("file")) is str:
+        known["file"] = intern(known["file"])
+    f = known.get("fields")
+    if f or "m" in d or "F" in d:
+        fields = {intern(k) if type(k) is str else k: _shared(v) for k, v in (f or {}).items()}
         if "m" in d:
             fields["message"] = known["text"][d["m"]:]
         if "F" in d:
             fields["format"] = _catalog_formats()[known.get("template")]
         known["fields"] = fields
+    h = known.get("host")
+    if type(h) is str:
+        known["host"] = intern(h)
+    t = known.get("time")
+    if type(t) is str:
+        known["time"] = intern(t)
     return Event(**known)
+
+
+_intern = __import__("sys").intern
 
 
 def fold_summary(folded: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -638,7 +653,7 @@ def _load(data: bytes | str, name: str) -> dict[str, Any]:
         raise DigestError(f"{name}: not a logdoc digest")
     if d["schema"] not in READS:
         raise DigestError(f"{name}: digest schema {d['schema']} is not {SCHEMA}; use the logdoc that wrote it")
-    file_names = d.get("file_names") or []
+    file_names = [_intern(x) if type(x) is str else x for x in d.get("file_names") or []]
     try:
         packed = d.get("events") or ()
         if d.get("order") == "kind" and d["schema"] == SCHEMA:
@@ -660,16 +675,7 @@ def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognize
     stats.skipped_files.extend((x.get("file"), x.get("reason")) for x in s.get("skipped_files") or ())
     stats.warnings.extend(s.get("warnings") or ())
     evs = d.get("events") or ()
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()  # (as in load(): fresh dicts of fields, no cycles)
-    try:
-        compact(evs)
-    finally:
-        if was:
-            gc.enable()
-    events.extend(evs)  # Event objects: load() unpacked them
+    events.extend(evs)  # Event objects, compact: load() unpacked them (unpack)
     for u in d.get("unrecognized") or ():
         if len(unrecognized) < max_unrecognized:
             unrecognized.append(Unrecognized(u["file"], u["line"], u["text"]))

@@ -89,6 +89,7 @@ class Resolver:
         self._known: set[str] | None = None
         self._memo: dict[tuple[str, str], str | None] = {}
         self._ids: dict[tuple[bool, str | None], frozenset[str]] = {}  # ids() by catalog id (or template)
+        self._own: dict[str, frozenset[str]] = {}  # ids() of the templates that are catalog ids
 
     def known(self) -> set[str]:
         if self._known is None:
@@ -147,6 +148,11 @@ class Resolver:
 
     def ids(self, ev) -> frozenset[str]:
         """The event's catalog id and every id of its annotation group (empty when it has none)."""
+        t = ev.template
+        if t is not None:
+            got = self._own.get(t)  # a template that is its own catalog id: its ids whatever the event
+            if got is not None:
+                return got
         tid = self.catalog_id(ev)
         key = (tid is None, tid if tid is not None else ev.template)
         got = self._ids.get(key)
@@ -158,6 +164,8 @@ class Resolver:
             if len(self._ids) > 4096:
                 self._ids.clear()
             self._ids[key] = got
+        if tid is not None and tid == t and len(self._own) < 4096:
+            self._own[t] = got
         return got
 
 

@@ -48,6 +48,7 @@ class Analysis:
     attribution: Attribution
     job: Job = field(repr=False)
     _at: dict | None = field(default=None, repr=False)
+    _need: set | None = field(default=None, repr=False)
 
     def first_failure(self, candidates: Iterable[Event] | None = None) -> FirstFailure:
         """The earliest of ``candidates`` (default: every failure-like event), with its origin ranks and hosts."""
@@ -64,12 +65,17 @@ class Analysis:
         key = self.timeline.key(ev)
         if key[0] != 2:
             return key
-        if self._at is None:
+        refs = [(f, ln) for f, ln in ev.fields.get("evidence") or ()]
+        if self._at is None or any(r not in self._need for r in refs):
+            # the events at the lines synthetic events cite, not every line of the job
+            need = self._need = (self._need or set()) | set(refs) | {
+                (f, ln) for s in self.synthetic for f, ln in s.fields.get("evidence") or ()}
             self._at = {}
             for e in self.events:
-                self._at.setdefault((e.file, e.line), e)
-        keys = [self.timeline.key(self._at[(f, ln)]) for f, ln in ev.fields.get("evidence") or ()
-                if (f, ln) in self._at]
+                k = (e.file, e.line)
+                if k in need:
+                    self._at.setdefault(k, e)
+        keys = [self.timeline.key(self._at[r]) for r in refs if r in self._at]
         return min(keys) if keys else key
 
     @staticmethod

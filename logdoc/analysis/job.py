@@ -73,7 +73,7 @@ class Job:
         return max(sizes) if sizes else None
 
     def index(self, ev: Event) -> int | None:
-        return self.timeline._pos.get(id(ev))
+        return self.timeline._index(ev)
 
     @property
     def known_ranks(self) -> set[int]:

@@ -29,6 +29,7 @@ Rules:
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 
 import re
 from datetime import date
@@ -157,7 +158,6 @@ class Timeline:
     def __init__(self, events: list[Event]) -> None:
         n = len(events)
         self._events = events
-        self._pos = {id(ev): i for i, ev in enumerate(events)}
         stamps: list[Stamp | None] = [None] * n
         for i, ev in enumerate(events):
             t = ev.time if ev.time else (event_time(ev) if ev.kind == "torchrun.child_failed" else None)
@@ -179,6 +179,11 @@ class Timeline:
         self.file_index = file_index
         for idxs in by_file.values():
             idxs.sort(key=lambda i: (events[i].line, i))
+        # where an event is (:meth:`_index`): per file, its events' positions and lines in line
+        # order, searched by line (a dict of every event's id costs about 100 bytes an event)
+        self._at_pos = [array("l", idxs) for idxs in by_file.values()]
+        self._at_line = [array("l", (events[i].line for i in idxs)) for idxs in by_file.values()]
+        for idxs in by_file.values():
             running = None
             for i in idxs:
                 s = sec[i]
@@ -232,7 +237,19 @@ class Timeline:
                      self._lo[i], self._hi[i], self.key_at(i))
 
     def _index(self, ev: Event) -> int | None:
-        return self._pos.get(id(ev))
+        f = self.file_index.get(ev.file)
+        if f is None:
+            return None
+        lines, pos, events = self._at_line[f], self._at_pos[f], self._events
+        line = ev.line
+        k = bisect_left(lines, line)
+        n = len(lines)
+        while k < n and lines[k] == line:
+            i = pos[k]
+            if events[i] is ev:
+                return i
+            k += 1
+        return None
 
     def entry(self, ev: Event) -> Entry | None:
         i = self._index(ev)
@@ -289,6 +306,18 @@ class Timeline:
         o = self._run[i]
         return (0, o, self._fidx[i], self._events[i].line) if o is not None else (1, 0, self._fidx[i],
                                                                                  self._events[i].line)
+
+    def runs(self, events: list[Event]) -> list[int | None]:
+        """Per event of ``events``, the second it has in the order (``key(ev)[1]`` when
+        ``key(ev)[0] == 0``, else None), by position when ``events`` is the list this timeline was
+        built from."""
+        if events is self._events:
+            return list(self._run)
+        out: list[int | None] = []
+        for ev in events:
+            k = self.key(ev)
+            out.append(k[1] if k[0] == 0 else None)
+        return out
 
     def same_time(self, a: Event, b: Event) -> bool | None:
         """True when both have stamps in the same second, False when different, None when unknown."""

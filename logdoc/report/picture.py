@@ -52,14 +52,16 @@ def timeline_section(analysis) -> dict[str, Any] | None:
     from ..analysis.cascade import NATURE, headline, is_failure, nature as _nature
 
     tl = analysis.timeline
-    keys = {id(e): tl.key(e) for e in analysis.events}  # one timeline lookup per event
-    failures = [e for e in analysis.events if is_failure(e)]
+    events = analysis.events
+    failures = [e for e in events if is_failure(e)]
     if not failures:
         return None
+    keys = {id(e): tl.key(e) for e in failures}  # the timeline's key of the events drawn
     ff = analysis.first_failure(failures)
     first_ev = ff.event if ff else None
     axis = "time" if all(keys[id(e)][0] == 0 for e in failures) else "order"
-    known = [k[1] for k in keys.values() if k[0] == 0]
+    run = tl.runs(events)  # per event, its second in the timeline's order (None: no time known)
+    known = [o for o in run if o is not None]
     start = min(known) if axis == "time" and known else None
 
     def x_of(ev) -> int | None:
@@ -85,12 +87,14 @@ def timeline_section(analysis) -> dict[str, Any] | None:
         label = f"{who} (no rank)" if ev.host is None else f"{who} on {ev.host}"
         return rows.setdefault(("p", label), new_row(label, ev.host, []))
 
-    if axis == "time":  # the stretch of output seen, per rank
-        for ev in analysis.events:
-            row = rows.get(("r", ev.rank)) if ev.rank is not None else None
-            x = x_of(ev) if row is not None else None
-            if x is None:
+    if axis == "time" and start is not None:  # the stretch of output seen, per rank
+        for ev, o in zip(events, run):
+            if o is None or ev.rank is None:
                 continue
+            row = rows.get(("r", ev.rank))
+            if row is None:
+                continue
+            x = o - start
             row["from"] = x if row["from"] is None else min(row["from"], x)
             row["to"] = x if row["to"] is None else max(row["to"], x)
     # failure lines per row: torchrun attempts in their order, then the timeline's order
