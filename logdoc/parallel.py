@@ -53,10 +53,16 @@ CHUNK_MAX = 64   # files parsed by one task at most (many small files: fewer tas
 def _one(args: tuple[Callable, Sequence[Source], bool]):
     import gc
 
+    from .digest import compact
+
     parse, srcs, reduce = args
     gc.disable()  # a task's objects are its result, passed back whole (the collector runs between tasks)
     try:
-        return parse(list(srcs), jobs=1, reduce=reduce)
+        result = parse(list(srcs), jobs=1, reduce=reduce)
+        # what the events repeat (hosts, times, field names and short values) is one object each,
+        # which pickling passes once: the parent gets it shared, without a pass over every event
+        compact(result.events)
+        return result
     finally:
         gc.enable()
 
@@ -123,11 +129,8 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
     unrecognized = []
     names = []
     folded = []
-    from .digest import compact
-
     for r in results:
-        compact(r.events)  # what the workers' results repeat is shared again (unpickling copies it)
-        events.extend(r.events)
+        events.extend(r.events)  # compact: the worker shared what they repeat (_one)
         stats.merge(r.stats)
         room = MAX_UNRECOGNIZED - len(unrecognized)
         if room > 0:

@@ -90,6 +90,7 @@ class Resolver:
         self._memo: dict[tuple[str, str], str | None] = {}
         self._ids: dict[tuple[bool, str | None], frozenset[str]] = {}  # ids() by catalog id (or template)
         self._own: dict[str, frozenset[str]] = {}  # ids() of the templates that are catalog ids
+        self._plain: dict[str, frozenset[str]] = {}  # ids() of the others, for events below warnings
 
     def known(self) -> set[str]:
         if self._known is None:
@@ -148,11 +149,10 @@ class Resolver:
 
     def ids(self, ev) -> frozenset[str]:
         """The event's catalog id and every id of its annotation group (empty when it has none)."""
+        got = self.quick(ev)
+        if got is not None:
+            return got
         t = ev.template
-        if t is not None:
-            got = self._own.get(t)  # a template that is its own catalog id: its ids whatever the event
-            if got is not None:
-                return got
         tid = self.catalog_id(ev)
         key = (tid is None, tid if tid is not None else ev.template)
         got = self._ids.get(key)
@@ -164,8 +164,22 @@ class Resolver:
             if len(self._ids) > 4096:
                 self._ids.clear()
             self._ids[key] = got
-        if tid is not None and tid == t and len(self._own) < 4096:
-            self._own[t] = got
+        if t is not None and len(self._own) < 4096:
+            if tid is not None and tid == t:
+                self._own[t] = got
+            elif tid is None and ev.level not in _ERRORISH:
+                self._plain[t] = got
+        return got
+
+    def quick(self, ev) -> frozenset[str] | None:
+        """:meth:`ids` when the template alone decides them (a catalog id; or, below warning level, a
+        template that is none), else None."""
+        t = ev.template
+        if t is None:
+            return None
+        got = self._own.get(t)
+        if got is None and ev.level not in _ERRORISH:
+            got = self._plain.get(t)
         return got
 
 

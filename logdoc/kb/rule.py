@@ -247,8 +247,8 @@ class _Job:
 
     def ids(self, ev: Event) -> frozenset[str]:
         """The event's catalog template id and the other ids of its annotation group."""
-        if self.resolver is not None and ev.template is not None:
-            got = self.resolver._own.get(ev.template)  # a catalog template: the same ids for every event
+        if self.resolver is not None:
+            got = self.resolver.quick(ev)  # the template decides: the same ids for every event of it
             if got is not None:
                 return got
         got = self._ids.get(id(ev))
