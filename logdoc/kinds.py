@@ -283,15 +283,16 @@ def _catalog_fields() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def fields(kind: str) -> frozenset[str] | None:
+def fields(kind: str, catalog: bool = True) -> frozenset[str] | None:
     """The fields an event of ``kind`` may carry (None for an unregistered kind). Any message the
     parser reads may stand nested in another one (logdoc/nested.py): its event then also carries
-    the nesting fields."""
+    the nesting fields. ``catalog=False``: without the placeholders of the kind's catalog templates
+    (what one template's message carries is its own placeholders and these)."""
     spec = KINDS.get(kind)
     if spec is None:
         return None
     out = spec.fields
-    if spec.catalog:
+    if spec.catalog and catalog:
         out = out | _catalog_fields().get(kind, frozenset())
     if not kind.startswith("analysis."):
         out = out | _NESTED_SET | _BAR_SET

@@ -52,10 +52,30 @@ def attach_knowledge(rs, dirs: Sequence[Path]) -> None:
                 if tid not in catalog.known:
                     rs.problems.append(Problem(rule.file, rule.line, rule.id,
                                                f"match.template: {tid} is not a catalog template id"))
+            rs.problems.extend(_template_placeholders(rule, ann))
     rs.problems.extend(ann.problems)
     ann.problems = []
     rs.annotations = ann
     rs.differentials = diffs
+
+
+def _template_placeholders(rule, ann) -> list:
+    """A rule matched by template alone: each placeholder of its texts that no message of its
+    templates (or of their annotation groups: the same message in other releases' words) captures."""
+    from .kb import Problem
+    from .kb.validate import template_fields
+
+    pending = rule._template_placeholders
+    if not pending:
+        return []
+    ids = {g for tid in rule.templates for g in ann.group(tid)} | set(rule.templates)
+    got = template_fields(sorted(ids))
+    if got is None:
+        return []  # an unknown id: reported above
+    return [Problem(rule.file, rule.line, rule.id,
+                    f"placeholder {{{name}}} can never be filled: no message of match.template "
+                    f"({', '.join(sorted(rule.templates))}) captures it", level="warning")
+            for name in sorted(pending) if name.split(".")[0] not in got]
 
 
 def compile_knowledge(rs) -> dict[str, Any]:

@@ -348,6 +348,52 @@ def test_placeholder_that_can_never_be_filled_is_reported():
     assert not [p for p in problems if "{what}" in p.message or "{xid}" in p.message or "{rank}" in p.message]
 
 
+def test_placeholder_of_a_rule_matched_by_template_is_checked_against_its_messages(tmp_path):
+    """A rule matched by template alone may name what its catalog messages capture (a PyTorch row's
+    placeholders, the fields of the kind it is read as; for an NCCL format, NCCL's fields), not
+    anything: a field no message of its templates carries is reported."""
+    d = tmp_path / "rules"
+    _write(d, "t.yaml", textwrap.dedent("""\
+        rules:
+          - id: ACME310
+            category: collective_timeout_hung_rank
+            severity: error
+            role: symptom
+            title: "Watchdog timeout on rank {rank}"
+            match: {template: 'torch:ProcessGroupNCCL:watchdog-caught-collective-operation-timeout-worknccl-seqnum'}
+            explanation: "{op_type} {seq} ran {elapsed_ms} ms of {timeout_ms} ms on {pg_desc|the group}; {failed_ranks}; {log.pid}"
+            fix: ["x"]
+            confirm: ["x"]
+            examples: {match: ["[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out."]}
+          - id: ACME311
+            category: ib_transport_error
+            severity: error
+            role: root_cause
+            title: "IB error on {host}"
+            match: {template: nccl.%s}
+            explanation: "{code_location} {message} {nranks}"
+            fix: ["x"]
+            confirm: ["x"]
+            examples: {match: ["x"]}
+        """ % _nccl_warn_id()))
+    rs = kb.load_rules(extra_dirs=[d])
+    msgs = [str(p) for p in rs.problems if "ACME31" in str(p)]
+    assert [m for m in msgs if "ACME310" in m and "{failed_ranks}" in m], msgs
+    assert [m for m in msgs if "ACME311" in m and "{nranks}" in m], msgs
+    assert not [m for m in msgs if any(f"{{{n}}}" in m for n in ("op_type", "seq", "elapsed_ms", "timeout_ms", "rank",
+                                                                 "code_location", "message", "host", "log.pid"))], msgs
+    assert not [m for m in msgs if "pg_desc" in m], msgs
+
+
+def _nccl_warn_id():
+    from logdoc.resources import grammar_text
+
+    for raw in grammar_text("nccl_messages.tsv").splitlines()[1:]:
+        tid, levels = raw.split("\t")[:2]
+        if levels == "WARN":
+            return tid.split(".", 1)[1]
+
+
 @pytest.mark.skipif(regex is None, reason="the regex module is not installed")
 def test_pathological_user_regex_times_out_and_is_disabled(tmp_path, rules):
     d = tmp_path / "rules"

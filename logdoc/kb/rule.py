@@ -49,6 +49,9 @@ class Rule:
     _with: tuple[_Clause, ...] = ()
     _without: tuple[_Clause, ...] = ()
     _templates: frozenset[str] = frozenset()  # match.template: catalog ids (any id of their group matches)
+    # placeholders of a rule matched by template alone that only its messages' fields can fill
+    # (checked against the catalog when the annotations are loaded: logdoc.knowledge)
+    _template_placeholders: frozenset[str] = frozenset()
 
     # --- plain accessors
     def __getattr__(self, name: str) -> Any:  # category, severity, role, title, fix, ...

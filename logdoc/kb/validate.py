@@ -5,6 +5,7 @@ with its line.
 from __future__ import annotations
 
 import re as _re
+from functools import lru_cache
 from typing import Any, Mapping
 
 from .conditions import _Cond
@@ -269,7 +270,8 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
     # match
     allowed: set[str] = set(EVENT_ATTRS)
     allowed.add("log.*")  # the event's attributes, whatever its fields are called
-    open_fields = False
+    open_fields = by_template = False
+    pending: set[str] = set()  # placeholders only the templates' messages can fill (knowledge.attach_knowledge)
     kinds: tuple[str, ...] = ()
     templates: frozenset[str] = frozenset()
     pattern = None
@@ -293,6 +295,7 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
             kinds = _kinds(ck, "match.kind", match.get("kind"))
         else:
             open_fields = True  # any kind the template's message is read as
+            by_template = True  # (its placeholders are checked against what its messages capture)
         for k in kinds:
             known = KIND_FIELDS.get(k)
             if k.endswith("*") or known is None:
@@ -381,6 +384,8 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
                 if not _fillable(name, allowed, open_fields):
                     ck.warn(key, f"placeholder {{{name}}} can never be filled (not a field of "
                             f"{', '.join(kinds) or 'the matched kinds'}, a named group or an event attribute)")
+                elif by_template and not _fillable(name, allowed, False):
+                    pending.add(name)
     if ck.failed:
         return None, ck.problems
     norm = dict(data)
@@ -392,7 +397,7 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
     norm["examples"] = examples
     rule = Rule(id=rid, data=norm, file=file, line=line, origin=origin, _kinds=kinds, _pattern=pattern,
                 _fields=cond, _with=tuple(clauses["with"]), _without=tuple(clauses["without"]),
-                _templates=templates)
+                _templates=templates, _template_placeholders=frozenset(pending))
     return rule, ck.problems
 
 
@@ -424,3 +429,47 @@ def _fillable(name: str, allowed: set[str], open_fields: bool) -> bool:
         return True
     # dotted access into a known field (e.g. {values.2.21.5} is not useful, but {interfaces.0.name} is)
     return head in allowed and head not in EVENT_ATTRS
+
+
+@lru_cache(maxsize=1)
+def _catalog_rows() -> tuple[dict[str, tuple[str, frozenset[str]]], dict[str, frozenset[str]]]:
+    """PyTorch/Gloo rows: id -> (kind, the format's placeholders); NCCL rows: id -> its levels."""
+    from ..resources import grammar_text
+
+    torch: dict[str, tuple[str, frozenset[str]]] = {}
+    for raw in grammar_text("torch_templates.tsv").splitlines():
+        parts = raw.split("\t")
+        if len(parts) >= 6 and not raw.startswith(("#", "id\t")):
+            torch[parts[0]] = (parts[1], frozenset(_FORMAT_NAME.findall(parts[5])))
+    nccl: dict[str, frozenset[str]] = {}
+    for raw in grammar_text("nccl_messages.tsv").splitlines():
+        parts = raw.split("\t", 2)
+        if len(parts) >= 2 and not raw.startswith(("#", "id\t")):
+            nccl[parts[0]] = frozenset(parts[1].split(","))
+    return torch, nccl
+
+
+_FORMAT_NAME = _re.compile(r"\{([a-z_][a-z0-9_]*)(?=[:=}])")
+
+
+def template_fields(ids) -> frozenset[str] | None:
+    """The fields an event whose message is one of the catalog templates ``ids`` can carry: a
+    PyTorch/Gloo row's own placeholders and the fields of the kind it is read as; an NCCL format's
+    kinds (an NCCL WARN line, or the kinds of NCCL's other lines). None when an id is unknown."""
+    from .. import kinds as registry
+
+    torch, nccl = _catalog_rows()
+    out: set[str] = set()
+    for tid in ids:
+        if tid in torch:
+            kind, names = torch[tid]
+            out |= names
+            out |= registry.fields(kind, catalog=False) or frozenset()
+        elif tid in nccl:
+            read_as = {"nccl.warn"} if nccl[tid] <= {"WARN"} else {
+                k for k, spec in registry.KINDS.items() if spec.producer == "logdoc/nccl.py"}
+            for k in read_as:
+                out |= registry.fields(k, catalog=False) or frozenset()
+        else:
+            return None
+    return frozenset(out)
