@@ -102,35 +102,43 @@ class RuleSet:
         out: list[Match] = []
         if self._index is None:
             self._build_index()
-        by_ids: dict[tuple, list[Rule]] = {}  # (kind, catalog ids) -> the rules to try
+        # the rules to try, prepared once per kind (and per kind and catalog ids): each with the
+        # texts one of which its pattern needs (patterns.py), tested here before the rule is called
+        by_ids: dict[tuple, tuple] = {}  # (kind, catalog ids) -> prepared rules
+        by_kind: dict[str, tuple] = {}
+        with_ids = bool(self._by_template)
         for ev in evs:
-            rules = self.rules_for(ev.kind)
-            if self._by_template and (ev.template or ev.level in ("WARN", "ERROR", "FATAL")):
+            if with_ids and (ev.template or ev.level in ("WARN", "ERROR", "FATAL")):
                 key = (ev.kind, job.ids(ev))
-                got = by_ids.get(key)
-                if got is None:
+                prep = by_ids.get(key)
+                if prep is None:
+                    rules = self.rules_for(ev.kind)
                     extra = {r.id: r for tid in key[1] for r in self._by_template.get(tid, ())}
                     if extra:
                         rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
-                    got = by_ids[key] = rules
-                rules = got
+                    prep = by_ids[key] = _prepared(rules)
+            else:
+                prep = by_kind.get(ev.kind)
+                if prep is None:
+                    prep = by_kind[ev.kind] = _prepared(self.rules_for(ev.kind))
+            if not prep:
+                continue
             text = ev.text or ""
             low = None
-            for rule in rules:
-                if rule.id in disabled:
+            for rule, needs, fold in prep:
+                if disabled and rule.id in disabled:
                     continue
-                pat = rule._pattern
-                if pat is not None and pat.needs is not None:
+                if needs is not None:
                     # the pattern's own first test (patterns.py), without the calls: none of the texts
                     # every match holds is in the text, so the rule does not match
-                    if pat.fold:
+                    if fold:
                         if low is None:
                             low = text.lower() if text.isascii() else False
                         hay = low
                     else:
                         hay = text
                     if hay is not False:
-                        for lit in pat.needs:
+                        for lit in needs:
                             if lit in hay:
                                 break
                         else:
@@ -147,3 +155,13 @@ class RuleSet:
                 if m is not None:
                     out.append(m)
         return out
+
+
+def _prepared(rules: list[Rule]) -> tuple:
+    """``(rule, needs, fold)`` per rule: what :meth:`RuleSet.match` tests before calling the rule."""
+    out = []
+    for rule in rules:
+        pat = rule._pattern
+        needs = pat.needs if pat is not None else None
+        out.append((rule, needs, bool(pat.fold) if pat is not None else False))
+    return tuple(out)
