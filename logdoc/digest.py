@@ -121,13 +121,36 @@ def group_key(ev: Event) -> tuple[Any, ...]:
 _INTERN_MAX = 96  # strings up to this long are shared between events (hosts, times, names, values)
 
 
+_INTS: dict[int, int] = {}  # one object per number (line numbers, pids, ranks repeat across ranks)
+
+
+def _int(v: int) -> int:
+    got = _INTS.get(v)
+    if got is None:
+        if len(_INTS) >= 1 << 16:
+            _INTS.clear()
+        got = _INTS[v] = v
+    return got
+
+
 def _shared(v: Any, intern=__import__("sys").intern) -> Any:
-    if type(v) is str:
+    t = type(v)
+    if t is str:
         return intern(v) if len(v) <= _INTERN_MAX else v
-    if type(v) is list:
+    if t is int:
+        return _int(v)
+    if t is list:
         for i, x in enumerate(v):
-            if type(x) is str and len(x) <= _INTERN_MAX:
+            tx = type(x)
+            if tx is str and len(x) <= _INTERN_MAX:
                 v[i] = intern(x)
+            elif tx is int:
+                v[i] = _int(x)
+            elif tx is dict:
+                v[i] = {intern(k) if type(k) is str else k: _shared(y) for k, y in x.items()}
+        return v
+    if t is dict:  # a nested record (a cause, an interface): its names and short values shared too
+        return {intern(k) if type(k) is str else k: _shared(y) for k, y in v.items()}
     return v
 
 
@@ -496,16 +519,18 @@ def unpack(d: dict[str, Any], file_names: list[str]) -> Event:
     if f or "m" in d or "F" in d:
         fields = {intern(k) if type(k) is str else k: _shared(v) for k, v in (f or {}).items()}
         if "m" in d:
-            fields["message"] = known["text"][d["m"]:]
+            fields["message"] = _shared(known["text"][d["m"]:])
         if "F" in d:
             fields["format"] = _catalog_formats()[known.get("template")]
         known["fields"] = fields
-    h = known.get("host")
-    if type(h) is str:
-        known["host"] = intern(h)
-    t = known.get("time")
-    if type(t) is str:
-        known["time"] = intern(t)
+    for k in ("line", "end_line", "rank", "pid", "local_rank", "node_rank"):
+        v = known.get(k)
+        if type(v) is int:
+            known[k] = _int(v)
+    for k in ("kind", "level", "template", "host", "time", "rank_source", "process"):
+        v = known.get(k)
+        if type(v) is str:
+            known[k] = intern(v)
     return Event(**known)
 
 
