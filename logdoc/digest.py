@@ -154,6 +154,28 @@ def _shared(v: Any, intern=__import__("sys").intern) -> Any:
     return v
 
 
+def share_numbers(events: Iterable[Event]) -> None:
+    """One object per number among the events' lines, pids and ranks, in place (what unpickling
+    a worker's events makes again for every event: pickling shares strings, not numbers)."""
+    ints = _INTS
+    for e in events:
+        v = e.line
+        got = ints.get(v)
+        if got is None:
+            got = _int(v)
+        if e.end_line == v:
+            e.end_line = got
+        e.line = got
+        v = e.pid
+        if v is not None:
+            got = ints.get(v)
+            e.pid = got if got is not None else _int(v)
+        v = e.rank
+        if v is not None:
+            got = ints.get(v)
+            e.rank = got if got is not None else _int(v)
+
+
 def compact(events: Iterable[Event]) -> None:
     """Share what many events hold alike (one host name, one time, one field value, one field
     name for thousands of ranks), in place: the events stay equal, they take less memory. A job of

@@ -129,8 +129,11 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
     unrecognized = []
     names = []
     folded = []
+    from .digest import share_numbers
+
     for r in results:
-        events.extend(r.events)  # compact: the worker shared what they repeat (_one)
+        share_numbers(r.events)  # compact: the worker shared the strings they repeat (_one), not numbers
+        events.extend(r.events)
         stats.merge(r.stats)
         room = MAX_UNRECOGNIZED - len(unrecognized)
         if room > 0:

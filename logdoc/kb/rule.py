@@ -297,7 +297,7 @@ class _Job:
 
 
 
-@dataclass
+@dataclass(slots=True)  # a rule that fires on every rank of a large job makes as many
 class Match:
     rule: Rule
     event: Event
