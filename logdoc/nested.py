@@ -64,13 +64,26 @@ def _texts(ev: Event) -> list[str]:
 
 def _read(text: str) -> tuple[Any, Envelope] | None:
     """The reading of a nested text; a message that a paste or the printer wrapped over lines
-    (``[enforce fail at ...]`` / ``  ifa != nullptr. ...``) is read again with the lines joined."""
+    (``[enforce fail at ...]`` / ``  ifa != nullptr. ...``) is read again with the lines joined, and
+    one that quotes an exception after words of its own (``the worker failed with RuntimeError:
+    <message>``, an exception's repr as a paste's repair wrote it out) is read from that exception on."""
     got = _read_one(text)
     if (got is None or got[0].kind == "torch.exception") and "\n" in text:
         joined = _read_one(_SOFT_WRAP.sub(" ", text))
         if joined is not None and joined[0].kind != "torch.exception":
             return joined
+    if got is None or got[0].kind == "torch.exception" and not (got[0].fields or {}).get("cause"):
+        m = _QUOTED_EXC.search(text, 1, min(len(text), MAX_QUOTE_AT))
+        if m is not None:
+            inner = _read_one(text[m.start(1):])
+            if inner is not None and (inner[0].kind != "torch.exception" or (inner[0].fields or {}).get("cause")):
+                return inner
     return got
+
+
+# an exception line quoted inside a message, after a blank, a colon or an opening bracket
+_QUOTED_EXC = re.compile(r"(?<=[\s:(\[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure):[ \t])")
+MAX_QUOTE_AT = 400
 
 
 _SOFT_WRAP = re.compile(r"[ \t]*\n[ \t]*")

@@ -208,3 +208,74 @@ def torch_items():
             yield f"{label} [last line]", text  # a traceback's last line alone
             continue
         yield label, text
+
+
+# ------------------------------------------------------------------------------------------------
+# a message nested in another, every form
+
+_FRAMES = '  File "/workspace/train.py", line 10, in <module>\n    main()\n'
+_RAY_WHERE = "(pid=4242, ip=10.0.0.2, actor_id=7d2c0a3f1e9b4c5d6e7f8a9b01000000, repr=<RayTrainWorker object at 0x7f3a2c001200>)"
+_DIST = ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+         "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+         "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+         "Last error:\n")
+
+
+def _type_and_body(message: str) -> tuple[str, str]:
+    head, sep, body = message.partition(": ")
+    if sep and re.fullmatch(r"(?:\w+\.)*\w+", head):
+        return head.rsplit(".", 1)[-1], body
+    return "RuntimeError", message
+
+
+def _exception_group(message: str) -> str:
+    inner = "Traceback (most recent call last):\n" + _FRAMES + message
+    return ("  + Exception Group Traceback (most recent call last):\n"
+            '  |   File "/workspace/launch.py", line 40, in <module>\n'
+            "  |     raise ExceptionGroup(\"rank failures\", errors)\n"
+            "  | ExceptionGroup: rank failures (1 sub-exception)\n"
+            "  +-+---------------- 1 ----------------\n"
+            + "".join(f"    | {line}\n" for line in inner.split("\n"))
+            + "    +------------------------------------")
+
+
+NESTINGS = {
+    # an exception's repr in a log line (`logger.error(f"... {e!r}")`): line ends escaped
+    "repr in a log line": lambda m: "2026-12-02 09:00:00,123 ERROR step failed: {}({})".format(
+        _type_and_body(m)[0], repr(_type_and_body(m)[1])),
+    # ... and inside another exception's message
+    "repr in an exception": lambda m: "ValueError: the worker failed with {}({})".format(
+        _type_and_body(m)[0], repr(_type_and_body(m)[1])),
+    # a JSON logger's record: the message, the traceback under exc_info
+    "json record": lambda m: json.dumps({"time": "2026-12-02T09:00:00Z", "level": "ERROR", "message": "step failed",
+                                         "exc_info": "Traceback (most recent call last):\n" + _FRAMES + m}),
+    # a JSON string inside a log line
+    "json string in a line": lambda m: "2026-12-02T09:00:00Z INFO result=" + json.dumps({"status": "failed", "error": m}),
+    # Ray: a task's exception, an actor that died in its creation task
+    "ray task error": lambda m: (f"ray.exceptions.RayTaskError({_type_and_body(m)[0]}): "
+                                 f"ray::RayTrainWorker._RayTrainWorker__execute() {_RAY_WHERE}\n" + _FRAMES + m),
+    "ray actor died": lambda m: ("ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation "
+                                 f"task, ray::RayTrainWorker.__init__() {_RAY_WHERE}\n" + _FRAMES + m),
+    # torchrun's error file (written by @record), as `cat error.json` shows it
+    "torchrun error file": lambda m: json.dumps({"message": {"message": m, "extraInfo": {
+        "py_callstack": "Traceback (most recent call last):\n" + _FRAMES + m, "timestamp": "1764666000"}}}),
+    # a launcher's CalledProcessError, the child's output logged as bytes
+    "called process output": lambda m: (
+        "subprocess.CalledProcessError: Command '['torchrun', '--nproc-per-node=8', 'train.py']' returned non-zero exit status 1.\n"
+        "ERROR:launcher:stderr: " + repr(("Traceback (most recent call last):\n" + _FRAMES + m + "\n").encode())),
+    # an ExceptionGroup's traceback (Python 3.11)
+    "exception group": _exception_group,
+}
+
+
+def nested_items():
+    """(label, clean text, message as an exception carries it): each NCCL WARN message under
+    ``Last error:`` of a DistBackendError, each PyTorch / Gloo one-line failure as an exception's message."""
+    for label, line in nccl_items():
+        msg = line.split(" NCCL WARN ", 1)[1]
+        yield label, line, _DIST + msg
+    for label, text in torch_items():
+        if label.endswith("[last line]"):
+            yield label, text, text
+        elif text.startswith("[rank0]:[E"):
+            yield label, text, "RuntimeError: " + re.sub(r"^\[rank0\]:\[[EWF]1201 10:11:12\.000000000 [^\]]+\] ", "", text)

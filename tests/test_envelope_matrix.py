@@ -112,3 +112,45 @@ def test_the_shapes_are_the_tools_own():
     two = "Traceback (most recent call last):\nRuntimeError: boom"
     assert S.SHAPES["compose"](two, 1) == "trainer-2  | Traceback (most recent call last):\ntrainer-2  | RuntimeError: boom"
     assert S.SHAPES["loguru"](two, 1).endswith(" - Traceback (most recent call last):\nRuntimeError: boom")
+
+
+def _top3(text: str, rules) -> list[str]:
+    """The first three diagnoses and every note (a message that is a note alone stays one nested)."""
+    report = build_report(parse_sources([("rank0.log", text + "\n")]), rules)
+    return [d["id"] for d in (report.get("diagnoses") or [])[:3]] + [d["id"] for d in report.get("notes") or []]
+
+
+# What the nested forms still lose: the message's own diagnosis is not among the first three where a
+# generic carrier leads it (an ActorDiedError, a CalledProcessError or a ValueError around the message
+# is read as "a Python exception", LD710, and folds the message's symptom-role rule under it; a
+# DistBackendError's family card leads the rule of the NCCL WARN under its `Last error:`). That is the
+# ranking of diagnoses, not the reading: the nested message is read and is an event of its own in
+# every form. The count may only go down.
+KNOWN_NESTED_GAPS = 55
+
+
+def test_a_nested_message_keeps_its_diagnosis_in_every_nesting_form(rules):
+    """A catalog message inside an exception's repr (line ends escaped), a JSON record or a JSON string,
+    a Ray task or actor error, torchrun's error file, a launcher's CalledProcessError output (bytes) or an
+    ExceptionGroup: the message's own first diagnosis leads or follows the carrier's (top 3)."""
+    forms = list(S.NESTINGS)
+    problems = []
+    checked = 0
+    met: dict[str, set] = {}
+    for k, (label, clean, message) in enumerate(S.nested_items()):
+        if k % 2:
+            continue  # (every other message: the forms still meet every kind of message)
+        want = _first(clean, rules)
+        if want is None:
+            continue
+        form = forms[(k // 2) % len(forms)]
+        text = S.NESTINGS[form](message)
+        got = _top3(text, rules)
+        checked += 1
+        met.setdefault(form, set()).add(_kind(label))
+        if want not in got:
+            problems.append(f"{label} [{form}]: {got} where the message alone gets {want}: {text[-160:]!r}")
+    assert checked >= 800
+    assert all(met.get(f) == {"nccl", "torch", "[last line]"} for f in forms), met
+    print(f"nested: {len(problems)} of {checked} lose the message's diagnosis")
+    assert len(problems) <= KNOWN_NESTED_GAPS, f"{len(problems)} of {checked}:\n" + "\n".join(problems[:30])
