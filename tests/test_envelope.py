@@ -75,3 +75,50 @@ def test_messages_are_not_mistaken_for_envelopes(line):
     env, text = unwrap(line)
     assert text == line
     assert env.layers == ()
+
+
+@pytest.mark.parametrize(
+    "line, expect, msg",
+    [
+        # Ray's worker without a name, vLLM's process names (rank= kept as the rank, not the name)
+        ("(pid=4242) hello", {"pid": 4242, "process": None}, "hello"),
+        ("(VllmWorker rank=1 pid=4001) hello", {"pid": 4001, "rank": 1, "process": "VllmWorker"}, "hello"),
+        ("(VllmWorker TP1 pid=4001) hello", {"pid": 4001, "process": "VllmWorker TP1"}, "hello"),
+        ("(EngineCore_DP0 pid=33) hello", {"pid": 33, "process": "EngineCore_DP0"}, "hello"),
+        # syslog / journald, Compose, a container runtime's file, Lightning, rich
+        ("Dec  2 09:00:00 node1 python[4001]: hello", {"host": "node1", "pid": 4001, "process": "python"}, "hello"),
+        ("2026-12-02T09:00:00+0000 node1 python3[4001]: hello", {"host": "node1", "pid": 4001}, "hello"),
+        ("trainer-2  | [default1]:hello", {"process": "trainer-2", "local_rank": 1}, "hello"),
+        ("proj_trainer_1  | hello", {"process": "proj_trainer_1"}, "hello"),
+        ("2026-12-02T09:00:00.123456789Z stderr F hello", {"time": "2026-12-02T09:00:00.123456789Z"}, "hello"),
+        ("[rank: 1] Child process with PID 652 terminated with code 1.", {"rank": 1},
+         "Child process with PID 652 terminated with code 1."),
+        ("[12/02/26 09:00:00] ERROR    RuntimeError: boom            train.py:12", {"level": "ERROR"}, "RuntimeError: boom"),
+        # unknown residue before a logger header or an exception line
+        ("svc 3 | ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)", {"level": "ERROR"},
+         "failed (exitcode: 1)"),
+        ("2026-12-02 09:00:00,123 - __main__ - ERROR - RuntimeError: boom", {"process": "__main__", "level": "ERROR"},
+         "RuntimeError: boom"),
+        ("2026-12-02 09:00:00.000 | ERROR    | train:main:12 - ValueError: bad", {"process": None, "level": "ERROR"},
+         "ValueError: bad"),
+        ("$ RuntimeError: boom", {}, "RuntimeError: boom"),
+    ],
+)
+def test_more_envelopes(line, expect, msg):
+    env, text = unwrap(line)
+    for key, value in expect.items():
+        assert getattr(env, key) == value, (key, env)
+    assert text == msg
+
+
+@pytest.mark.parametrize("line", [
+    "Caught RuntimeError: boom",                 # prose before the exception: a sentence, not a prefix
+    "step failed with ValueError: bad",
+    "node1:1:2 [0] NCCL WARN foo RuntimeError: x",  # NCCL's own text quotes nothing
+    "stderr F saving checkpoint",               # a stream word only after a stamp
+    "gpu-node-01 python3[4001]: x",             # a syslog tail only after a stamp
+    "Epoch 1 | loss 3",
+])
+def test_residue_that_is_not_a_prefix_stays(line):
+    env, text = unwrap(line)
+    assert text == line and env.layers == ()
