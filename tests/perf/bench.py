@@ -119,6 +119,9 @@ def scale_check(report_bytes: bytes, origin: int) -> tuple[bool, str]:
     return ok, what
 
 
+LAST_CPU = 0.0  # CPU seconds (user + sys) of the last run(): on a shared machine, beside the wall time
+
+
 def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = None,
         keep_stdout: list | None = None) -> tuple[float, int, int]:
     """(wall seconds, peak RSS in MB, exit status) of one run of ``cmd`` (fed by ``stdin_cmd``).
@@ -160,6 +163,8 @@ def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = N
     if feeder is not None:
         feeder.wait()
     code = p.returncode
+    global LAST_CPU
+    LAST_CPU = usage.ru_utime + usage.ru_stime  # the command's and its workers' (GNU time waits for them)
     rss = usage.ru_maxrss // 1024
     if rss_file is not None:
         try:
@@ -340,6 +345,7 @@ def main() -> None:
             w, m, _ = run(logdoc + [str(job)], env, keep_stdout=out)  # one run: it is the biggest case
             r = {"wall": w, "rss": m}
             ok, what = scale_check(b"".join(out), origin)
+            what = f"CPU {LAST_CPU:.1f} s, load {os.getloadavg()[0]:.1f}; {what}"
             rows.append((f"scale {n:,} rank files, {total / 1e6:.0f} MB: explain", r, what,
                          "<= 30 s, <= 150 MB, checks", ok and r["wall"] <= 30 and r["rss"] <= 150))
             dg = data / f"scale-{n}-digests"
@@ -352,6 +358,7 @@ def main() -> None:
             w, m, _ = run(logdoc + [str(dg)], env, keep_stdout=out)
             r2 = {"wall": w, "rss": m}
             ok2, what2 = scale_check(b"".join(out), origin)
+            what2 = f"CPU {LAST_CPU:.1f} s, load {os.getloadavg()[0]:.1f}; {what2}"
             rows.append((f"  same from {len(list(dg.iterdir())):,} digests (one per node)", r2, what2,
                          "<= 10 s, <= 150 MB, checks", ok2 and r2["wall"] <= 10 and r2["rss"] <= 150))
     finally:
