@@ -1165,3 +1165,69 @@ def test_nccl_tests_device_lines_of_every_release(line, host, bus):
 def test_nccl_tests_table_header(line, kind):
     p = neighbours.classify_tests(line)
     assert (p.kind if p is not None else None) == kind
+
+
+# --------------------------------------------------------------------------------------------
+# Older releases' wordings: each is recognised bare and with its release's header, and gets the rule
+# the newest wording gets (lines built from the catalogs' formats, every release that printed one).
+
+_NCCL_HDR = "node1:1234:1300 [0] {loc} NCCL WARN {msg}"
+_IB_PEER = "10.0.0.2<43210>"
+_WORDINGS = {
+    # NET/IB completion errors: 2.10-2.17, 2.18-2.19, 2.20-2.21, 2.22-2.28, 2.29+ (transport/net_ib/p2p.cc;
+    # its optional GID parts printed empty leave two blanks that a paste collapses)
+    "ib_completion": [
+        ("transport/net_ib.cc:1261", f"NET/IB : Got completion from peer {_IB_PEER} with error 12, opcode 0, len 0, vendor err 129"),
+        ("transport/net_ib.cc:1333", f"NET/IB : Got completion from peer {_IB_PEER} with error 12, opcode 0, len 0, vendor err 129 (Send)"),
+        ("transport/net_ib.cc:1909", f"NET/IB : Got completion from peer {_IB_PEER} with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2"),
+        ("transport/net_ib.cc:2121", f"NET/IB: Got completion from peer {_IB_PEER} with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2"),
+        ("transport/net_ib/p2p.cc:688", f"NET/IB: Got completion from peer {_IB_PEER} with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  hca mlx5_0"),
+        ("transport/net_ib/p2p.cc:688", f"NET/IB: Got completion from peer {_IB_PEER} with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0"),
+    ],
+    # a refused connect: 2.10-2.15 (`Net :`), 2.16-2.23 (socketStartConnect), 2.24+ (`%s: Connect to`)
+    "socket_connect": [
+        ("misc/socket.cc:456", "Net : Connect to 10.0.0.2<43210> failed : Connection refused"),
+        ("misc/socket.cc:485", "socketStartConnect: Connect to 10.0.0.2<43210> failed : Connection refused"),
+        ("misc/socket.cc:556", "socketPollConnect: Connect to 10.0.0.2<43210> failed : Connection refused"),
+    ],
+}
+_TORCH_WORDINGS = {
+    # the watchdog's report of the work it found failed: 2.2-2.6 (timeout, error) and 2.7+
+    "watchdog_failure": [
+        "[rank1]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 1] Timeout at NCCL work: 8, last enqueued NCCL work: 8, last completed NCCL work: 7.",
+        "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 8, last enqueued NCCL work: 8, last completed NCCL work: 7.",
+        "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 8 PG status: last enqueued work: 8, last completed work: 7",
+    ],
+    # the watchdog timeout: 1.9-1.13 (no SeqNum numels), 2.x; the watchdog thread's death, <= 2.2 and 2.3+
+    "watchdog_timeout": [
+        "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800320 milliseconds before timing out.",
+        "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800320 milliseconds before timing out.",
+    ],
+}
+
+
+def _first_rule(text: str) -> str | None:
+    rep = _report(text)
+    return rep["diagnoses"][0]["id"] if rep["diagnoses"] else None
+
+
+@pytest.mark.parametrize("family", sorted(_WORDINGS))
+def test_older_nccl_wordings_get_the_newest_wordings_rule(family):
+    want = None
+    for loc, msg in reversed(_WORDINGS[family]):  # the newest first
+        for text in (_NCCL_HDR.format(loc=loc, msg=msg), msg):
+            got = _first_rule(text)
+            assert got is not None and got.startswith("LD"), (text, got)
+            want = want or got
+            assert got == want, (family, text, got, want)
+
+
+@pytest.mark.parametrize("family", sorted(_TORCH_WORDINGS))
+def test_older_torch_wordings_get_the_newest_wordings_rule(family):
+    lines = _TORCH_WORDINGS[family]
+    newest = _report(lines[-1])["diagnoses"][0]
+    for line in lines:
+        bare = line.split("] ", 1)[1]  # without the c10 prefix
+        for text in (line, bare):
+            d = _report(text)["diagnoses"]
+            assert d and (d[0]["id"], d[0]["category"]) == (newest["id"], newest["category"]), (text, d[:1])

@@ -120,9 +120,10 @@ def printf_to_regex(fmt: str, partial: bool) -> str:
             # that can succeed); an empty group keeps the group numbers without the extra
             # dimension of backtracking.
             parts[-1] = "()"
-        if conv == "(.*?)" and lit.endswith(" ") and not lit.endswith("\\ ") and fmt.startswith(" ", m.end()):
+        if conv == "(.*?)" and lit.endswith(" ") and not lit.endswith("\\ ") and _blank_after(fmt, m.end()):
             # ` %s ` printed with an empty string leaves two spaces, which a paste collapses into
-            # one (`connecting to address with family 0`): the space before the run may be gone.
+            # one (`connecting to address with family 0`; ` %s%s%s%s ` of optional parts, all empty):
+            # the space before the run may be gone.
             lit = lit[:-1] + " ?"
         parts.append(lit)
         parts.append(conv)
@@ -130,6 +131,13 @@ def printf_to_regex(fmt: str, partial: bool) -> str:
     parts.append(_literal(fmt[pos:]))
     body = "".join(parts)
     return "^" + body + (r"" if partial else r"\s*$")
+
+
+def _blank_after(fmt: str, i: int) -> bool:
+    """Whether a blank follows position ``i`` of ``fmt`` after any further ``%s`` conversions."""
+    while fmt.startswith("%s", i):
+        i += 2
+    return fmt.startswith(" ", i)
 
 
 def _literal(text: str) -> str:
