@@ -102,3 +102,15 @@ def test_a_bare_watchdog_timeout_is_read_from_its_record():
     assert early[:2] == ["timeout_misconfigured", "collective_timeout_hung_rank"]
     assert late[0] == "collective_timeout_hung_rank" and "timeout_misconfigured" in late[1:3]
     assert long_[0] == "collective_timeout_hung_rank" and "timeout_misconfigured" not in long_
+
+
+def test_an_internal_error_at_init_names_a_missing_interface_among_its_candidates():
+    """ncclInternalError without a WARN: a rule only half sure of its cause (confidence 0.5) is a
+    generic lead, and NCCL's internal error is also what it returns when no socket interface matches
+    NCCL_SOCKET_IFNAME (NCCL's source): that candidate follows, on nccl-tests and on a wrapper's line."""
+    for text in ("node1: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers / '",
+                 "ERROR 05-30 22:22:26 [pynccl.py:153] ncclCommInitRank failed with error: NCCL error: internal error - "
+                 "please report this issue to the NCCL developers"):
+        rep = _report({"rank0.log": text + "\n"})
+        assert rep["diagnoses"][0]["category"] == "nccl_bug_or_version_specific", rep["diagnoses"][:1]
+        assert "wrong_network_interface" in [c["category"] for c in _cands(rep)], [d["id"] for d in rep["diagnoses"]]

@@ -1231,3 +1231,19 @@ def test_older_torch_wordings_get_the_newest_wordings_rule(family):
         for text in (line, bare):
             d = _report(text)["diagnoses"]
             assert d and (d[0]["id"], d[0]["category"]) == (newest["id"], newest["category"]), (text, d[:1])
+
+
+@pytest.mark.parametrize("quoted", [
+    '"RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.',
+    '"RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one."',
+    "'torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+    "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5',",
+    "\u201cValueError: Default process group has not been initialized, please make sure to call init_process_group.\u201d",
+])
+def test_an_exception_line_a_post_quotes_is_read(quoted):
+    """The quote marks around an exception line a post quotes are the poster's: the line is read as
+    the exception it quotes (not silent)."""
+    evs = _events(quoted)
+    assert evs and evs[0].fields.get("exc_type", "").endswith(("RuntimeError", "DistBackendError", "ValueError")), \
+        [(e.kind, e.fields) for e in evs]
+    assert not evs[0].fields.get("exc_message", "").endswith(("\"", "'", "\u201d", ","))

@@ -33,7 +33,7 @@ GENERIC_CONFIDENCE = 0.5  # a rule's symptom or a root cause at most this sure i
 def _generic(lead: dict[str, Any]) -> bool:
     if lead.get("family"):
         return True
-    return lead.get("role") == "symptom" or (lead.get("confidence") or 0) < GENERIC_CONFIDENCE
+    return lead.get("role") == "symptom" or (lead.get("confidence") or 0) <= GENERIC_CONFIDENCE
 
 
 def _card_causes(lead: dict[str, Any], rules, diffs: Differentials) -> list[Cause]:

@@ -55,6 +55,8 @@ ALT_FIX = {
     "{true|false}": "{use_ipv6=true|false}",
     "{0|1}": "{flag:int}",
     "{empty message}": "",
+    # elastic's exit barrier prints the seconds as a float (`Elapsed: 300.0123 seconds`)
+    "Elapsed: {seconds} seconds": "Elapsed: {seconds:word} seconds",
 }
 
 PREFIXES = (
@@ -349,6 +351,11 @@ EXTRA = [
      "remote process exited or there was a network error}{rest:rest}"),
     ("logdoc:nccl-call:failed-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head}: nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+    # vLLM's NCCL wrapper (pynccl) raises `NCCL error: <ncclGetErrorString>`; a logger line quotes it after its own
+    # words (`ncclCommInitRank failed with error: NCCL error: internal error - please report ...`)
+    ("logdoc:nccl-call:error-quoted", "torch.nccl_error", "ERROR", "line", "",
+     "{head} NCCL error: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
     ("logdoc:elastic:log-directory", "torchrun.info", "INFO", "body", "", "log directory set to: {path:word}"),
     ("logdoc:elastic:starting-workers", "torchrun.info", "INFO", "body", "",

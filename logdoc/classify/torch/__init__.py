@@ -71,6 +71,10 @@ _TORCH_BODY_STARTS = ("Watchdog caught", "Collective", "found async exception", 
                       "Exception (either an error or timeout) detected by watchdog")
 
 
+_QUOTES = "\"'`\u201c\u2018"
+_CLOSING = {"\u201c": "\u201d", "\u2018": "\u2019"}
+
+
 # An exception message may quote another one (`RuntimeError: ... NCCL error ...`), and each is read
 # by read_message again; hostile input can nest that without end (`E: E: E: ...`), so the depth is capped.
 _MAX_NESTING = 6
@@ -94,6 +98,14 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
     if not s:
         return None
     c0 = s[0]
+    if c0 in _QUOTES and len(s) > 2 and s[1].isalpha() and EXC_LINE.match(s, 1, min(len(s), 400)):
+        # an exception line a post quotes (`"RuntimeError: ..."`, `'ValueError: ...'`): the quote marks
+        # are the poster's, the message is the program's
+        s = s[1:]
+        end = s.rstrip().rstrip(",.")
+        if end.endswith(_CLOSING.get(c0, c0)):
+            s = end[:-1]
+        c0 = s[0]
     if c0 == "T" and s.startswith("Traceback (most recent call last)"):
         return traceback(s, env, read_message)
     if c0 == "=" and s.startswith("==="):
