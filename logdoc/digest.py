@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Iterable
 
 from .events import Event
+from .lazyre import lazy_re
 
 SCHEMA = "logdoc.digest/2"
 READS = ("logdoc.digest/1", SCHEMA)  # /1: the same content, events in full
@@ -66,7 +66,7 @@ TAIL = 64            # collective launches read per communicator and process: th
 # Kinds whose every line is noise for the analysis and the rules.
 BULK_KINDS = frozenset({"nccl.channel", "nccl.trace_level", "nccl.call"})
 # NCCL INFO catalog formats that are noise (matched on the catalog format text).
-_BULK_FORMAT = re.compile(
+_BULK_FORMAT = lazy_re(
     r"Trees |Init timings|Bootstrap timings|threadThresholds |P2P Chunksize"
     r"|%d coll channels|%d p2p channels|Channel %\d*d/%\d*d : %s"
 )
@@ -649,7 +649,7 @@ def write(result, path: str, inputs: list[str] | None = None) -> int:
     return len(blob)
 
 
-_MARK = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"logdoc\.digest/')
+_MARK = lazy_re(rb'^\s*\{\s*"schema"\s*:\s*"logdoc\.digest/')
 
 
 def is_digest(head: bytes) -> bool:

@@ -15,6 +15,7 @@ import re
 from typing import Callable
 
 from .events import Envelope
+from .lazyre import lazy_re
 from .residue import MAX_RESIDUE, prefix_identity, prefix_like
 
 PID_MAX = 4194304  # Linux's largest pid; bigger numbers in a "pid" column are thread ids
@@ -58,7 +59,7 @@ def _openmpi(m: re.Match, env: Envelope) -> str:
     return "openmpi"
 
 
-_NAME_RANK = re.compile(r"(?<![\w])rank=(\d+)")
+_NAME_RANK = lazy_re(r"(?<![\w])rank=(\d+)")
 
 
 def _ray(m: re.Match, env: Envelope) -> str:
@@ -239,45 +240,45 @@ _HOST = r"(?!(?:\w*(?:Error|Exception|Warning|Interrupt|Exit))\b)[a-z][a-z0-9]*(
 
 # (first characters it can start with, regex, handler). Order matters within a first character.
 ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
-    ("|", re.compile(rf"\|\s*(?P<ts>{_TS})\s*\|\s?"), _cloudwatch),
-    ("[", re.compile(r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "), _kubectl),
-    ("[", re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?"), _openmpi),
+    ("|", lazy_re(rf"\|\s*(?P<ts>{_TS})\s*\|\s?"), _cloudwatch),
+    ("[", lazy_re(r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "), _kubectl),
+    ("[", lazy_re(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?"), _openmpi),
     # c10: [rank0]:[E1129 17:01:53.685814139 file.cpp:617]  /  [rank0]:[E file.cpp:523]  /  [E file.cpp:481]
-    ("[", re.compile(r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[FEWIV])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? "
+    ("[", lazy_re(r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[FEWIV])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? "
                      r"(?P<file>[\w.+-]+):(?P<line>\d+)\] ?"), _c10),
-    ("[", re.compile(r"(?:\[rank(?P<rank>\d+)\]:)?(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
+    ("[", lazy_re(r"(?:\[rank(?P<rank>\d+)\]:)?(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                      r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?"), _glog),
-    ("[", re.compile(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
-    ("[", re.compile(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
-    ("[", re.compile(r"\[\d+ similar log lines?\] "), _similar),
-    ("[", re.compile(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
-    ("[", re.compile(r"\[rank: (?P<rank>\d+)\] "), _lightning),
-    ("[", re.compile(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
+    ("[", lazy_re(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
+    ("[", lazy_re(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
+    ("[", lazy_re(r"\[\d+ similar log lines?\] "), _similar),
+    ("[", lazy_re(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
+    ("[", lazy_re(r"\[rank: (?P<rank>\d+)\] "), _lightning),
+    ("[", lazy_re(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
     # torchrun --tee `[default0]:`; the `[${rank}]:` template gives `[3]:`, but a bare `[1]:` alone on
     # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.
-    ("[", re.compile(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
-    ("[", re.compile(r"\[(?P<rank>\d+)\] "), _mpich),
-    ("(", re.compile(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
-    ("(", re.compile(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
+    ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
+    ("[", lazy_re(r"\[(?P<rank>\d+)\] "), _mpich),
+    ("(", lazy_re(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
+    ("(", lazy_re(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
-    ("[", re.compile(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "
+    ("[", lazy_re(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "
                      r"(?:\((?:raylet|gcs_server|dashboard_agent|runtime_env_agent)\) )?(?:(?P<src>[\w./+-]+\.(?:cc|cpp|h):\d+): )?"), _ray_cpp),
-    ("0123456789", re.compile(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
-    (" 0123456789", re.compile(r" *(?P<task>\d+): "), _srun),
-    ("FEWIVC", re.compile(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
+    ("0123456789", lazy_re(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
+    (" 0123456789", lazy_re(r" *(?P<task>\d+): "), _srun),
+    ("FEWIVC", lazy_re(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                           r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
-    ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
-    ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),
-    ("DIWEC", re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
+    ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
+    ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),
+    ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
                          r"\[(?P<src>[\w./<>-]+:\d+)\] ?"), _vllm),
-    ("JFMASOND", re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
+    ("JFMASOND", lazy_re(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
                             r"(?P<host>[\w.-]+) (?P<ident>[\w./-]+)(?:\[(?P<pid>\d{1,7})\])?: "), _syslog),
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-     re.compile(r"(?P<host>[\w.-]+) (?P<ident>[\w./-]+)\[(?P<pid>\d{1,7})\]: "), _syslog_after_time),
+     lazy_re(r"(?P<host>[\w.-]+) (?P<ident>[\w./-]+)\[(?P<pid>\d{1,7})\]: "), _syslog_after_time),
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-     re.compile(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
-    ("s", re.compile(r"std(?:out|err) [FP] "), _cri),
-    ("abcdefghijklmnopqrstuvwxyz", re.compile(rf"(?P<host>{_HOST}): "), _pdsh),
+     lazy_re(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
+    ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
+    ("abcdefghijklmnopqrstuvwxyz", lazy_re(rf"(?P<host>{_HOST}): "), _pdsh),
 ]
 
 # readers of a line's start that apply only after an ISO stamp (unwrap)
@@ -288,19 +289,19 @@ for _chars, _rx, _fn in ENVELOPES:
     for _c in _chars:
         _BY_FIRST.setdefault(_c, []).append((_rx, _fn))
 
-_RICH_LOCATION = re.compile(r"[ \t]{2,}[\w.<>-]+:\d+[ \t]*$")
-_RAY_REPEAT = re.compile(r" \[repeated (\d+)x across cluster\]$")
-_EMBEDDED = re.compile(r"\[rank\d+\]:\[[FEWIV]")
+_RICH_LOCATION = lazy_re(r"[ \t]{2,}[\w.<>-]+:\d+[ \t]*$")
+_RAY_REPEAT = lazy_re(r" \[repeated (\d+)x across cluster\]$")
+_EMBEDDED = lazy_re(r"\[rank\d+\]:\[[FEWIV]")
 EMBED_MARK = "]:["  # in every line where _EMBEDDED finds a c10 envelope after residue
 RAY_SUFFIX = "across cluster]"  # the end of every line _RAY_REPEAT matches
-_PDSH_NEEDS_DIGIT = re.compile(r"[\d-]")
+_PDSH_NEEDS_DIGIT = lazy_re(r"[\d-]")
 
 MAX_LAYERS = 8
 
 
 # A run of more digits than Python converts to int (4300 by default, never below 640): no rank,
 # pid or count is that long, and int() on it raises. Such text is left alone by the parser.
-_HUGE_NUMBER = re.compile(r"(?<!\d)\d{640}")
+_HUGE_NUMBER = lazy_re(r"(?<!\d)\d{640}")
 
 
 def has_huge_number(text: str) -> bool:
@@ -312,9 +313,9 @@ def has_huge_number(text: str) -> bool:
 # start of a line, and so is the opening of inline code (`` ` `` or ``` `` ```) that a paste put
 # around a line; so is indentation (a markdown code block) when an envelope follows it. Fence lines
 # (```) need nothing: they hold no keyword and are counted as irrelevant lines.
-_PASTE_QUOTE = re.compile(r"(?:[ \t]*(?:>[ \t]?)+)?(?:`{1,2}(?=[^`\s]))?")
-_PASTE_BULLET = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t](?=\S|[ \t]+\S)")
-_INDENT = re.compile(r"[ \t]{2,}(?=[\[(|A-Za-z0-9])")
+_PASTE_QUOTE = lazy_re(r"(?:[ \t]*(?:>[ \t]?)+)?(?:`{1,2}(?=[^`\s]))?")
+_PASTE_BULLET = lazy_re(r"(?:[-*+]|\d{1,3}[.)])[ \t](?=\S|[ \t]+\S)")
+_INDENT = lazy_re(r"[ \t]{2,}(?=[\[(|A-Za-z0-9])")
 
 
 def _paste(line: str) -> int:
@@ -426,7 +427,7 @@ def unwrap(line: str) -> tuple[Envelope, str]:
 # Python exception line (`RuntimeError: ...`, `torch.distributed.DistBackendError: ...`). The residue
 # is peeled as an unnamed layer ("residue") when it reads as a prefix (:func:`prefix_like`); what it
 # names (a pid, a rank, a label, a time, a level) stays with the line (:func:`prefix_identity`).
-_RESIDUE_START = re.compile(
+_RESIDUE_START = lazy_re(
     r"(?<=[\s:\]|)>])(?:"
     r"(?P<glog>(?:\[rank\d+\]:)?[FEWIC]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./+-]+:\d+\] )"
     r"|(?P<stdlib>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:root|__main__|\w+(?:\.\w+)+):)"

@@ -27,15 +27,15 @@ import io
 import json
 import os
 import pickle
-import re
 from typing import Any
 
 from .events import Event
+from .lazyre import lazy_re
 from .read.source import InputError, Source
 
 MAX_DUMP = 512 << 20
 MAX_FRAMES = 8
-_RANK = re.compile(r"(\d+)(?:\.(?:json|pkl|pickle))?$")
+_RANK = lazy_re(r"(\d+)(?:\.(?:json|pkl|pickle))?$")
 
 
 class DumpError(InputError):

@@ -11,9 +11,10 @@ A kind marked ``catalog`` also carries the placeholders of its message templates
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from .lazyre import lazy_re
 
 __all__ = ["KindSpec", "KINDS", "fields", "is_registered", "names", "EXCEPTION_FIELDS", "ORIGIN_FIELDS"]
 
@@ -251,7 +252,7 @@ KINDS: dict[str, KindSpec] = {
                            "the job restarted after a failure"),
 }
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
+_PLACEHOLDER = lazy_re(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
 
 
 def names(prefix: str = "") -> tuple[str, ...]:

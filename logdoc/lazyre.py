@@ -43,6 +43,10 @@ class LazyPattern(Pattern):
     def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self._source = (pattern, flags)
 
+    @property
+    def pattern(self) -> str | bytes:  # the source, as re.Pattern.pattern gives it: no need to compile
+        return self._source[0]
+
     def __getattr__(self, name: str):
         # called only for a name the class does not hold: the first use (or a name no pattern has)
         if name.startswith("__") or name == "_source":

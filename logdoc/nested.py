@@ -18,7 +18,6 @@ that says more than its carrier: same rank, host and process, the line where the
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from . import nccl
@@ -26,6 +25,7 @@ from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .classify.torch.exceptions import EXC_LINE
 from .events import Envelope, Event
+from .lazyre import lazy_re
 
 # field of the carrier -> the wording that puts a whole message there (torch_templates.tsv,
 # grammars/torch_nccl_error.lark, grammars/torch_terminate.lark, grammars/torch_traceback.lark)
@@ -82,11 +82,11 @@ def _read(text: str) -> tuple[Any, Envelope] | None:
 
 
 # an exception line quoted inside a message, after a blank, a colon or an opening bracket
-_QUOTED_EXC = re.compile(r"(?<=[\s:(\[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure):[ \t])")
+_QUOTED_EXC = lazy_re(r"(?<=[\s:(\[])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure):[ \t])")
 MAX_QUOTE_AT = 400
 
 
-_SOFT_WRAP = re.compile(r"[ \t]*\n[ \t]*")
+_SOFT_WRAP = lazy_re(r"[ \t]*\n[ \t]*")
 
 
 def _read_one(text: str) -> tuple[Any, Envelope] | None:

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, replace
 
 from .envelope import has_huge_number, leading_end, unwrap
 from .events import Envelope
+from .lazyre import lazy_re
 from .nccl import HEADER as _NCCL_HEADER
 from .read.prefilter import _CANDIDATE, candidate
 from .read.source import ReadStats, Source, _Peek, read_lines
@@ -81,20 +82,20 @@ __all__ = ["Paste", "prepare", "prepare_bytes", "short_sources", "repair_lines",
 # ------------------------------------------------------------------------------------------------
 # markdown residue
 
-_FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*(?:`{3,}|~{3,})[\w+.#-]*[ \t]*$")
-_SUMMARY = re.compile(r"<summary\b[^>]*>.*?(?:</summary>|$)", re.I)
-_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|div|span)\b[^>]*>", re.I)
-_TAG_START = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*</?(?:details|summary|pre|code|br|p|div|span)\b", re.I)
-_QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
-_BULLET = re.compile(r"[-*+][ \t]")
+_FENCE = lazy_re(r"[ \t]*(?:>[ \t]?)*[ \t]*(?:`{3,}|~{3,})[\w+.#-]*[ \t]*$")
+_SUMMARY = lazy_re(r"<summary\b[^>]*>.*?(?:</summary>|$)", re.I)
+_TAG = lazy_re(r"</?(?:details|summary|pre|code|br|p|div|span)\b[^>]*>", re.I)
+_TAG_START = lazy_re(r"[ \t]*(?:>[ \t]?)*[ \t]*</?(?:details|summary|pre|code|br|p|div|span)\b", re.I)
+_QUOTE = lazy_re(r"[ \t]*(?:>[ \t]?)+")
+_BULLET = lazy_re(r"[-*+][ \t]")
 # Markdown bold around a whole message, as an issue tracker keeps it when a line was emphasised:
 # `[rank0]: **RuntimeError: ...**` (the markers open after a blank or at the start and close the line;
 # no `*` inside, so `f(*args, **kwargs)` is never touched)
 # Markdown emphasis on single words, as an issue tracker's editor leaves it when `*`/`_` in a pasted line
 # were read as markup: `_Check_ failed: ... unhandled cuda _error_`. A word of letters only between two
 # underscores that no word character touches (`_ALLGATHER_BASE`, `NCCL_P2P_LEVEL`, `__init__` are never one).
-_ITALIC_WORD = re.compile(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
-_BOLD_TAIL = re.compile(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
+_ITALIC_WORD = lazy_re(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
+_BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
 
 
 def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
@@ -155,12 +156,12 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
 # learned prefixes
 
 # A token of a line's head: a bracketed or parenthesised group, or a run without blanks or brackets.
-_TOKEN = re.compile(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
+_TOKEN = lazy_re(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
 _LEVELS = LEVEL_WORDS
-_EXC_WORD = re.compile(r"(?:\w+\.)*\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure)\b")
+_EXC_WORD = lazy_re(r"(?:\w+\.)*\w*(?:Error|Exception|Warning|Interrupt|Exit|Failure)\b")
 _PROTECTED_BRACKET = ("[Rank", "[PG", "[rank", "[c10d", "[Gloo", "[gloo", "[enforce")
-_SIMILAR = re.compile(r"\[\d+ similar log lines\][ \t]*")   # Ray's log deduplication note
-_PROCESS_HEADER = re.compile(r"[^\s:\[\]]*:\d+:\d+ \[-?\d+\]")  # NCCL's host:pid:tid, also before NCCL printed "NCCL"
+_SIMILAR = lazy_re(r"\[\d+ similar log lines\][ \t]*")   # Ray's log deduplication note
+_PROCESS_HEADER = lazy_re(r"[^\s:\[\]]*:\d+:\d+ \[-?\d+\]")  # NCCL's host:pid:tid, also before NCCL printed "NCCL"
 
 
 def _shape(tok: str) -> str:
@@ -176,7 +177,7 @@ def _shape(tok: str) -> str:
 
 # A source location not in brackets (`transport/nvls.cc:251`, `src/core.cu:225`): part of a message
 # (NCCL's, glog's), never a prefix; a logger's `x.py:56]` ends with its bracket.
-_SOURCE_LOCATION = re.compile(r"[\w./+-]+\.\w{1,4}:\d+:?")
+_SOURCE_LOCATION = lazy_re(r"[\w./+-]+\.\w{1,4}:\d+:?")
 
 
 def _header_like(tok: str) -> bool:
@@ -322,14 +323,14 @@ _identity = prefix_identity  # what a peeled prefix says about its line (logdoc/
 # source's own: where it stands before at least two such starts (by its shape: digits, blanks and
 # level words may change from line to line), it is peeled from every line it starts, so the lines
 # between (a traceback's source lines) lose it too.
-_ANCHOR = re.compile(
+_ANCHOR = lazy_re(
     r"Traceback \(most recent call last\):[ \t]*$|  File \"[^\"\n]*\", line \d+|frame #\d+: "
     r"|During handling of the above exception|The above exception was the direct cause"
     r"|terminate called after throwing an instance of|Exception raised from ")
 _ANCHOR_WORDS = ("Traceback (most", "  File \"", "frame #", "During handling", "The above exception",
                  "terminate called", "Exception raised from")
 MAX_RESIDUE_SHAPES = 16
-_RESIDUE_PART = re.compile(r"(\d+)|([ \t]+)|([A-Za-z]+)|(.)", re.S)
+_RESIDUE_PART = lazy_re(r"(\d+)|([ \t]+)|([A-Za-z]+)|(.)", re.S)
 _LEVEL_RX = "(?:" + "|".join(sorted(LEVEL_WORDS, key=len, reverse=True)) + ")"
 
 
@@ -534,7 +535,7 @@ def _decode_escaped(out: list[str], paste: "Paste") -> bool:
 # ------------------------------------------------------------------------------------------------
 # character interleaving
 
-_DOUBLED = re.compile(r"([A-Za-z])\1")
+_DOUBLED = lazy_re(r"([A-Za-z])\1")
 
 
 def is_interleaved(line: str) -> bool:
@@ -576,7 +577,7 @@ def deinterleave(line: str) -> tuple[str, str]:
     return "".join(lead), "".join(lag)
 
 
-_EXC_START = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):")
+_EXC_START = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):")
 
 
 def interleaved_writes(line: str) -> str | None:
@@ -644,8 +645,8 @@ class Paste:
 
 
 _IDENTITY_ATTRS = ("pid", "rank", "local_rank", "node_rank", "host", "time", "level")
-_CONTINUES_SENTENCE = re.compile(r"[a-z0-9(]")
-_ENDS_SENTENCE = re.compile(r"[.!?:;]\s*$")
+_CONTINUES_SENTENCE = lazy_re(r"[a-z0-9(]")
+_ENDS_SENTENCE = lazy_re(r"[.!?:;]\s*$")
 
 
 def _stream(text: str) -> tuple | None:
@@ -815,7 +816,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
 # NCCL's line header, at the start of a record glued after another one: ``host:pid:tid [dev]``
 # (pid and tid may be masked), or ``[dev]`` alone when the paste or a logger dropped the host part,
 # then an optional source location (``file.cc:NN`` of a WARN) and ``NCCL <level>``.
-_GLUED_HEADER = re.compile(
+_GLUED_HEADER = lazy_re(
     r"(?:(?<=\s)|^)(?:[^\s:\[\]]*:(?:\d+|[Xx*#?]+|<[\w-]+>):(?:\d+|[Xx*#?]+|<[\w-]+>) )?"
     r"\[-?\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|CALL)\b")
 
@@ -1021,14 +1022,14 @@ def prepare_bytes(name: str, data: bytes, every_line: bool = True) -> tuple[Sour
 # of a line of 16 or more: some two of them are that close). The line-start patterns begin with the
 # line's newline and are searched in "\n" + text: a pattern that starts with `^` (re.M) is tried at
 # every character, one that starts with a literal only where that character is (ten times faster).
-_MARKDOWN_START = re.compile(r"\n(?:[ \t>]*[`~<]|[ \t]*>)")
-_BULLETS = re.compile(r"\n[-*+][ \t]")
-_BOLD_END = re.compile(r"(?:\*\*|__)[ \t]?(?:\n|$)")  # a line that may end in markdown bold (_BOLD_TAIL)
-_FLUSH = re.compile(r"\n ?\S")
-_NO_PREFIX = re.compile(r"\n(?![^\n]*\]:\[)(?:[ \t](?=[^\n]*\S)|[a-z][^\s\[(\d:]*(?![^\s\[(])"
+_MARKDOWN_START = lazy_re(r"\n(?:[ \t>]*[`~<]|[ \t]*>)")
+_BULLETS = lazy_re(r"\n[-*+][ \t]")
+_BOLD_END = lazy_re(r"(?:\*\*|__)[ \t]?(?:\n|$)")  # a line that may end in markdown bold (_BOLD_TAIL)
+_FLUSH = lazy_re(r"\n ?\S")
+_NO_PREFIX = lazy_re(r"\n(?![^\n]*\]:\[)(?:[ \t](?=[^\n]*\S)|[a-z][^\s\[(\d:]*(?![^\s\[(])"
                         r"|[{'\"=#@!$%&.,;/?_\\][^\s\[(\d]*(?![^\s\[(])|(?=[a-z])(?:" + _NCCL_HEADER.pattern + "))",
                         re.M | _NCCL_HEADER.flags)
-_NEAR_DOUBLED = re.compile(r"([A-Za-z])\1[^\n]{0,8}?([A-Za-z])\2")
+_NEAR_DOUBLED = lazy_re(r"([A-Za-z])\1[^\n]{0,8}?([A-Za-z])\2")
 
 
 _LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")

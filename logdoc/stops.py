@@ -14,9 +14,9 @@ Standard library only (runs in the browser).
 """
 from __future__ import annotations
 
-import re
 
 from .grammar import Parsed
+from .lazyre import lazy_re
 
 KIND = "job.stopped"
 # The literal keyword the prefilter adds for these lines. Slurm's `slurmstepd: error: *** ... CANCELLED`,
@@ -24,34 +24,34 @@ KIND = "job.stopped"
 # without any (`srun: Job step aborted`, a bare `exit code 137`) is read only when such a keyword is in it.
 KEYWORDS = ("illed",)
 
-_SLURM = re.compile(
+_SLURM = lazy_re(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<stop_time>\S+)"
     r"(?: DUE TO (?P<due>[A-Z][A-Z _]*?))?(?: \(?by (?:uid )?\S+?\)?)? \*\*\*")
 _DUE = {"TIME LIMIT": "time_limit", "PREEMPTION": "preempted", "NODE FAILURE": "node_fail",
         "JOB REQUEUE": "cancelled", "REQUEUE": "cancelled"}
-_SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<id>[\w.]+)")
-_SRUN_ABORT = re.compile(r"\bsrun: Job step aborted\b")
-_SRUN_TASK = re.compile(r"\bsrun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,\-\[\] ]+?): "
+_SLURM_OOM = lazy_re(r"Detected (?P<n>\d+) oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<id>[\w.]+)")
+_SRUN_ABORT = lazy_re(r"\bsrun: Job step aborted\b")
+_SRUN_TASK = lazy_re(r"\bsrun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,\-\[\] ]+?): "
                         r"(?P<what>Killed|Terminated|Out Of Memory|Aborted)\b")
-_SRUN_FORCE = re.compile(r"\bsrun: (?:forcing job termination|error: Timed out waiting for job step to complete)")
-_KERNEL_OOM = re.compile(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) \((?P<process>[^)]*)\)")
-_OOM_KILL = re.compile(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pid=(?P<pid>\d+)")
-_SHELL_KILLED = re.compile(r"^(?:(?:\S+: )?line \d+: |/\S+: line \d+: )?(?P<pid>\d+)?\s*(?P<what>Killed|Terminated)"
+_SRUN_FORCE = lazy_re(r"\bsrun: (?:forcing job termination|error: Timed out waiting for job step to complete)")
+_KERNEL_OOM = lazy_re(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) \((?P<process>[^)]*)\)")
+_OOM_KILL = lazy_re(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pid=(?P<pid>\d+)")
+_SHELL_KILLED = lazy_re(r"^(?:(?:\S+: )?line \d+: |/\S+: line \d+: )?(?P<pid>\d+)?\s*(?P<what>Killed|Terminated)"
                            r"(?:\s{2,}|\s*\(core dumped\)\s+|\s*$)(?P<cmd>.*)$")
-_EXIT_137 = re.compile(r"\bexit(?:ed)?(?: with)?(?: exit)? (?:code|status)[: ]+(?P<code>137|143)\b"
+_EXIT_137 = lazy_re(r"\bexit(?:ed)?(?: with)?(?: exit)? (?:code|status)[: ]+(?P<code>137|143)\b"
                        r"|\breturned non-zero exit status (?P<code2>137|143)\b")
-_K8S_OOM = re.compile(r"\b[Rr]eason:?\s+(?P<what>OOMKilled)\b|\"reason\":\s*\"OOMKilled\"|\bOOMKilled\b")
-_K8S_EVICT = re.compile(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource: (?P<resource>[\w-]+)"
+_K8S_OOM = lazy_re(r"\b[Rr]eason:?\s+(?P<what>OOMKilled)\b|\"reason\":\s*\"OOMKilled\"|\bOOMKilled\b")
+_K8S_EVICT = lazy_re(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource: (?P<resource>[\w-]+)"
                         r"|\bPod (?:was )?evicted\b|\bStatus:\s+Failed\s+Reason:\s+Evicted\b"
                         r"|^Warning\s+Evicted\s")
 
 # Ray's memory monitor (raylet node_manager.cc's periodic summary, and the message of the worker it
 # killed) and the driver's report of a worker that died without an exception (SIGKILL among the causes
 # Ray lists). Each alternative stands on its own, so a summary hard-wrapped by a paste is still read.
-_RAY_OOM = re.compile(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due to memory pressure \(OOM\)"
+_RAY_OOM = lazy_re(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due to memory pressure \(OOM\)"
                       r"|\bRay killed this worker\b|\bkilled due to the node running low on memory\b"
                       r"|\bwhich exceeds the memory usage threshold of\b")
-_RAY_DIED = re.compile(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b")
+_RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b")
 
 
 def may_be(text: str) -> bool:
@@ -132,7 +132,7 @@ def _classify(text: str) -> Parsed | None:
     return None
 
 
-_CODE = re.compile(r"[Ee]xit [Cc]ode:?\s+(\d+)|\"exitCode\":\s*(\d+)")
+_CODE = lazy_re(r"[Ee]xit [Cc]ode:?\s+(\d+)|\"exitCode\":\s*(\d+)")
 
 
 def _code(text: str) -> int | None:

@@ -8,11 +8,11 @@ NCCL message reads the line, :func:`classify_bare` asks the readers of other pro
 (:mod:`logdoc.classify.neighbours`). Lines with an NCCL header are :mod:`logdoc.nccl`'s."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..envelope import has_huge_number
 from ..grammar import Parsed
+from ..lazyre import lazy_re
 from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
 from ..templates import nccl_catalog
 from .neighbours import (classify_caught_signal, classify_cuda_text, classify_envoy, classify_errno_line,
@@ -20,11 +20,11 @@ from .neighbours import (classify_caught_signal, classify_cuda_text, classify_en
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
 
 
-_BARE_HEAD = re.compile(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
+_BARE_HEAD = lazy_re(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
 BARE_MIN_LED = 12
 # NCCL 1.x printed `WARN file:line msg` (the location after the level: src/core.h's WARN macro);
 # NCCL 2.0-2.2 put it before (`misc/ibvwrap.cu:60 WARN ...`, :data:`_BARE_HEAD`).
-_NCCL1_WARN = re.compile(r"^WARN (?P<loc>(?:src/)?[\w./+-]+\.(?:cu|h|cc|cpp):\d+) (?P<msg>\S.*)$")
+_NCCL1_WARN = lazy_re(r"^WARN (?P<loc>(?:src/)?[\w./+-]+\.(?:cu|h|cc|cpp):\d+) (?P<msg>\S.*)$")
 
 
 def classify_bare(text: str) -> Parsed | None:
@@ -176,7 +176,7 @@ def match_abridged(line: str):
 
 # A channel connection line pasted without its header, and often without its `Channel NN/M :` lead
 # (`9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA`): the connection and its transport are all there.
-_BARE_CONN = re.compile(r"(?:Channel (?P<ch>\d+(?:/\d+)?) ?: ?)?(?P<conn>\d+\[[0-9a-fA-F]+\] ?-> ?\d+\[[0-9a-fA-F]+\]"
+_BARE_CONN = lazy_re(r"(?:Channel (?P<ch>\d+(?:/\d+)?) ?: ?)?(?P<conn>\d+\[[0-9a-fA-F]+\] ?-> ?\d+\[[0-9a-fA-F]+\]"
                         r"(?: \[(?:send|receive)\])? via \S+.*)$")
 
 
@@ -201,7 +201,7 @@ def _bare_connection(line: str) -> Parsed | None:
 # (ncclGetLastError): `<file>:<line>: NCCL operation <call> failed: <result>. Last NCCL warning(error)
 # log entry (may be unrelated) '<WARN message>'.`; pastes shorten the middle. The quoted message is
 # read as the bare WARN it is.
-_LAST_NCCL_WARNING = re.compile(r"Last NCCL warning\(error\)[^']{0,60}'(?P<msg>[^']{8,})'")
+_LAST_NCCL_WARNING = lazy_re(r"Last NCCL warning\(error\)[^']{0,60}'(?P<msg>[^']{8,})'")
 
 def _lead_word(fmt: str) -> str:
     from ..templates import _lead_word as lead

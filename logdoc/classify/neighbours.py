@@ -6,10 +6,10 @@ program, each a regex of that program's printed format and a ``Parsed`` (or None
 :func:`logdoc.classify.bare.classify_bare` calls them for a record that no header reads."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..grammar import Parsed
+from ..lazyre import lazy_re
 
 
 # nccl-tests' own lines (NVIDIA/nccl-tests src/common.h, common.cu, util.cu, every release):
@@ -19,27 +19,27 @@ from ..grammar import Parsed
 # The NCCL user guide's examples print the same checks as `Failed, NCCL error file:line 'error'` and
 # `Failed: Cuda error file:line 'error'` (their NCCLCHECK / CUDACHECK macros, copied into many
 # programs, which keep the wording and put their own source paths in it); a paste may lose the closing quote.
-_TESTS_NCCL_FAILURE = re.compile(
+_TESTS_NCCL_FAILURE = lazy_re(
     r"^(?:(?P<host>[^\s:']+): )?(?:(?:Test )?NCCL failure|Failed, NCCL error) (?P<loc>[\w./+-]+:\d+) "
     r"'(?P<error>[^'/]*?)(?: / (?P<last>[^']*))?(?:'|$)")
-_TESTS_CUDA_FAILURE = re.compile(
+_TESTS_CUDA_FAILURE = lazy_re(
     r"^(?:(?P<host>[^\s:']+): )?(?:Cuda failure|Failed: Cuda error) (?P<loc>[\w./+-]+:\d+) '(?P<error>[^']*)(?:'|$)")
 # nccl-tests' device list (rank 0 prints one line per rank of the whole run, src/common.cu):
 # `#  Rank  0 Group  0 Pid  70918 on node1 device  0 [0x01] NVIDIA A100-SXM4-80GB`
 # (nccl-tests before the Group column: `#   Rank  0 Pid   1688 on    node1 device  0 [0x18] <gpu>`)
 # (the single-process nccl-tests of 2016-2017: `#   Rank  0 uses device  0 [0x05] Tesla M40 24GB`, no pid nor host);
 # rccl-tests prints the full PCI address: `[0000:2f:00.0]`. A paste may turn the leading `#` into `>`.
-_TESTS_DEVICE = re.compile(r"^[#>]?\s*Rank\s+(?P<rank>\d+) (?:(?:Group\s+(?P<group>\d+) )?Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+"
+_TESTS_DEVICE = lazy_re(r"^[#>]?\s*Rank\s+(?P<rank>\d+) (?:(?:Group\s+(?P<group>\d+) )?Pid\s+(?P<pid>\d+) on\s+(?P<host>\S+)\s+"
                            r"device|uses device)\s+(?P<device>\d+) \[(?P<bus>0x[0-9a-fA-F]+|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:"
                            r"[0-9a-fA-F]{2}\.[0-9a-fA-F])\]\s*(?P<gpu>.*?)\s*$")
 # nccl-tests' result table header, printed once before the first row (src/common.cu): the newer
 # `#       size         count      type   redop    root     time   algbw   busbw #wrong ...` and the
 # older `#      bytes             N    type      op     time  algbw  busbw      res ...`.
-_TESTS_TABLE = re.compile(r"^[#>]?\s*(?:size\s+count|bytes\s+N)\s+type\s+.*\btime\s+algbw\s+busbw\b")
+_TESTS_TABLE = lazy_re(r"^[#>]?\s*(?:size\s+count|bytes\s+N)\s+type\s+.*\btime\s+algbw\s+busbw\b")
 # nccl-tests' result rows (src/common.cu): size, count, type, [redop, [root,]] then per placement (out of place,
 # in place) time, algbw, busbw and the check: the largest absolute error as `%6.0e` (2017-2021) or the
 # number of wrong values, `#wrong` (2022-); `N/A` where the test skips the check.
-_TESTS_ROW = re.compile(
+_TESTS_ROW = lazy_re(
     r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z][a-z0-9_]*)\s+(?:(?P<redop>sum|prod|max|min|avg|none|"
     r"mulsum|premulsum)\s+)?(?:(?P<root>-?\d+)\s+)?(?P<t1>\d+(?:\.\d+)?)\s+(?P<alg1>\d+\.\d+|N/A)\s+"
     r"(?P<bus1>\d+\.\d+|N/A)\s+(?P<err1>\d(?:\.\d+)?e[+-]\d+|\d+|N/A)\s+(?P<t2>\d+(?:\.\d+)?)\s+"
@@ -50,16 +50,16 @@ def _tests_error(text: str) -> float | None:
     return None if text == "N/A" else float(text)
 
 
-_TESTS_CHECK = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\b")
-_TESTS_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<busbw>[-+\d.eE]+|nan|inf)\s*(?P<verdict>OK|FAILED)?\s*$")
-_TESTS_COMPILED = re.compile(r"^#\s*NCCL Tests compiled with NCCL (?P<v>\d+\.\d+)\s*$")
-_TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (?P<tests>\S+) nccl-headers=(?P<headers>\d+) nccl-library=(?P<library>\d+)")
+_TESTS_CHECK = lazy_re(r"^#?\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\b")
+_TESTS_BUSBW = lazy_re(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<busbw>[-+\d.eE]+|nan|inf)\s*(?P<verdict>OK|FAILED)?\s*$")
+_TESTS_COMPILED = lazy_re(r"^#\s*NCCL Tests compiled with NCCL (?P<v>\d+\.\d+)\s*$")
+_TESTS_VERSION = lazy_re(r"^#\s*nccl-tests version (?P<tests>\S+) nccl-headers=(?P<headers>\d+) nccl-library=(?P<library>\d+)")
 
 
 # An ibverbs call that failed, as RDMA libraries other than NCCL print it (UCX `uct/ib`,
 # `ucs_error("ibv_create_cq(cqe=%d) failed: %m")`; rdma-core users `mlx5_0: ibv_create_cq() failed: ...`):
 # no NCCL header, the verbs call and the errno text.
-_VERBS_FAILED = re.compile(
+_VERBS_FAILED = lazy_re(
     r"^(?:\[[^\]]*\]\s*)*(?:[\w./-]+\.c\w*:\d+\s+)?(?:(?P<lib>UCX|ucx)\s+)?(?:ERROR|WARN|error)?:?\s*(?:(?P<dev>[\w-]+):\s+)?"
     r"(?P<call>ibv_\w+|mlx5dv_\w+|rdma_\w+)\((?P<args>[^()]*)\)\s+failed:\s+(?P<errno_text>[A-Za-z][^.]*?)\.?\s*$")
 
@@ -158,7 +158,7 @@ def classify_tests(line: str) -> Parsed | None:
 # Ray's object store (raylet, store_runner.cc) asks /dev/shm for its size at start and warns when /dev/shm
 # holds less: `System memory request exceeds memory available in /dev/shm. The request is for N bytes, and
 # the amount available is M bytes.` (it then shrinks the store to what is there).
-_RAY_STORE_SHM = re.compile(r"System memory request exceeds memory available in (?P<dir>\S+?)\.?\s+The request is for "
+_RAY_STORE_SHM = lazy_re(r"System memory request exceeds memory available in (?P<dir>\S+?)\.?\s+The request is for "
                             r"(?P<requested>\d+) bytes, and the amount available is (?P<available>\d+) bytes")
 
 
@@ -175,10 +175,10 @@ def classify_ray_store(line: str) -> Parsed | None:
 # `2022-07-19T18:01:59.173713Z<TAB>debug<TAB>envoy connection<TAB>[C72] remote early close` and Envoy's default
 # `[2022-07-19 18:01:59.173][23][debug][connection] [source/common/network/connection_impl.cc:133] [C72] ...`.
 # Where such lines are in a training job's logs, a proxy stands between its processes and the network.
-_ENVOY_ISTIO = re.compile(r"^(?:\S*\d\d:\d\d:\d\d(?:\.\d+)?Z?\t)?(?P<level>[a-z]+)\tenvoy (?P<logger>[\w.]+)\t(?P<msg>.*)$")
-_ENVOY_DEFAULT = re.compile(r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.\d]*\]\[\d+\]\[(?P<level>[a-z]+)\]\[(?P<logger>[\w.]+)\] "
+_ENVOY_ISTIO = lazy_re(r"^(?:\S*\d\d:\d\d:\d\d(?:\.\d+)?Z?\t)?(?P<level>[a-z]+)\tenvoy (?P<logger>[\w.]+)\t(?P<msg>.*)$")
+_ENVOY_DEFAULT = lazy_re(r"^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[.\d]*\]\[\d+\]\[(?P<level>[a-z]+)\]\[(?P<logger>[\w.]+)\] "
                             r"\[[^\]]*(?:envoy|source/(?:common|server|extensions))[^\]]*\] (?P<msg>.*)$")
-_ENVOY_PORT = re.compile(r"\b(?:inbound|outbound)\|(?P<port>\d+)\|")
+_ENVOY_PORT = lazy_re(r"\b(?:inbound|outbound)\|(?P<port>\d+)\|")
 
 
 def classify_envoy(line: str) -> Parsed | None:
@@ -195,7 +195,7 @@ def classify_envoy(line: str) -> Parsed | None:
 
 # A frame of a sampled Python stack (`py-spy dump`: `    all_reduce (torch/distributed/distributed_c10d.py:3075)`,
 # innermost first) in one of torch.distributed's collectives: where that process is blocked.
-_PYSPY_FRAME = re.compile(r"^(?P<function>[A-Za-z_]\w*) \((?P<path>[^\s()]*distributed_c10d\.py):(?P<line>\d+)\)$")
+_PYSPY_FRAME = lazy_re(r"^(?P<function>[A-Za-z_]\w*) \((?P<path>[^\s()]*distributed_c10d\.py):(?P<line>\d+)\)$")
 
 
 def classify_stack_frame(line: str) -> Parsed | None:
@@ -210,7 +210,7 @@ def classify_stack_frame(line: str) -> Parsed | None:
 # UCX's signal handler (ucs/debug, loaded with NCCL's UCX and IB plugins, HPC-X, Open MPI) reports the
 # signal that kills the process before its backtrace: `[host:pid:thread:tid] Caught signal 7 (Bus error:
 # nonexistent physical address)` and `==== backtrace (tid: N) ====`.
-_CAUGHT_SIGNAL = re.compile(
+_CAUGHT_SIGNAL = lazy_re(
     r"^(?:\[(?P<host>[^\s:\]]+):(?P<pid>\d+)\s*:\s*\d+:(?P<tid>\d+)\]\s*)?Caught signal (?P<signal>\d+) "
     r"\((?P<name>[^:()]+)(?::\s*(?P<reason>[^()]*))?\)")
 
@@ -263,7 +263,7 @@ def classify_cuda_text(line: str) -> Parsed | None:
 # DeepSpeed's launcher (deepspeed/launcher/launch.py, sigkill_handler) reports a worker that ended with
 # `logger.error(f"{cmd} exits with return code = {process.returncode}")`: the command as a Python list
 # and subprocess's return code, negative for a signal (-9: SIGKILL, the kernel's OOM killer's signal).
-_LAUNCHER_EXIT = re.compile(r"^(?P<cmd>\[.*\]|\S.*?) exits with return code = (?P<code>-?\d+)\s*$")
+_LAUNCHER_EXIT = lazy_re(r"^(?P<cmd>\[.*\]|\S.*?) exits with return code = (?P<code>-?\d+)\s*$")
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
@@ -285,7 +285,7 @@ def classify_launcher_exit(line: str) -> Parsed | None:
 # rdma-core's libibverbs (libibverbs/init.c) when a verbs device has no user-space provider library
 # (libmlx5, ...: the rdma-core / ibverbs-providers package missing from the image):
 # `libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0`
-_NO_PROVIDER = re.compile(r"^(?:libibverbs: )?Warning: no userspace device-specific driver found for (?P<path>\S+)\s*$")
+_NO_PROVIDER = lazy_re(r"^(?:libibverbs: )?Warning: no userspace device-specific driver found for (?P<path>\S+)\s*$")
 
 
 def classify_verbs_provider(line: str) -> Parsed | None:
@@ -299,9 +299,9 @@ def classify_verbs_provider(line: str) -> Parsed | None:
 # UCX's own error lines (`ucs_error`): `[1700000000.123456] [host:1234:0]   mm_iface.c:123  UCX  ERROR <msg>`
 # with its header, or the message alone in a paste. Alone, only messages of UCX's shared-memory transport
 # are taken (their wording names UCX's component: `mm_iface ...`, `mm_ep ...`).
-_UCX_LINE = re.compile(r"^(?:\[\d+\.\d+\]\s+)?(?:\[(?P<host>[^\s:\]]+):(?P<pid>\d+)(?::\d+)?\]\s+)?"
+_UCX_LINE = lazy_re(r"^(?:\[\d+\.\d+\]\s+)?(?:\[(?P<host>[^\s:\]]+):(?P<pid>\d+)(?::\d+)?\]\s+)?"
                        r"(?P<loc>[\w.+-]+\.c\w*:\d+)\s+UCX\s+(?P<level>ERROR|WARN)\s+(?P<msg>\S.*?)\s*$")
-_UCX_BARE = re.compile(r"^(?P<msg>mm_(?:iface|ep) failed to \S.*?)\s*$")
+_UCX_BARE = lazy_re(r"^(?P<msg>mm_(?:iface|ep) failed to \S.*?)\s*$")
 
 
 def classify_ucx_error(line: str) -> Parsed | None:
@@ -323,7 +323,7 @@ def classify_ucx_error(line: str) -> Parsed | None:
 # A program's own error line that ends in an errno's text, as Rust's std::io::Error prints it
 # (`<context>: Too many open files (os error 24)`) or C's perror / strerror (`<context>: Too many open files`):
 # only the errno texts that name a per-process or per-host limit are taken.
-_ERRNO_LINE = re.compile(r"^(?P<context>\S.{0,200}?):?\s(?P<text>Too many open files(?: in system)?)"
+_ERRNO_LINE = lazy_re(r"^(?P<context>\S.{0,200}?):?\s(?P<text>Too many open files(?: in system)?)"
                          r"(?: \((?:os error|errno) (?P<num>\d+)\))?\s*$")
 
 

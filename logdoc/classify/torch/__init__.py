@@ -51,17 +51,18 @@ from .exceptions import EXC_LINE, exception_event, terminate, traceback
 from .gloo import GLOO_LOC, MASKED_LOC, classify_gloo
 from .torchrun import child_failed, cut_summary
 from .transformers import PREFIX_T, WATCHDOG_TIMEOUT_ID, mismatch, nccl_error, torch_body
+from ...lazyre import lazy_re
 
 __all__ = ["classify", "KINDS"]
 
 # Kinds this package emits: those of the one registry (logdoc/kinds.py) whose producer it is.
 KINDS = tuple(k for k, spec in _kinds.KINDS.items() if spec.producer == "logdoc/classify/torch")
 
-_RANK_LABEL = re.compile(r"\[rank\d+\][ \t]+(?=[A-Z\[])")
-_JSON_MESSAGE = re.compile(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
-_WATCHDOG_PARTS = (("seq", re.compile(r"\bSeqNum=(\d+)")), ("op_type", re.compile(r"\bOpType=([A-Za-z_]\w*)")),
-                   ("timeout_ms", re.compile(r"\bTimeout\(ms\)=(\d+)")),
-                   ("elapsed_ms", re.compile(r"\bran for (\d+) (?:milliseconds|ms)\b")))
+_RANK_LABEL = lazy_re(r"\[rank\d+\][ \t]+(?=[A-Z\[])")
+_JSON_MESSAGE = lazy_re(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
+_WATCHDOG_PARTS = (("seq", lazy_re(r"\bSeqNum=(\d+)")), ("op_type", lazy_re(r"\bOpType=([A-Za-z_]\w*)")),
+                   ("timeout_ms", lazy_re(r"\bTimeout\(ms\)=(\d+)")),
+                   ("elapsed_ms", lazy_re(r"\bran for (\d+) (?:milliseconds|ms)\b")))
 _NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
                                                "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError",
                                                "ncclInProgress", "ncclTimeout"))
@@ -249,7 +250,7 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
 # A tqdm progress bar (`desc: 35%|#####     | 700/2000 [30:01<57:14, 39.1it/s]`): the program's own
 # work (tokenizing, downloading, loading, evaluating) and how long it has run. A message printed by
 # another process while the bar is redrawn (with `\r` and no newline) lands glued after it.
-_TQDM = re.compile(r"(?P<desc>[^\n|]{0,160}?)[ \t]*(?P<percent>\d{1,3})%\|[^|\n]{0,600}\|[ \t]*"
+_TQDM = lazy_re(r"(?P<desc>[^\n|]{0,160}?)[ \t]*(?P<percent>\d{1,3})%\|[^|\n]{0,600}\|[ \t]*"
                    r"(?P<done>[\d.]+[kMGT]?)/(?P<total>[\d.]+[kMGT]?|\?)[ \t]*"
                    r"\[(?P<elapsed>(?:\d+:)?\d+:\d\d)<(?P<remaining>(?:\d+:)?\d+:\d\d|\?)(?:,[^\]\n]{0,60})?\]")
 
@@ -273,8 +274,8 @@ def _progress(m: re.Match) -> dict[str, Any]:
 # PyTorch Lightning's own start-up lines (its DDP strategy and GPU accelerator): each process announces its
 # rank and the world size, `initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2` (`initializing distributed:` in later
 # releases), and the GPUs it may use, `LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]`.
-_PL_MEMBER = re.compile(r"^initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: (?P<member>\d+)/(?P<world>\d+)\s*$")
-_PL_DEVICES = re.compile(r"^LOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[(?P<devices>[^\]]*)\]\s*$")
+_PL_MEMBER = lazy_re(r"^initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: (?P<member>\d+)/(?P<world>\d+)\s*$")
+_PL_DEVICES = lazy_re(r"^LOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[(?P<devices>[^\]]*)\]\s*$")
 
 
 def _lightning(text: str) -> Parsed | None:

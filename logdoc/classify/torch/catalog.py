@@ -17,6 +17,7 @@ from typing import Any
 
 from ...events import Envelope
 from ...grammar import Parsed
+from ...lazyre import lazy_re
 from ...resources import data_dir, grammar_text
 from .. import catalog as engine
 from .. import formats
@@ -90,7 +91,7 @@ def build_templates() -> dict[str, list[_Template]]:
     return by
 
 
-_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+_PLACEHOLDER = lazy_re(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 
 
 @lru_cache(maxsize=None)
@@ -103,7 +104,7 @@ def index(where: str) -> engine.AnchorIndex[_Template]:
     return engine.AnchorIndex(templates()[where], key=_filed_under)
 
 
-_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
+_PLACEHOLDER = lazy_re(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}")
 
 
 def _filed_under(t: _Template) -> str | None:

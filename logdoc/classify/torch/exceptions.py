@@ -14,8 +14,9 @@ from ...events import Envelope
 from ...grammar import Parsed
 from .common import Read, cause, level_of, parse
 from .torchrun import child_failed
+from ...lazyre import lazy_re
 
-EXC_LINE = re.compile(
+EXC_LINE = lazy_re(
     r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|socket\.(?:gaierror|herror))"
     r"(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
 
@@ -93,7 +94,7 @@ def traceback(text: str, env: Envelope | None, read: Read) -> Parsed | None:
     return exception_event(fields, env, read)
 
 
-_TB_FRAME = re.compile(r'^[ \t]+File "([^"\n]*)", line (\d+)(?:, in ([^\n]*))?$', re.M)
+_TB_FRAME = lazy_re(r'^[ \t]+File "([^"\n]*)", line (\d+)(?:, in ([^\n]*))?$', re.M)
 
 
 def _cut_traceback(text: str, env: Envelope | None) -> Parsed | None:

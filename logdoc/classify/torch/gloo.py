@@ -13,11 +13,12 @@ from ...grammar import Parsed
 from .catalog import match_templates
 from .common import LEVELS, UNREAD, Read, errno_name, parse, to_int
 from .common import read as read_grammar
+from ...lazyre import lazy_re
 
-GLOO_LOC = re.compile(r"\[(?:enforce fail at )?[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] ")
+GLOO_LOC = lazy_re(r"\[(?:enforce fail at )?[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] ")
 # a source path masked by the poster (`[<some path>/gloo/transport/tcp/pair.cc:761] ...`, `[<path>/...]`)
-MASKED_LOC = re.compile(r"\[(enforce fail at )?<[^<>\]\n]{1,40}>/?(?=[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] )")
-PEER = re.compile(r"\[[0-9A-Za-z:.%_\-]*\]:\d+(?:\$\d+)?")
+MASKED_LOC = lazy_re(r"\[(enforce fail at )?<[^<>\]\n]{1,40}>/?(?=[^\]\s]+\.(?:cc|h|cu|cpp|hpp):\d+\] )")
+PEER = lazy_re(r"\[[0-9A-Za-z:.%_\-]*\]:\d+(?:\$\d+)?")
 
 
 def _swap16(port: int) -> int:

@@ -9,12 +9,13 @@ from typing import Any
 from lark import Token, Tree
 
 from .common import SIGNALS, parse
+from ...lazyre import lazy_re
 
 _ROOT = "Root Cause (first observed failure):"
 _HEAD = "===\n? FAILED\n---\n"
-_FAILURES = re.compile(r"Failures:[ \t]*$", re.M)
-_DASH = re.compile(r"-{3,}[ \t\r]*$", re.M)
-_BORDER = re.compile(r"\n={3,}[ \t\r]*$")
+_FAILURES = lazy_re(r"Failures:[ \t]*$", re.M)
+_DASH = lazy_re(r"-{3,}[ \t\r]*$", re.M)
+_BORDER = lazy_re(r"\n={3,}[ \t\r]*$")
 
 
 def _doc(others: str, root: str) -> str:
