@@ -10,12 +10,12 @@
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .events import Event
 from .kb import Match, RuleSet, card_title
+from .lazyre import lazy_re
 
 SCHEMA = "logdoc.report/1"
 MAX_EVIDENCE = 4
@@ -62,7 +62,7 @@ def _ints(value: Any) -> list[int]:
     return []
 
 
-_ADDR = re.compile(r"\[?((?:\d{1,3}\.){3}\d{1,3}|[0-9a-fA-F:]+:[0-9a-fA-F:]*)\]?(?:<\d+>|:\d+)?$")
+_ADDR = lazy_re(r"\[?((?:\d{1,3}\.){3}\d{1,3}|[0-9a-fA-F:]+:[0-9a-fA-F:]*)\]?(?:<\d+>|:\d+)?$")
 
 
 def address_index(events: list[Event]) -> dict[str, set[int]]:
@@ -144,7 +144,7 @@ def focus(ev: dict[str, Any]) -> dict[str, Any]:
 
 
 _LAST_LINE_KINDS = {"torch.exception"}
-_NCCL_HEAD = re.compile(r"^.*?NCCL (?:WARN|INFO) ")
+_NCCL_HEAD = lazy_re(r"^.*?NCCL (?:WARN|INFO) ")
 
 
 def _core(text: str) -> str:

@@ -36,6 +36,8 @@ import ipaddress
 import re
 from typing import Any, Iterable
 
+from .lazyre import lazy_re
+
 __all__ = ["Redactor", "GENERIC_HOSTS"]
 
 # names a learned "host" may have that identify nothing (and that replacing everywhere would damage)
@@ -46,37 +48,37 @@ GENERIC_HOSTS = frozenset({
     "container", "pod", "job", "train", "trainer", "rank", "self", "peer", "remote", "error", "warning", "info",
 })
 
-_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)")
+_IPV4 = lazy_re(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)")
 # candidates only: each is checked with the ipaddress module
-_IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:])")
-_MAC = re.compile(r"(?<![\w:-])[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?![\w:-])")
-_GUID_COLON = re.compile(r"(?<![\w:])[0-9A-Fa-f]{4}(?::[0-9A-Fa-f]{4}){3}(?![\w:])")
-_GUID_HEX = re.compile(r"(?i)((?<![a-z])guid\b[^0-9\n]{0,12}?)(0x[0-9a-f]{16})\b")
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)+")
-_HOME = re.compile(r"(?<![\w.-])(/(?:home|Users|scratch|u|export/home|nfs/home|mnt/home|data/home)/)([A-Za-z_][\w.-]{0,63})(?=/|\s|$|[\"':,)\]])")
-_USER_KV = re.compile(r"\b((?:User(?:Id)?|USER|LOGNAME|user)=)([A-Za-z_][\w.-]{0,63})\b")
+_IPV6 = lazy_re(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:])")
+_MAC = lazy_re(r"(?<![\w:-])[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?![\w:-])")
+_GUID_COLON = lazy_re(r"(?<![\w:])[0-9A-Fa-f]{4}(?::[0-9A-Fa-f]{4}){3}(?![\w:])")
+_GUID_HEX = lazy_re(r"(?i)((?<![a-z])guid\b[^0-9\n]{0,12}?)(0x[0-9a-f]{16})\b")
+_EMAIL = lazy_re(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)+")
+_HOME = lazy_re(r"(?<![\w.-])(/(?:home|Users|scratch|u|export/home|nfs/home|mnt/home|data/home)/)([A-Za-z_][\w.-]{0,63})(?=/|\s|$|[\"':,)\]])")
+_USER_KV = lazy_re(r"\b((?:User(?:Id)?|USER|LOGNAME|user)=)([A-Za-z_][\w.-]{0,63})\b")
 # a name made of labels: letters, digits and hyphens, joined by dots (underscores separate names)
-_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
-_SEP = re.compile(r"[-.]")
-_VERSIONISH = re.compile(r"(?i)(?:version|ver\b|\bv|cudnn|cuda|driver|torch|nccl|python|[=<>~]=?)\s*[:=]?\s*$")
+_NAME = lazy_re(r"(?<![A-Za-z0-9])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
+_SEP = lazy_re(r"[-.]")
+_VERSIONISH = lazy_re(r"(?i)(?:version|ver\b|\bv|cudnn|cuda|driver|torch|nccl|python|[=<>~]=?)\s*[:=]?\s*$")
 
 # where hostnames are printed (group "host"). A name from free text (`Rank 3 on X`) must have a
 # digit, a hyphen or a dot, so that `on the` never makes "the" a host.
 _LEARN: list[tuple[re.Pattern, bool]] = [
-    (re.compile(r"(?<![^\s:\[\]])(?P<host>[A-Za-z0-9][\w.-]*):\d{1,10}:\d{1,10} (?:\[-?\d+\] )?(?:\S+ ){0,3}?NCCL (?:INFO|WARN|TRACE|CALL)"), False),
-    (re.compile(r"^\s*host\s*:\s*(?P<host>[A-Za-z0-9][\w.-]*)\s*$"), False),                # torchrun failure summary
-    (re.compile(r"\bsrun: error: (?P<host>[A-Za-z0-9][\w.-]*): tasks? \d"), False),
-    (re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON (?P<host>[A-Za-z0-9][\w.-]*) CANCELLED"), False),
-    (re.compile(r"\b(?:MASTER_ADDR|master_addr|rdzv_endpoint|RDZV_ENDPOINT)[\"']?\s*(?:=|:\s)\s*[\"']?(?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=[\s\"',)]|$)"), False),
-    (re.compile(r"--(?:master[_-]addr|rdzv[_-]endpoint)[= ](?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=\s|$)"), False),
-    (re.compile(r"\b(?:HOSTNAME|SLURMD_NODENAME|SLURM_TOPOLOGY_ADDR|SLURM_NODELIST|hostname)\s*[=:]\s*(?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), False),
-    (re.compile(r"\[pod/(?P<host>[^/\]\s]+)/"), False),                                        # kubectl --prefix
-    (re.compile(r"\b[Rr]ank \d+ (?:is )?on (?:host |node )?(?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), True),
-    (re.compile(r"\bon (?:host|node) (?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), True),
-    (re.compile(r"\bto host (?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=[\s,;)]|\.(?:\s|$)|$)"), True),  # TCPStore client
+    (lazy_re(r"(?<![^\s:\[\]])(?P<host>[A-Za-z0-9][\w.-]*):\d{1,10}:\d{1,10} (?:\[-?\d+\] )?(?:\S+ ){0,3}?NCCL (?:INFO|WARN|TRACE|CALL)"), False),
+    (lazy_re(r"^\s*host\s*:\s*(?P<host>[A-Za-z0-9][\w.-]*)\s*$"), False),                # torchrun failure summary
+    (lazy_re(r"\bsrun: error: (?P<host>[A-Za-z0-9][\w.-]*): tasks? \d"), False),
+    (lazy_re(r"\*\*\* (?:JOB|STEP) \S+ ON (?P<host>[A-Za-z0-9][\w.-]*) CANCELLED"), False),
+    (lazy_re(r"\b(?:MASTER_ADDR|master_addr|rdzv_endpoint|RDZV_ENDPOINT)[\"']?\s*(?:=|:\s)\s*[\"']?(?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=[\s\"',)]|$)"), False),
+    (lazy_re(r"--(?:master[_-]addr|rdzv[_-]endpoint)[= ](?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=\s|$)"), False),
+    (lazy_re(r"\b(?:HOSTNAME|SLURMD_NODENAME|SLURM_TOPOLOGY_ADDR|SLURM_NODELIST|hostname)\s*[=:]\s*(?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), False),
+    (lazy_re(r"\[pod/(?P<host>[^/\]\s]+)/"), False),                                        # kubectl --prefix
+    (lazy_re(r"\b[Rr]ank \d+ (?:is )?on (?:host |node )?(?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), True),
+    (lazy_re(r"\bon (?:host|node) (?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])"), True),
+    (lazy_re(r"\bto host (?P<host>[A-Za-z][\w.-]*?)(?::\d+)?(?=[\s,;)]|\.(?:\s|$)|$)"), True),  # TCPStore client
 ]
 # names that are ranks, interfaces or devices, not hosts (a `rank0: ` line looks like a pdsh prefix)
-_NOT_HOST = re.compile(
+_NOT_HOST = lazy_re(
     r"(?i)(?:(?:global|local|node)?[_-]?rank|default|trainer|worker|proc(?:ess)?|task|gpu|cuda|cudnn|dev(?:ice)?|cpu|attempt"
     r"|step|epoch|pg|eth|ib|bond|en[ospx]\w*|em|wl\w*|lo|docker|veth\w*|virbr|br|hsn|hfi|bnxt\w*|cxi|mlx\d?|nvlink"
     r"|ibp\w*|ipoib|nccl|torch|python|sm)[_-]?\d+\w*")

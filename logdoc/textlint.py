@@ -16,17 +16,17 @@ they know where a value ends and the template's own text begins. The core import
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .kb import Match, RuleSet, example_events, example_sources, render_pieces
+from .lazyre import lazy_re
 
 TEXT_KEYS = ("title", "explanation", "fix", "confirm", "not_when")
-_NEW_SENTENCE = re.compile(r"^\s+[A-Z][a-z]")
-_DOUBLE_STOP = re.compile(r"(?<!\.)\.\.(?!\.)")
+_NEW_SENTENCE = lazy_re(r"^\s+[A-Z][a-z]")
+_DOUBLE_STOP = lazy_re(r"(?<!\.)\.\.(?!\.)")
 _SENTENCE_END = ".!?:;,)]\"'`>"
-_MAYBE_PLURAL = re.compile(r"\b([A-Za-z]+)\(s\)")  # ``rank(s)``: a form's hedge, not a sentence
+_MAYBE_PLURAL = lazy_re(r"\b([A-Za-z]+)\(s\)")  # ``rank(s)``: a form's hedge, not a sentence
 
 
 def _alnum(c: str) -> bool:

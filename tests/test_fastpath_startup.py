@@ -215,3 +215,25 @@ def test_lazy_pattern_is_the_compiled_pattern():
         bad.search("x")
     with pytest.raises(AttributeError):
         lazy_re("x").no_such_attribute
+
+
+def test_no_pattern_compiled_at_import():
+    """Module-level patterns are lazy_re (compiled on first use), not re.compile: importing logdoc
+    compiles none (the idiom is logdoc/lazyre.py's; a pattern built inside a function is not concerned)."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "logdoc").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+
+        def visit(node, in_function=False):
+            for child in ast.iter_child_nodes(node):
+                inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                if (not inside and isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)
+                        and child.func.attr == "compile" and isinstance(child.func.value, ast.Name)
+                        and child.func.value.id in ("re", "_re", "regex")):
+                    found.append(f"{path.relative_to(ROOT)}:{child.lineno}")
+                visit(child, inside)
+
+        visit(tree)
+    assert found == []

@@ -32,10 +32,10 @@ groups, by creation order (``link: "order"``: a guess, flagged as such). Unjoine
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..events import Event
+from ..lazyre import lazy_re
 from ..shorten import shorten
 from .attribution import TRUST
 from .cascade import first_failure, is_failure
@@ -43,7 +43,7 @@ from .common import is_agent, as_int, short_host
 from .disagreements import (ALWAYS_PRINTED, NOT_PRINTED, env_settings, interface_facts, transport_facts, versions)
 from .job import WORK_KINDS, Job
 
-_PTR = re.compile(r"ncclComm_?\s*(0x[0-9a-fA-F]+)")
+_PTR = lazy_re(r"ncclComm_?\s*(0x[0-9a-fA-F]+)")
 _FAIL_KINDS = set(WORK_KINDS) | {"torch.watchdog_failure", "torch.thread_exception"}
 MAX_POINTERS = 64
 

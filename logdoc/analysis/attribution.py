@@ -45,25 +45,26 @@ from typing import Any, Iterable
 
 from ..events import Event
 from .common import is_agent, as_int, short_host
+from ..lazyre import lazy_re
 
 TRUST = ("envelope", "torchrun", "prefix", "nccl-init", "filename")
 _LEVEL = {name: i for i, name in enumerate(TRUST)}
 
 # -- file and folder names ------------------------------------------------------------------------
 
-_LOGDIR = re.compile(r"(?:^|/)(?:(?P<run>[^/]+)/)?attempt_(?P<attempt>\d+)/(?P<lr>\d+)/"
+_LOGDIR = lazy_re(r"(?:^|/)(?:(?P<run>[^/]+)/)?attempt_(?P<attempt>\d+)/(?P<lr>\d+)/"
                      r"(?:stdout|stderr)\.log(?:\.gz)?$|(?:^|/)(?:(?P<run2>[^/]+)/)?attempt_(?P<attempt2>\d+)/"
                      r"(?P<lr2>\d+)/error\.json(?:\.gz)?$")
-_ATTEMPT = re.compile(r"(?:^|/)attempt_(\d+)(?:/|$)")
-_NCCLFILE = re.compile(r"^nccl[._-](?P<host>[A-Za-z0-9][A-Za-z0-9_-]*?)[._-](?P<pid>\d+)(?:\.(?:log|txt|out))?(?:\.gz)?$")
-_SLURM = re.compile(r"^slurm-(?P<job>\d+)[-_.](?P<task>\d+)\.(?:out|err|log|txt)(?:\.gz)?$")
-_LOCALRANK = re.compile(r"(?:^|[^a-z0-9])local[_-]?rank[_-]?(\d+)(?![0-9])", re.I)
-_RANK = re.compile(r"(?:^|(?<=[^a-z0-9]))(?<!pp_)(?<!tp_)(?<!dp_)(?<!cp_)(?<!ep_)(?<!pp-)(?<!tp-)(?<!dp-)"
+_ATTEMPT = lazy_re(r"(?:^|/)attempt_(\d+)(?:/|$)")
+_NCCLFILE = lazy_re(r"^nccl[._-](?P<host>[A-Za-z0-9][A-Za-z0-9_-]*?)[._-](?P<pid>\d+)(?:\.(?:log|txt|out))?(?:\.gz)?$")
+_SLURM = lazy_re(r"^slurm-(?P<job>\d+)[-_.](?P<task>\d+)\.(?:out|err|log|txt)(?:\.gz)?$")
+_LOCALRANK = lazy_re(r"(?:^|[^a-z0-9])local[_-]?rank[_-]?(\d+)(?![0-9])", re.I)
+_RANK = lazy_re(r"(?:^|(?<=[^a-z0-9]))(?<!pp_)(?<!tp_)(?<!dp_)(?<!cp_)(?<!ep_)(?<!pp-)(?<!tp-)(?<!dp-)"
                    r"(?<!node_)(?<!node-)(?<!group_)(?:global[_-]?)?rank[_-]?(\d+)(?![0-9])", re.I)
 # A folder is trusted only when its whole name is a rank, as launchers write them: ``rank3/``,
 # ``rank_3/``, ``rank-3/``, Open MPI's ``--output-filename DIR`` -> ``DIR/1/rank.3/stdout``. A
 # ``rankN`` inside a longer folder name (``run-rank0-validation/``) says nothing about the file.
-_RANK_DIR = re.compile(r"(?:global[_-]?)?rank[._-]?(\d+)", re.I)
+_RANK_DIR = lazy_re(r"(?:global[_-]?)?rank[._-]?(\d+)", re.I)
 
 
 @dataclass(slots=True)
@@ -151,9 +152,9 @@ def _distrust_names(events: list[Event], paths: dict[str, PathInfo]) -> None:
 
 # -- torch prefixes inside messages ---------------------------------------------------------------
 
-_PREFIX = re.compile(r"^\s*\[(?:PG ID (?P<id>\d+) PG GUID (?P<guid>[^\s()\]]+)(?:\((?P<desc>[^)\s]*)\))? "
+_PREFIX = lazy_re(r"^\s*\[(?:PG ID (?P<id>\d+) PG GUID (?P<guid>[^\s()\]]+)(?:\((?P<desc>[^)\s]*)\))? "
                      r"|PG (?P<id2>\d+) )?Rank (?P<r>\d+)\]")
-_GLOBAL_RANK = re.compile(r"global rank: (\d+)")
+_GLOBAL_RANK = lazy_re(r"global rank: (\d+)")
 _DEFAULT_DESCS = ("default_pg", "", None)
 
 
@@ -179,11 +180,11 @@ def is_default_pg(pg_id: str | None, desc: str | None) -> bool:
 
 # -- torchrun agent facts ------------------------------------------------------------------------
 
-_RDZV_KV = re.compile(r"\b(group_rank|group_world_size|restart_count)=(\d+)")
-_RDZV_LIST = re.compile(r"\b(local_ranks|global_ranks)=\[([\d,\s]*)\]")
-_RDZV_JOIN = re.compile(r"has joined round \d+ of the rendezvous '[^']*' as rank (\d+) in a world of size (\d+)")
-_RESTART = re.compile(r"(\d+)/(\d+) attempts left")
-_PIDTEXT = re.compile(r"\(pid: (\d+)\)|Sending process (\d+) closing signal")
+_RDZV_KV = lazy_re(r"\b(group_rank|group_world_size|restart_count)=(\d+)")
+_RDZV_LIST = lazy_re(r"\b(local_ranks|global_ranks)=\[([\d,\s]*)\]")
+_RDZV_JOIN = lazy_re(r"has joined round \d+ of the rendezvous '[^']*' as rank (\d+) in a world of size (\d+)")
+_RESTART = lazy_re(r"(\d+)/(\d+) attempts left")
+_PIDTEXT = lazy_re(r"\(pid: (\d+)\)|Sending process (\d+) closing signal")
 
 
 def rendezvous_facts(ev: Event) -> dict[str, Any] | None:

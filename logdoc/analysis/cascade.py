@@ -21,11 +21,11 @@ winner (different files, same second or no stamps) with the same nature are repo
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..events import Event
+from ..lazyre import lazy_re
 from ..shorten import shorten
 from .common import as_int, gated, ranks_text, short_host, synthetic
 from .timeline import Timeline
@@ -33,7 +33,7 @@ from .timeline import Timeline
 ROOT, NEUTRAL, SYMPTOM = 0, 1, 2
 NATURE = {ROOT: "root", NEUTRAL: "neutral", SYMPTOM: "symptom"}
 
-ROOT_TEXT = re.compile(
+ROOT_TEXT = lazy_re(
     r"out of memory|OutOfMemoryError|CUDA error|cudaError|Cuda failure|illegal memory access|unspecified launch failure"
     r"|Got completion from peer|completion with error|ibv_\w+ failed|Call to ibv_\w+ failed|shared memory|/dev/shm"
     r"|Duplicate GPU|Too many open files|EMFILE|Address already in use|EADDRINUSE|message truncated"
@@ -41,7 +41,7 @@ ROOT_TEXT = re.compile(
     r"|Segmentation fault|SIGSEGV|SIGKILL|Signal 9\b|SIGBUS|Signal 7\b|unhandled cuda error|EnforceNotMet"
     r"|Collectives differ|collective mismatch|Unable to find address|Name or service not known"
     r"|cudaErrorSystemNotReady|NVLink|fabric manager|Mismatched NCCL version|Network is unreachable|No route to host")
-SYMPTOM_TEXT = re.compile(
+SYMPTOM_TEXT = lazy_re(
     r"Connection closed by (?:remote )?peer|Connection reset by peer|remote process exited|ncclRemoteError"
     r"|Timed out waiting|timed out|Timeout\(ms\)|[Ww]atchdog|Some NCCL operations have failed|SIGTERM|Signal 15\b"
     r"|closing signal|RendezvousClosedError|Failed to recv, got 0 bytes|Failed to send|store->get|Socket Timeout"

@@ -38,9 +38,10 @@ from ..events import Event
 from .common import ranks_text, synthetic
 from .job import Job
 from .timeline import parse_stamp
+from ..lazyre import lazy_re
 
-_CONV = re.compile(r"%[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp]")
-_LABEL = re.compile(r"(\w+)\W*$")
+_CONV = lazy_re(r"%[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp]")
+_LABEL = lazy_re(r"(\w+)\W*$")
 CALL_ARGS = ("coll", "sendbuff", "recvbuff", "count", "datatype", "op", "root", "comm", "stream")
 INIT_CALL_ARGS = ("comm", "nranks", "comm_id", "rank", "dev")
 LATE_SECONDS = 1        # a launch this much after the first rank's counts as late

@@ -6,10 +6,11 @@ from typing import Any, Iterable
 
 from ..events import Event
 from .ranges import ranks_text  # noqa: F401  (re-exported: the analysis modules import it from here)
+from ..lazyre import Pattern, lazy_re
 
 MAX_EVIDENCE = 40  # evidence pointers kept per synthetic event (the count is kept too)
 
-_IP = re.compile(r"^\d+\.\d+\.\d+\.\d+$|:")
+_IP = lazy_re(r"^\d+\.\d+\.\d+\.\d+$|:")
 
 
 WORKER_TORCHRUN_KINDS = ("torchrun.error_file",)  # written by the worker (``@record``), not by the agent
@@ -99,11 +100,46 @@ def synthetic(kind: str, text: str, evidence: list[Event], *, level: str = "WARN
     return ev
 
 
+class _Gated:
+    """What :func:`gated` gives: made on the first search (a run that never searches with it does not
+    compile the pattern), then its ``search`` is the gated pattern's own."""
+
+    __slots__ = ("_pattern", "_made", "search")
+
+    def __init__(self, pattern) -> None:
+        self._pattern = pattern
+        self._made = None
+        self.search = self._first_search
+
+    def _first_search(self, text: str):
+        return self.made().search(text)
+
+    def made(self):
+        """The gated pattern (a ``kb.patterns._Pattern``), or the pattern itself."""
+        if self._made is None:
+            self._made = _gate(self._pattern)
+            self.search = self._made.search
+        return self._made
+
+    @property
+    def needs(self):  # the literals looked for before a search (None: searched as it is)
+        return getattr(self.made(), "needs", None)
+
+
 def gated(pattern: "re.Pattern[str]"):
     """``pattern`` with the search of kb/patterns.py: a text that holds none of the literals every
     match holds (read from ``re``'s own parse of the pattern) is not searched. The same matches; a long
     alternation searched over every event's text (a job of many ranks has many) costs a few substring
-    tests instead. A pattern with flags other than IGNORECASE is returned as it is."""
+    tests instead. A pattern with flags other than IGNORECASE is returned as it is. A :func:`lazy_re`
+    pattern stays uncompiled until the first search (:class:`_Gated`, which offers ``search``)."""
+    if isinstance(pattern, Pattern):
+        if pattern._source[1] & ~(re.IGNORECASE | re.UNICODE):
+            return pattern
+        return _Gated(pattern)
+    return _gate(pattern)
+
+
+def _gate(pattern):
     from ..kb.patterns import _Pattern
 
     source = pattern.pattern

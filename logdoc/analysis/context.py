@@ -35,17 +35,18 @@ import re
 from ..events import Event
 from .common import as_int, gated, short_host, synthetic
 from .job import Job
+from ..lazyre import lazy_re
 
 KIND = "analysis.context"
 
 # launchers that put every process of the job on one node
-_ONE_NODE = re.compile(r"multiproc_executor\.py|multiproc_worker_utils\.py|VllmWorker(?:Process)?\b")
-_CONTAINER = re.compile(r"\bdocker\b|containerd|kubepods|/var/run/secrets/kubernetes|\bkubernetes\b|\bk8s\b",
+_ONE_NODE = lazy_re(r"multiproc_executor\.py|multiproc_worker_utils\.py|VllmWorker(?:Process)?\b")
+_CONTAINER = lazy_re(r"\bdocker\b|containerd|kubepods|/var/run/secrets/kubernetes|\bkubernetes\b|\bk8s\b",
                         re.I)
-_BRIDGE = re.compile(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
-_VIRTUAL_IF = re.compile(r"^(?:veth\w*|cni\d*|flannel[\w.]*|cali\w+|docker\d+)$")
+_BRIDGE = lazy_re(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
+_VIRTUAL_IF = lazy_re(r"^(?:veth\w*|cni\d*|flannel[\w.]*|cali\w+|docker\d+)$")
 _INTRA = ("P2P", "SHM")
-_RDMA_NETDEV = re.compile(r"^(?:ib[a-z]?\d[\w.]*|ibp\w+|\w+np\d+(?:d\d+)?)$")
+_RDMA_NETDEV = lazy_re(r"^(?:ib[a-z]?\d[\w.]*|ibp\w+|\w+np\d+(?:d\d+)?)$")
 _CONTAINER_SEARCH = gated(_CONTAINER)  # (common.gated: the same matches, most texts not searched)
 MAX_TEXT = 4000   # characters of an event's text looked at for container words
 
@@ -166,9 +167,9 @@ def _rdma_netdev(job: Job) -> Event | None:
 
 
 # which NCCL network plugin a process uses, in every release's wording (grammars/nccl_messages.tsv)
-_PLUGIN_INTERNAL = re.compile(r"NET/Plugin ?: (?:No plugin found|Could not find:?\s*\S*\.? ?Using internal)|"
+_PLUGIN_INTERNAL = lazy_re(r"NET/Plugin ?: (?:No plugin found|Could not find:?\s*\S*\.? ?Using internal)|"
                               r"using internal implementation")
-_PLUGIN_EXTERNAL = re.compile(r"Plugin Path : (?P<path>\S+)|NET/Plugin: Loaded net plugin (?P<name>\S+)|"
+_PLUGIN_EXTERNAL = lazy_re(r"Plugin Path : (?P<path>\S+)|NET/Plugin: Loaded net plugin (?P<name>\S+)|"
                               r"Using network (?P<net>\w*ext\w*)\b")
 
 

@@ -20,12 +20,13 @@ from .common import as_int, gated, is_agent, ranks_text, short_host, synthetic
 from .ranges import mapping_text
 from .cascade import first_failure, is_failure
 from .job import Job
+from ..lazyre import lazy_re
 
-_NCCL_VERSION_TEXT = re.compile(r"NCCL version:? (\d+\.\d+\.\d+)")
-_TORCH_VERSION = re.compile(r"torch==(\d+\.\d+[\w.+-]*)")
-_DRIVER = re.compile(r"cudaDriverVersion (\d+)")
-_GDR_LINE = re.compile(r"GPU Direct RDMA (Enabled|Disabled) for")
-_PG_SIZE = re.compile(r"\bsize: (\d+), global rank: (\d+).*?PG Name: (\S+)", re.S)
+_NCCL_VERSION_TEXT = lazy_re(r"NCCL version:? (\d+\.\d+\.\d+)")
+_TORCH_VERSION = lazy_re(r"torch==(\d+\.\d+[\w.+-]*)")
+_DRIVER = lazy_re(r"cudaDriverVersion (\d+)")
+_GDR_LINE = lazy_re(r"GPU Direct RDMA (Enabled|Disabled) for")
+_PG_SIZE = lazy_re(r"\bsize: (\d+), global rank: (\d+).*?PG Name: (\S+)", re.S)
 FORCED = ("NCCL_PROTO", "NCCL_ALGO")
 # printed at every communicator init when set, so "not printed" on a rank that printed others means unset
 ALWAYS_PRINTED = {"NCCL_PROTO", "NCCL_ALGO", "NCCL_SOCKET_IFNAME", "NCCL_NET_PLUGIN", "NCCL_IB_DISABLE",
@@ -480,7 +481,7 @@ def interface_facts(job: Job) -> dict[str, dict[str, Any]]:
     return hosts
 
 
-_VIRTUAL = re.compile(r"^(docker\d*|br-[0-9a-f]+|virbr\d*|veth\w*|cni\d*|flannel[\w.]*|lxcbr\d*)$")
+_VIRTUAL = lazy_re(r"^(docker\d*|br-[0-9a-f]+|virbr\d*|veth\w*|cni\d*|flannel[\w.]*|lxcbr\d*)$")
 
 
 def _special(name: str, addr: str) -> str | None:
@@ -492,9 +493,9 @@ def _special(name: str, addr: str) -> str | None:
     return None
 
 
-_IPV4 = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
+_IPV4 = lazy_re(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
 # a socket that could not be opened or kept: what a wrong or unrouted network does (not an IB transport error)
-_CONNECT_FAIL = re.compile(r"(?i)connect\w*\W[^\n]*?(?:fail|refused|timed?\s?out|unreachable|reset|closed)|"
+_CONNECT_FAIL = lazy_re(r"(?i)connect\w*\W[^\n]*?(?:fail|refused|timed?\s?out|unreachable|reset|closed)|"
                            r"connection (?:refused|timed out|reset|closed)|no route to host|network is unreachable|"
                            r"timed out (?:connecting|waiting for)")
 _CONNECT_FAIL_SEARCH = gated(_CONNECT_FAIL)  # (common.gated: the same matches, most texts not searched)

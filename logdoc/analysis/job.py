@@ -1,7 +1,6 @@
 """What every cross-rank analysis needs, computed once: events by kind, ranks, world size, process groups."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,11 +8,12 @@ from ..events import Event
 from .attribution import Attribution, is_default_pg, pg_of
 from .common import is_agent, as_int
 from .timeline import Timeline
+from ..lazyre import lazy_re
 
 # events that describe one piece of collective work (WorkNCCL) and may lack their group's prefix
 WORK_KINDS = ("torch.watchdog_timeout", "torch.async_exception")  # a WorkNCCL(...) record (blocking wait too)
-_PROGRESS = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)")
-_WORLD = re.compile(r"\bsize: (\d+), global rank: (\d+)")
+_PROGRESS = lazy_re(r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)")
+_WORLD = lazy_re(r"\bsize: (\d+), global rank: (\d+)")
 ERROR_LEVELS = ("ERROR", "FATAL")
 
 

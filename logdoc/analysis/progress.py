@@ -22,14 +22,15 @@ from typing import Any
 from ..events import Event
 from .common import is_agent, as_int, ranks_text, synthetic
 from .job import MAX_RANKS, WORK_KINDS, Job, is_error
+from ..lazyre import lazy_re
 
-_BARRIER = re.compile(r"Ranks? ([\d,\s]+?) failed to pass monitoredBarrier in (\d+) ms")
-_REACHED = re.compile(r"Rank (\d+) successfully reached monitoredBarrier")
-_LAGGING = re.compile(r"ranks \[([\d,\s]*)\] are the lagging ranks")
-_JOINED_NOT_FINISHED = re.compile(r"\[([\d,\s]*)\] joined but didn't finish collective #(\d+)")
-_FINISHED_NOT_JOINED = re.compile(r"\[([\d,\s]*)\] finished collective #(\d+), but didn't join collective #(\d+)")
-_GLOO_TIMEOUT = re.compile(r"Timed out waiting (\d+)ms for (recv|send) operation")
-_CLIENTS = re.compile(r"(\d+)/(\d+) clients joined")
+_BARRIER = lazy_re(r"Ranks? ([\d,\s]+?) failed to pass monitoredBarrier in (\d+) ms")
+_REACHED = lazy_re(r"Rank (\d+) successfully reached monitoredBarrier")
+_LAGGING = lazy_re(r"ranks \[([\d,\s]*)\] are the lagging ranks")
+_JOINED_NOT_FINISHED = lazy_re(r"\[([\d,\s]*)\] joined but didn't finish collective #(\d+)")
+_FINISHED_NOT_JOINED = lazy_re(r"\[([\d,\s]*)\] finished collective #(\d+), but didn't join collective #(\d+)")
+_GLOO_TIMEOUT = lazy_re(r"Timed out waiting (\d+)ms for (recv|send) operation")
+_CLIENTS = lazy_re(r"(\d+)/(\d+) clients joined")
 P2P_OPS = {"SEND", "RECV", "RECVANYSOURCE"}
 NUMEL_OPS = {"ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "REDUCE_SCATTER",
              "_REDUCE_SCATTER_BASE", "ALLREDUCE_COALESCED"}
@@ -472,7 +473,7 @@ def _detail_mismatch(job: Job) -> list[Event]:
 
 # -- rendezvous: k/n clients joined --------------------------------------------------------------
 
-_BARRIER_JOINED = re.compile(r"world_size=(\d+), num_workers_joined=(\d+)")
+_BARRIER_JOINED = lazy_re(r"world_size=(\d+), num_workers_joined=(\d+)")
 
 
 def _clients_joined(job: Job) -> list[Event]:
@@ -510,9 +511,9 @@ def _clients_joined(job: Job) -> list[Event]:
 
 # -- the peer the others lost -----------------------------------------------------------------------
 
-_PEER_CLOSED = re.compile(r"Connection closed by (?:remote )?peer|Connection reset by peer|remote process exited"
+_PEER_CLOSED = lazy_re(r"Connection closed by (?:remote )?peer|Connection reset by peer|remote process exited"
                           r"|ncclRemoteError|Broken pipe")
-_PEER_ADDR = re.compile(r"(?:remote peer|by peer|peer) \[?([0-9a-fA-F.:]+?)\]?(?:<\d+>|:\d+)")
+_PEER_ADDR = lazy_re(r"(?:remote peer|by peer|peer) \[?([0-9a-fA-F.:]+?)\]?(?:<\d+>|:\d+)")
 
 
 def _peer_exited(job: Job) -> list[Event]:

@@ -11,8 +11,9 @@ Standard library only (the core runs in the browser too).
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Mapping
+
+from ..lazyre import lazy_re
 
 MAX_PARTS = 6       # runs / host groups named before "..."
 TEXT_WIDTH = 100    # a mapping in words is cut around this many characters
@@ -82,7 +83,7 @@ def compact_ranks(ranks: Iterable[int]) -> list:
 
 # -- host lists --------------------------------------------------------------------------------------
 
-_LAST_NUM = re.compile(r"^(.*?)(\d+)(\D*)$")
+_LAST_NUM = lazy_re(r"^(.*?)(\d+)(\D*)$")
 
 
 def hostlist(hosts: Iterable[str], max_parts: int = MAX_PARTS) -> str:

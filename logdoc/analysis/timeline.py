@@ -31,13 +31,13 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 
-import re
 from datetime import date
 from typing import Iterable, Iterator, NamedTuple
 
 from ..events import Event
+from ..lazyre import lazy_re
 
-_STAMP = re.compile(
+_STAMP = lazy_re(
     r"^\s*(?:(?P<y>\d{4})-|--)(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"(?:[.,](?P<f>\d+))?\s*(?:Z|[+-]\d\d:?\d\d)?\s*$"
 )

@@ -3,14 +3,14 @@ paths into nested fields.
 """
 from __future__ import annotations
 
-import re as _re
 from typing import Any, Mapping
 
 from .patterns import _Pattern
 from .schema import NEGATIVE_OPERATORS, OPERATORS
+from ..lazyre import lazy_re
 
-_INT = _re.compile(r"[+-]?\d+")
-_FLOAT = _re.compile(r"[+-]?\d+\.\d*")
+_INT = lazy_re(r"[+-]?\d+")
+_FLOAT = lazy_re(r"[+-]?\d+\.\d*")
 
 
 def _num(value: Any) -> Any:

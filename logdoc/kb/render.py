@@ -3,13 +3,13 @@
 """
 from __future__ import annotations
 
-import re as _re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .conditions import _get
+from ..lazyre import lazy_re
 
-_YEARLESS = _re.compile(r"(?<![\w-])--(\d\d)-(\d\d)T(\d\d:\d\d(?::\d\d)?)(\.\d+)?")
+_YEARLESS = lazy_re(r"(?<![\w-])--(\d\d)-(\d\d)T(\d\d:\d\d(?::\d\d)?)(\.\d+)?")
 
 
 def human_times(text: str) -> str:
@@ -70,8 +70,8 @@ def _present(value: Any) -> bool:
     return not (value is None or value == "" or value == [] or value == {})
 
 
-_NAME = _re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
-_FALLBACK = _re.compile(r"\|([^{}]*)\}")
+_NAME = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+_FALLBACK = lazy_re(r"\|([^{}]*)\}")
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ with a rule is reported.
 """
 from __future__ import annotations
 
-import re as _re
 from dataclasses import dataclass
+
+from ..lazyre import lazy_re
 
 SCHEMA = "logdoc.kb/1"
 
@@ -58,8 +59,8 @@ FAMILIES = {
     "9": "Gloo",
 }
 
-BUILTIN_ID = _re.compile(r"^LD[1-9][0-9]{2}$")
-USER_ID = _re.compile(r"^[A-Z][A-Z0-9]{1,9}[0-9]{3,}$")
+BUILTIN_ID = lazy_re(r"^LD[1-9][0-9]{2}$")
+USER_ID = lazy_re(r"^[A-Z][A-Z0-9]{1,9}[0-9]{3,}$")
 
 RULE_KEYS_REQUIRED = ("id", "category", "severity", "role", "title", "match", "explanation", "fix", "confirm")
 RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples", "origin")

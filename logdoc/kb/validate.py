@@ -16,8 +16,9 @@ from .schema import (EXAMPLE_ROLES, APPLIES_TO_KEYS, BUILTIN_ID, CATEGORIES, CLA
                      OPERATORS, ROLES, RULE_KEYS_OPTIONAL, RULE_KEYS_REQUIRED, SCOPES, SEVERITIES, TOMBSTONE_KEYS,
                      USER_ID, Problem)
 from .versions import _VERSION_CLAUSE
+from ..lazyre import lazy_re
 
-_IDENT = _re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = lazy_re(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 class _Checker:
     """Validates one rule dict, collecting problems with line numbers."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re as _re
 
-_VERSION_CLAUSE = _re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*(\d+(?:\.\d+)*)\s*$")
+from ..lazyre import lazy_re
+
+_VERSION_CLAUSE = lazy_re(r"^\s*(>=|<=|==|!=|>|<)?\s*(\d+(?:\.\d+)*)\s*$")
 
 
 def parse_version(text: str) -> tuple[int, ...]:

@@ -1,9 +1,9 @@
 """``logdoc.install_excepthook()``: a short diagnosis before the traceback of a distributed error."""
 
 import os
-import re
 from typing import Any, Sequence
 
+from ..lazyre import lazy_re
 from ..pipeline import parse_sources
 from ..read.source import Source
 from .early import format_notice
@@ -14,7 +14,7 @@ from .early import format_notice
 _DIST_TYPES = {"DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "DistQueueEmptyError",
                "ChildFailedError", "RendezvousError", "RendezvousTimeoutError", "RendezvousClosedError",
                "RendezvousConnectionError", "RendezvousStateError", "SignalException"}
-_DIST_TEXT = re.compile(r"NCCL|nccl[A-Z]\w*Error|\bGloo\b|\bgloo\b|c10d|ProcessGroup|TCPStore|torch\.distributed|"
+_DIST_TEXT = lazy_re(r"NCCL|nccl[A-Z]\w*Error|\bGloo\b|\bgloo\b|c10d|ProcessGroup|TCPStore|torch\.distributed|"
                         r"rendezvous|Rendezvous|connectFullMesh|watchdog|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|"
                         r"collective operation timeout")
 

@@ -24,12 +24,13 @@ the natures of their marks) merged into one row ``ranks 8-63``.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from ..lazyre import lazy_re
 
 MAX_ROWS = 24
 MAX_MARKS = 8
-_SEQ = re.compile(r"SeqNum (\d+)")
+_SEQ = lazy_re(r"SeqNum (\d+)")
 
 
 def _behind(state: str, seq: Any) -> bool:
