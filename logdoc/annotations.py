@@ -268,13 +268,15 @@ _CATALOG_MEMO: dict[tuple, CatalogIds] = {}
 
 
 def catalog_ids() -> CatalogIds:
+    from .cache import load_table
     from .resources import data_dir
 
     g = data_dir("grammars")
-    key = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in (g / "nccl_messages.tsv", g / "torch_templates.tsv"))
+    paths = (g / "nccl_messages.tsv", g / "torch_templates.tsv")
+    key = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in paths)
     got = _CATALOG_MEMO.get(key)
-    if got is None:
-        got = _CATALOG_MEMO[key] = _catalog_ids()
+    if got is None:  # (from the user cache when the tables have not changed: reading them is 10 ms a run)
+        got = _CATALOG_MEMO[key] = load_table("catalog-ids", [__file__, *paths], _catalog_ids)
     return got
 
 
