@@ -234,7 +234,7 @@ def nccl_catalog() -> Catalog:
         rows = _read_rows(path)
         return rows, _index(rows)  # pickled together: the index holds the rows themselves
 
-    rows, index = load_table("nccl-indexed", [__file__, formats.__file__, engine.__file__, path], build)
+    rows, index = load_table("ncclcat", [__file__, formats.__file__, engine.__file__, path], build)
     return Catalog(rows, index)
 
 
