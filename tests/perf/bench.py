@@ -123,8 +123,10 @@ LAST_CPU = 0.0  # CPU seconds (user + sys) of the last run(): on a shared machin
 
 
 def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = None,
-        keep_stdout: list | None = None) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in MB, exit status) of one run of ``cmd`` (fed by ``stdin_cmd``).
+        keep_stdout: list | None = None, times: dict | None = None) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS in MB, exit status) of one run of ``cmd`` (fed by ``stdin_cmd``);
+    ``times["cpu"]``: its CPU seconds (user + system, its children included) when GNU time gives them
+    (on a shared machine the wall time depends on the load, the CPU time much less).
 
     Peak RSS comes from GNU time when present: a child forked by this (large) Python process
     inherits its memory high-water mark in the kernel's accounting, so ``wait4`` alone over-reports;
@@ -133,7 +135,7 @@ def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = N
     if TIME is not None:
         fd, rss_file = tempfile.mkstemp(prefix="rss")
         os.close(fd)
-        cmd = ["/usr/bin/time", "-f", "%M", "-o", rss_file, "--"] + cmd
+        cmd = ["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file, "--"] + cmd
     feeder = None
     stdin = subprocess.DEVNULL
     if stdin_cmd is not None:
@@ -168,7 +170,10 @@ def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = N
     rss = usage.ru_maxrss // 1024
     if rss_file is not None:
         try:
-            rss = int(open(rss_file).read().split()[-1]) // 1024
+            got = open(rss_file).read().split()
+            rss = int(got[-3]) // 1024
+            if times is not None:
+                times["cpu"] = float(got[-2]) + float(got[-1])
         except (OSError, ValueError, IndexError):
             pass
         os.unlink(rss_file)
@@ -179,14 +184,19 @@ def run(cmd: list[str], env: dict | None = None, stdin_cmd: list[str] | None = N
 
 
 def median_run(cmd, repeat: int, env=None, stdin_cmd=None, ref=None) -> dict:
-    walls, rss, refs = [], [], []
+    walls, rss, refs, cpus = [], [], [], []
     for _ in range(repeat):
         if ref is not None:  # the grep reference right before each run: ratios hold up under load
             refs.append(run(ref, env)[0])
-        w, m, _ = run(cmd, env, stdin_cmd)
+        times: dict = {}
+        w, m, _ = run(cmd, env, stdin_cmd, times=times)
         walls.append(w)
         rss.append(m)
+        if "cpu" in times:
+            cpus.append(times["cpu"])
     out = {"wall": statistics.median(walls), "rss": max(rss), "walls": walls}
+    if cpus:
+        out["cpu"] = statistics.median(cpus)
     if refs:
         out["ref"] = statistics.median(refs)
         out["ratio"] = statistics.median(w / r for w, r in zip(walls, refs))
@@ -366,14 +376,15 @@ def main() -> None:
             shutil.rmtree(data, ignore_errors=True)
 
     print()
-    head = f"{'case':52} {'wall s':>8} {'grep s':>7} {'x grep':>7} {'peak RSS':>9}  {'rate':>16}  target"
+    head = f"{'case':52} {'wall s':>8} {'CPU s':>7} {'grep s':>7} {'x grep':>7} {'peak RSS':>9}  {'rate':>16}  target"
     print(head)
     print("-" * len(head))
     for name, r, rate, target, ok in rows:
         g = f"{r['ref']:.3f}" if "ref" in r else ""
         x = f"{r['ratio']:.1f}" if "ratio" in r else ""
         verdict = "" if ok is None else ("met" if ok else "NOT met")
-        print(f"{name:52} {r['wall']:8.3f} {g:>7} {x:>7} {r['rss']:>6} MB  {rate:>16}  {target} {verdict}".rstrip())
+        c = f"{r['cpu']:.3f}" if "cpu" in r else ""
+        print(f"{name:52} {r['wall']:8.3f} {c:>7} {g:>7} {x:>7} {r['rss']:>6} MB  {rate:>16}  {target} {verdict}".rstrip())
     print(f"\nmachine at the end: {machine()}")
 
 
