@@ -237,3 +237,22 @@ def test_no_pattern_compiled_at_import():
 
         visit(tree)
     assert found == []
+
+
+def test_every_lazy_pattern_compiles():
+    """What compiling at import guaranteed (a broken pattern fails at once, not on the first line
+    that reaches it): every module-level lazy_re of logdoc compiles."""
+    import gc
+    import importlib
+    import pkgutil
+
+    import logdoc
+    from logdoc.lazyre import Pattern
+
+    for m in pkgutil.walk_packages(logdoc.__path__, "logdoc."):
+        if not m.name.startswith(("logdoc.__main__", "logdoc.web", "logdoc.cli.commands", "logdoc.report.terminal")):
+            importlib.import_module(m.name)
+    patterns = [o for o in gc.get_objects() if isinstance(o, Pattern)]
+    assert len(patterns) > 200
+    for p in patterns:
+        assert p.compiled.pattern == p.pattern
