@@ -471,12 +471,12 @@ def _decode_json_lines(out: list[str], paste: "Paste") -> bool:
 # CalledProcessError's output is logged), a JSON string inside a line (`"error": "...\\n..."`). The
 # string is decoded and read as the lines it holds, each with the line's number (Paste.pieces); what
 # stands before it stays a line of its own, and an exception's repr reads `Type: message`.
-_QUOTED = re.compile(r"""(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt)\()?"""
+_QUOTED = lazy_re(r"""(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Exit|Interrupt)\()?"""
                      r"""(?P<b>b?)(?P<q>['"])(?P<body>(?:[^\\'"\n]|\\.|(?!(?P=q))['"]){0,8192}?)(?P=q)""")
 
 
 # what a line holding a message in an escaped string shows (cheap, before the quoted strings are read)
-_ESCAPED_GATE = re.compile(r"""\\n|\(['"]|['"](?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit): """)
+_ESCAPED_GATE = lazy_re(r"""\\n|\(['"]|['"](?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit): """)
 
 
 def _escaped_text(t: str) -> tuple[str, str, str] | None:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 
+from .lazyre import lazy_re
+
 LEVEL_WORDS = {"INFO": "INFO", "ERROR": "ERROR", "WARNING": "WARN", "WARN": "WARN", "DEBUG": "DEBUG",
                "CRITICAL": "FATAL", "FATAL": "FATAL", "TRACE": "TRACE", "NOTICE": "INFO"}
 
 MAX_RESIDUE = 160
 _MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun".split())
-_PROSE = re.compile(r"[A-Za-z][a-z]+[,.;!?]?")
-_MARKED = re.compile(r"[\d|$>+#]")
+_PROSE = lazy_re(r"[A-Za-z][a-z]+[,.;!?]?")
+_MARKED = lazy_re(r"[\d|$>+#]")
 
 
 def prefix_like(text: str) -> bool:
@@ -39,15 +41,15 @@ _PROTECTED = ("[Rank", "[PG", "[c10d", "[Gloo", "[gloo", "[enforce")
 
 
 # What a peeled prefix says about its line: time, level, and the words that name its process.
-_TOKEN = re.compile(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
-_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
-_MDHMS = re.compile(r"(?<![\d/-])(\d\d)[-/](\d\d)[ T](\d\d:\d\d:\d\d)")
-_PID = re.compile(r"\bpid[=: ]\s*(\d{1,7})\b", re.I)
-_RANK = re.compile(r"\brank[_ =:]?\s?(\d{1,6})\b", re.I)
-_TIME_TOKEN = re.compile(r"[\[(]?[\d:.,TZ/+-]*\d[\d:.,TZ/+-]*[\])]?:?$")
-_SEPARATOR = re.compile(r"[^\w\[(]+")
-_SYSLOG_PID = re.compile(r"[A-Za-z]\[(\d{1,7})\]:[ \t]*$")
-_LOCATION_TOKEN = re.compile(r"[\w./+-]+\.\w{1,4}:\d+\]?:?|[\w.]+:[\w<>.]+:\d+")
+_TOKEN = lazy_re(r"\[[^\[\]\n]{1,120}\]:?|\([^()\n]{1,120}\):?|[^\s\[(]+")
+_ISO = lazy_re(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)")
+_MDHMS = lazy_re(r"(?<![\d/-])(\d\d)[-/](\d\d)[ T](\d\d:\d\d:\d\d)")
+_PID = lazy_re(r"\bpid[=: ]\s*(\d{1,7})\b", re.I)
+_RANK = lazy_re(r"\brank[_ =:]?\s?(\d{1,6})\b", re.I)
+_TIME_TOKEN = lazy_re(r"[\[(]?[\d:.,TZ/+-]*\d[\d:.,TZ/+-]*[\])]?:?$")
+_SEPARATOR = lazy_re(r"[^\w\[(]+")
+_SYSLOG_PID = lazy_re(r"[A-Za-z]\[(\d{1,7})\]:[ \t]*$")
+_LOCATION_TOKEN = lazy_re(r"[\w./+-]+\.\w{1,4}:\d+\]?:?|[\w.]+:[\w<>.]+:\d+")
 
 
 def prefix_identity(prefix: str) -> dict:

@@ -450,7 +450,7 @@ def _catalog_rows() -> tuple[dict[str, tuple[str, frozenset[str]]], dict[str, fr
     return torch, nccl
 
 
-_FORMAT_NAME = _re.compile(r"\{([a-z_][a-z0-9_]*)(?=[:=}])")
+_FORMAT_NAME = lazy_re(r"\{([a-z_][a-z0-9_]*)(?=[:=}])")
 
 
 def template_fields(ids) -> frozenset[str] | None:

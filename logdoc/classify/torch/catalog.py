@@ -24,7 +24,7 @@ from .. import formats
 from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
 
-_WORK_STATUS = re.compile(r"[Ll]ast enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
+_WORK_STATUS = lazy_re(r"[Ll]ast enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
 MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
 _ORIGINAL = "\n Original exception:"
 
