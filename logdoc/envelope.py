@@ -352,13 +352,15 @@ def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
         if not cands:
             break
         for rx, fn in cands:
+            if fn in AFTER_TIME and (not layers or layers[-1] != "iso-time"):
+                continue  # (a word at a line's start is far more often a message)
+            if fn is _compose and "|" not in line:
+                continue
             m = rx.match(line, pos)
             if m is None:
                 continue
             if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"])):
                 continue  # a bare word and a colon is far more often a message than a host
-            if fn in AFTER_TIME and (not layers or layers[-1] != "iso-time"):
-                continue  # (a word at a line's start is far more often a message)
             before = (env.time,)
             layers.append(fn(m, env))
             if before[0] and env.time and env.time.startswith("--") and not before[0].startswith("--"):
@@ -433,16 +435,16 @@ _RESIDUE_START = lazy_re(
     r"|(?P<stdlib>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:root|__main__|\w+(?:\.\w+)+):)"
     r"|(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::[ \t]|:?$))"
     r")")
-# the words that cannot start a residue's search: cheap literal tests before the regular expression
-_RESIDUE_WORDS = ("] ", "ERROR:", "WARNING:", "INFO:", "CRITICAL:", "DEBUG:", "Error", "Exception",
-                  "Interrupt", "Exit", "Failure")
+# what a line must hold for a residue's search: a cheap test before the regular expression
+_RESIDUE_GATE = lazy_re(r"\d\] |ERROR:|WARNING:|INFO:|CRITICAL:|DEBUG:|Error|Exception|Interrupt|Exit|Failure")
 
 
 def _residue(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
     """Where the message starts when unknown residue stands before a known start (``pos`` else)."""
     n = len(line)
-    if n - pos < 8 or not any(w in line for w in _RESIDUE_WORDS):
-        return pos
+    if n - pos < 8 or line[pos] in " \t" or "NCCL INFO" in line or "NCCL WARN" in line \
+            or _RESIDUE_GATE.search(line, pos) is None:
+        return pos  # (NCCL's lines are read where their header stands; an indented line is a record's)
     m = _RESIDUE_START.search(line, pos + 1, min(n, pos + MAX_RESIDUE + 80))
     if m is None or m.start() - pos > MAX_RESIDUE:
         return pos

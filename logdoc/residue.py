@@ -24,7 +24,7 @@ _MARKED = lazy_re(r"[\d|$>+#]")
 def prefix_like(text: str) -> bool:
     """Whether ``text`` (what stands before a known start on a line) reads as a prefix, not as the
     start of a sentence: short, no word of prose in it (a word of letters other than a level, a
-    month or a day), and something a prefix has (a digit, a level word, ``|``, ``$``, ``>``, ``+``,
+    month or a day) nor an exception's name, and something a prefix has (a digit, a level word, ``|``, ``$``, ``>``, ``+``,
     ``#``); never NCCL's own text (its lines quote nothing and are read where they stand)."""
     if not text.strip() or len(text) > MAX_RESIDUE or "NCCL" in text or text.lstrip().startswith(_PROTECTED):
         return False
@@ -32,9 +32,12 @@ def prefix_like(text: str) -> bool:
     for tok in text.split():
         if tok in LEVEL_WORDS or tok.rstrip(":") in LEVEL_WORDS:
             marked = True
-        elif _PROSE.fullmatch(tok) and tok not in _MONTHS:
-            return False
+        elif _PROSE.fullmatch(tok) and tok not in _MONTHS or _EXC_NAME.search(tok):
+            return False  # (a word of prose; an exception's name: a message, not a prefix)
     return marked
+
+
+_EXC_NAME = lazy_re(r"[a-z](?:Error|Exception|Interrupt|Exit|Failure)\b|^(?:Error|Exception):")
 
 
 _PROTECTED = ("[Rank", "[PG", "[c10d", "[Gloo", "[gloo", "[enforce")
