@@ -62,7 +62,7 @@ def attach_knowledge(rs, dirs: Sequence[Path]) -> None:
 def _template_placeholders(rule, ann) -> list:
     """A rule matched by template alone: each placeholder of its texts that no message of its
     templates (or of their annotation groups: the same message in other releases' words) captures."""
-    from .kb import Problem
+    from .kb.schema import Problem
     from .kb.validate import template_fields
 
     pending = rule._template_placeholders

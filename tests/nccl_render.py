@@ -7,9 +7,10 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 CONV = re.compile(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
-                  r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspn%])|\{#?[A-Za-z_]\w*\}")
+                  r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspnm%])|\{#?[A-Za-z_]\w*\}")
 VALUES = {"d": "3", "i": "3", "u": "64", "x": "1a2b", "X": "1A2B", "o": "17", "f": "1.500000",
-          "e": "1.5e+00", "g": "1.5", "c": "x", "p": "0x7f3a2c001200", "s": "eth0"}
+          "e": "1.5e+00", "g": "1.5", "c": "x", "p": "0x7f3a2c001200", "s": "eth0",
+          "m": "Cannot allocate memory"}  # glibc: %m prints strerror(errno) and takes no argument
 
 
 def tag_key(tag: str) -> tuple[int, ...]:

@@ -76,7 +76,7 @@ class BoundedPattern:
 # --- printf
 
 PRINTF_CONV = lazy_re(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
-                         r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspn%])|\{#?[A-Za-z_]\w*\}")
+                         r"(?P<len>hh|h|ll|l|z|j|t|L|q)?(?P<conv>[diouxXeEfFgGaAcspnm%])|\{#?[A-Za-z_]\w*\}")
 
 
 def _conv_regex(m: re.Match) -> str:
