@@ -1198,6 +1198,12 @@ _TORCH_WORDINGS = {
         "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 8, last enqueued NCCL work: 8, last completed NCCL work: 7.",
         "[rank1]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 8 PG status: last enqueued work: 8, last completed work: 7",
     ],
+    # the TCPStore client's connect timeout, printed as a std::chrono duration: seconds or minutes (2.0 - 2.2), ms
+    "store_client_timeout": [
+        "[E socket.cpp:922] [c10d] The client socket has timed out after 1800s while trying to connect to (10.0.0.1, 29500).",
+        "[E socket.cpp:922] [c10d] The client socket has timed out after 30min while trying to connect to (10.0.0.1, 29500).",
+        "[E1201 10:11:12.000000000 socket.cpp:1028] [c10d] The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
+    ],
     # the watchdog timeout: 1.9-1.13 (no SeqNum numels), 2.x; the watchdog thread's death, <= 2.2 and 2.3+
     "watchdog_timeout": [
         "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800320 milliseconds before timing out.",

@@ -57,6 +57,9 @@ ALT_FIX = {
     "{empty message}": "",
     # elastic's exit barrier prints the seconds as a float (`Elapsed: 300.0123 seconds`)
     "Elapsed: {seconds} seconds": "Elapsed: {seconds:word} seconds",
+    # c10d prints the connect timeout as fmt prints a std::chrono duration: `600000ms`, and `1800s` /
+    # `30min` in the releases whose timeout was in seconds (2.0 - 2.2)
+    "timed out after {timeout_ms}ms while trying": "timed out after {timeout_ms}{unit=ms|s|min|h} while trying",
 }
 
 PREFIXES = (

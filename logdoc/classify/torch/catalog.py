@@ -25,6 +25,7 @@ from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
 
 _WORK_STATUS = lazy_re(r"[Ll]ast enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
+_UNIT_MS = {"ms": 1, "s": 1000, "min": 60000, "h": 3600000}
 MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
 _ORIGINAL = "\n Original exception:"
 
@@ -227,6 +228,8 @@ def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
             f["cause"] = cause(inner)
     elif kind in ("torch.flight_recorder", "torch.heartbeat", "torch.teardown") and "src_rank" in f:
         f["src_rank"] = to_int(f["src_rank"])
+    if kind == "store.client_timeout" and f.get("unit") in _UNIT_MS and isinstance(f.get("timeout_ms"), int):
+        f["timeout_ms"] *= _UNIT_MS[f.pop("unit")]  # `1800s`, `30min` (2.0 - 2.2) in ms like `600000ms`
     if kind == "torch.flight_recorder" and isinstance(f.get("details"), str):
         # 2.3's `... will start to dump the debug info. {details}`: the work counters the later
         # wording prints in its own words (`Last enqueued NCCL work: 5, last completed NCCL work: 4.`)
