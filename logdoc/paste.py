@@ -91,11 +91,11 @@ _BULLET = lazy_re(r"[-*+][ \t]")
 # Markdown bold around a whole message, as an issue tracker keeps it when a line was emphasised:
 # `[rank0]: **RuntimeError: ...**` (the markers open after a blank or at the start and close the line;
 # no `*` inside, so `f(*args, **kwargs)` is never touched)
+_BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
 # Markdown emphasis on single words, as an issue tracker's editor leaves it when `*`/`_` in a pasted line
 # were read as markup: `_Check_ failed: ... unhandled cuda _error_`. A word of letters only between two
 # underscores that no word character touches (`_ALLGATHER_BASE`, `NCCL_P2P_LEVEL`, `__init__` are never one).
 _ITALIC_WORD = lazy_re(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
-_BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
 
 
 def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:

@@ -107,7 +107,7 @@ def classify_tests(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"source_location": m["loc"], "error": m["error"].strip()})
-    if (" Pid " in line or "uses device" in line) and "device" in line:
+    if " Pid " in line and "device" in line or "uses device" in line:
         m = _TESTS_DEVICE.match(line)
         if m is not None:
             f = {"test_rank": int(m["rank"]), "group": int(m["group"] or 0), "device": int(m["device"]),
