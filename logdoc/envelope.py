@@ -208,7 +208,8 @@ def _cri(m: re.Match, env: Envelope) -> str:
 
 
 def _lightning(m: re.Match, env: Envelope) -> str:
-    """Lightning's rank prefix (``rank_prefixed_message``): ``[rank: 1] ``."""
+    """A rank tag before the message: Lightning's ``rank_prefixed_message`` (``[rank: 1] ``), and the
+    ``[rank1] `` / ``[RANK 1] `` that training programs and their tee wrappers print."""
     if env.rank is None:
         env.rank = int(m["rank"])
     return "rank"
@@ -252,7 +253,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("[", lazy_re(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
     ("[", lazy_re(r"\[\d+ similar log lines?\] "), _similar),
     ("[", lazy_re(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
-    ("[", lazy_re(r"\[rank: (?P<rank>\d+)\] "), _lightning),
+    # Lightning's `[rank: 1] `, and the `[rank1] ` / `[RANK 1] ` tag that programs and tee wrappers print
+    # (never `[Rank 1] `: that is ProcessGroupNCCL's own log prefix, part of its messages)
+    ("[", lazy_re(r"\[(?:rank|RANK)(?::? )?(?P<rank>\d+)\] "), _lightning),
     ("[", lazy_re(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
     # torchrun --tee `[default0]:`; the `[${rank}]:` template gives `[3]:`, but a bare `[1]:` alone on
     # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.

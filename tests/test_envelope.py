@@ -70,6 +70,7 @@ def test_envelopes(line, expect, msg):
     "dgx1:1007:1165 [0] NCCL INFO Using network Socket",
     "  File \"train.py\", line 3, in <module>",
     "KeyError: 'x'",
+    "[Rank 0] Watchdog caught collective operation timeout",  # ProcessGroupNCCL's own prefix
 ])
 def test_messages_are_not_mistaken_for_envelopes(line):
     env, text = unwrap(line)
@@ -93,6 +94,9 @@ def test_messages_are_not_mistaken_for_envelopes(line):
         ("2026-12-02T09:00:00.123456789Z stderr F hello", {"time": "2026-12-02T09:00:00.123456789Z"}, "hello"),
         ("[rank: 1] Child process with PID 652 terminated with code 1.", {"rank": 1},
          "Child process with PID 652 terminated with code 1."),
+        # the rank tag a program or its tee wrapper prints (`print(f"[rank{rank}] ...")`, `[Rank 3] `)
+        ("[rank8] Warning: Unable to resolve hostname", {"rank": 8}, "Warning: Unable to resolve hostname"),
+        ("[RANK 3] RuntimeError: boom", {"rank": 3}, "RuntimeError: boom"),
         ("[12/02/26 09:00:00] ERROR    RuntimeError: boom            train.py:12", {"level": "ERROR"}, "RuntimeError: boom"),
         # unknown residue before a logger header or an exception line
         ("svc 3 | ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)", {"level": "ERROR"},
