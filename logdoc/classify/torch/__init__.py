@@ -174,7 +174,23 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         return p
     if pg is not None:
         return Parsed("torch.message", level_of(env, "ERROR"), None, dict(pg))
-    return None
+    return _quoted_by_program(body, env)
+
+
+# The heads of PyTorch messages that nothing else starts with: a program that prints an exception
+# after words of its own (`print("training failed, e=", e)`, `logger.error(f"step {i}: {e}")`) puts
+# them mid-line, where no envelope or prefix reading finds them.
+_EMBEDDED_HEADS = ("NCCL error in: ", "NCCL timeout in: ", "Watchdog caught collective operation timeout",
+                   "Gloo connectFullMesh failed", "[enforce fail at ")
+
+
+def _quoted_by_program(body: str, env: Envelope | None) -> Parsed | None:
+    """The message a program's own words stand before, read as the message alone."""
+    head = body[:400]
+    at = [i for i in (head.find(h) for h in _EMBEDDED_HEADS) if i > 0]
+    if not at:
+        return None
+    return read_message(body[min(at):], env)
 
 
 def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> Parsed | None:

@@ -20,6 +20,22 @@ NCCL_STRINGS = {
 }
 
 
+def nccl_result_of(error_string: str) -> str | None:
+    """The ncclResult whose ncclGetErrorString text ``error_string`` starts with; a text one or two
+    letters off (a typo or a damaged paste: `unhanled system error`) is that same text, as long as
+    no other of these texts is as close."""
+    for k, v in NCCL_STRINGS.items():
+        if error_string.startswith(k):
+            return v
+    from difflib import SequenceMatcher  # (only for a text that is none of them)
+    close = []
+    for k, v in NCCL_STRINGS.items():
+        words = " ".join(error_string.split()[:len(k.split())])
+        if abs(len(words) - len(k)) <= 2 and SequenceMatcher(None, words, k).ratio() >= 0.9:
+            close.append(v)
+    return close[0] if len(close) == 1 else None
+
+
 # The catalog rows (grammars/torch_templates.tsv) of the messages the grammars read: an event carries
 # its row's id as its template, whichever release's wording it was printed in (1.x's WorkNCCL without
 # SeqNum or NumelIn, the `NCCL watchdog thread` of <= 2.2, a record wrapped by a paste), so rules,
@@ -223,11 +239,9 @@ class _NcclErrorT(Transformer):
         if interp and interp.startswith("nccl"):
             f["nccl_result"] = interp.split(":", 1)[0]
         else:
-            es = f.get("error_string", "")
-            for k, v in NCCL_STRINGS.items():
-                if es.startswith(k):
-                    f["nccl_result"] = v
-                    break
+            result = nccl_result_of(f.get("error_string", ""))
+            if result:
+                f["nccl_result"] = result
         if not f["timeout"]:
             f.pop("timeout")
         return f
