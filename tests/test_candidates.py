@@ -114,3 +114,25 @@ def test_an_internal_error_at_init_names_a_missing_interface_among_its_candidate
         rep = _report({"rank0.log": text + "\n"})
         assert rep["diagnoses"][0]["category"] == "nccl_bug_or_version_specific", rep["diagnoses"][:1]
         assert "wrong_network_interface" in [c["category"] for c in _cands(rep)], [d["id"] for d in rep["diagnoses"]]
+
+
+def test_a_bare_unhandled_cuda_error_names_the_driver_pairing_next():
+    """ncclUnhandledCudaError without its WARN: NCCL's CUDACHECK turns the first failing CUDA call of the
+    init into it, where an NCCL built for another CUDA than the driver fails; that candidate follows."""
+    rep = _report({"rank0.log": "Test NCCL failure common.cu:777 'unhandled cuda error'\n"})
+    cats = [d["category"] for d in rep["diagnoses"][:3]]
+    assert cats[0] == "cuda_error_other" and cats[1] == "fabric_manager_or_driver", cats
+
+
+def test_the_aws_ofi_plugin_warnings_get_their_own_candidates():
+    """aws-ofi-nccl's WARNs (NET/OFI ...) are in no NCCL catalog: a completion error is read as a
+    security group first, a registration refused with EINVAL as incompatible releases."""
+    cq = ("node1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7f00deadbeef completed with error. "
+          "RC: 113. Error: No route to host. Completed length: 0, Request: { dev: 1, size: 0 }\n")
+    reg = ("node1:35:89 [5] register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) "
+           "for device 0. RC: {rc}, Error: {err}\n")
+    assert _report({"r.log": cq})["diagnoses"][0]["category"] == "firewall_or_unreachable_peer"
+    einval = [d["category"] for d in _report({"r.log": reg.format(rc=-22, err="Invalid argument")})["diagnoses"]]
+    efault = [d["category"] for d in _report({"r.log": reg.format(rc=-14, err="Bad address")})["diagnoses"]]
+    assert einval[0] == "nccl_bug_or_version_specific" and "gpu_direct_rdma_issue" in einval[1:3]
+    assert efault[0] == "gpu_direct_rdma_issue"
