@@ -7,7 +7,7 @@ fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
@@ -92,4 +92,45 @@ class Event:
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+class _Head(str):
+    """What a line's text holds before its message (``host:pid:tid [dev] NCCL INFO ``), one object for
+    every line of a process that starts alike: an event that holds one has the text ``head + message``."""
+
+    __slots__ = ()
+
+
+_TEXT = Event.text  # the slot itself (the property below reads and writes through it)
+
+
+def _text(ev: Event, _get=_TEXT.__get__, _head=_Head) -> str:
+    t = _get(ev)
+    if t.__class__ is _head:
+        return t + ev.fields["message"]
+    return t
+
+
+Event.text = property(_text, _TEXT.__set__, doc="the record's text as read")  # type: ignore[assignment]
+
+
+def share_texts(events: Iterable[Event]) -> None:
+    """Hold each event's text as a shared head and its ``message`` field, in place, where the text is
+    the head followed by the message (NCCL lines: a process prints the same header before every
+    message): the text reads the same, and a job of many ranks keeps each message once instead of
+    twice. An event whose fields change later still reads its text from its head and message."""
+    heads: dict[str, _Head] = {}
+    get, put, head_t = _TEXT.__get__, _TEXT.__set__, _Head
+    for ev in events:
+        t = get(ev)
+        if t.__class__ is not str:
+            continue
+        m = ev.fields.get("message") if ev.fields else None
+        if m.__class__ is not str or not m or not t.endswith(m):
+            continue
+        h = t[:len(t) - len(m)]
+        got = heads.get(h)
+        if got is None:
+            got = heads[h] = head_t(h)
+        put(ev, got)
 

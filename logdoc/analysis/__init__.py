@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..events import Event
+from ..events import Event, share_texts
 from . import anatomy as _anatomy
 from . import cascade, collectives, context, disagreements, flight, progress, stacks
 from .attribution import Attribution, attribute, path_info
@@ -96,6 +96,7 @@ def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis
     """Reason across the ranks of one job. ``files``: every input file name, including those that gave no
     event (a ``rank3.log`` with nothing relevant in it still says that rank 3 exists)."""
     events = [e for e in events if not e.kind.startswith("analysis.")]
+    share_texts(events)  # a line's message held once, not in its text and its fields both
     file_list = list(files or ())
     attr = attribute(events, file_list)
     timeline = Timeline(events)

@@ -120,8 +120,13 @@ class Rule:
         for clause in self._without:
             if job.find(clause, ev) is not None:
                 return None
-        return Match(rule=self, event=ev, groups=groups, span=span, related=related,
-                     captures=captures, extra_groups=extra_groups, matched_text=groups_all)
+        # an empty mapping is one shared dict (a rule that fires on every rank makes thousands of
+        # matches; nothing writes into a match's mappings once it is made)
+        return Match(rule=self, event=ev, groups=groups or _EMPTY, span=span, related=related or _EMPTY,
+                     captures=captures or _EMPTY, extra_groups=extra_groups or _EMPTY, matched_text=groups_all)
+
+
+_EMPTY: dict = {}  # read only: the mappings of a match that has none
 
 
 _VALUE_ATTRS = ("kind", "level", "file", "line", "rank", "local_rank", "node_rank", "host", "pid", "time",
