@@ -256,7 +256,7 @@ def communicators(job: Job, progress_tables: dict[str, Any]) -> list[dict[str, A
     # NCCL communicators, per process in creation order
     per_proc: dict[tuple, list[str]] = {}       # (host, pid) -> [pointer, ...] in order
     info: dict[tuple, dict[str, Any]] = {}      # (host, pid, pointer) -> fields + state
-    idxs = sorted(job.by_kind.get("nccl.comm_init", []) + job.by_kind.get("nccl.comm_info", []),
+    idxs = sorted([*job.by_kind.get("nccl.comm_init", ()), *job.by_kind.get("nccl.comm_info", ())],
                   key=lambda i: (events[i].file, events[i].line))
     for i in idxs:
         ev = events[i]

@@ -12,6 +12,7 @@ those tables and helpers (``_values``, ``_minority``, ``_describe``, ``host_rank
 from __future__ import annotations
 
 import ipaddress
+from array import array
 import re
 from typing import Any, Iterable
 
@@ -85,7 +86,7 @@ def _minority(values: dict[str, list], job: Job | None = None, hosts: bool = Fal
     union = set().union(*member_ranks)
     failures = job.cache.get("failure_idx")
     if failures is None:
-        failures = job.cache["failure_idx"] = [i for i, e in enumerate(job.events) if is_failure(e)]
+        failures = job.cache["failure_idx"] = _failure_idx(job)
     ff = first_failure(job.timeline, [job.events[i] for i in failures if job.events[i].rank in union])
     hit = [g for g, rs in zip(tied, member_ranks) if ff and set(ff.ranks) & rs]
     if len(hit) == 1:
@@ -509,7 +510,7 @@ def _connect_failures(job: Job, own_net: dict[str, set], net_hosts: dict[str, li
     out: list[tuple[Event, str, str]] = []
     failures = job.cache.get("failure_idx")
     if failures is None:
-        failures = job.cache["failure_idx"] = [i for i, e in enumerate(job.events) if is_failure(e)]
+        failures = job.cache["failure_idx"] = _failure_idx(job)
     seen: set = set()
     for i in failures:
         ev = job.events[i]
@@ -708,3 +709,9 @@ def _duplicate_gpu(job: Job) -> list[Event]:
 
 
 __all__ = ["analyze", "versions", "env_settings", "transport_facts", "interface_facts", "who"]
+
+
+def _failure_idx(job: Job) -> "array[int]":
+    """The positions of the job's failure-like events (a 4-byte array: a failing job of many ranks has
+    a few failure lines per rank)."""
+    return array("i", (i for i, e in enumerate(job.events) if is_failure(e)))

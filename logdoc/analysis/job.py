@@ -1,6 +1,7 @@
 """What every cross-rank analysis needs, computed once: events by kind, ranks, world size, process groups."""
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ class Job:
     timeline: Timeline
     attr: Attribution
     files: list[str]
-    by_kind: dict[str, list[int]] = field(default_factory=dict)
+    by_kind: dict[str, "array[int]"] = field(default_factory=dict)  # kind -> event positions
     ranks_seen: set[int] = field(default_factory=set)
     ranks_from_files: set[int] = field(default_factory=set)
     world_size: int | None = None
@@ -41,7 +42,11 @@ class Job:
         job = cls(events, timeline, attr, files)
         by_kind = job.by_kind
         for i, ev in enumerate(events):
-            by_kind.setdefault(ev.kind, []).append(i)
+            # positions as a 4-byte array per kind, not a list of int objects (36 bytes an event)
+            got = by_kind.get(ev.kind)
+            if got is None:
+                got = by_kind[ev.kind] = array("i")
+            got.append(i)
             if ev.rank is not None and not is_agent(ev):
                 job.ranks_seen.add(ev.rank)
                 if is_error(ev):

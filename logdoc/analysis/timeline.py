@@ -181,8 +181,8 @@ class Timeline:
             idxs.sort(key=lambda i: (events[i].line, i))
         # where an event is (:meth:`_index`): per file, its events' positions and lines in line
         # order, searched by line (a dict of every event's id costs about 100 bytes an event)
-        self._at_pos = [array("l", idxs) for idxs in by_file.values()]
-        self._at_line = [array("l", (events[i].line for i in idxs)) for idxs in by_file.values()]
+        self._at_pos = [array("i", idxs) for idxs in by_file.values()]
+        self._at_line = [array("i", (events[i].line for i in idxs)) for idxs in by_file.values()]
         for idxs in by_file.values():
             running = None
             for i in idxs:
@@ -213,9 +213,9 @@ class Timeline:
         # file of each event as a number, its running second (``order``); sort keys are built when
         # asked for (:meth:`key_at`), the order of the events is an array of positions
         self._run = order
-        self._fidx = array("l", (file_index[ev.file] for ev in events))
+        self._fidx = array("i", (file_index[ev.file] for ev in events))
         keys = [self.key_at(i) for i in range(n)]
-        self._order = array("l", sorted(range(n), key=keys.__getitem__))
+        self._order = array("i", sorted(range(n), key=keys.__getitem__))
         del keys
 
     # -- access -------------------------------------------------------------------------------
