@@ -380,17 +380,29 @@ def card_title(matches: Sequence["Match"]) -> str:
     except that the ranks and hosts it names are those of every match (``Ranks 0, 1 aborted``)."""
     first = matches[0]
     vals = first.values()
-    if len(matches) > 1:
-        all_vals = [m.values() for m in matches]
-        for name in template_names(first.rule.title or ""):
-            if name.split(".")[-1] not in _WHO:
-                continue
-            seen: list = []
-            for v in all_vals:
+    names = [n for n in template_names(first.rule.title or "") if n.split(".")[-1] in _WHO]
+    if len(matches) > 1 and names:
+        # one match's values at a time (a rule that fires on every rank of a large job has thousands of
+        # matches, each with a dict of every value); the values seen in order, found by a set
+        found: dict[str, tuple[list, set]] = {name: ([], set()) for name in names}
+        for m in matches:
+            v = vals if m is first else m.values()
+            for name in names:
+                seen, known = found[name]
                 got = _lookup(v, name)
                 for x in (got if isinstance(got, (list, tuple)) else [got]):
-                    if _present(x) and x not in seen:
-                        seen.append(x)
+                    if not _present(x):
+                        continue
+                    try:
+                        if x in known:
+                            continue
+                        known.add(x)
+                    except TypeError:  # an unhashable value: compared with the others
+                        if x in seen:
+                            continue
+                    seen.append(x)
+        for name in names:
+            seen = found[name][0]
             if len(seen) > 1:
                 try:
                     seen.sort()
