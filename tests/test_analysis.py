@@ -741,3 +741,25 @@ def test_gated_patterns_find_what_the_patterns_find():
     import re
     verbose = re.compile(r"a b", re.X)
     assert gated(verbose) is verbose  # flags the gate does not read: the pattern itself
+
+
+def test_shared_text_reads_as_the_line():
+    """share_texts keeps a line's header once and its message in its fields: the text reads the same,
+    through pickling and copying too, and a text set later replaces it."""
+    import copy
+    import pickle
+
+    from logdoc.events import Event, share_texts
+
+    head = "node1:11:11 [0] NCCL INFO "
+    evs = [Event("nccl.info", "INFO", "r0.log", i + 1, head + m, fields={"message": m})
+           for i, m in enumerate(("NET/Plugin: No plugin found", "cudaDriverVersion 12040"))]
+    other = Event("torch.exception", "ERROR", "r0.log", 3, "RuntimeError: boom", fields={"message": "other"})
+    share_texts([*evs, other])
+    assert [e.text for e in evs] == [head + "NET/Plugin: No plugin found", head + "cudaDriverVersion 12040"]
+    assert other.text == "RuntimeError: boom"
+    back = pickle.loads(pickle.dumps(evs[0]))
+    assert back == evs[0] and back.text == evs[0].text and copy.copy(evs[1]).text == evs[1].text
+    assert evs[0].to_dict()["text"] == head + "NET/Plugin: No plugin found"
+    evs[1].text = "replaced"
+    assert evs[1].text == "replaced"
