@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from typing import Any, Iterable
 
 from .events import Event
@@ -224,17 +225,6 @@ def _count(ops: dict, line: int, coll: str, oc: str) -> None:
         o[3], o[4] = line, oc
 
 
-class Later:
-    """A collective launch counted into its tail without its event (:meth:`Reducer.count_launch`):
-    its line, and how to build the event if it stays among the last ones."""
-
-    __slots__ = ("line", "build")
-
-    def __init__(self, line: int, build) -> None:
-        self.line = line
-        self.build = build
-
-
 def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: str) -> tuple[list[Event], Event | None]:
     """The launches of one communicator in one process, folded: its first launch and its last
     :data:`FULL` whole (the evidence the progress analysis cites), and one ``nccl.progress`` event
@@ -277,6 +267,10 @@ def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: 
 
 def _line(e) -> int:
     return e.line
+
+
+def _tail_line(e) -> int:
+    return e[0] if type(e) is tuple else e.line
 
 
 FACT_KEEP = 4  # distinct lines of one fact family kept per stream (then only counted, and the last kept)
@@ -323,7 +317,7 @@ class Reducer:
         if limit < 0:
             t = self.tails.get(key)
             if t is None:
-                t = self.tails[key] = [0, -limit, [], ev.line, ev.line, ev, {}]
+                t = self.tails[key] = [0, -limit, [], ev.line, ev.line, ev, {}, None]
             t[0] += 1
             t[3], t[4] = min(t[3], ev.line), max(t[4], ev.line)
             if ev.line < t[5].line:
@@ -373,12 +367,26 @@ class Reducer:
     def saturated(self, limit: int, key: tuple, line: int, lazy) -> bool:
         """Count an event of group ``key`` without building it when the group keeps no more
         (``lazy()`` builds it if it turns out to be the group's last); False: build and append it."""
+        g = self.full_group(limit, key)
+        if g is None:
+            return False
+        self.count_into(g, line, lazy)
+        return True
+
+    def full_group(self, limit: int, key: tuple) -> list | None:
+        """The group ``key`` when it keeps no more events (then it never does again: its kept count
+        and the source's count of its format only grow), else None. For :meth:`count_into`."""
         if limit < 0:
-            return False  # a tail keeps the last ones: each is built
+            return None  # a tail keeps the last ones: each is built
         g = self.groups.get(key)
         if g is None or (g[1] < limit and not (limit == KEEP and key[0] == "k"
                                                and self.per_node.get(key[:-1], 0) >= KEEP)):
-            return False
+            return None
+        return g
+
+    @staticmethod
+    def count_into(g: list, line: int, lazy) -> None:
+        """``saturated``'s count of one more event of the full group ``g`` (:meth:`full_group`)."""
         g[0] += 1
         if line < g[3]:
             g[3] = line
@@ -387,27 +395,41 @@ class Reducer:
         last = g[2]
         if last is None or line > (last[0] if isinstance(last, tuple) else last.line):
             g[2] = (line, lazy)
-        return True
 
-    def count_launch(self, key: tuple, line: int, coll: str, op_count: str, lazy) -> bool:
-        """``append`` of a collective launch of tail ``key`` (``group_key``'s, limit ``-TAIL``) whose
-        collective and opCount text are known without its event (``launch_of`` would give them):
-        counted as ``append`` counts it, and built by ``lazy()`` only if it stays among the last
-        ones. False (nothing done) when the tail has no first launch yet, or this one comes before it."""
-        t = self.tails.get(key)
-        if t is None or line < t[5].line:
+    def tail(self, key: tuple) -> list | None:
+        """The launches' tail of ``key`` (``group_key``'s, limit ``-TAIL``) once it has its first launch."""
+        return self.tails.get(key)
+
+    @staticmethod
+    def count_launch(t: list, line: int, coll: str, op_count: str, text: str, build) -> bool:
+        """``append`` of a collective launch to the tail ``t`` (:meth:`tail`) whose collective and
+        opCount text are known without its event (``launch_of`` would give them): counted as
+        ``append`` counts it; its event, ``build(line, text)``, is built only if it stays among the
+        last ones (the tail keeps the last ``TAIL`` lines counted so, read in file order). False
+        (nothing done) when this line comes before the tail's first launch or a launch counted so."""
+        if line < t[5].line:
+            return False
+        pend = t[7]
+        if pend is None:
+            pend = t[7] = deque(maxlen=t[1])
+        elif pend and line <= pend[-1][0]:
             return False
         t[0] += 1
         if line < t[3]:
             t[3] = line
         if line > t[4]:
             t[4] = line
-        _count(t[6], line, coll, op_count)
-        evs = t[2]
-        evs.append(Later(line, lazy))
-        if len(evs) >= 2 * t[1]:
-            evs.sort(key=_line)
-            del evs[:-t[1]]
+        ops = t[6]
+        o = ops.get(coll)
+        if o is None:
+            ops[coll] = [1, line, op_count, line, op_count]
+        else:
+            o[0] += 1
+            if line < o[1]:
+                o[1], o[2] = line, op_count
+            if line >= o[3]:
+                o[3], o[4] = line, op_count
+        pend.append((line, text, build))
         return True
 
     def extend(self, evs: Iterable[Event]) -> None:
@@ -424,9 +446,15 @@ class Reducer:
                 out.append(last)
         progress = []
         for key, t in self.tails.items():
-            t[2].sort(key=_line)
-            del t[2][:-t[1]]
-            t[2] = [e.build() if type(e) is Later else e for e in t[2]]
+            if t[7]:  # the launches counted without their events: built if they stay among the last
+                t[2].extend(t[7])
+                t[7] = None
+                t[2].sort(key=_tail_line)
+                del t[2][:-t[1]]
+                t[2] = [e[2](e[0], e[1]) if type(e) is tuple else e for e in t[2]]
+            else:
+                t[2].sort(key=_line)
+                del t[2][:-t[1]]
             kept, p = fold_launches(t[0], t[5], t[2], t[6], key[1])
             out.extend(kept)
             if p is not None:
@@ -449,7 +477,7 @@ class Reducer:
                             "host": host, "pid": pid, "rank": rank, "local_rank": local_rank,
                             "node_rank": node_rank, "count": count, "kept": shown,
                             "first_line": first_line, "last_line": last_line})
-        for key, (count, limit, evs, first_line, last_line, first, _ops) in self.tails.items():
+        for key, (count, limit, evs, first_line, last_line, first, _ops, _pend) in self.tails.items():
             shown = min(count, FULL + 1)
             if count > shown:
                 host, pid, rank, local_rank, node_rank = key[-1]

@@ -336,6 +336,13 @@ def read_message(msg: str) -> tuple[str, dict] | None:
 _NO = object()
 
 
+def grammar_refused(msg: str) -> bool:
+    """Whether :func:`read_message` is known to give None for ``msg`` without the grammar: the memo
+    holds its failed parse (fast path only). The bulk lane (:mod:`logdoc.fast.lane`) reads such a
+    message as the catalog would, as the full path then does."""
+    return fastpath_enabled() and _MEMO.get(msg, _NO) is None
+
+
 def _num(text: str | None) -> int | None:
     return int(text) if text and text.isdigit() else None  # a pid masked with X letters is not a number
 

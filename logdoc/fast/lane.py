@@ -29,26 +29,17 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from .. import nccl
+from .plans import _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, LANE_HEAD, MAX_BULK_PLANS, BulkPlan, launch_plan, learn
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
 from ..classify.torch import BAR_TEMPLATE, bar_alone
 from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain, unwrap
 from ..events import Envelope, Event
 from ..classify.formats import SHORT_TEXT
-from ..lazyre import lazy_re
 
-# A lane line: `host:pid:tid [dev] NCCL INFO ` (a `>` first is a quote marker that unwrap's paste
-# layer peels, not part of a host name, and so is a backtick that opens inline code).
-LANE_HEAD = lazy_re(r"(?![>`])([^\s:\[\]]*):(\d+):(\d+) \[(\d+)\] NCCL INFO ")
 MAX_LANE_MEMO = 1 << 13
 MAX_MESSAGE_MEMO = 1 << 13
-MAX_BULK_PLANS = 4096
-_HEXB = b"0123456789abcdef"
 _ENV0 = Envelope()
 _W1, _W2 = MAY_START_WORDS
-# The words a lane line must not hold (the envelope's and the assembler's), as they show in a shape:
-# a text holding one of them holds its letters other than hex digits, in order, in its shape.
-_SHAPE_WORDS = tuple(w.encode().translate(None, _HEXB) for w in (EMBED_MARK, *MAY_START_WORDS))
-_SHAPE_SUFFIX = RAY_SUFFIX.encode().translate(None, _HEXB)
 
 
 def _copy_fields(f: dict) -> dict:
@@ -89,29 +80,13 @@ class Seen:
     hit: LaneHit
     text: str
     quiet_ok: bool
-
-
-@dataclass(slots=True)
-class BulkPlan:
-    """What :meth:`Lane.bulk` needs for one line shape, learned from a line of that shape that the
-    full path read as a bulk NCCL INFO catalog format."""
-
-    template: Any                 # the catalog template it matched
-    rivals: tuple                 # the templates the catalog would prefer for a message of its shape
-    word: str                     # the message's first word
-    key: tuple                    # the head of the group key
-    std: Any                      # the template's plain pattern
-    keys: dict                    # group keys by (host, pid)
-    family: Callable[[str], Any]  # the grammar-family check for that first word (nccl.family_for)
-    words: bool                   # whether a line of this shape may hold one of the words lane_ok refuses
-    launch: tuple | None = None   # a collective launch: (index of the collective's name or None, the name
-                                  # when the format has none, index of the opCount), see digest.count_launch
+    out: Any = None               # the Reducer whose full group of this line is ``group`` (Lane.fold)
+    group: Any = None
 
 
 _LANE_MEMO: dict[str, LaneHit] = {}
 _MESSAGE_MEMO: dict[str, tuple] = {}  # a lane line's message (after its header) -> kind, level, template, fields
 _RAW_LANE: dict[bytes, Seen] = {}
-_BULK_PLANS: dict[bytes, BulkPlan] = {}
 
 
 def quiet_ok(text: str) -> bool:
@@ -126,15 +101,12 @@ def _bulk() -> frozenset:
     return bulk_templates()
 
 
-def plan_for(raw: bytes) -> BulkPlan | None:
-    return _BULK_PLANS.get(raw.translate(None, _HEXB))
-
-
 class Lane:
     """The lanes of one :class:`logdoc.pipeline.Feeder` (it reads their state, ``lane_state``,
     from the feeder: what its open records may take)."""
 
-    __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys")
+    __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys",
+                 "launch_tails", "bulk_groups")
 
     def __init__(self, feeder, classify: Callable[[Record, str], Event | None]) -> None:
         self.feeder = feeder
@@ -150,6 +122,8 @@ class Lane:
             self.group_key = group_key
         self.folded = 0  # lines understood and counted into a saturated group (added to stats by finish)
         self.bar_keys: dict[tuple, tuple] = {}  # the app.progress group of a stream (bar)
+        self.launch_tails: dict[tuple, list] = {}  # (host, pid, comm) text -> its Reducer tail (_launch)
+        self.bulk_groups: dict[tuple, list] = {}   # a bulk group key -> its full Reducer group (bulk)
 
     def ok(self, text: str) -> bool:
         """For a line that starts with :data:`LANE_HEAD`: whether ``feed`` would give it back as a
@@ -168,8 +142,24 @@ class Lane:
 
     def fold(self, n: int, seen: Seen) -> bool:
         """:meth:`hit` when the line's group is saturated (folding only): counted, not built.
-        False: nothing was done."""
-        return self._fold(n, seen.hit, seen.text)
+        False: nothing was done. The full group is remembered on ``seen`` for this source's
+        reducer (a full group stays full: ``Reducer.full_group``)."""
+        out = self.out
+        if seen.out is out:
+            hit = seen.hit
+            name = self.name
+            text = seen.text
+            out.count_into(seen.group, n, lambda: hit.event(name, n, text))
+            self.folded += 1
+            return True
+        gk = seen.hit.group_key
+        if gk is None:
+            return False
+        g = out.full_group(gk[0], gk[1])
+        if g is None:
+            return False
+        seen.out, seen.group = out, g
+        return self.fold(n, seen)
 
     def _fold(self, n: int, hit: LaneHit, text: str) -> bool:
         gk = hit.group_key
@@ -199,14 +189,14 @@ class Lane:
             if ev is None:
                 self.feeder.settle([Record(n, n, Envelope(), text)], -1)
                 return
-            launch = ev.kind == "nccl.info" and _launch_plan(ev) is not None
+            launch = ev.kind == "nccl.info" and launch_plan(ev) is not None
             if ev.kind != "nccl.info" or (ev.template not in _bulk() and not launch):  # bulk lines rarely repeat
                 if len(_LANE_MEMO) >= MAX_LANE_MEMO:
                     _LANE_MEMO.clear()
                 _LANE_MEMO[text] = LaneHit(ev.kind, ev.level, ev.template, _copy_fields(ev.fields), ev.host, ev.pid,
                                            ev.time)
             elif raw is not None and self.reduce and raw.translate(None, _HEXB) not in _BULK_PLANS:
-                _learn_bulk(raw, text, ev)
+                learn(raw, text, ev)
             self.out.append(ev)
             self.stats.understood_line()
             return
@@ -274,9 +264,22 @@ class Lane:
             return False
         if len(text) >= 640:  # nccl.classify's has_huge_number: never true below 640 characters
             return False
-        m = LANE_HEAD.match(text)
-        if m is None:
-            return False
+        both = plan.head_std
+        got = None
+        if both is not None and not text[-1].isspace():
+            # LANE_HEAD and the template's match in one (_head_std: the same on a text that ends in no blank)
+            got = both.match(text)
+            if got is None:
+                return False
+            msg = cm = text[got.end(_HEAD_GROUPS) + _HEAD_TAIL:]
+            if len(cm) > SHORT_TEXT:  # the template's own pattern reads a long text (below)
+                got = None
+        if got is None:
+            m = LANE_HEAD.match(text)
+            if m is None:
+                return False
+            msg = text[m.end():]
+            cm = msg.rstrip()
         # ok(), inline (lane_state 0: nothing open; 1: only quiet records, which must not take it).
         if plan.words and (EMBED_MARK in text or text.endswith(RAY_SUFFIX) or _W1 in text or _W2 in text):
             return False
@@ -285,33 +288,43 @@ class Lane:
         lane = self.feeder.lane_state
         if lane != 0 and (lane != 1 or not quiet_ok(text)):
             return False
-        msg = text[m.end():]
-        if plan.family(msg) is not None:  # no grammar reads it (nccl.family_for(word) = _family here)
-            return False
-        cm = msg.rstrip()
+        if plan.family(msg) is not None and not nccl.grammar_refused(msg):
+            return False  # a grammar may read it (nccl.family_for(word) = _family here), not known to fail
         word = plan.word
         k = len(word)
         if not cm.startswith(word) or (len(cm) > k and cm[k] != " "):
             return False
-        got = plan.std.match(cm) if len(cm) <= SHORT_TEXT else plan.template.rx.match(cm)  # = t.rx.match(cm)
         if got is None:
-            return False
+            got = plan.std.match(cm) if len(cm) <= SHORT_TEXT else plan.template.rx.match(cm)  # = t.rx.match(cm)
+            if got is None:
+                return False
+            hp = m.group(1, 2)
+            args = got.groups()
+        else:
+            hp = got.group(1, 2)
+            args = got.groups()[_HEAD_GROUPS:]
         for other in plan.rivals:
             if (not other.anchor or other.anchor in cm) and other.rx.match(cm):
                 return False
-        name = self.name
-        hp = m.group(1, 2)
-        classify = self.classify
         if plan.launch is not None:
-            return self._launch(n, text, hp, plan, got.groups())
+            return self._launch(n, text, hp, plan, args)
         keys = plan.keys
         full = keys.get(hp)
         if full is None:  # the group key of this host and pid (the event's stream: no rank on a lane line)
             if len(keys) >= MAX_BULK_PLANS:
                 keys.clear()
             full = keys[hp] = plan.key + ((hp[0] or None, int(hp[1]), None, None, None),)
-        if not self.out.saturated(1, full, n, lambda: classify(Record(n, n, Envelope(), text), name)):
-            return False
+        out = self.out
+        groups = self.bulk_groups
+        g = groups.get(full)
+        if g is None:
+            g = out.full_group(1, full)
+            if g is None:
+                return False
+            groups[full] = g
+        name = self.name
+        classify = self.classify
+        out.count_into(g, n, lambda: classify(Record(n, n, Envelope(), text), name))
         self.folded += 1
         return True
 
@@ -329,13 +342,69 @@ class Lane:
             coll = args[ci]
             if not coll:
                 return False
-        key = ("l", "nccl.info", None, args[-3], (hp[0] or None, int(hp[1]), None, None, None))
-        name = self.name
-        classify = self.classify
-        if not self.out.count_launch(key, n, coll, oc, lambda: classify(Record(n, n, Envelope(), text), name)):
+        comm = args[-3]
+        tails = self.launch_tails
+        tk = (hp[0], hp[1], comm)
+        t = tails.get(tk)
+        if t is None:
+            t = self.out.tail(("l", "nccl.info", None, comm, (hp[0] or None, int(hp[1]), None, None, None)))
+            if t is None:
+                return False
+            tails[tk] = t
+        if not self.out.count_launch(t, n, coll, oc, text, self._build):
             return False
-        self.stats.understood_line()
+        self.folded += 1
         return True
+
+    def launch(self, n: int, raw: bytes, plan: BulkPlan) -> bool:
+        """:meth:`bulk` of a collective launch whose plan is ``quick`` (:func:`_quick`): the same checks
+        and the same count, in the order of the cheapest first; any line off the common case (a first
+        character ``may_start`` may read, a record open, a blank at its end, a long message) is left to
+        :meth:`bulk`. False: nothing was done."""
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:
+            return False
+        if len(text) >= 640 or text[-1].isspace() or text[0] in MAY_START_FIRST or self.feeder.lane_state:
+            return self.bulk(n, raw, plan)
+        got = plan.head_std.match(text)
+        if got is None:
+            return False
+        hg, pg, og, cg, kg = plan.quick
+        msg = text[got.end(_HEAD_GROUPS) + _HEAD_TAIL:]
+        if len(msg) > SHORT_TEXT:
+            return self.bulk(n, raw, plan)
+        if plan.family(msg) is not None and not nccl.grammar_refused(msg):
+            return False
+        word = plan.word
+        if not msg.startswith(word) or (len(msg) > len(word) and msg[len(word)] != " "):
+            return False
+        host, pid, oc, comm = got.group(hg, pg, og, cg)
+        try:
+            int(oc, 16)
+        except (TypeError, ValueError):
+            return False
+        if kg is None:
+            coll = plan.launch[1]
+        else:
+            coll = got.group(kg)
+            if not coll:
+                return False
+        tk = (host, pid, comm)
+        t = self.launch_tails.get(tk)
+        if t is None:
+            t = self.out.tail(("l", "nccl.info", None, comm, (host or None, int(pid), None, None, None)))
+            if t is None:
+                return False
+            self.launch_tails[tk] = t
+        if not self.out.count_launch(t, n, coll, oc, text, self._build):
+            return False
+        self.folded += 1
+        return True
+
+    def _build(self, n: int, text: str) -> Event | None:
+        """The event of lane line ``n`` (a launch counted by :meth:`_launch` that stays in its tail)."""
+        return self.classify(Record(n, n, Envelope(), text), self.name)
 
 
 def _deep(v):
@@ -383,63 +452,3 @@ def message_event(name: str, n: int, text: str, classify: Callable[[Record, str]
             _MESSAGE_MEMO.clear()
         _MESSAGE_MEMO[msg] = (ev.kind, ev.level, ev.template, {k: _deep(f[k]) for k in keys[2:]})
     return ev
-
-
-def _learn_bulk(raw: bytes, text: str, ev: Event) -> None:
-    """Remember the shape of ``raw``, a lane line the full path read as ``ev`` (a bulk catalog
-    format), for :meth:`Lane.bulk`: only when its bytes are its text (no control byte, no CR,
-    valid UTF-8), its header is the lane's, and the catalog's cache holds the template it gave."""
-    if len(text) >= 640 or "format" not in ev.fields or ev.time is not None:
-        return
-    try:
-        if raw.decode() != text:
-            return
-    except UnicodeDecodeError:
-        return
-    m = LANE_HEAD.match(text)
-    if m is None or text[m.end():] != ev.fields.get("message") or (m.group(1) or None) != ev.host \
-            or int(m.group(2)) != ev.pid:
-        return
-    from . import shape
-    from ..templates import nccl_catalog
-
-    cm = text[m.end():].rstrip()
-    word = cm.split(" ", 1)[0]
-    entry = nccl_catalog()._by_shape.get((shape(cm), word))
-    if entry is None or entry[0].id != ev.template:
-        return
-    if len(_BULK_PLANS) >= MAX_BULK_PLANS:
-        _BULK_PLANS.clear()
-    key = raw.translate(None, _HEXB)
-    words = any(w in key for w in _SHAPE_WORDS) or key.endswith(_SHAPE_SUFFIX)
-    _BULK_PLANS[key] = BulkPlan(entry[0], entry[1], word, ("b", ev.kind, ev.template), entry[0].rx.std, {},
-                                nccl.family_for(word), words, _launch_plan(ev))
-
-
-def _launch_plan(ev: Event) -> tuple | None:
-    """For an event that ``digest.group_key`` files as a collective launch of an opCount line
-    (``nccl.info`` at INFO, ``opCount %`` and ``comm %p`` in its format): where its collective and
-    opCount are among the format's values, as ``collectives.launch_of`` names them; None for any other."""
-    f = ev.fields
-    fmt, args = f.get("format"), f.get("args")
-    if ev.level != "INFO" or not isinstance(fmt, str) or "opCount %" not in fmt or "comm %p" not in fmt \
-            or not isinstance(args, list) or len(args) < 3:
-        return None
-    return _launch_slots(fmt, len(args), ev)
-
-
-def _launch_slots(fmt: str, nargs: int, ev: Event) -> tuple | None:
-    from ..analysis.collectives import labels, launch_of
-
-    names = labels(fmt)
-    if len(names) != nargs or "opCount" not in names:
-        return None
-    la = launch_of(ev)
-    if la is None:
-        return None
-    last = {n: i for i, n in enumerate(names)}  # launch_of reads dict(zip(names, args)): the last of a name
-    if "coll" in last:
-        return last["coll"], None, last["opCount"]
-    if "catalog_location" in ev.fields:  # the name read from the call site (2.3.5): not the format's alone
-        return None
-    return None, la["coll"], last["opCount"]
