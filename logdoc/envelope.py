@@ -347,6 +347,12 @@ def _envelope_at(line: str, pos: int) -> bool:
     return False
 
 
+def _compose_may(line: str, pos: int) -> bool:
+    """Compose's service name (``[\\w.-]*?[\\w][-_]\\d+`` then blanks) ends at the first blank, on a digit."""
+    i = line.find(" ", pos)
+    return i > pos and line[i - 1].isdecimal()
+
+
 def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
     """The known envelopes at the front of ``line`` from ``pos``, outside in: where they end."""
     n = len(line)
@@ -357,7 +363,7 @@ def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
         for rx, fn in cands:
             if fn in AFTER_TIME and (not layers or layers[-1] != "iso-time"):
                 continue  # (a word at a line's start is far more often a message)
-            if fn is _compose and "|" not in line:
+            if fn is _compose and ("|" not in line or not _compose_may(line, pos)):
                 continue
             m = rx.match(line, pos)
             if m is None:
@@ -438,15 +444,26 @@ _RESIDUE_START = lazy_re(
     r"|(?P<stdlib>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:root|__main__|\w+(?:\.\w+)+):)"
     r"|(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::[ \t]|:?$))"
     r")")
-# what a line must hold for a residue's search: a cheap test before the regular expression
+# what a residue's search needs, tested by str.find in _gate (this pattern, led by no literal, is slow)
 _RESIDUE_GATE = lazy_re(r"\d\] |ERROR:|WARNING:|INFO:|CRITICAL:|DEBUG:|Error|Exception|Interrupt|Exit|Failure")
+_GATE_WORDS = ("Error", "Exception", "ERROR:", "WARNING:", "INFO:", "CRITICAL:", "DEBUG:", "Interrupt", "Exit", "Failure")
+
+
+def _gate(line: str, pos: int) -> bool:
+    """``_RESIDUE_GATE.search(line, pos) is not None``: a word, or ``] `` after a digit (``\\d``: Nd, isdecimal)."""
+    if any(line.find(w, pos) >= 0 for w in _GATE_WORDS):
+        return True
+    i = line.find("] ", pos + 1)
+    while i >= 0 and not line[i - 1].isdecimal():
+        i = line.find("] ", i + 2)
+    return i >= 0
 
 
 def _residue(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
     """Where the message starts when unknown residue stands before a known start (``pos`` else)."""
     n = len(line)
     if n - pos < 8 or line[pos] in " \t" or "NCCL INFO" in line or "NCCL WARN" in line \
-            or _RESIDUE_GATE.search(line, pos) is None:
+            or not _gate(line, pos):
         return pos  # (NCCL's lines are read where their header stands; an indented line is a record's)
     m = _RESIDUE_START.search(line, pos + 1, min(n, pos + MAX_RESIDUE + 80))
     if m is None or m.start() - pos > MAX_RESIDUE:

@@ -285,6 +285,8 @@ def test_bulk_lane_same_shape_other_hex_digits(tmp_path, seed):
             for i in r.sample(spots, min(len(spots), r.choice((1, 1, 2, 5)))):
                 chars[i] = r.choice(hexd)
             line = "".join(chars)
+        if r.random() < 0.03:  # a blank at the end: the template's own match on the stripped message
+            line += r.choice((" ", "\t", "  "))
         out.append(line)
         if renamed and r.random() < 0.5:
             out.append("\tat the record's next line")  # a continuation line: joined to it if it started one
@@ -298,6 +300,7 @@ def test_bulk_lane_same_shape_other_hex_digits(tmp_path, seed):
     assert res[0] == res[1] == res[2]
     assert lane._BULK_PLANS, "the bulk lane was not used"
     assert any(p.launch for p in lane._BULK_PLANS.values()), "no collective launch was counted without its event"
+    assert any(p.quick for p in lane._BULK_PLANS.values()), "no launch was read by Lane.launch"
     assert any(e["kind"] == "nccl.progress" for e in res[0][0])
 
 
@@ -546,3 +549,58 @@ def test_lane_message_memo_same_events_across_ranks(tmp_path):
         plain = _result([Source(str(p), path=str(p)) for p in cases])
     with fastpath(True):
         _same(plain, _result([Source(str(p), path=str(p)) for p in cases]))
+
+
+def _lines_of_samples():
+    for p in sorted(SAMPLES.glob("*/*.log")):
+        yield from p.read_bytes().splitlines()
+
+
+def test_byte_and_literal_tests_equal_their_patterns():
+    """The literal tests that stand for a pattern led by no literal (tried at every character) give
+    what the pattern gives: envelope._gate (_RESIDUE_GATE), scan._quiet_skip (_NOT_QUIET), and
+    envelope._compose_may is true wherever the compose envelope matches; on every sample line and
+    on random lines built of the patterns' pieces."""
+    from logdoc import envelope
+    from logdoc.fast import scan
+
+    compose = [rx for _c, rx, fn in envelope.ENVELOPES if fn is envelope._compose][0]
+    r = random.Random(5)
+    texts = list(_lines_of_samples())
+    pieces = [b"] ", b"1] ", "\u0663] ".encode(), b"Error", b"ERROR:", b"INFO:", b"Exit", b"Failur", b"DEBUG:", b"x",
+              b" ", b"#", b"\x01", b"\x7f", b"\t", b"ran for", b"what():", b"frame #", "\u00e9".encode(), b"svc_2",
+              b"web-1", b"  |", b"|", b"."]
+    texts += [b"".join(r.choice(pieces) for _ in range(r.randrange(0, 8))) for _ in range(20000)]
+    assert len(texts) > 20000
+    for raw in texts:
+        assert scan._quiet_skip(raw) == scan._quiet_skip_rx(raw), raw
+        line = raw.decode("utf-8", "replace")
+        for pos in {0, len(line) // 3, r.randrange(0, len(line) + 1)}:
+            assert envelope._gate(line, pos) == (envelope._RESIDUE_GATE.search(line, pos) is not None), (line, pos)
+            if compose.match(line, pos) is not None:
+                assert envelope._compose_may(line, pos), (line, pos)
+
+
+@pytest.mark.parametrize("reduce", [False, True])
+def test_dense_lines_with_an_escape_written_as_text(tmp_path, reduce):
+    """A dense region's line is read from its bytes only when they are its clean text: an escape
+    written out as text (`^[[0m`, `#033[1m`, `\\x1b[0m`), which cleaning removes, even inside a
+    keyword (`NC^[[0mCL`), makes the line cleaned as the plain path cleans it."""
+    import gen_logs
+
+    d = tmp_path / "dense.log"
+    gen_logs.nccl_dense(str(d), 3000, seed=3)
+    r = random.Random(3)
+    out = []
+    for line in d.read_text().splitlines():
+        if r.random() < 0.08:
+            esc = r.choice(("^[[0m", "#033[1;31m", "\\x1b[0m", "\\e[K"))
+            line = line.replace(" NCCL", f" NC{esc}CL", 1) if r.random() < 0.5 else line.replace("INFO ", f"INFO {esc}", 1)
+        out.append(line)
+    d.write_text("\n".join(out) + "\n")
+    res = []
+    for on in (False, True, True):
+        with fastpath(on):
+            got = pipeline.parse_sources([Source(str(d), path=str(d))], reduce=reduce)
+        res.append(([e.to_dict() for e in got.events], got.stats.to_dict(), got.folded))
+    assert res[0] == res[1] == res[2]

@@ -18,7 +18,8 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .lane import _BULK_PLANS, _HEXB, _RAW_LANE
+from .lane import _RAW_LANE
+from .plans import _BULK_PLANS, _HEXB
 
 DENSE = 0.25   # a block with more candidate lines than this share is read line by line
 SMALL = 64     # regions with fewer lines are read line by line
@@ -36,17 +37,38 @@ _NOT_QUIET = lazy_re(rb"[\x00-\x1f\x7f]|" + b"|".join(
     re.escape(k.encode("ascii")) for k in _MARKS if not any(o != k and o in k for o in _MARKS)))
 
 
+# _NOT_QUIET's test by C scans of the bytes (its pattern, led by a class, is tried at every byte):
+# no byte is a control byte (deleting them leaves the length) and no mark is in the line.
+_CTRL_DELETE = bytes(range(0, 32)) + b"\x7f"
+_MARK_BYTES = tuple(k.encode("ascii") for k in _MARKS if not any(o != k and o in k for o in _MARKS))
+
+
 def _quiet_skip(raw: bytes) -> bool:
+    if not raw.isascii() or len(raw.translate(None, _CTRL_DELETE)) != len(raw) or raw.strip(b" ") == b"":
+        return False
+    for k in _MARK_BYTES:
+        if k in raw:
+            return False
+    return True
+
+
+def _quiet_skip_rx(raw: bytes) -> bool:
+    """The plain twin of :func:`_quiet_skip` (tests/test_fastpath.py compares them)."""
     return raw.isascii() and _NOT_QUIET.search(raw) is None and raw.strip(b" ") != b""
 
 
-_CTRL_RX = lazy_re(b"[" + b"".join(re.escape(b) for b in _CTRL_BYTES) + b"]")
+# The starts of an escape written out as text (read.source._ANSI_TEXT: `#033[`, `^[[`, `\u001b[`, `\x1b[`,
+# `\033[`, `\e[`), which cleaning removes: a line holding one is cleaned, not only decoded.
+_ANSI_TEXT_LEADS = (b"#033[", b"^[[", b"\\u001b[", b"\\u001B[", b"\\x1b[", b"\\x1B[", b"\\033[", b"\\e[")
+_CTRL_RX = lazy_re(b"[" + b"".join(re.escape(b) for b in _CTRL_BYTES) + b"]|"
+                   + b"|".join(re.escape(b) for b in _ANSI_TEXT_LEADS))
 
 
 def _region_is_plain(buf: bytes, start: int, end: int) -> bool:
-    """No CR, ESC or other control byte in ``buf[start:end]``: its lines are their own clean text."""
+    """No CR, ESC or other control byte in ``buf[start:end]``, and no escape written out as text:
+    its lines are their own clean text."""
     find = buf.find
-    for b in _CTRL_BYTES:
+    for b in _CTRL_BYTES + _ANSI_TEXT_LEADS:
         if find(b, start, end) >= 0:
             return False
     return True
@@ -65,8 +87,12 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     raw_lane = _RAW_LANE
     plans = _BULK_PLANS
     bulk = lane.bulk if lane is not None and lane.reduce else None
+    launch = lane.launch if bulk is not None else None
     fold = lane.fold if lane is not None and lane.reduce else None
     hexb = _HEXB
+    cand_bytes = prefilter.CANDIDATE_BYTES.search
+    every = feeder.every
+    stats = feeder.stats
     for raw in buf[start:end - 1].split(sep) if end > start else ():
         lineno += 1
         if ctrl is not None and ctrl(raw) is not None:
@@ -83,8 +109,11 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
                     continue
                 if bulk is not None:
                     plan = plans.get(raw.translate(None, hexb))
-                    if plan is not None and bulk(lineno, raw, plan):
+                    if plan is not None and (launch(lineno, raw, plan) if plan.quick else bulk(lineno, raw, plan)):
                         continue
+        if not every and feeder.state == 0 and raw.isascii() and cand_bytes(raw) is None:
+            stats.irrelevant += 1  # line(): no keyword (its bytes are its text) and nothing open
+            continue
         try:
             text = raw.decode()
         except UnicodeDecodeError:

@@ -40,6 +40,8 @@ KEYWORDS = (
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
+# The same on bytes (the keywords are ASCII: a UTF-8 line holds one exactly when its text does)
+CANDIDATE_BYTES = lazy_re(b"|".join(re.escape(k) for k in KEYWORDS_BYTES))
 
 # Strong markers: a candidate with one of these that no grammar reads is worth listing.
 MARKERS = lazy_re(
