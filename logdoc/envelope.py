@@ -297,7 +297,7 @@ _RAY_REPEAT = lazy_re(r" \[repeated (\d+)x across cluster\]$")
 _EMBEDDED = lazy_re(r"\[rank\d+\]:\[[FEWIV]")
 EMBED_MARK = "]:["  # in every line where _EMBEDDED finds a c10 envelope after residue
 RAY_SUFFIX = "across cluster]"  # the end of every line _RAY_REPEAT matches
-_PDSH_NEEDS_DIGIT = lazy_re(r"[\d-]")
+_PDSH_NEEDS_DIGIT, _LEVEL_WORDS = lazy_re(r"[\d-]"), ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 MAX_LAYERS = 8
 
@@ -347,10 +347,9 @@ def _envelope_at(line: str, pos: int) -> bool:
     return False
 
 
-def _compose_may(line: str, pos: int) -> bool:
-    """Compose's service name (``[\\w.-]*?[\\w][-_]\\d+`` then blanks) ends at the first blank, on a digit."""
-    i = line.find(" ", pos)
-    return i > pos and line[i - 1].isdecimal()
+# Tests a line passes at p wherever the envelope's pattern matches (a level word; compose: `|`, a digit, a blank)
+_FIRST_TEST = {_compose: lambda s, p: "|" in s and (i := s.find(" ", p)) > p and s[i - 1].isdecimal(),
+               **dict.fromkeys((_stdlib, _ray_pylog, _vllm), lambda s, p: s.startswith(_LEVEL_WORDS, p))}
 
 
 def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
@@ -363,7 +362,8 @@ def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
         for rx, fn in cands:
             if fn in AFTER_TIME and (not layers or layers[-1] != "iso-time"):
                 continue  # (a word at a line's start is far more often a message)
-            if fn is _compose and ("|" not in line or not _compose_may(line, pos)):
+            test = _FIRST_TEST.get(fn)
+            if test is not None and not test(line, pos):
                 continue
             m = rx.match(line, pos)
             if m is None:
@@ -444,19 +444,16 @@ _RESIDUE_START = lazy_re(
     r"|(?P<stdlib>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:root|__main__|\w+(?:\.\w+)+):)"
     r"|(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::[ \t]|:?$))"
     r")")
-# what a residue's search needs, tested by str.find in _gate (this pattern, led by no literal, is slow)
-_RESIDUE_GATE = lazy_re(r"\d\] |ERROR:|WARNING:|INFO:|CRITICAL:|DEBUG:|Error|Exception|Interrupt|Exit|Failure")
-_GATE_WORDS = ("Error", "Exception", "ERROR:", "WARNING:", "INFO:", "CRITICAL:", "DEBUG:", "Interrupt", "Exit", "Failure")
+_RESIDUE_GATE = lazy_re(r"\d\] |ERROR:|WARNING:|INFO:|CRITICAL:|DEBUG:|Error|Exception|Interrupt|Exit|Failure")  # see _gate
+_GATE_WORDS = lazy_re("Error|Exception|ERROR:|WARNING:|INFO:|CRITICAL:|DEBUG:|Interrupt|Exit|Failure")
 
 
 def _gate(line: str, pos: int) -> bool:
-    """``_RESIDUE_GATE.search(line, pos) is not None``: a word, or ``] `` after a digit (``\\d``: Nd, isdecimal)."""
-    if any(line.find(w, pos) >= 0 for w in _GATE_WORDS):
-        return True
+    """``_RESIDUE_GATE.search(line, pos) is not None`` (a slow pattern: no literal leads it): ``] `` after a \\d (Nd), or a word."""
     i = line.find("] ", pos + 1)
     while i >= 0 and not line[i - 1].isdecimal():
         i = line.find("] ", i + 2)
-    return i >= 0
+    return i >= 0 or _GATE_WORDS.search(line, pos) is not None
 
 
 def _residue(line: str, pos: int, env: Envelope, layers: list[str]) -> int:

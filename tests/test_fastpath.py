@@ -558,27 +558,32 @@ def _lines_of_samples():
 
 def test_byte_and_literal_tests_equal_their_patterns():
     """The literal tests that stand for a pattern led by no literal (tried at every character) give
-    what the pattern gives: envelope._gate (_RESIDUE_GATE), scan._quiet_skip (_NOT_QUIET), and
-    envelope._compose_may is true wherever the compose envelope matches; on every sample line and
-    on random lines built of the patterns' pieces."""
+    what the pattern gives: envelope._gate (_RESIDUE_GATE), scan._quiet_skip (_NOT_QUIET); and an
+    envelope's first test (envelope._FIRST_TEST) is true wherever its pattern matches; on every
+    sample line and on random lines built of the patterns' pieces."""
     from logdoc import envelope
     from logdoc.fast import scan
+    from logdoc.read import source
 
-    compose = [rx for _c, rx, fn in envelope.ENVELOPES if fn is envelope._compose][0]
+    tested = [(rx, envelope._FIRST_TEST[fn]) for _c, rx, fn in envelope.ENVELOPES if fn in envelope._FIRST_TEST]
+    assert len(tested) == len(envelope._FIRST_TEST)
     r = random.Random(5)
     texts = list(_lines_of_samples())
     pieces = [b"] ", b"1] ", "\u0663] ".encode(), b"Error", b"ERROR:", b"INFO:", b"Exit", b"Failur", b"DEBUG:", b"x",
               b" ", b"#", b"\x01", b"\x7f", b"\t", b"ran for", b"what():", b"frame #", "\u00e9".encode(), b"svc_2",
-              b"web-1", b"  |", b"|", b"."]
+              b"web-1", b"  |", b"|", b".", b"INFO", b"WARNING x.py:1 -- ", b"DEBUG 11-29 10:20:41 [a.py:1] ",
+              b"ERROR:root:", b"CRITICAL", b"^[[0m", b"#033[1m", b"\\x1b[K", b"\r", b"\x1b[31m", b"\\"]
     texts += [b"".join(r.choice(pieces) for _ in range(r.randrange(0, 8))) for _ in range(20000)]
     assert len(texts) > 20000
     for raw in texts:
         assert scan._quiet_skip(raw) == scan._quiet_skip_rx(raw), raw
+        assert source._clean(raw) == source._clean_full(raw), raw
         line = raw.decode("utf-8", "replace")
         for pos in {0, len(line) // 3, r.randrange(0, len(line) + 1)}:
             assert envelope._gate(line, pos) == (envelope._RESIDUE_GATE.search(line, pos) is not None), (line, pos)
-            if compose.match(line, pos) is not None:
-                assert envelope._compose_may(line, pos), (line, pos)
+            for rx, test in tested:
+                if rx.match(line, pos) is not None:
+                    assert test(line, pos), (line, pos, rx.pattern)
 
 
 @pytest.mark.parametrize("reduce", [False, True])

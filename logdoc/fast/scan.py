@@ -107,7 +107,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
                     if fold is None or not fold(lineno, seen):
                         lane.hit(lineno, seen)
                     continue
-                if bulk is not None:
+                if bulk is not None and b"NCCL INFO " in raw:  # (every plan's shape holds it: LANE_HEAD)
                     plan = plans.get(raw.translate(None, hexb))
                     if plan is not None and (launch(lineno, raw, plan) if plan.quick else bulk(lineno, raw, plan)):
                         continue
@@ -216,7 +216,7 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 if fold is None or not fold(lineno, seen):
                     lane.hit(lineno, seen)
                 continue
-        if bulk is not None and feeder.lane_state < 2:
+        if bulk is not None and feeder.lane_state < 2 and b"NCCL INFO " in raw:
             plan = plans.get(raw.translate(None, hexb))
             if plan is not None and bulk(lineno, raw, plan):
                 continue

@@ -274,6 +274,13 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
 
 
 def _clean(raw: bytes) -> str:
+    if raw.isascii() and len(raw.translate(None, _C0)) == len(raw) and b"#033[" not in raw and b"^[[" not in raw \
+            and b"\\" not in raw:
+        return raw.decode("ascii")  # no CR, ESC, control byte or escape written out as text: nothing to clean
+    return _clean_full(raw)
+
+
+def _clean_full(raw: bytes) -> str:
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     cr = raw.rfind(b"\r")
@@ -292,3 +299,4 @@ def _clean(raw: bytes) -> str:
 
 
 _CONTROLS = lazy_re(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_C0 = bytes(range(32)) + b"\x7f"  # every byte _clean may change (CR, ESC, _CONTROLS; the escapes as text start with #, ^, \)
