@@ -183,7 +183,7 @@ KINDS: dict[str, KindSpec] = {
     "torchrun.error_file": _k(EXCEPTION_FIELDS + ("timestamp",), "logdoc/pipeline.py",
                               "a worker's error.json (torch.distributed.elastic error file)"),
     "cuda.oom": _k(EXCEPTION_FIELDS, _T, "CUDA out of memory", True),
-    "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location"), _T, "another CUDA error", True),
+    "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "gloo.error": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "a Gloo enforce or I/O failure", True),
     "gloo.connect_full_mesh": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "Gloo connectFullMesh failed", True),
@@ -191,7 +191,7 @@ KINDS: dict[str, KindSpec] = {
                                     "local_port_printed", "remote", "retry_count", "retry_limit", "will_retry"), _T,
                      "Gloo debug / connect-retry lines", True),
     # --- the job stopped from outside (logdoc/stops.py)
-    "job.stopped": _k(("source", "reason", "job_id", "step", "node", "stop_time", "due", "count", "tasks", "pid",
+    "job.stopped": _k(("source", "reason", "job_id", "step", "node", "stop_time", "due", "count", "tasks", "process_rank", "pid",
                        "process", "signal", "exit_code", "resource"), "logdoc/stops.py",
                       "the job was stopped from outside: scheduler time limit or cancellation, srun abort, "
                       "OOM killer, Killed / exit 137, Kubernetes OOMKilled or eviction"),

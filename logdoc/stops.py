@@ -4,10 +4,11 @@ or eviction.
 
 A job stopped this way often prints no error of its own (the logs just end); saying so is the first
 step of reading such a log. :func:`classify` gives a ``job.stopped`` event with ``source`` (``slurm``,
-``srun``, ``kernel``, ``shell``, ``kubernetes``, ``exit_status``), ``reason`` (``time_limit``,
+``srun``, ``mpirun`` (or the name Open MPI's launcher ran as), ``kernel``, ``shell``, ``kubernetes``,
+``exit_status``), ``reason`` (``time_limit``,
 ``cancelled``, ``preempted``, ``node_fail``, ``oom``, ``evicted``, ``killed``, ``terminated``,
 ``step_aborted``), and where printed ``job_id``, ``step``, ``node``, ``stop_time``, ``tasks``,
-``exit_code``, ``signal``, ``pid``, ``process``. ``reason`` ``oom`` is a cause; the others
+``process_rank``, ``exit_code``, ``signal``, ``pid``, ``process``. ``reason`` ``oom`` is a cause; the others
 are the outside world ending the job.
 
 Standard library only (runs in the browser).
@@ -33,6 +34,10 @@ _SLURM_OOM = lazy_re(r"Detected (?P<n>\d+) oom[-_]kill event(?:s|\(s\))? in (?:S
 _SRUN_ABORT = lazy_re(r"\bsrun: Job step aborted\b")
 _SRUN_TASK = lazy_re(r"\bsrun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,\-\[\] ]+?): "
                         r"(?P<what>Killed|Terminated|Out Of Memory|Aborted)\b")
+# Open MPI's launcher (mpirun / mpiexec / orterun, prterun from 5.0) on a process that a signal ended:
+# `mpirun noticed that process rank 3 with PID 4242 on node node1 exited on signal 9 (Killed).`
+_MPIRUN_SIGNAL = lazy_re(r"\b(?P<tool>mpirun|mpiexec|orterun|prterun|prte) noticed that process rank (?P<rank>\d+) with PID "
+                         r"(?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>9|15) \((?P<name>[^)\n]{1,40})\)")
 _SRUN_FORCE = lazy_re(r"\bsrun: (?:forcing job termination|error: Timed out waiting for job step to complete)")
 _KERNEL_OOM = lazy_re(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) \((?P<process>[^)]*)\)")
 _OOM_KILL = lazy_re(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pid=(?P<pid>\d+)")
@@ -95,6 +100,12 @@ def _classify(text: str) -> Parsed | None:
         reason = {"Killed": "killed", "Terminated": "terminated", "Out Of Memory": "oom", "Aborted": "aborted"}[what]
         return Parsed(KIND, "ERROR", "stop:srun-task", {"source": "srun", "reason": reason, "node": m.group("node"),
                                                        "tasks": m.group("tasks").strip()})
+    m = _MPIRUN_SIGNAL.search(text) if "noticed that process rank" in text else None
+    if m:
+        killed = m.group("signal") == "9"
+        return Parsed(KIND, "ERROR", "stop:mpirun-signal", {
+            "source": m.group("tool"), "reason": "killed" if killed else "terminated", "node": m.group("node"),
+            "process_rank": int(m.group("rank")), "pid": int(m.group("pid")), "signal": "SIGKILL" if killed else "SIGTERM"})
     if _SRUN_ABORT.search(text):
         return Parsed(KIND, "ERROR", "stop:srun-step-aborted", {"source": "srun", "reason": "step_aborted"})
     if _SRUN_FORCE.search(text):

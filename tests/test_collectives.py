@@ -222,6 +222,10 @@ STOPS = [
     ("Warning  Evicted  2m  kubelet  The node was low on resource: memory. Container trainer was Killed",
      "kubernetes", "evicted", "WARN"),
     ("srun: error: node1: task 0: Exited with exit code 137", "exit_status", "killed", "ERROR"),
+    # Open MPI's launcher, as mpirun and (5.x) prterun
+    ("mpirun noticed that process rank 3 with PID 4242 on node node1 exited on signal 9 (Killed).", "mpirun", "killed", "ERROR"),
+    ("prterun noticed that process rank 0 with PID 0 on node node1 exited on signal 15 (Terminated).", "prterun",
+     "terminated", "WARN"),
 ]
 
 # lines with no prefilter keyword: the classifier reads them, the prefilter does not let them through alone
@@ -254,6 +258,7 @@ def test_stop_lines(line, source, reason, level):
     "exit code 0",
     "step 137 loss 0.25",
     "The job was CANCELLED by the user yesterday",
+    "mpirun noticed that process rank 1 with PID 77 on node node1 exited on signal 11 (Segmentation fault).",
 ])
 def test_not_stop_lines(line):
     assert classify(line) is None
@@ -277,3 +282,12 @@ def test_stopped_with_equal_counts_is_a_note_not_a_diagnosis():
     assert [d for d in rep["diagnoses"] if d["severity"] == "error"] == []
     assert not [d for d in rep["diagnoses"] if d["id"] in ("LD519", "LD520")]
     assert [n["id"] for n in rep["notes"]] == ["LD521"]
+
+
+def test_mpirun_names_the_rank_it_saw_killed():
+    from logdoc import kb
+    from logdoc.api import build_report
+    from logdoc.pipeline import parse_sources
+    text = "mpirun noticed that process rank 3 with PID 4242 on node node1 exited on signal 9 (Killed).\n"
+    d = build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"][0]
+    assert (d["id"], d["ranks"]) == ("LD523", [3])

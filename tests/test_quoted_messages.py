@@ -6,6 +6,7 @@ import pytest
 
 from logdoc import kb
 from logdoc.api import build_report
+from logdoc.classify import bare as nccl_bare
 from logdoc.classify.torch.transformers import nccl_result_of
 from logdoc.pipeline import parse_sources
 
@@ -43,3 +44,26 @@ def test_nccl_result_texts_one_or_two_letters_off(text, result):
 def test_a_retyped_result_text_gets_the_results_rule():
     d = _first("RuntimeError: " + NCCL_ERROR_IN.replace("unhandled", "unhanled") + "\n")
     assert d is not None and d["id"] == "LD132"
+
+
+@pytest.mark.parametrize("line, error", [
+    ("ggml_cuda_init: failed to initialize CUDA: system not yet initialized", "system not yet initialized"),
+    ("cudaSetDevice(3) failed: 'invalid device ordinal'.", "invalid device ordinal"),
+    ("GPU check: no CUDA-capable device is detected", "no CUDA-capable device is detected"),
+])
+def test_a_cuda_error_text_that_ends_a_programs_line(line, error):
+    p = nccl_bare.classify_bare(line)
+    assert p is not None and p.kind == "cuda.error" and p.fields["error"] == error
+
+
+@pytest.mark.parametrize("line", [
+    "status: system not yet initialized",             # no CUDA, GPU or failure named before it
+    "cuInit failed: system not yet initialized, retrying in 5 s",   # more after the text
+])
+def test_a_cuda_error_text_needs_its_context(line):
+    assert nccl_bare.classify_bare(line) is None
+
+
+def test_the_fabric_manager_card_from_a_programs_own_cuda_check():
+    d = _first("ggml_cuda_init: failed to initialize CUDA: system not yet initialized\n")
+    assert d is not None and d["category"] == "fabric_manager_or_driver"

@@ -251,13 +251,24 @@ CUDA_ERROR_TEXTS = frozenset((
 ))
 
 
+# What a program writes before the CUDA error text it ends its line with: the call or step that failed
+# (`ggml_cuda_init: failed to initialize CUDA: <text>`, `cudaSetDevice failed: <text>`).
+_CUDA_CONTEXT = lazy_re(r"(?i)cuda|\bcu[A-Z]\w*|\bgpu|error|fail")
+
+
 def classify_cuda_text(line: str) -> Parsed | None:
     """A line that is one CUDA runtime error text (:data:`CUDA_ERROR_TEXTS`), nothing else but a
-    final full stop: ``cuda.error`` with ``error``; None otherwise."""
-    text = line.rstrip(".").strip()
-    if text not in CUDA_ERROR_TEXTS:
+    final full stop, or that ends with one after ``: `` (quoted or not) when the words before it name
+    CUDA, a GPU or a failure (any program's own check of a CUDA call): ``cuda.error`` with ``error``
+    (and ``context``, the words before); None otherwise."""
+    text = line.rstrip().rstrip(".").strip()
+    if text in CUDA_ERROR_TEXTS:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": text})
+    head, sep, tail = text.rpartition(": ")
+    tail = tail.strip("'\"` ")
+    if not sep or tail not in CUDA_ERROR_TEXTS or _CUDA_CONTEXT.search(head) is None:
         return None
-    return Parsed("cuda.error", "ERROR", "cuda.error", {"error": text})
+    return Parsed("cuda.error", "ERROR", "cuda.error", {"error": tail, "context": head.strip()[-200:]})
 
 
 # DeepSpeed's launcher (deepspeed/launcher/launch.py, sigkill_handler) reports a worker that ended with
