@@ -79,6 +79,9 @@ _NCCL_INTERP = lazy_re(r"nccl[A-Z]\w*: ")
 _FRAME_EQ = lazy_re(r"={3,}\s*$")
 _FRAME_DASH = lazy_re(r"-{3,}\s*$")
 _SPAWN = lazy_re(r"-- Process \d+ terminated with the following error:")
+# a frame of a Python traceback (traceback.StackSummary.format): a paste that starts inside a traceback
+# (its `Traceback (most recent call last):` cut), or a message that goes on with its cause's frames (Ray)
+FRAME_LINE = lazy_re(r"[ \t]*File \"[^\"\n]{1,1024}\", line \d{1,9}, in ")
 _PG_OPEN = lazy_re(r"\[(?:Rank|PG)\b[^\]]*$")
 _FR_STACK = lazy_re(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
 _WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout: WorkNCCL("
@@ -186,7 +189,7 @@ def _takes_any_line(b: "_Block") -> bool:
     if kind in ("child_failed", "wrapped"):
         return True
     if kind == "traceback":
-        return b.state in ("frames", "last_error", "after_spawn", "chain")
+        return b.state in ("frames", "hframes", "last_error", "after_spawn", "chain")
     if kind == "message":
         return b.state in ("last_error", "spawn", "wrap")  # wrap: an exception line whose next line may be its rest
     return False
@@ -461,6 +464,8 @@ class BlockAssembler:
             return True
         if c in "[ \tRF" and SUMMARY_BODY.match(text):
             return True
+        if c in " \tF" and FRAME_LINE.match(text):
+            return True
         if "Error" in text or "error" in text or "Exception" in text or "exception" in text:
             return True
         if env.level is not None or env.source is not None:
@@ -472,6 +477,8 @@ class BlockAssembler:
     def _start(self, key: tuple, lineno: int, env: Envelope, text: str, out: list[Record]) -> list[Record]:
         if text.startswith(_TB_HEAD):
             b = _Block("traceback", lineno, env, text, "frames")
+        elif text[0] in " \tF" and FRAME_LINE.match(text):
+            b = _Block("traceback", lineno, env, text, "hframes")  # the traceback without its head
         elif _FRAME_EQ.match(text):
             b = _Block("child_failed", lineno, env, text, "head")
         elif text[0] in "[ \tRF" and SUMMARY_BODY.match(text):
@@ -586,13 +593,15 @@ class BlockAssembler:
 
     def _accept_traceback(self, b: _Block, text: str, probe: bool) -> str:
         st = b.state
-        if st in ("frames",):
+        if st in ("frames", "hframes"):
             if text.startswith(" ") or text.startswith("\t"):
                 return "take"
             if not text.strip():
                 return "hold" if len(b.pending) < 2 else "end"
             if is_elision(text):
                 return "take"                          # `...` where a paste left frames out: not the exception
+            if st == "hframes" and _EXC_LINE.match(text) is None:
+                return "end"                           # frames without their head: only an exception line ends them
             if not probe:
                 b.state = "after_exc"
                 b.exc_type = text

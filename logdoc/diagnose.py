@@ -131,7 +131,8 @@ def focus(ev: dict[str, Any]) -> dict[str, Any]:
         start = text.rfind("\n", 0, span[0]) + 1
         new_span = [span[0] - start, span[1] - start]
     else:
-        idx = len(lines) - 1 if ev.get("kind") in _LAST_LINE_KINDS or lines[0].startswith("Traceback") else 0
+        idx = len(lines) - 1 if (ev.get("kind") in _LAST_LINE_KINDS or lines[0].startswith("Traceback")
+                                 or _FRAME_HEAD.match(lines[0])) else 0
         while idx > 0 and not lines[idx].strip():
             idx -= 1
         new_span = None
@@ -144,6 +145,7 @@ def focus(ev: dict[str, Any]) -> dict[str, Any]:
 
 
 _LAST_LINE_KINDS = {"torch.exception"}
+_FRAME_HEAD = lazy_re(r"[ \t]*File \"")  # a traceback whose head a paste cut (logdoc/blocks.py FRAME_LINE)
 _NCCL_HEAD = lazy_re(r"^.*?NCCL (?:WARN|INFO) ")
 
 
@@ -211,6 +213,8 @@ def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosi
         "not_when": first["not_when"],
         "docs": first["docs"],
         "symptoms": [],
+        "_keys": {(m.event.file, m.event.line, m.event.kind) for m in d.matches},
+        "_generic": all(_generic(m) for m in d.matches),
     }
     for s in folded or []:
         sr = s.matches[0].render()
@@ -272,6 +276,101 @@ def _vague(by_rule: dict[str, "Diagnosis"]) -> set[str]:
     return out
 
 
+def _carriers(by_rule: dict[str, "Diagnosis"], links: dict, events, matches, rules) -> set[str]:
+    """Root-cause rules on unnamed exceptions each of whose events only carries a message that says more
+    (:func:`logdoc.nested.carrier_links`): a message another rule explains, or an error no rule
+    explains that a family card will (its catalog annotation is no note). Such a carrier is the
+    evidence of that message (issue 13: a specific cause outranks a generic one), not a cause."""
+    if not links:
+        return set()
+    from .nested import key as event_key
+
+    owner: dict[tuple, str] = {}
+    for d in by_rule.values():
+        if d.role in ("root_cause", "symptom"):
+            for m in d.matches:
+                owner.setdefault(event_key(m.event), d.rule_id)
+    explained = {id(e) for m in matches for e in m.events}
+    ann = getattr(rules, "annotations", None)
+    resolver = rules.resolver() if ann is not None and hasattr(rules, "resolver") else None
+    carded: set[tuple] = set()
+    for ev in events:
+        if id(ev) in explained or not (ev.level in _FAILED or ev.kind == "nccl.warn"):
+            continue
+        tid = resolver.catalog_id(ev) if resolver is not None else None
+        a = ann.get(tid) if ann is not None and tid else None
+        if a is None or a.role not in ("benign", "context"):
+            carded.add(event_key(ev))
+    out: set[str] = set()
+    for d in by_rule.values():
+        if d.role != "root_cause":
+            continue
+        keys = [event_key(m.event) for m in d.matches]
+        if not all(k in links and _generic(m) for k, m in zip(keys, d.matches)):
+            continue
+        carried = set().union(*(links[k] for k in keys))
+        if any(owner.get(c, d.rule_id) != d.rule_id or c in carded for c in carried):
+            out.add(d.rule_id)
+    return out
+
+
+_SEV_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _generic(m: Match) -> bool:
+    """A match that says no more than "a Python exception": a rule on an unnamed exception that reads
+    no wording of its message (no pattern, no catalog template), such as LD710."""
+    return (m.event.kind == _UNNAMED and m.rule._pattern is None
+            and not (m.rule.data.get("match") or {}).get("template"))
+
+
+def _keys(d: dict[str, Any]) -> set[tuple]:
+    """The events a rendered diagnosis stands for: a rule's matched events, a card's evidence lines."""
+    if d.get("_keys"):
+        return d["_keys"]
+    return {(e.get("file"), e.get("record_line") or e.get("line"), e.get("kind")) for e in d.get("evidence") or ()}
+
+
+def fold_carriers(diagnoses: list[dict[str, Any]], links: dict) -> list[dict[str, Any]]:
+    """Each generic diagnosis (a card, a rule on unnamed exceptions) whose every event carries a message
+    that another diagnosis of the report stands for (:func:`logdoc.nested.carrier_links`) is folded into that one as its symptom, which takes the
+    carrier's place if it was ranked later: the DistBackendError's card into the card of the NCCL WARN
+    under its ``Last error:``, "a Python exception" into the rule of the message it quotes."""
+    from .cards import _as_symptom
+
+    out = list(diagnoses)
+    for _ in range(len(out)):
+        folded = False
+        for i, d in enumerate(out):
+            ks = _keys(d)
+            if (d.get("role") not in ("root_cause", "symptom") or not (d.get("family") or d.get("_generic"))
+                    or not ks or not all(k in links for k in ks)):
+                continue
+            carried = set().union(*(links[k] for k in ks))
+            for j, n in enumerate(out):
+                if j == i or n.get("role") not in ("root_cause", "symptom"):
+                    continue
+                nk = _keys(n)
+                if not (nk & carried) or any(k in links and links[k] & ks for k in nk):
+                    continue  # not what d carries, or n carries d back
+                if _SEV_ORDER.get(n.get("severity"), 3) > _SEV_ORDER.get(d.get("severity"), 3):
+                    continue
+                known = {s["id"] for s in n.get("symptoms") or ()}
+                extra = [s for s in d.get("symptoms") or () if s["id"] not in known and s["id"] != n["id"]]
+                n["symptoms"] = [_as_symptom(d), *extra, *(n.get("symptoms") or ())]
+                del out[i]
+                if j > i:
+                    out.remove(n)
+                    out.insert(i, n)
+                folded = True
+                break
+            if folded:
+                break
+        if not folded:
+            break
+    return out
+
+
 def evidence_refs(events) -> set[tuple[str, int]]:
     """The ``(file, line)`` of every evidence line the synthetic ``events`` cite."""
     need: set[tuple[str, int]] = set()
@@ -315,7 +414,11 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
             if d.severity == "error" and all(_notice(m.event) for m in d.matches):
                 d.severity = "warning"
 
-    vague = _vague(by_rule)
+    from .nested import carrier_links
+
+    links = carrier_links(events)
+    carriers = _carriers(by_rule, links, events, matches, rules)
+    vague = _vague(by_rule) | carriers
 
     def rank_key(d: Diagnosis) -> tuple:
         # Most severe; then the specific before the vague (see _vague); then earliest; at the same
@@ -326,8 +429,10 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
         return (_SEVERITY.get(d.severity, 3), d.rule_id in vague, d.first_key, not cross_rank, -r.confidence,
                 -r.priority, d.rule_id)
 
-    roots = sorted((d for d in by_rule.values() if d.role == "root_cause"), key=rank_key)
-    symptoms = sorted((d for d in by_rule.values() if d.role == "symptom"), key=rank_key)
+    # a carrier whose message another diagnosis explains is that diagnosis's evidence, not a cause
+    roots = sorted((d for d in by_rule.values() if d.role == "root_cause" and d.rule_id not in carriers),
+                   key=rank_key)
+    symptoms = sorted((d for d in by_rule.values() if d.role == "symptom" or d.rule_id in carriers), key=rank_key)
     context = sorted((d for d in by_rule.values() if d.role == "context"), key=rank_key)
 
     diagnoses: list[dict] = []
@@ -344,6 +449,9 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
         diagnoses.extend(_render(d, rank_hosts, at=at) for d in roots if d is not primary)
     else:
         diagnoses.extend(_render(d, rank_hosts, at=at) for d in symptoms)
+    for out in diagnoses:
+        if out["id"] in carriers:
+            out["role"] = "symptom"
     notes = [_render(d, rank_hosts, at=at) for d in context]
     # what no rule explains: a family-level card from the catalog annotations (logdoc/differential/)
     from .differential import attach
@@ -353,6 +461,11 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     from .cards import merge_cards
 
     diagnoses = merge_cards(diagnoses)
+    # a carrier (a generic exception, a DistBackendError's card) folds into what its message explains
+    diagnoses = fold_carriers(diagnoses, links) if links else diagnoses
+    for out in diagnoses + notes:
+        out.pop("_keys", None)
+        out.pop("_generic", None)
     # a generic first diagnosis: the next ranked causes right after it (logdoc/differential/candidates.py)
     from .differential.candidates import add_candidates
 

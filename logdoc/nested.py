@@ -168,3 +168,77 @@ def _event(carrier: Event, p, env: Envelope, text: str) -> Event:
                env.time or carrier.time, p.template, fields)
     ev.process = env.process or carrier.process
     return ev
+
+
+# ------------------------------------------------------------------------------------------------
+# which event carries which: the links the report's ranking reads (logdoc/diagnose.py)
+
+# Python exceptions whose message only says that another process failed: its own output holds why
+# (the standard library's subprocess: "Command '...' returned non-zero exit status N.").
+MESSENGERS = ("CalledProcessError",)
+_FRAME_HEAD = lazy_re(r"[ \t]*File \"[^\"\n]{1,1024}\", line \d+")
+
+
+def key(ev: Event) -> tuple[str, int, str]:
+    return (ev.file, ev.line, ev.kind)
+
+
+def _unnamed(ev: Event) -> bool:
+    return ev.kind == "torch.exception" and bool((ev.fields or {}).get("exc_type"))
+
+
+def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]]]:
+    """carrier -> the events it carries (keys ``(file, line, kind)``, closed over several levels):
+
+    * a nested message (:func:`children`) and its carrier (``fields.nested_line`` / ``nested_kind``);
+    * the records of one line of the log: an exception's repr or a quoted string decoded by the paste
+      repair (:mod:`logdoc.paste`) stands on its carrier's line, whose exception (``ValueError: the worker
+      failed with``) carries it;
+    * an exception whose message goes on with a traceback without its header (Ray's task and actor
+      errors print the cause's frames and exception line under their own): the record that starts
+      with those frames on the next line;
+    * an exception that only reports another process's failure (:data:`MESSENGERS`): every other
+      error of the same file.
+    """
+    links: dict[tuple, set[tuple]] = {}
+    by_line: dict[tuple[str, int], list[Event]] = {}
+    starts: dict[tuple[str, int], Event] = {}
+    messengers: list[Event] = []
+    errors_by_file: dict[str, list[Event]] = {}
+    for ev in events:
+        if ev.kind.startswith("analysis."):
+            continue
+        f = ev.fields or {}
+        if f.get("nested_line") is not None and f.get("nested_kind"):
+            links.setdefault((ev.file, f["nested_line"], f["nested_kind"]), set()).add(key(ev))
+        by_line.setdefault((ev.file, ev.line), []).append(ev)
+        starts.setdefault((ev.file, ev.line), ev)
+        if _unnamed(ev) and str(f["exc_type"]).rsplit(".", 1)[-1] in MESSENGERS:
+            messengers.append(ev)
+        elif ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn":
+            errors_by_file.setdefault(ev.file, []).append(ev)
+    for (file, line), evs in by_line.items():
+        for ev in evs:
+            if not _unnamed(ev):
+                continue
+            same = [key(o) for o in evs if o is not ev and o.kind != "torch.exception"]
+            if same and ev.end_line == ev.line:
+                links.setdefault(key(ev), set()).update(same)
+            nxt = starts.get((file, ev.end_line + 1))
+            if nxt is not None and nxt is not ev and _FRAME_HEAD.match(nxt.text) is not None:
+                links.setdefault(key(ev), set()).add(key(nxt))
+    for ev in messengers:
+        carried = {key(o) for o in errors_by_file.get(ev.file, ()) if o is not ev}
+        if carried:
+            links.setdefault(key(ev), set()).update(carried)
+    # closed: a carrier carries what the messages it carries carry
+    for _ in range(MAX_DEPTH):
+        grew = False
+        for k, vs in links.items():
+            more = set().union(*(links.get(v, ()) for v in vs)) - vs - {k}
+            if more:
+                vs |= more
+                grew = True
+        if not grew:
+            break
+    return links

@@ -41,7 +41,7 @@ import threading
 from typing import Any
 
 from ... import kinds as _kinds
-from ...blocks import SUMMARY_BODY
+from ...blocks import FRAME_LINE, SUMMARY_BODY
 from ...envelope import has_huge_number, unwrap
 from ...events import Envelope
 from ...grammar import Parsed
@@ -82,6 +82,9 @@ _MAX_NESTING = 6
 _nesting = threading.local()
 
 
+_OWN_LINE = lazy_re(r"\n([^\s\n])")  # a line that starts at its first column (no frame, no code line)
+
+
 def read_message(text: str, env: Envelope | None) -> Parsed | None:
     """A message body (no envelope; may still carry a PG prefix or an exception type)."""
     depth = getattr(_nesting, "depth", 0)
@@ -109,6 +112,16 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         c0 = s[0]
     if c0 == "T" and s.startswith("Traceback (most recent call last)"):
         return traceback(s, env, read_message)
+    if c0 == "F" and FRAME_LINE.match(s):
+        # a traceback without its head (a paste that starts inside it, or the cause's frames a message
+        # goes on with): read as the traceback it is, else (frames garbled by interleaving) from the
+        # first line that is no frame on, the exception line
+        body = text.lstrip("\r\n")
+        got = traceback("Traceback (most recent call last):\n" + body, env, read_message)
+        if got is not None:
+            return got
+        at = _OWN_LINE.search(body)
+        return classify(body[at.start(1):], env) if at is not None else None
     if c0 == "=" and s.startswith("==="):
         cf = child_failed(s)
         if cf is not None:

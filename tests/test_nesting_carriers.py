@@ -1,0 +1,150 @@
+"""A generic carrier yields to the message it carries (issue 13, 5: a specific cause outranks a generic
+one, a root cause beats its symptom).
+
+A message nested in another is an event of its own (logdoc/nested.py); the report ranks it: "a Python
+exception" (LD710) or a DistBackendError's card whose only content is a message with a diagnosis of its
+own is that diagnosis's evidence, folded under it (logdoc/diagnose.py ``fold_carriers``). The links:
+``fields.nested_line``, the records of one line (an exception's repr decoded by the paste repair), the
+cause's frames a message goes on with (Ray), an exception that only reports another process's failure
+(subprocess's CalledProcessError). The messages are written from the catalogs' formats.
+"""
+from __future__ import annotations
+
+import pytest
+
+from logdoc.api import build_report
+from logdoc.blocks import BlockAssembler
+from logdoc.envelope import unwrap
+from logdoc.kb import load_rules
+from logdoc.nested import carrier_links
+from logdoc.pipeline import parse_sources
+
+_DIST = ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+         "1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+         "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+         "Last error:\n")
+_WARN = "ncclSocketReady: unexpected socket state 3"   # misc/socket.cc: its own rule (LD184)
+_FRAMES = '  File "/workspace/train.py", line 10, in <module>\n    main()\n'
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return load_rules()
+
+
+def _report(text: str, rules) -> dict:
+    return build_report(parse_sources([("rank0.log", text + "\n")]), rules)
+
+
+def _ids(rep: dict) -> list[str]:
+    return [d["id"] for d in rep["diagnoses"]]
+
+
+def _folded(rep: dict) -> list[str]:
+    return [s["id"] for s in rep["diagnoses"][0].get("symptoms") or ()]
+
+
+def _want(rules) -> str:
+    rep = _report(f"node1:12:40 [0] misc/socket.cc:448 NCCL WARN {_WARN}", rules)
+    return _ids(rep)[0]
+
+
+def test_the_warn_alone_has_its_rule(rules):
+    assert _want(rules) == "LD184"
+
+
+def test_an_exception_repr_on_one_line_yields_to_the_message_it_quotes(rules):
+    # `raise ValueError(f"the worker failed with {e!r}")`: the repr's line ends are escaped
+    body = (_DIST + _WARN).split(": ", 1)[1]
+    text = "ValueError: the worker failed with DistBackendError({!r})".format(body)
+    rep = _report(text, rules)
+    assert _ids(rep)[0] == _want(rules)
+    assert "LD710" in _folded(rep)
+
+
+def test_ray_frames_under_the_actor_error_are_the_cause(rules):
+    # Ray prints the cause's frames and exception line under its own message, without a traceback head
+    text = ("ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation task, "
+            "ray::Worker.__init__() (pid=4242, ip=10.0.0.2)\n" + _FRAMES + _DIST + _WARN)
+    rep = _report(text, rules)
+    assert _ids(rep)[0] == _want(rules)
+    assert "LD710" in _folded(rep)
+
+
+def test_a_called_process_error_yields_to_the_childs_error(rules):
+    text = ("subprocess.CalledProcessError: Command '['torchrun', 'train.py']' returned non-zero exit status 1.\n"
+            "ERROR:launcher:stderr: " + repr(("Traceback (most recent call last):\n" + _FRAMES + _DIST + _WARN + "\n").encode()))
+    rep = _report(text, rules)
+    assert _ids(rep)[0] == _want(rules)
+    assert "LD710" in _folded(rep)
+
+
+def test_a_called_process_error_alone_still_says_something(rules):
+    rep = _report("subprocess.CalledProcessError: Command '['torchrun', 'train.py']' returned non-zero exit status 1.",
+                  rules)
+    assert _ids(rep)[0] == "LD710"
+
+
+def test_a_dist_backend_errors_card_folds_into_the_card_of_its_last_error(rules):
+    # a WARN no rule explains: both are cards; the one of the message under `Last error:` leads
+    msg = "IPC: Failed to connect named pipe: error 3"
+    alone = _ids(_report(f"node1:12:40 [0] os/windows_ipcsocket.cc:117 NCCL WARN {msg}", rules))[0]
+    assert alone.startswith("catalog:nccl.")
+    body = (_DIST + msg).split(": ", 1)[1]
+    rep = _report("2026-12-02 09:00:00,123 ERROR step failed: DistBackendError({!r})".format(body), rules)
+    assert _ids(rep)[0] == alone
+    assert any(s.startswith("catalog:torch:") for s in _folded(rep))
+
+
+def test_a_user_exception_beside_another_ranks_symptom_still_leads(rules):
+    # no link: rank 0's own ValueError is the cause, rank 1's closed connection its consequence
+    files = [("rank0.log", "Traceback (most recent call last):\n" + _FRAMES + "ValueError: bad batch shape\n"),
+             ("rank1.log", "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:598] "
+                           "Connection closed by peer [10.0.0.1]:5000\n")]
+    rep = build_report(parse_sources(files), rules)
+    assert _ids(rep)[0] == "LD710"
+
+
+def test_links_are_directed():
+    text = ("ValueError: the worker failed with DistBackendError({!r})".format((_DIST + _WARN).split(": ", 1)[1]))
+    evs = parse_sources([("x.log", text + "\n")]).events
+    links = carrier_links(evs)
+    (carrier,) = [e for e in evs if e.kind == "torch.exception"]
+    carried = links[("x.log", carrier.line, carrier.kind)]
+    assert {k[2] for k in carried} == {"torch.nccl_error", "nccl.warn"}
+    assert not any(("x.log", carrier.line, "torch.exception") in v for v in links.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# a traceback without its head: frames start a record
+
+def _records(text: str):
+    asm = BlockAssembler()
+    out = []
+    for i, line in enumerate(text.split("\n"), 1):
+        env, msg = unwrap(line)
+        out.extend(asm.feed(i, env, msg))
+    return out + asm.flush()
+
+
+C10D = "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py"
+
+
+def test_frames_without_their_head_start_a_record_through_the_exception_line():
+    text = (f'  File "{C10D}", line 4159, in barrier\n    work = default_pg.barrier(opts=opts)\n'
+            "torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error.\nEpoch 3 done")
+    recs = _records(text)
+    assert [(r.line, r.end_line) for r in recs][0] == (1, 3)
+
+
+def test_headless_frames_end_at_a_line_that_is_no_exception():
+    text = f'  File "{C10D}", line 4159, in barrier\n    work = default_pg.barrier(opts=opts)\nepoch 3 done'
+    recs = _records(text)
+    assert [(r.line, r.end_line) for r in recs] == [(1, 2), (3, 3)]
+
+
+def test_a_paste_that_starts_inside_a_traceback_is_read(rules):
+    text = (f'  File "{C10D}", line 4159, in barrier\n    work = default_pg.barrier(opts=opts)\n' + _DIST + _WARN)
+    evs = parse_sources([("x.log", text + "\n")]).events
+    assert evs[0].line == 1 and evs[0].kind == "torch.nccl_error"
+    assert _ids(_report(text, rules))[0] == _want(rules)
