@@ -148,3 +148,44 @@ def test_a_paste_that_starts_inside_a_traceback_is_read(rules):
     evs = parse_sources([("x.log", text + "\n")]).events
     assert evs[0].line == 1 and evs[0].kind == "torch.nccl_error"
     assert _ids(_report(text, rules))[0] == _want(rules)
+
+
+# the frames of a cut traceback say where in torch.distributed it stopped (torch/distributed/ sources)
+
+def _cut(frames: list[tuple[str, str]], head: bool = True) -> str:
+    body = "".join(f'  File "{p}", line 10, in {f}\n    x = y()\n' for p, f in frames)
+    return ("Traceback (most recent call last):\n" if head else "") + body.rstrip("\n")
+
+
+_TD = "/usr/lib/python3/dist-packages/torch/distributed/"
+
+
+@pytest.mark.parametrize("frames, where, call", [
+    ([("/w/train.py", "main"), (_TD + "distributed_c10d.py", "all_reduce")], "collective", "all_reduce"),
+    ([("/w/train.py", "main"), (_TD + "c10d_logger.py", "wrapper"), (_TD + "distributed_c10d.py", "barrier")],
+     "collective", "barrier"),
+    ([("/w/train.py", "main"), (_TD + "distributed_c10d.py", "init_process_group"),
+      (_TD + "rendezvous.py", "_env_rendezvous_handler")], "store", "_env_rendezvous_handler"),
+    ([("/w/train.py", "main"), (_TD + "distributed_c10d.py", "_store_based_barrier")], "store", "_store_based_barrier"),
+    ([("/usr/local/bin/torchrun", "<module>")], "launcher", "<module>"),
+    ([("/usr/local/bin/torchrun", "<module>"), (_TD + "elastic/rendezvous/dynamic_rendezvous.py", "next_rendezvous")],
+     "store", "next_rendezvous"),
+])
+@pytest.mark.parametrize("head", [True, False])
+def test_a_cut_traceback_says_where_in_torch_distributed(frames, where, call, head):
+    (ev,) = [e for e in parse_sources([("x.log", _cut(frames, head) + "\n")]).events if e.kind == "torch.exception"]
+    assert ev.fields.get("cut") and ev.fields["dist_where"] == where and ev.fields["dist_call"] == call
+
+
+def test_a_cut_traceback_in_the_programs_own_code_says_no_place():
+    (ev,) = parse_sources([("x.log", _cut([("/w/train.py", "main"), ("/w/model.py", "forward")]) + "\n")]).events
+    assert ev.fields.get("cut") and "dist_where" not in ev.fields
+
+
+def test_the_place_decides_the_cut_tracebacks_card(rules):
+    own = _cut([("/w/train.py", "main"), ("/w/model.py", "forward")])
+    coll = _cut([("/w/train.py", "main"), (_TD + "distributed_c10d.py", "all_reduce")])
+    store = _cut([("/w/train.py", "main"), (_TD + "rendezvous.py", "_env_rendezvous_handler")])
+    agent = ("I1201 10:11:12.000000 4001 torch/distributed/elastic/agent/server/api.py:677] [default] Rendezvous'ing "
+             "worker group\n" + _cut([("/usr/local/bin/torchrun", "<module>")]))
+    assert [_ids(_report(t, rules))[0] for t in (own, coll, store, agent)] == ["LD772", "LD551", "LD650", "LD651"]

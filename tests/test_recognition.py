@@ -1253,3 +1253,19 @@ def test_an_exception_line_a_post_quotes_is_read(quoted):
     assert evs and evs[0].fields.get("exc_type", "").endswith(("RuntimeError", "DistBackendError", "ValueError")), \
         [(e.kind, e.fields) for e in evs]
     assert not evs[0].fields.get("exc_message", "").endswith(("\"", "'", "\u201d", ","))
+
+
+@pytest.mark.parametrize("line, error", [
+    ("llm_init: failed to initialize CUDA: system not yet initialized", "system not yet initialized"),
+    ("cuda_check: CUDA call failed: an illegal memory access was encountered.", "an illegal memory access was encountered"),
+])
+def test_a_cuda_error_text_after_the_programs_own_words(line, error):
+    """A program that prints ``<what>: cudaGetErrorString(err)``: the CUDA runtime's text after its words."""
+    (ev,) = _events(line + "\n")
+    assert ev.kind == "cuda.error" and ev.fields["error"] == error
+
+
+@pytest.mark.parametrize("line", ["step 3: device-side assert triggered in my notes", "cache: invalid device ordinal",
+                                  "loss: 0.25"])
+def test_a_cuda_error_text_needs_words_about_cuda_before_it(line):
+    assert not [e for e in _events(line + "\n") if e.kind == "cuda.error"]

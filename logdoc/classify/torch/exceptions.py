@@ -107,9 +107,43 @@ def _cut_traceback(text: str, env: Envelope | None) -> Parsed | None:
     if not frames or any(line.strip() and not line[:1].isspace() for line in body.split("\n")):
         return None  # (a line of its own after the frames: not only cut, the grammar had a reason)
     path, line, func = frames[-1]
-    return Parsed("torch.exception", level_of(env, "ERROR"), "py:traceback",
-                  {"exc_type": None, "exc_message": "", "traceback": True, "frames": len(frames),
-                   "last_frame": f"{path}:{line}" + (f" in {func.strip()}" if func else ""), "cut": True})
+    f = {"exc_type": None, "exc_message": "", "traceback": True, "frames": len(frames),
+         "last_frame": f"{path}:{line}" + (f" in {func.strip()}" if func else ""), "cut": True}
+    f.update(dist_place(frames))
+    return Parsed("torch.exception", level_of(env, "ERROR"), "py:traceback", f)
+
+
+# Where in torch.distributed a traceback stopped, from its frames' files and functions (torch/distributed/
+# in PyTorch's sources): the launcher (the torchrun console script, run.py / launch.py, the elastic agent),
+# the store and rendezvous (rendezvous.py, elastic/rendezvous/, and distributed_c10d.py's functions that
+# wait on the store), or a collective (the other public functions of distributed_c10d.py).
+_DIST_PATH = lazy_re(r"(?:^|/)torch/distributed/(?P<mod>[\w/]{1,80})\.py$|(?:^|/)bin/(?P<bin>torchrun)$")
+_STORE_CALLS = frozenset(("init_process_group", "_store_based_barrier", "_create_c10d_store", "_env_rendezvous_handler",
+                          "_tcp_rendezvous_handler", "_file_rendezvous_handler", "rendezvous", "_new_process_group_helper",
+                          "new_group", "_get_store", "_barrier"))
+_AGENT = ("run", "launch", "launcher/api", "elastic/agent/server/api", "elastic/agent/server/local_elastic_agent",
+          "elastic/multiprocessing/errors/__init__")
+
+
+def dist_place(frames) -> dict[str, str]:
+    """``dist_call`` (the function) and ``dist_where`` (``collective``, ``store``, ``launcher``) of the
+    innermost frame in torch.distributed's sources or torchrun's script; {} when none is."""
+    for path, _line, func in reversed(frames):
+        m = _DIST_PATH.search(path)
+        if m is None:
+            continue
+        func = (func or "").strip()
+        mod = m.group("mod") or ""
+        if m.group("bin") or mod in _AGENT:
+            where = "launcher"
+        elif mod == "rendezvous" or mod.startswith("elastic/rendezvous/") or func in _STORE_CALLS:
+            where = "store"
+        elif mod == "distributed_c10d" and not func.startswith("_"):
+            where = "collective"
+        else:
+            continue
+        return {"dist_call": func, "dist_where": where}
+    return {}
 
 
 def _frame(node: Tree) -> str:
