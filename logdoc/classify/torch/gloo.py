@@ -76,6 +76,7 @@ _GLOO_T = _GlooT()  # one instance: the grammar's cache keeps its plans per shap
 
 def _gloo_location(printed: str) -> tuple[str, str | None, int | None]:
     path, _, line = printed.rpartition(":")
+    path = path.replace("\\", "/")  # a Windows build's `C:\...\gloo\transport\uv\device.cc`
     i = path.rfind("gloo/")
     rel = path[i:] if i >= 0 else path
     return f"{rel}:{line}", rel, int(line) if line.isdigit() else None
