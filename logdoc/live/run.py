@@ -359,12 +359,16 @@ def run_command(cmd: Sequence[str], *, log_dirs: Sequence[str] = (), save: str |
                 timeout = early.timeout() if early else None
                 if exited and open_streams:
                     left = status["at"] + exit_grace - time.monotonic()
-                    if left <= 0:     # something the command started still holds its output open
+                    if -exit_grace < left <= 0 and not q.empty():
+                        # lines already queued (behind a slow parse) are read first, for one more grace at most
+                        timeout = 0
+                    elif left <= 0:   # something the command started still holds its output open
                         parser.stats.warnings.append(
                             f"the command exited, but processes it started still hold its output open; "
                             f"stopped reading {exit_grace:g} s later (they are still running in its process group {pgid})")
                         break
-                    timeout = left if timeout is None else min(timeout, left)
+                    else:
+                        timeout = left if timeout is None else min(timeout, left)
                 try:
                     tag, data = q.get(timeout=timeout)
                 except queue.Empty:

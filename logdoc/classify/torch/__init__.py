@@ -193,8 +193,7 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
 # The heads of PyTorch messages that nothing else starts with: a program that prints an exception
 # after words of its own (`print("training failed, e=", e)`, `logger.error(f"step {i}: {e}")`) puts
 # them mid-line, where no envelope or prefix reading finds them.
-_EMBEDDED_HEADS = ("NCCL error in: ", "NCCL timeout in: ", "Watchdog caught collective operation timeout",
-                   "Gloo connectFullMesh failed", "[enforce fail at ")
+_EMBEDDED_HEADS = ("NCCL error in: ", "NCCL timeout in: ", "Gloo connectFullMesh failed", "[enforce fail at ")
 
 
 def _quoted_by_program(body: str, env: Envelope | None) -> Parsed | None:
