@@ -54,6 +54,17 @@ def _both(sources_fn):
     return plain, quick, again
 
 
+def _folded_thrice(sources_fn, reduce=True):
+    """The plain path, the fast path, and the fast path again (warm caches), each reduced: events,
+    stats and folded counts, for the caller to hold equal."""
+    out = []
+    for on in (False, True, True):
+        with fastpath(on):
+            res = pipeline.parse_sources(sources_fn(), reduce=reduce)
+        out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+    return out
+
+
 def _same(plain, fast):
     pe, ps, pu = plain
     fe, fs, fu = fast
@@ -253,11 +264,7 @@ def test_folded_parse_same_fast_and_plain(tmp_path):
     gen_logs.mixed(str(m), 1, seed=22)
     srcs = lambda: [Source(str(d), path=str(d)), Source(str(m), path=str(m))] + \
         [Source(str(p), path=str(p)) for p in sorted((SAMPLES / "nccl-healthy-2node-16gpu-ib-gdr").glob("*.log"))]
-    out = []
-    for on in (False, True, True):
-        with fastpath(on):
-            res = pipeline.parse_sources(srcs(), reduce=True)
-        out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+    out = _folded_thrice(srcs)
     assert out[0] == out[1] == out[2]
     assert sum(g["count"] for g in out[0][2]) > 8000
 
@@ -292,11 +299,7 @@ def test_bulk_lane_same_shape_other_hex_digits(tmp_path, seed):
             out.append("\tat the record's next line")  # a continuation line: joined to it if it started one
     m = tmp_path / "mutated.log"
     m.write_text("\n".join(out) + "\n")
-    res = []
-    for on in (False, True, True):
-        with fastpath(on):
-            got = pipeline.parse_sources([Source(str(m), path=str(m))], reduce=True)
-        res.append(([e.to_dict() for e in got.events], got.stats.to_dict(), got.folded))
+    res = _folded_thrice(lambda: [Source(str(m), path=str(m))])
     assert res[0] == res[1] == res[2]
     assert lane._BULK_PLANS, "the bulk lane was not used"
     assert any(p.launch for p in lane._BULK_PLANS.values()), "no collective launch was counted without its event"
@@ -441,11 +444,7 @@ def test_bar_lane_same_folded_parse(tmp_path, seed, monkeypatch):
         return got
 
     monkeypatch.setattr(lane.Lane, "bar", counting)
-    out = []
-    for on in (False, True, True):
-        with fastpath(on):
-            res = pipeline.parse_sources([Source(str(p), path=str(p)) for p in (job, mixed, made)], reduce=True)
-        out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+    out = _folded_thrice(lambda: [Source(str(p), path=str(p)) for p in (job, mixed, made)])
     assert out[0] == out[1] == out[2]
     assert sum(used) > 2000 and not all(used), "the bar lane was not used, or took every bar"
 
@@ -536,11 +535,7 @@ def test_lane_message_memo_same_events_across_ranks(tmp_path):
     lane._MESSAGE_MEMO.clear()
     srcs = lambda: [Source(str(p), path=str(p)) for p in sorted(job.glob("*.log"))]
     for reduce in (False, True):
-        out = []
-        for on in (False, True, True):
-            with fastpath(on):
-                res = pipeline.parse_sources(srcs(), reduce=reduce)
-            out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
+        out = _folded_thrice(srcs, reduce=reduce)
         assert out[0] == out[1] == out[2]
     assert len(lane._MESSAGE_MEMO) > 5, "the message memo was not used"
     cases = sorted((ROOT / "tests" / "field" / "cases").glob("*/log.txt"))
@@ -603,9 +598,5 @@ def test_dense_lines_with_an_escape_written_as_text(tmp_path, reduce):
             line = line.replace(" NCCL", f" NC{esc}CL", 1) if r.random() < 0.5 else line.replace("INFO ", f"INFO {esc}", 1)
         out.append(line)
     d.write_text("\n".join(out) + "\n")
-    res = []
-    for on in (False, True, True):
-        with fastpath(on):
-            got = pipeline.parse_sources([Source(str(d), path=str(d))], reduce=reduce)
-        res.append(([e.to_dict() for e in got.events], got.stats.to_dict(), got.folded))
+    res = _folded_thrice(lambda: [Source(str(d), path=str(d))], reduce=reduce)
     assert res[0] == res[1] == res[2]
