@@ -136,3 +136,75 @@ def test_the_aws_ofi_plugin_warnings_get_their_own_candidates():
     efault = [d["category"] for d in _report({"r.log": reg.format(rc=-14, err="Bad address")})["diagnoses"]]
     assert einval[0] == "nccl_bug_or_version_specific" and "gpu_direct_rdma_issue" in einval[1:3]
     assert efault[0] == "gpu_direct_rdma_issue"
+
+
+def _top3(text: str) -> list[str]:
+    return [d["category"] for d in _report({"rank0.log": text})["diagnoses"][:3]]
+
+
+def test_a_bare_system_error_names_shared_memory_next():
+    """ncclSystemError with nothing else in the log: creating, extending or mapping a /dev/shm segment
+    returns it (NCCL's shm code), and a container's default /dev/shm is the commonest case, so it is among
+    the first three even when the log says nothing of the node count."""
+    cats = _top3("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, "
+                 "unhandled system error, NCCL version 2.10.3\n")
+    assert "shm_exhausted" in cats, cats
+
+
+def test_a_bare_unhandled_cuda_error_names_the_release_among_the_first_three():
+    cats = _top3("ncclUnhandledCudaError: Call to CUDA function failed.\n")
+    assert cats[1] == "fabric_manager_or_driver" and "nccl_bug_or_version_specific" in cats, cats
+
+
+def test_a_bare_invalid_usage_is_a_duplicate_gpu_first_and_a_cuda_graph_capture_speaks_for_the_driver():
+    """ncclInvalidUsage: the init's duplicate-GPU check is its commonest source; under CUDA-graph capture
+    (vLLM's pynccl) NCCL returns it when the driver or NCCL's CUDA is too old for capture."""
+    bare = _top3("Failed, NCCL error test.cu:106 'invalid usage'\n")
+    assert bare[0] == "duplicate_gpu", bare
+    captured = _top3(
+        '  File "/opt/venv/lib/python3.10/site-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", '
+        "line 223, in NCCL_CHECK\n"
+        '    raise RuntimeError(f"NCCL error: {error_str}")\n'
+        "RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)\n")
+    assert "fabric_manager_or_driver" in captured[:2], captured
+
+
+def test_a_bare_remote_error_names_the_interface_next():
+    cats = _top3("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                 "ProcessGroupNCCL.cpp:1333, remote process exited or there was a network error, NCCL version 2.18.6\n")
+    assert cats[0] == "peer_process_died" and "wrong_network_interface" in cats, cats
+
+
+def test_a_gloo_receive_timeout_ranks_a_missing_partner():
+    """Gloo's waitRecv timed out: the connection was up and the peer never sent (hung, another
+    collective, busy), so the network causes do not lead."""
+    cats = _top3("[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms "
+                 "for recv operation to complete\n")
+    assert cats[0] == "collective_timeout_hung_rank" and "collective_mismatch" in cats, cats
+    assert "firewall_or_unreachable_peer" not in cats
+
+
+def test_a_socket_closed_in_the_bootstrap_accept_names_the_release_before_2_27_3():
+    """Before NCCL 2.27.3 a connection closed before its magic number failed the bootstrap's accept
+    (src/misc/socket.cc); a trace through bootstrap.cc speaks for it, a 2.27.3 version line against."""
+    trace = ("node1:1234:1240 [0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer node2<36138>\n"
+             "node1:1234:1240 [0] NCCL INFO misc/socket.cc:80 -> 6\n"
+             "node1:1234:1240 [0] NCCL INFO bootstrap.cc:701 -> 6\n")
+    cats = _top3(trace)
+    assert cats[0] == "peer_process_died" and cats[1] == "nccl_bug_or_version_specific", cats
+    new = _top3("node1:1234:1234 [0] NCCL INFO NCCL version 2.28.3+cuda12.9\n" + trace)
+    assert new[1] == "firewall_or_unreachable_peer", new
+
+
+def test_wrong_values_in_nccl_tests_name_the_driver_next():
+    cats = _top3("Out of bounds values : 248 FAILED\n")
+    assert cats[0] == "p2p_acs_iommu_hang" and "fabric_manager_or_driver" in cats, cats
+
+
+def test_a_cut_traceback_waiting_in_main_process_first_names_the_timeout():
+    cats = _top3('Traceback (most recent call last):\n'
+                 '  File "/workspace/run_clm.py", line 414, in main\n'
+                 '    with training_args.main_process_first(desc="dataset map tokenization"):\n'
+                 '  File "/usr/lib/python3.10/contextlib.py", line 135, in __enter__\n'
+                 '    return next(self.gen)\n')
+    assert "timeout_misconfigured" in cats, cats
