@@ -537,6 +537,8 @@ def pack(e: Event, files: dict[str, int]) -> dict[str, Any]:
         v = getattr(e, k)
         if v is not None:
             out[k] = v
+    if e.folds:
+        out["folds"] = e.folds  # the unread facts it carries (logdoc/facts.py)
     fields = e.fields
     if fields:
         msg, fmt = fields.get("message"), fields.get("format")

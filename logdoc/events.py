@@ -54,6 +54,9 @@ class Event:
     rank_source: str | None = None
     attempt: int | None = None
     process: str | None = None  # the name a peeled prefix gave the process (Envelope.process)
+    # Events of the same process this one stands for besides itself: INFO facts that nothing reads
+    # one by one, folded into the event before them (logdoc/facts.py); counted wherever events are.
+    folds: int = 0
 
     def __post_init__(self) -> None:
         if not self.end_line:
@@ -82,6 +85,8 @@ class Event:
             out["attempt"] = self.attempt
         if self.process is not None:
             out["process"] = self.process
+        if self.folds:
+            out["folds"] = self.folds
         return out
 
     @classmethod

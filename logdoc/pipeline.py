@@ -517,12 +517,17 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
 
     for src in srcs:
         head = _head(src)
+        at = len(events)
         if head is not None and is_digest(head):
             add_digest(src, stats, events, unrecognized, names, folded)
         else:
             names.append(src.name)
             events.extend(source_events(src, stats, unrecognized, progress=add, reduce=reduce, folded=folded,
                                         head=head))
+        if reduce and len(events) > at:
+            from .facts import fold_unread
+
+            events[at:] = fold_unread(events[at:])  # the INFO facts nothing reads one by one: counted
         if progress is not None:
             progress.file_done(src.name)
     return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)

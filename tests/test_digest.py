@@ -359,3 +359,26 @@ def test_facts_fold_per_family_and_every_setting_is_kept():
     info = [e for e in evs if e.kind == "nccl.info"]
     assert [e.line for e in info] == [21, 22, 23, 24, line]
     assert sum(g["count"] for g in r.folded("f")) >= 50 - digest.FACT_KEEP
+
+
+@pytest.mark.parametrize("name", ["nccl-healthy-2node-16gpu-ib-gdr", "nccl-socket-fallback"])
+def test_unread_facts_folded_give_the_same_report(name, tmp_path, monkeypatch):
+    """logdoc/facts.py: the INFO facts nothing reads one by one are counted on the event before
+    them; the whole report (counts per rank, file, attempt and source included) is the one every
+    event gives, raw and from a digest written of the folded events."""
+    from logdoc import facts
+
+    paths = [str(SAMPLES / name)]
+    folded = parse_paths(paths, reduce=True)
+    out = tmp_path / "d.json"
+    digest.write(folded, str(out))
+    from_digest = parse_paths([str(out)], reduce=True)
+    with monkeypatch.context() as m:
+        m.setattr(facts, "fold_unread", list)
+        every = parse_paths(paths, reduce=True)
+    assert len(folded.events) < len(every.events)
+    assert sum(1 + e.folds for e in folded.events) == len(every.events)
+    assert facts.fold_unread(list(folded.events)) == folded.events  # again: nothing changes
+    want = json.dumps(build_report(every, rules()), sort_keys=True, default=str)
+    assert json.dumps(build_report(folded, rules()), sort_keys=True, default=str) == want
+    assert json.dumps(build_report(from_digest, rules()), sort_keys=True, default=str) == want

@@ -101,10 +101,11 @@ def build(job: Job, progress_tables: dict[str, Any]) -> dict[str, Any]:
     sources: dict[str, int] = {}
     unattributed = 0
     for ev in events:
+        n = 1 + ev.folds  # the unread facts it carries (logdoc/facts.py)
         if ev.rank is None:
-            unattributed += 1
+            unattributed += n
         else:
-            sources[ev.rank_source or "envelope"] = sources.get(ev.rank_source or "envelope", 0) + 1
+            sources[ev.rank_source or "envelope"] = sources.get(ev.rank_source or "envelope", 0) + n
     return {
         "world_size": job.world_size or (len(members) or None),
         "ranks": ranks,
@@ -149,9 +150,9 @@ def _ranks(job: Job) -> list[dict[str, Any]]:
         slot = shapes.get(key)
         lo = tl.lo_at(i)
         if slot is None:
-            shapes[key] = [1, 1 if is_failure(ev) else 0, lo]
+            shapes[key] = [1 + ev.folds, 1 if is_failure(ev) else 0, lo]
         else:
-            slot[0] += 1
+            slot[0] += 1 + ev.folds
             if is_failure(ev):
                 slot[1] += 1
             if lo is not None and (slot[2] is None or lo > slot[2]):
@@ -219,7 +220,7 @@ def _files(job: Job) -> list[dict[str, Any]]:
         per[name] = {"file": name, "ranks": set(), "events": 0}
     for ev in job.events:
         d = per.setdefault(ev.file, {"file": ev.file, "ranks": set(), "events": 0})
-        d["events"] += 1
+        d["events"] += 1 + ev.folds
         if ev.rank is not None:
             d["ranks"].add(ev.rank)
     out = []
@@ -243,7 +244,7 @@ def _attempts(job: Job) -> list[dict[str, Any]]:
             "attempt": a,
             "ranks": sorted({e.rank for e in evs if e.rank is not None}),
             "files": list(dict.fromkeys(e.file for e in evs))[:64],
-            "events": len(evs),
+            "events": sum(1 + e.folds for e in evs),
             "first_failure": ff.to_dict() if ff else None,
         })
     return out
