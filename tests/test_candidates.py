@@ -208,3 +208,8 @@ def test_a_cut_traceback_waiting_in_main_process_first_names_the_timeout():
                  '  File "/usr/lib/python3.10/contextlib.py", line 135, in __enter__\n'
                  '    return next(self.gen)\n')
     assert "timeout_misconfigured" in cats, cats
+
+
+def test_a_nonblocking_call_timeout_is_a_missing_peer_with_the_timeout_next():
+    cats = _top3("RuntimeError: NCCL timeout when waiting for nonblocking call to become successful.\n")
+    assert cats[0] == "collective_timeout_hung_rank" and cats[1] == "timeout_misconfigured", cats
