@@ -183,7 +183,7 @@ class Feeder:
             lane = self.lane
             if lane is not None and LANE_HEAD.match(text) is not None and lane.ok(text):
                 lane.line(n, text, raw)  # fast: the same event, without unwrapping or assembling
-            elif lane is None or not lane.reduce or "%|" not in text or not lane.bar(n, text):
+            elif lane is None or not lane.reduce or "%|" not in text or not lane.bar(n, text, raw):
                 self.feed(n, text, True)  # (fast: a progress bar of a saturated group is only counted)
         elif self.state and self.needs_every_line(n) and self.wants(n, text):
             self.feed(n, text, False)

@@ -436,14 +436,20 @@ def test_bar_lane_same_folded_parse(tmp_path, seed, monkeypatch):
     made = tmp_path / "bars.log"
     made.write_text("\n".join(lines) + "\n")
     used = []
-    bar = lane.Lane.bar
+    bar, bar_raw = lane.Lane.bar, lane.Lane.bar_raw
 
-    def counting(self, n, text):
-        got = bar(self, n, text)
+    def counting(self, n, text, raw=None):
+        got = bar(self, n, text, raw)
+        used.append(got)
+        return got
+
+    def counting_raw(self, n, raw):
+        got = bar_raw(self, n, raw)
         used.append(got)
         return got
 
     monkeypatch.setattr(lane.Lane, "bar", counting)
+    monkeypatch.setattr(lane.Lane, "bar_raw", counting_raw)
     out = _folded_thrice(lambda: [Source(str(p), path=str(p)) for p in (job, mixed, made)])
     assert out[0] == out[1] == out[2]
     assert sum(used) > 2000 and not all(used), "the bar lane was not used, or took every bar"
@@ -600,3 +606,138 @@ def test_dense_lines_with_an_escape_written_as_text(tmp_path, reduce):
     d.write_text("\n".join(out) + "\n")
     res = _folded_thrice(lambda: [Source(str(d), path=str(d))], reduce=reduce)
     assert res[0] == res[1] == res[2]
+
+
+def _digit_values(parsed) -> list:
+    """The parts of a parsed pattern that tell one digit from another (a literal digit, a class
+    holding some digits but not all, a group reference)."""
+    try:
+        from re import _constants as sc
+    except ImportError:  # Python < 3.11
+        import sre_constants as sc
+    digits = set(range(48, 58))
+    out = []
+    for op, av in parsed:
+        if op in (sc.LITERAL, sc.NOT_LITERAL) and av in digits:
+            out.append(chr(av))
+        elif op is sc.IN:
+            cover = set()
+            for o, a in av:
+                if o is sc.LITERAL:
+                    cover.add(a)
+                elif o is sc.RANGE:
+                    cover |= set(range(a[0], a[1] + 1))
+                elif o is sc.CATEGORY and a in (sc.CATEGORY_DIGIT, sc.CATEGORY_WORD):
+                    cover |= digits
+            if cover & digits and cover & digits != digits:
+                out.append(sorted(map(chr, cover & digits)))
+        elif op in (sc.MAX_REPEAT, sc.MIN_REPEAT) or op is getattr(sc, "POSSESSIVE_REPEAT", None):
+            out += _digit_values(av[2])
+        elif op is sc.SUBPATTERN or op is getattr(sc, "ATOMIC_GROUP", None):
+            out += _digit_values(av[-1] if op is sc.SUBPATTERN else av)
+        elif op is sc.BRANCH:
+            for b in av[1]:
+                out += _digit_values(b)
+        elif op in (sc.ASSERT, sc.ASSERT_NOT):
+            out += _digit_values(av[1])
+        elif op in (sc.GROUPREF, sc.GROUPREF_EXISTS):
+            out.append(op)
+    return out
+
+
+def test_bar_shape_patterns_read_no_digit_value():
+    """``Lane.bar_raw`` counts a bar whose bytes, digits read as 0, are those of a bar read before
+    without an envelope: that holds only while what ``Lane.bar`` asks of the text (unwrap and its
+    residue, may_start, bar_alone, quiet_ok, LANE_HEAD) never tells one digit from another. Every
+    pattern of those modules reads a digit as a digit only; their literals with digits are refused
+    by the memo (``lane._BAR_REFUSED``); the envelopes filed by a first digit are the same for all."""
+    import re as _re
+
+    try:
+        from re import _parser as sp
+    except ImportError:  # Python < 3.11
+        import sre_parse as sp
+    from logdoc import blocks, envelope, residue
+    from logdoc.classify import torch as torch_cls
+    from logdoc.fast import plans
+    from logdoc.lazyre import Pattern
+
+    found = []
+
+    def collect(x, depth=0):
+        if isinstance(x, (Pattern, _re.Pattern)):
+            found.append(x)
+        elif depth < 4 and isinstance(x, (list, tuple, set, frozenset, dict)):
+            for y in (x.values() if isinstance(x, dict) else x):
+                collect(y, depth + 1)
+
+    for mod in (envelope, residue, blocks):
+        for value in vars(mod).values():
+            collect(value)
+    found += [torch_cls._TQDM, plans.LANE_HEAD]
+    assert len(found) > 60
+    bad = {}
+    for p in found:
+        flags = p._source[1] if hasattr(p, "_source") else p.flags
+        got = _digit_values(sp.parse(p.pattern, flags))
+        if got:
+            bad[p.pattern[:80]] = got
+    assert not bad, bad
+    firsts = {tuple(envelope._BY_FIRST.get(d, ())) for d in "0123456789"}
+    assert len(firsts) == 1
+    literals = set()
+    for mod in (envelope, residue, blocks):
+        for name, value in vars(mod).items():
+            vals = [value] if isinstance(value, str) else list(value) if isinstance(value, (tuple, frozenset)) else []
+            for v in vals:
+                if isinstance(v, str) and any(c.isdigit() for c in v) and not name.startswith("__"):
+                    literals.add((mod.__name__, name, v))
+    # the regex sources (_TS, _HOST), the first digits of the envelope table, and residue's `[c10d`
+    allowed = {("logdoc.envelope", "_TS"), ("logdoc.envelope", "_HOST"), ("logdoc.envelope", "ENVELOPES"),
+               ("logdoc.residue", "_PROTECTED")}
+    assert {(m, n) for m, n, _ in literals} <= allowed, literals
+    assert all(v.encode().translate(lane._DIGIT0) in b"".join(lane._BAR_REFUSED) or m != "logdoc.residue"
+               or not any(c.isdigit() for c in v) for m, n, v in literals)
+    assert b"c00d" in lane._BAR_REFUSED and b"#000[" in lane._BAR_REFUSED
+
+
+def test_bar_raw_counts_bars_from_their_bytes(tmp_path, monkeypatch):
+    """Bars that differ only in their digits (CR-redrawn or not, with and without a tee prefix, the
+    refused literals among them) are counted from their bytes, and the folded parse is the plain path's."""
+    from logdoc import paste
+
+    monkeypatch.setattr(paste, "REPAIR_MAX", 1 << 10)  # read as a large file is (no paste repair: the lanes)
+    r = random.Random(7)
+    lines = []
+    for i in range(4000):
+        pct = r.randrange(101)
+        bar = f"Epoch {r.randrange(200)}: {pct:3d}%|{'█' * (pct // 10):10}| {pct * 10}/1000 [0{r.randrange(10)}:{r.randrange(60):02d}<01:00, {r.random() * 9:.2f}it/s]"
+        pick = r.random()
+        if pick < 0.5:
+            lines.append(bar)
+        elif pick < 0.6:
+            lines.append(f"{bar}\r{bar}")
+        elif pick < 0.7:
+            lines.append(f"[default{r.randrange(4)}]:{bar}")
+        elif pick < 0.75:
+            lines.append(f"[c{r.randrange(100)}d] {bar}")
+        elif pick < 0.8:
+            lines.append(f"#0{r.randrange(100)}[ {bar}")
+        elif pick < 0.85:
+            lines.append(f"/x/torch/y.py:{i}: UserWarning: step {i}")
+        else:
+            lines.append(f"step {i} loss {r.random():.3f}")
+    made = tmp_path / "bars.log"
+    made.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    counted = []
+    orig = lane.Lane.bar_raw
+
+    def counting(self, n, raw):
+        got = orig(self, n, raw)
+        counted.append(got)
+        return got
+
+    monkeypatch.setattr(lane.Lane, "bar_raw", counting)
+    out = _folded_thrice(lambda: [Source(str(made), path=str(made))])
+    assert out[0] == out[1] == out[2]
+    assert sum(counted) > 1000

@@ -20,7 +20,9 @@ saturated group without building its event (:meth:`Lane.bulk` says why that is t
 
 The bar lane (folding only): a progress bar (``Epoch 0:  46%|####  | 461/1000 [07:41<08:59, ...]``)
 read while nothing is open is counted into its stream's saturated ``app.progress`` group without
-being assembled, classified or built (:meth:`Lane.bar`).
+being assembled, classified or built (:meth:`Lane.bar`); a bar whose bytes, their digits read as
+``0``, are those of a bar read before without an envelope is counted so from its bytes, without
+being cleaned, decoded or unwrapped (:meth:`Lane.bar_raw`, :data:`_BAR_SHAPES`).
 """
 from __future__ import annotations
 
@@ -85,6 +87,15 @@ class Seen:
 
 
 _LANE_MEMO: dict[str, LaneHit] = {}
+# The bar lane's memo by bytes (Lane.bar_raw): a bar's clean bytes (after its last CR) with every ASCII digit
+# read as 0 -> whether no quiet record would take it (quiet_ok), for the bars read without an envelope.
+_BAR_SHAPES: dict[bytes, bool] = {}
+MAX_BAR_SHAPES = 1 << 12
+_DIGIT0 = bytes.maketrans(b"123456789", b"000000000")
+_C0 = bytes(range(32)) + b"\x7f"
+_NO_STREAM = Envelope().stream_key()
+# the literals with digits among the tests bar() runs (read.source's `#033[`, residue's `[c10d`), as keys hold them
+_BAR_REFUSED = (b"#000[", b"c00d")
 _MESSAGE_MEMO: dict[str, tuple] = {}  # a lane line's message (after its header) -> kind, level, template, fields
 _RAW_LANE: dict[bytes, Seen] = {}
 
@@ -208,7 +219,7 @@ class Lane:
         self.stats.understood_line()
         self.out.append(hit.event(self.name, n, text))
 
-    def bar(self, n: int, text: str) -> bool:
+    def bar(self, n: int, text: str, raw: bytes | None = None) -> bool:
         """The bar lane (folding only): count line ``n``, a candidate line holding ``%|``, into its
         stream's saturated ``app.progress`` group without its event. False: nothing was done but
         what ``Feeder.feed`` does first (idle records closed), and the caller feeds it. What
@@ -230,19 +241,64 @@ class Lane:
         env, msg = unwrap(text)
         if may_start(msg, env) or not bar_alone(msg):
             return False
-        if st == 1 and (not quiet_ok(msg) or asm.stream_open(env.stream_key())):
+        qok = quiet_ok(msg)
+        if raw is not None and msg == text and env == _ENV0:
+            _learn_bar(raw, text, qok)
+        if st == 1 and (not qok or asm.stream_open(env.stream_key())):
             return False
         stream = (env.host, env.pid, env.rank, env.local_rank, env.node_rank)
         gk = self.bar_keys.get(stream)
         if gk is None:
-            if len(self.bar_keys) >= MAX_BULK_PLANS:
-                self.bar_keys.clear()
-            probe = Event("app.progress", "INFO", self.name, n, msg, n, env.rank, env.local_rank, env.node_rank,
-                          env.host, env.pid, env.time, BAR_TEMPLATE, {})
-            gk = self.bar_keys[stream] = self.group_key(probe)
+            gk = self._bar_key(stream, n, env, msg)
         name = self.name
         classify = self.classify
         if not self.out.saturated(gk[0], gk[1], n, lambda: classify(Record(n, n, env, msg), name)):
+            return False
+        self.folded += 1
+        return True
+
+    def _bar_key(self, stream: tuple, n: int, env: Envelope, msg: str) -> tuple:
+        if len(self.bar_keys) >= MAX_BULK_PLANS:
+            self.bar_keys.clear()
+        probe = Event("app.progress", "INFO", self.name, n, msg, n, env.rank, env.local_rank, env.node_rank,
+                      env.host, env.pid, env.time, BAR_TEMPLATE, {})
+        gk = self.bar_keys[stream] = self.group_key(probe)
+        return gk
+
+    def bar_raw(self, n: int, raw: bytes) -> bool:
+        """:meth:`bar` of a candidate line from its bytes, when its clean bytes with every ASCII digit
+        read as ``0`` are those of a bar :meth:`bar` read without an envelope (:data:`_BAR_SHAPES`).
+        False: nothing was done but what ``Feeder.feed`` does first (idle records closed), and the
+        caller takes the usual path.
+
+        Why the bytes are enough: the clean text of such a line is its bytes after the last CR,
+        decoded (:func:`_learn_bar` took only bytes without control bytes, escapes written out as
+        text or a backslash, and valid UTF-8, and digits are ASCII); and what :meth:`bar` asks of the
+        text (``unwrap`` peels nothing and leaves the text whole, ``may_start`` is false, ``bar_alone``
+        true, ``quiet_ok``, no ``NCCL``, `` WARN ``, `` INFO ``) is the same for every text that differs
+        from it only in the values of its digits: their patterns read a digit as ``\\d`` only
+        (``tests/test_fastpath.py::test_bar_shape_patterns_read_no_digit_value`` holds them to it),
+        and their code asks ``isdecimal``/``isdigit`` or a count of digits, never a value, on that way."""
+        if b"\r" in raw:
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            raw = raw[raw.rfind(b"\r") + 1:]
+        qok = _BAR_SHAPES.get(raw.translate(_DIGIT0))
+        if qok is None:
+            return False
+        feeder = self.feeder
+        asm = feeder.asm
+        if asm.has_open_block:
+            feeder._close_idle(n)  # as feed() does first
+        st = feeder.lane_state
+        if st == 2 or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
+            return False
+        gk = self.bar_keys.get((None, None, None, None, None))
+        if gk is None:
+            gk = self._bar_key((None, None, None, None, None), n, Envelope(), raw.decode())
+        name = self.name
+        classify = self.classify
+        if not self.out.saturated(gk[0], gk[1], n, lambda: classify(Record(n, n, Envelope(), raw.decode()), name)):
             return False
         self.folded += 1
         return True
@@ -405,6 +461,29 @@ class Lane:
     def _build(self, n: int, text: str) -> Event | None:
         """The event of lane line ``n`` (a launch counted by :meth:`_launch` that stays in its tail)."""
         return self.classify(Record(n, n, Envelope(), text), self.name)
+
+
+def _learn_bar(raw: bytes, text: str, qok: bool) -> None:
+    """Remember, for :meth:`Lane.bar_raw`, a bar line that :meth:`Lane.bar` read without an envelope:
+    its clean bytes (after its last CR) with every digit read as 0. Only bytes without control bytes,
+    escapes written out as text (``#033[``, ``^[[``, a backslash) and valid UTF-8 that decode to ``text``
+    (what ``read.source._clean`` returns for them)."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    raw = raw[raw.rfind(b"\r") + 1:]
+    if len(raw.translate(None, _C0)) != len(raw) or b"\\" in raw or b"^[[" in raw:
+        return
+    key = raw.translate(_DIGIT0)
+    if any(w in key for w in _BAR_REFUSED):
+        return  # the literals with digits that the readers ask for: the key cannot tell them apart
+    try:
+        if raw.decode() != text:
+            return
+    except UnicodeDecodeError:
+        return
+    if len(_BAR_SHAPES) >= MAX_BAR_SHAPES:
+        _BAR_SHAPES.clear()
+    _BAR_SHAPES[key] = qok
 
 
 def _deep(v):

@@ -89,12 +89,15 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     bulk = lane.bulk if lane is not None and lane.reduce else None
     launch = lane.launch if bulk is not None else None
     fold = lane.fold if lane is not None and lane.reduce else None
+    bars = lane.bar_raw if lane is not None and lane.reduce else None
     hexb = _HEXB
     cand_bytes = prefilter.CANDIDATE_BYTES.search
     every = feeder.every
     stats = feeder.stats
     for raw in buf[start:end - 1].split(sep) if end > start else ():
         lineno += 1
+        if bars is not None and b"%|" in raw and bars(lineno, raw):
+            continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
         if ctrl is not None and ctrl(raw) is not None:
             text = clean(raw)
             line(lineno, text, cand(text) is not None)
@@ -163,6 +166,7 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
     lane = feeder.lane
     bulk = lane.bulk if lane is not None and lane.reduce else None
     fold = lane.fold if lane is not None and lane.reduce else None
+    bars = lane.bar_raw if lane is not None and lane.reduce else None
     hexb = _HEXB
     quiet_skip = _quiet_skip
     pos = start
@@ -175,6 +179,10 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
             nl = find(sep, pos, end)
             while idx < m and order[idx] < pos:
                 idx += 1
+            if bars is not None and b"%|" in buf[pos:nl] and bars(lineno + 1, buf[pos:nl]):
+                lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
+                pos = nl + 1
+                continue
             if feeder.state == 1 and (idx >= m or order[idx] != pos) and quiet_skip(buf[pos:nl]):
                 # only quiet records are open and the line is no candidate and cannot continue one
                 # (printable ASCII only, so its bytes are its clean text): line() would count it
@@ -220,6 +228,8 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
             plan = plans.get(raw.translate(None, hexb))
             if plan is not None and bulk(lineno, raw, plan):
                 continue
+        if bars is not None and b"%|" in raw and bars(lineno, raw):
+            continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
         text = clean(raw)
         feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
