@@ -201,35 +201,45 @@ def test_follow_reads_a_short_paste_as_explain_reads_it():
 # explain - --follow
 
 
+FOLLOW_CEILING = 180  # seconds: an upper bound for a loaded machine, never a wait (the waits end on the event)
+
+
 class _Collector(threading.Thread):
-    """Read a pipe to its end in the background, remembering when each piece arrived."""
+    """Read a pipe to its end in the background, remembering when each piece arrived; a waiter is
+    woken by each piece and by the end of the pipe (:meth:`wait_for`)."""
 
     def __init__(self, pipe):
         super().__init__(daemon=True)
         self.pipe = pipe
         self.chunks: list[tuple[float, bytes]] = []
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
+        self.ended = False
 
     def run(self):
         fd = self.pipe.fileno()
-        while True:
-            data = os.read(fd, 65536)
-            if not data:
-                break
+        try:
+            while True:
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                with self.lock:
+                    self.chunks.append((time.monotonic(), data))
+                    self.lock.notify_all()
+        finally:
             with self.lock:
-                self.chunks.append((time.monotonic(), data))
+                self.ended = True
+                self.lock.notify_all()
 
     def data(self) -> bytes:
         with self.lock:
             return b"".join(c for _, c in self.chunks)
 
     def wait_for(self, needle: bytes, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if needle in self.data():
-                return True
-            time.sleep(0.05)
-        return False
+        """Whether ``needle`` arrives before ``timeout`` seconds pass or the pipe ends: woken by
+        every piece read, so it returns as soon as the needle is there (a ceiling, not a wait)."""
+        with self.lock:
+            self.lock.wait_for(lambda: needle in b"".join(c for _, c in self.chunks) or self.ended, timeout)
+            return needle in b"".join(c for _, c in self.chunks)
 
 
 def test_follow_passes_every_byte_through_and_warns_before_the_end():
@@ -249,17 +259,18 @@ def test_follow_passes_every_byte_through_and_warns_before_the_end():
         for i in range(0, len(first), 1000):
             p.stdin.write(first[i:i + 1000])
             p.stdin.flush()
-        # the pass-through does not wait for the end of input
-        assert out.wait_for(shm[104], timeout=20), out.data()[-300:]
+        # the pass-through does not wait for the end of input (the ceilings are for a loaded machine:
+        # each wait ends when what it waits for arrives)
+        assert out.wait_for(shm[104], timeout=FOLLOW_CEILING), out.data()[-300:]
         assert out.data() == first
         # the root cause is announced while the input is still open
-        assert err.wait_for(b"[LD30", timeout=20), err.data()
+        assert err.wait_for(b"[LD30", timeout=FOLLOW_CEILING), err.data()
         early = err.data()
         assert b"root cause" in early and b"/dev/shm" in early
         assert b"Read " not in early                 # the full report has not started
         p.stdin.write(rest)
         p.stdin.close()
-        rc = p.wait(timeout=30)
+        rc = p.wait(timeout=FOLLOW_CEILING)
     finally:
         if p.poll() is None:
             p.kill()
@@ -312,12 +323,12 @@ def test_follow_reads_on_after_the_first_ctrl_c():
     try:
         p.stdin.write(b"training step 1\n")
         p.stdin.flush()
-        assert out.wait_for(b"step 1", 20)
+        assert out.wait_for(b"step 1", FOLLOW_CEILING)
         p.send_signal(signal.SIGINT)
-        assert err.wait_for(b"Ctrl-C again", 20), err.data()
+        assert err.wait_for(b"Ctrl-C again", FOLLOW_CEILING), err.data()
         p.stdin.write(b"job shutting down after SIGINT\n")
         p.stdin.flush()
-        assert out.wait_for(b"shutting down", 20)
+        assert out.wait_for(b"shutting down", FOLLOW_CEILING)
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=20)
     finally:
