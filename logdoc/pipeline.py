@@ -47,6 +47,7 @@ from .fast import enabled as fast_enabled
 from .fast.grep import GrepFailed, GrepHits
 from .fast.lane import LANE_HEAD, Lane
 from .fast.memo import text_classify, torch_classify
+from .fast.memo import unwrap as unwrap_memo
 from .fast.scan import scan
 from .lazyre import lazy_re
 from .read import prefilter
@@ -132,7 +133,7 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
-                 "paste", "every", "owed")
+                 "paste", "every", "owed", "unwrap")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -153,6 +154,7 @@ class Feeder:
 
             self.reduce = isinstance(out, Reducer)
         self.lane = Lane(self, classify_record) if fast_enabled() else None  # fast: the NCCL lane
+        self.unwrap = unwrap_memo if fast_enabled() else unwrap  # fast: a line fed again is unwrapped once
 
     def needs_every_line(self, n: int) -> bool:
         """Whether line ``n`` is looked at even without a keyword (the state does not change
@@ -206,7 +208,7 @@ class Feeder:
         asm = self.asm
         if asm.has_open_block:
             self._close_idle(n)
-        env, msg = unwrap(text)
+        env, msg = self.unwrap(text)
         if self.paste is not None:
             self.paste.apply(n, env)
         recs = asm.feed(n, env, msg)

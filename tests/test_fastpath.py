@@ -650,7 +650,7 @@ def test_bar_shape_patterns_read_no_digit_value():
     without an envelope: that holds only while what ``Lane.bar`` asks of the text (unwrap and its
     residue, may_start, bar_alone, quiet_ok, LANE_HEAD) never tells one digit from another. Every
     pattern of those modules reads a digit as a digit only; their literals with digits are refused
-    by the memo (``lane._BAR_REFUSED``); the envelopes filed by a first digit are the same for all."""
+    by the memo (``bars._BAR_REFUSED``); the envelopes filed by a first digit are the same for all."""
     import re as _re
 
     try:
@@ -659,7 +659,7 @@ def test_bar_shape_patterns_read_no_digit_value():
         import sre_parse as sp
     from logdoc import blocks, envelope, residue
     from logdoc.classify import torch as torch_cls
-    from logdoc.fast import plans
+    from logdoc.fast import bars, plans
     from logdoc.lazyre import Pattern
 
     found = []
@@ -696,9 +696,9 @@ def test_bar_shape_patterns_read_no_digit_value():
     allowed = {("logdoc.envelope", "_TS"), ("logdoc.envelope", "_HOST"), ("logdoc.envelope", "ENVELOPES"),
                ("logdoc.residue", "_PROTECTED")}
     assert {(m, n) for m, n, _ in literals} <= allowed, literals
-    assert all(v.encode().translate(lane._DIGIT0) in b"".join(lane._BAR_REFUSED) or m != "logdoc.residue"
+    assert all(v.encode().translate(bars._DIGIT0) in b"".join(bars._BAR_REFUSED) or m != "logdoc.residue"
                or not any(c.isdigit() for c in v) for m, n, v in literals)
-    assert b"c00d" in lane._BAR_REFUSED and b"#000[" in lane._BAR_REFUSED
+    assert b"c00d" in bars._BAR_REFUSED and b"#000[" in bars._BAR_REFUSED
 
 
 def test_bar_raw_counts_bars_from_their_bytes(tmp_path, monkeypatch):
@@ -741,3 +741,21 @@ def test_bar_raw_counts_bars_from_their_bytes(tmp_path, monkeypatch):
     out = _folded_thrice(lambda: [Source(str(made), path=str(made))])
     assert out[0] == out[1] == out[2]
     assert sum(counted) > 1000
+
+
+def test_unwrap_memo_is_unwrap():
+    """``fast.memo.unwrap`` (a fed line unwrapped once per text) gives what ``envelope.unwrap`` gives,
+    on every sample line, read first and again, and never the same envelope twice (it is changed)."""
+    from logdoc.envelope import unwrap
+    from logdoc.fast import memo
+
+    memo._UNWRAP_MEMO.clear()
+    seen = 0
+    for path in sorted(SAMPLES.rglob("*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            want = unwrap(line)
+            first, again = memo.unwrap(line), memo.unwrap(line)
+            assert first == want and again == want, line
+            assert again[0] is not first[0]
+            seen += 1
+    assert seen > 1000 and memo._UNWRAP_MEMO

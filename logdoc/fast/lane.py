@@ -18,28 +18,27 @@ The bulk lane (folding only): a line whose bytes have the shape of a line alread
 catalog format (``_BULK_PLANS``, shape = the bytes without hex digits) is counted into its
 saturated group without building its event (:meth:`Lane.bulk` says why that is the same).
 
-The bar lane (folding only): a progress bar (``Epoch 0:  46%|####  | 461/1000 [07:41<08:59, ...]``)
-read while nothing is open is counted into its stream's saturated ``app.progress`` group without
-being assembled, classified or built (:meth:`Lane.bar`); a bar whose bytes, their digits read as
-``0``, are those of a bar read before without an envelope is counted so from its bytes, without
-being cleaned, decoded or unwrapped (:meth:`Lane.bar_raw`, :data:`_BAR_SHAPES`).
+The bar lane (folding only, :mod:`logdoc.fast.bars`): a progress bar read while nothing is open is
+counted into its stream's saturated ``app.progress`` group without being assembled, classified or
+built (:meth:`Lane.bar`), from its bytes when their shape was read before (:meth:`Lane.bar_raw`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Any, Callable
 
 from .. import nccl
+from .bars import bar, bar_raw
 from .plans import _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, LANE_HEAD, MAX_BULK_PLANS, BulkPlan, launch_plan, learn
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
-from ..classify.torch import BAR_TEMPLATE, bar_alone
-from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain, unwrap
+from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain
 from ..events import Envelope, Event
 from ..classify.formats import SHORT_TEXT
 
 MAX_LANE_MEMO = 1 << 13
-MAX_MESSAGE_MEMO = 1 << 13
+MAX_MESSAGE_MEMO = 1 << 14  # full: its older half is dropped (a job's messages outnumber it: the recent ones stay)
 _ENV0 = Envelope()
 _W1, _W2 = MAY_START_WORDS
 
@@ -87,15 +86,6 @@ class Seen:
 
 
 _LANE_MEMO: dict[str, LaneHit] = {}
-# The bar lane's memo by bytes (Lane.bar_raw): a bar's clean bytes (after its last CR) with every ASCII digit
-# read as 0 -> whether no quiet record would take it (quiet_ok), for the bars read without an envelope.
-_BAR_SHAPES: dict[bytes, bool] = {}
-MAX_BAR_SHAPES = 1 << 12
-_DIGIT0 = bytes.maketrans(b"123456789", b"000000000")
-_C0 = bytes(range(32)) + b"\x7f"
-_NO_STREAM = Envelope().stream_key()
-# the literals with digits among the tests bar() runs (read.source's `#033[`, residue's `[c10d`), as keys hold them
-_BAR_REFUSED = (b"#000[", b"c00d")
 _MESSAGE_MEMO: dict[str, tuple] = {}  # a lane line's message (after its header) -> kind, level, template, fields
 _RAW_LANE: dict[bytes, Seen] = {}
 
@@ -196,6 +186,8 @@ class Lane:
                     _RAW_LANE.clear()
                 _RAW_LANE[raw] = Seen(hit, text, quiet_ok(text))
         if hit is None:
+            if self.reduce and self._fold_message(n, text):
+                return
             ev = message_event(self.name, n, text, self.classify)
             if ev is None:
                 self.feeder.settle([Record(n, n, Envelope(), text)], -1)
@@ -219,89 +211,43 @@ class Lane:
         self.stats.understood_line()
         self.out.append(hit.event(self.name, n, text))
 
-    def bar(self, n: int, text: str, raw: bytes | None = None) -> bool:
-        """The bar lane (folding only): count line ``n``, a candidate line holding ``%|``, into its
-        stream's saturated ``app.progress`` group without its event. False: nothing was done but
-        what ``Feeder.feed`` does first (idle records closed), and the caller feeds it. What
-        ``Feeder.feed`` would do with it, checked here: the assembler hands it back alone and
-        changes nothing (``may_start`` false: it opens nothing; nothing open, or only quiet records
-        and the line is none of their continuation lines and not of their streams), the NCCL reader
-        passes it by (no ``NCCL``, `` WARN ``, `` INFO ``), the PyTorch reader reads it as a bar
-        alone (``classify.torch.bar_alone``, whose event has no nested message), and the group is
-        the one ``digest.group_key`` gives the event of that stream."""
-        if "NCCL" in text or " WARN " in text or " INFO " in text:
+    def _fold_message(self, n: int, text: str) -> bool:
+        """:meth:`line` (folding only) for a line whose message the lane read before
+        (``_MESSAGE_MEMO``, :func:`message_event`) when the group of its event keeps no more: counted
+        into it without the event (built only if it stays the group's last). The group key is read
+        from an event that holds the message's reading and the header's host and pid
+        (``digest.group_key`` reads neither ``tid`` nor ``dev``); not a bulk format's line, whose shape
+        the bulk lane learns from it. False: nothing was done."""
+        if len(text) >= 640:
             return False
-        feeder = self.feeder
-        asm = feeder.asm
-        if asm.has_open_block:
-            feeder._close_idle(n)  # as feed() does first (then again, closing nothing)
-        st = feeder.lane_state
-        if st == 2:
+        m = LANE_HEAD.match(text)
+        if m is None:
             return False
-        env, msg = unwrap(text)
-        if may_start(msg, env) or not bar_alone(msg):
+        got = _MESSAGE_MEMO.get(text[m.end():])
+        if got is None:
             return False
-        qok = quiet_ok(msg)
-        if raw is not None and msg == text and env == _ENV0:
-            _learn_bar(raw, text, qok)
-        if st == 1 and (not qok or asm.stream_open(env.stream_key())):
+        kind, level, template, rest = got
+        if kind == "nccl.info" and template in _bulk():
+            return False  # the bulk lane learns its plans from such lines (line())
+        probe = Event(kind, level, self.name, n, text, n, None, None, None, m.group(1) or None, int(m.group(2)), None,
+                      template, rest)
+        limit, key = self.group_key(probe)
+        g = self.out.full_group(limit, key)
+        if g is None:
             return False
-        stream = (env.host, env.pid, env.rank, env.local_rank, env.node_rank)
-        gk = self.bar_keys.get(stream)
-        if gk is None:
-            gk = self._bar_key(stream, n, env, msg)
         name = self.name
         classify = self.classify
-        if not self.out.saturated(gk[0], gk[1], n, lambda: classify(Record(n, n, env, msg), name)):
-            return False
+        self.out.count_into(g, n, lambda: message_event(name, n, text, classify))
         self.folded += 1
         return True
 
-    def _bar_key(self, stream: tuple, n: int, env: Envelope, msg: str) -> tuple:
-        if len(self.bar_keys) >= MAX_BULK_PLANS:
-            self.bar_keys.clear()
-        probe = Event("app.progress", "INFO", self.name, n, msg, n, env.rank, env.local_rank, env.node_rank,
-                      env.host, env.pid, env.time, BAR_TEMPLATE, {})
-        gk = self.bar_keys[stream] = self.group_key(probe)
-        return gk
+    def bar(self, n: int, text: str, raw: bytes | None = None) -> bool:
+        """The bar lane (:func:`logdoc.fast.bars.bar`)."""
+        return bar(self, n, text, raw)
 
     def bar_raw(self, n: int, raw: bytes) -> bool:
-        """:meth:`bar` of a candidate line from its bytes, when its clean bytes with every ASCII digit
-        read as ``0`` are those of a bar :meth:`bar` read without an envelope (:data:`_BAR_SHAPES`).
-        False: nothing was done but what ``Feeder.feed`` does first (idle records closed), and the
-        caller takes the usual path.
-
-        Why the bytes are enough: the clean text of such a line is its bytes after the last CR,
-        decoded (:func:`_learn_bar` took only bytes without control bytes, escapes written out as
-        text or a backslash, and valid UTF-8, and digits are ASCII); and what :meth:`bar` asks of the
-        text (``unwrap`` peels nothing and leaves the text whole, ``may_start`` is false, ``bar_alone``
-        true, ``quiet_ok``, no ``NCCL``, `` WARN ``, `` INFO ``) is the same for every text that differs
-        from it only in the values of its digits: their patterns read a digit as ``\\d`` only
-        (``tests/test_fastpath.py::test_bar_shape_patterns_read_no_digit_value`` holds them to it),
-        and their code asks ``isdecimal``/``isdigit`` or a count of digits, never a value, on that way."""
-        if b"\r" in raw:
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            raw = raw[raw.rfind(b"\r") + 1:]
-        qok = _BAR_SHAPES.get(raw.translate(_DIGIT0))
-        if qok is None:
-            return False
-        feeder = self.feeder
-        asm = feeder.asm
-        if asm.has_open_block:
-            feeder._close_idle(n)  # as feed() does first
-        st = feeder.lane_state
-        if st == 2 or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
-            return False
-        gk = self.bar_keys.get((None, None, None, None, None))
-        if gk is None:
-            gk = self._bar_key((None, None, None, None, None), n, Envelope(), raw.decode())
-        name = self.name
-        classify = self.classify
-        if not self.out.saturated(gk[0], gk[1], n, lambda: classify(Record(n, n, Envelope(), raw.decode()), name)):
-            return False
-        self.folded += 1
-        return True
+        """The bar lane from a line's bytes (:func:`logdoc.fast.bars.bar_raw`)."""
+        return bar_raw(self, n, raw)
 
     def bulk(self, n: int, raw: bytes, plan: BulkPlan) -> bool:
         """The bulk lane (folding only, ``lane_state`` 0 or 1): count line ``n`` into its saturated
@@ -463,29 +409,6 @@ class Lane:
         return self.classify(Record(n, n, Envelope(), text), self.name)
 
 
-def _learn_bar(raw: bytes, text: str, qok: bool) -> None:
-    """Remember, for :meth:`Lane.bar_raw`, a bar line that :meth:`Lane.bar` read without an envelope:
-    its clean bytes (after its last CR) with every digit read as 0. Only bytes without control bytes,
-    escapes written out as text (``#033[``, ``^[[``, a backslash) and valid UTF-8 that decode to ``text``
-    (what ``read.source._clean`` returns for them)."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    raw = raw[raw.rfind(b"\r") + 1:]
-    if len(raw.translate(None, _C0)) != len(raw) or b"\\" in raw or b"^[[" in raw:
-        return
-    key = raw.translate(_DIGIT0)
-    if any(w in key for w in _BAR_REFUSED):
-        return  # the literals with digits that the readers ask for: the key cannot tell them apart
-    try:
-        if raw.decode() != text:
-            return
-    except UnicodeDecodeError:
-        return
-    if len(_BAR_SHAPES) >= MAX_BAR_SHAPES:
-        _BAR_SHAPES.clear()
-    _BAR_SHAPES[key] = qok
-
-
 def _deep(v):
     if isinstance(v, list):
         return [_deep(x) for x in v]
@@ -528,6 +451,7 @@ def message_event(name: str, n: int, text: str, classify: Callable[[Record, str]
     if keys[:3] == ["tid", "dev", "message"] and f["tid"] == tid and f["dev"] == dev and f["message"] == msg \
             and ev.host == host and ev.pid == pid and ev.time is None and ev.rank is None and ev.text == text:
         if len(_MESSAGE_MEMO) >= MAX_MESSAGE_MEMO:
-            _MESSAGE_MEMO.clear()
+            for old in list(islice(_MESSAGE_MEMO, MAX_MESSAGE_MEMO // 2)):
+                del _MESSAGE_MEMO[old]
         _MESSAGE_MEMO[msg] = (ev.kind, ev.level, ev.template, {k: _deep(f[k]) for k in keys[2:]})
     return ev

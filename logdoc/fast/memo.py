@@ -1,17 +1,26 @@
-"""Classifications remembered; plain twins: :func:`logdoc.classify.torch.classify`, and for
-:func:`text_classify` the last steps of :func:`logdoc.pipeline.classify_record`.
+"""Classifications remembered; plain twins: :func:`logdoc.classify.torch.classify`, for
+:func:`text_classify` the last steps of :func:`logdoc.pipeline.classify_record`, and for
+:func:`unwrap` :func:`logdoc.envelope.unwrap`.
 
 ``classify.torch.classify`` reads nothing of the envelope but its level, so the same message at the same
 level gives the same answer (a c10 warning every rank prints). The steps after it (a bare NCCL message,
 another library's line, a job stopped from outside) read the text only: a Python warning every step
 prints again (``.../checkpoint.py:464: UserWarning: ...``) is looked up once. Only answers made of plain
 values are kept, and each hit is a copy.
+
+``envelope.unwrap`` reads the text only, and a line printed again (a Python warning every step, its
+``warnings.warn(`` line) is fed again: its envelope's values and message are remembered by text, and each
+hit is a new :class:`~logdoc.events.Envelope` (the feeder and the paste repair change the one they get).
 """
 from __future__ import annotations
+
+from itertools import islice
 
 from .. import stops
 from ..classify.bare import classify_bare
 from ..classify.torch import classify as classify_torch
+from ..envelope import unwrap as _unwrap
+from ..events import Envelope
 from ..grammar import Parsed
 
 MAX_TORCH_MEMO = 4096
@@ -73,3 +82,21 @@ def text_classify(text: str) -> Parsed | None:
         _TEXT_MEMO[text] = (parsed.kind, parsed.level, parsed.template,
                             {k: (list(v) if isinstance(v, list) else v) for k, v in parsed.fields.items()})
     return parsed
+
+
+MAX_UNWRAP_MEMO = 4096  # full: its older half is dropped
+_UNWRAP_MEMO: dict[str, tuple] = {}  # text -> (the envelope's values in field order, the message)
+_ENV_FIELDS = Envelope.__dataclass_fields__
+
+
+def unwrap(text: str) -> tuple[Envelope, str]:
+    """``envelope.unwrap(text)``, remembered (a new envelope for every call)."""
+    got = _UNWRAP_MEMO.get(text)
+    if got is not None:
+        return Envelope(*got[0]), got[1]
+    env, msg = _unwrap(text)
+    if len(_UNWRAP_MEMO) >= MAX_UNWRAP_MEMO:
+        for old in list(islice(_UNWRAP_MEMO, MAX_UNWRAP_MEMO // 2)):
+            del _UNWRAP_MEMO[old]
+    _UNWRAP_MEMO[text] = (tuple(getattr(env, f) for f in _ENV_FIELDS), msg)
+    return env, msg
