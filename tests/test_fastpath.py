@@ -759,3 +759,27 @@ def test_unwrap_memo_is_unwrap():
             assert again[0] is not first[0]
             seen += 1
     assert seen > 1000 and memo._UNWRAP_MEMO
+
+
+def test_lane_message_fold_same_folded_parse(tmp_path, monkeypatch):
+    """A process printing an NCCL message again from another thread (gen_job_logs' nccl mix): the
+    lane counts it into its full group from the message memo without its event
+    (``Lane._fold_message``); the folded parse is the plain path's."""
+    import gen_job_logs
+    from logdoc import paste
+
+    monkeypatch.setattr(paste, "REPAIR_MAX", 1 << 10)  # read as a large file is (no paste repair: the lanes)
+    job = tmp_path / "nccl.log"
+    gen_job_logs.generate("nccl", str(job), 0.5, seed=5)
+    used = []
+    orig = lane.Lane._fold_message
+
+    def counting(self, n, text):
+        got = orig(self, n, text)
+        used.append(got)
+        return got
+
+    monkeypatch.setattr(lane.Lane, "_fold_message", counting)
+    out = _folded_thrice(lambda: [Source(str(job), path=str(job))])
+    assert out[0] == out[1] == out[2]
+    assert sum(used) > 100 and not all(used)
