@@ -15,7 +15,7 @@ from ..grammar import Parsed
 from ..lazyre import lazy_re
 from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
 from ..templates import nccl_catalog
-from .neighbours import (classify_caught_signal, classify_cuda_text, classify_envoy, classify_errno_line,
+from .neighbours import (classify_caught_signal, classify_cuda_text, classify_signal_report, classify_envoy, classify_errno_line,
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
 
@@ -39,6 +39,9 @@ def classify_bare(text: str) -> Parsed | None:
         parsed = classify_cuda_text(first)
         if parsed is None and "Caught signal" in first:
             parsed = classify_caught_signal(first)
+        if parsed is None and ("ault" in first or "rror" in first or "core dump" in first or "*** SIG" in first
+                               or "bort" in first or "xception" in first or "nstruction" in first):
+            parsed = classify_signal_report(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)
         if parsed is None and "exceeds memory available in" in first:

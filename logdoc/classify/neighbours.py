@@ -1,6 +1,7 @@
 """Lines other programs print beside NCCL, read where no NCCL header is: nccl-tests' own checks,
 rows and versions; an ibverbs call failed in another RDMA library (UCX, rdma-core users); a CUDA
-runtime error text standing alone; UCX's ``Caught signal``; a py-spy frame in a torch.distributed
+runtime error text standing alone; UCX's ``Caught signal`` and a shell's, faulthandler's, Abseil's
+or glog's report of a fatal signal; a py-spy frame in a torch.distributed
 collective; Ray's object-store warning about /dev/shm; Envoy's own log lines. One reader per
 program, each a regex of that program's printed format and a ``Parsed`` (or None).
 :func:`logdoc.classify.bare.classify_bare` calls them for a record that no header reads."""
@@ -220,13 +221,65 @@ def classify_caught_signal(line: str) -> Parsed | None:
     m = _CAUGHT_SIGNAL.match(line)
     if m is None:
         return None
-    f: dict[str, Any] = {"signal": int(m["signal"]), "signal_name": m["name"].strip(), "printer": "UCX"}
+    f: dict[str, Any] = {"signal": int(m["signal"]), "signal_name": m["name"].strip(), "printer": "UCX's signal handler"}
     if m["reason"]:
         f["reason"] = m["reason"].strip()
     if m["host"]:
         f["signal_host"] = m["host"]
         f["signal_pid"] = int(m["pid"])
     return Parsed("process.signal", "ERROR", "process.signal", f)
+
+
+# The same death as other printers report it (each prints the signal's name, not its number):
+# - a shell's job status for a child a signal ended (bash/sh: strsignal's text, ` (core dumped)` when a
+#   core was written, in a script `<script>: line N: <pid> <text>   (core dumped) <command>`; zsh in
+#   lower case after `zsh: `). `Killed` and `Terminated` are :mod:`logdoc.stops`' (the job stopped from outside).
+# - Python's faulthandler: `Fatal Python error: Segmentation fault` (its five handled signals).
+# - Abseil's failure signal handler: `*** SIGSEGV received at time=1700000000 on cpu 3 ***`.
+# - glog's: `*** SIGSEGV (@0x0) received by PID 1234 (TID 0x7f00) from PID 0; stack trace: ***`.
+_SIGNAL_TEXTS = {"illegal instruction": 4, "trace/breakpoint trap": 5, "aborted": 6, "bus error": 7,
+                 "floating point exception": 8, "segmentation fault": 11}
+_SIGNAL_NAMES = {"SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8, "SIGSEGV": 11}
+_SHELL_STATUS = lazy_re(
+    r"^(?:(?P<script>[^\s:]{1,200}): (?:line \d+: +)?(?P<pid>\d+) +|zsh: )?"
+    r"(?P<name>(?i:illegal instruction|trace/breakpoint trap|aborted|bus error|floating point exception|segmentation fault))"
+    r"(?P<core> *\(core dumped\))?(?:\s+(?P<cmd>\S.{0,300}))?$")
+_FAULTHANDLER = lazy_re(
+    r"^Fatal Python error: (?P<name>Segmentation fault|Bus error|Aborted|Floating point exception|Illegal instruction)$")
+_SIGNAL_BANNER = lazy_re(
+    r"^\*\*\* (?P<sig>SIG[A-Z]{2,6}) (?:received at time=\d+(?: on cpu \d+)?|(?:\(@0x[0-9a-fA-F]+\) )?"
+    r"received by PID (?P<pid>\d+)\b[^*]{0,120})\s*\*\*\*")
+
+
+def classify_signal_report(line: str) -> Parsed | None:
+    """``process.signal`` for a shell's, faulthandler's, Abseil's or glog's report of a signal that
+    ended a process (:data:`_SHELL_STATUS`, :data:`_FAULTHANDLER`, :data:`_SIGNAL_BANNER`); None otherwise."""
+    f: dict[str, Any]
+    m = _SHELL_STATUS.match(line)
+    if m is not None:
+        plain = m["script"] is None and m["pid"] is None and not line.startswith("zsh: ")
+        if plain and m["cmd"] is not None and m["core"] is None:
+            return None  # `Aborted by the user`: a sentence, not a job status
+        if not line.startswith("zsh: ") and m["name"][0].islower():
+            return None
+        f = {"signal": _SIGNAL_TEXTS[m["name"].lower()], "signal_name": m["name"], "printer": "the shell"}
+        if m["pid"]:
+            f["signal_pid"] = int(m["pid"])
+        if m["cmd"]:
+            f["command"] = m["cmd"].strip()
+        return Parsed("process.signal", "ERROR", "process.signal", f)
+    m = _FAULTHANDLER.match(line)
+    if m is not None:
+        f = {"signal": _SIGNAL_TEXTS[m["name"].lower()], "signal_name": m["name"], "printer": "Python's faulthandler"}
+        return Parsed("process.signal", "ERROR", "process.signal", f)
+    m = _SIGNAL_BANNER.match(line)
+    if m is not None and m["sig"] in _SIGNAL_NAMES:
+        f = {"signal": _SIGNAL_NAMES[m["sig"]], "signal_name": m["sig"],
+             "printer": "glog's signal handler" if m["pid"] else "Abseil's failure signal handler"}
+        if m["pid"]:
+            f["signal_pid"] = int(m["pid"])
+        return Parsed("process.signal", "ERROR", "process.signal", f)
+    return None
 
 
 # The texts of cudaGetErrorString (CUDA runtime API, "Error Handling") that name one failure and are

@@ -31,6 +31,8 @@ KEYWORDS = (
               # Ray's memory monitor (`Workers ... killed due to memory pressure`, `Ray killed this worker`)
     "esolv",  # host names that do not resolve (ssh's `Could not resolve hostname`, getaddrinfo's texts)
     "open files",  # EMFILE's `Too many open files` in any program's own wording
+    "core dump", "ation fault", "*** SIG",  # a fatal signal as a shell (`Aborted (core dumped)`,
+              # `Segmentation fault`), Abseil or glog (`*** SIGSEGV received ...`) reports it
     # NCCL's messages pasted bare (the `host:pid:tid [dev] NCCL WARN` header lost): the network
     # family (`NET/IB : ...`, `Could not find NET with id 0`, `... via NET/IB/0/GDRDMA`) and the
     # function-named ones (`ncclSocketInit: ...`, `ncclCommInitRank failed: ...`).
