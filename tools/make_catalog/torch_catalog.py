@@ -319,6 +319,11 @@ EXTRA = [
      "process {process:int} terminated with exit code {exitcode:int}"),
     ("logdoc:spawn:process-raised", "torch.exception", "ERROR", "line", "",
      "-- Process {process:int} terminated with the following error:{rest:rest}"),
+    # distributed_c10d._store_based_barrier of torch 1.8-1.13 (RuntimeError; the newer wording is the catalog's):
+    # `... on rank: 1, for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)`
+    ("logdoc:distributed_c10d:store-barrier-old", "store.barrier_timeout", "ERROR", "body", "",
+     "Timed out initializing process group in store based barrier on rank: {rank:int}, for key: {store_key} "
+     "(world_size={world_size:int}, worker_count={joined:int}, timeout={timeout})"),
     ("logdoc:elastic:death-signal-old", "torchrun.signal", "WARN", "line", "",
      "Received Signals.{signal:word} death signal, shutting down workers"),
     ("logdoc:elastic:table-signal", "torchrun.child_failed", "ERROR", "line", "",
