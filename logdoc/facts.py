@@ -1,7 +1,9 @@
 """Per-process INFO facts that nothing reads one by one, folded into the event before them.
 
 Every rank of a large job prints the same NCCL init output. Some of its lines are read by no
-analysis and no rule (``Setting affinity for GPU %d to %s``, ``Trees%s``, and the bulk formats of
+analysis and no rule (``Setting affinity for GPU %d to %s``, ``Trees%s``, ``TUNER/Plugin: Using internal tuner
+plugin.``, ``Using non-device net plugin version %d``: the plugin reader of analysis/context.py finds
+no plugin in either), and the bulk formats of
 :func:`logdoc.digest.bulk_templates`: ``P2P Chunksize``, ``threadThresholds``, the
 channel counts, init and bootstrap timings); the report only counts them, per rank, file, attempt
 and attribution source. :func:`fold_unread` drops such an event and counts it on the event right
@@ -22,7 +24,8 @@ from .events import Event
 from .lazyre import lazy_re
 
 # catalog formats besides the bulk ones that nothing reads one by one
-_UNREAD_FORMAT = lazy_re(r"Setting affinity for GPU |Trees%s$")
+_UNREAD_FORMAT = lazy_re(r"Setting affinity for GPU |Trees%s$|TUNER/Plugin: Using internal tuner plugin\.$"
+                         r"|Using non-device net plugin version %d$")
 
 _unread: frozenset[str] | None = None
 
