@@ -1269,3 +1269,36 @@ def test_a_cuda_error_text_after_the_programs_own_words(line, error):
                                   "loss: 0.25"])
 def test_a_cuda_error_text_needs_words_about_cuda_before_it(line):
     assert not [e for e in _events(line + "\n") if e.kind == "cuda.error"]
+
+
+@pytest.mark.parametrize("printed, release", [
+    ("21.0.3", "2.10.3"), ("20.9.6", "2.9.6"), ("21.1.4", "2.11.4"), ("21.2.10", "2.12.10"), ("2.7.8", "2.7.8"),
+    ("2.21.5", "2.21.5"),
+])
+def test_the_nccl_version_pytorch_misprinted_is_read_as_the_release(printed, release):
+    """PyTorch up to 1.10 decoded NCCL's version code with the pre-2.9 scheme (major = code / 1000): NCCL
+    2.10.3 (code 21003) printed as 21.0.3. The event carries the release, so that rules and the version
+    comparison across ranks see 2.10.3."""
+    line = (f"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, "
+            f"unhandled system error, NCCL version {printed}")
+    (ev,) = _events(line + "\n")
+    assert ev.kind == "torch.nccl_error" and ev.fields["nccl_version"] == release
+
+
+@pytest.mark.parametrize("masked", ["xxxx ms", "XXXXXXms", "**** ms", "1800000ms"])
+def test_a_gloo_timeout_with_its_milliseconds_masked_is_the_timeout(masked):
+    """A poster masks the number of Gloo's "Timed out waiting <N>ms for recv operation to complete": the
+    line is still the timeout (a peer that did not post the matching operation), not a generic Gloo card."""
+    line = f"[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting {masked} for recv operation to complete"
+    d = _report(line)["diagnoses"]
+    assert d and d[0]["id"] == "LD903", d[:1]
+    assert "peer_process_died" not in [x["category"] for x in d[:3]]
+
+
+def test_invalid_usage_before_nccl_2_12_10_is_not_read_as_a_collective_mismatch():
+    """NCCL's transports returned ncclInternalError for a mismatched collective until 2.12.10 and
+    ncclInvalidUsage from then on: the release in PyTorch's message decides which reading leads."""
+    old = "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:911, invalid usage, NCCL version 2.7.8"
+    new = "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:911, invalid usage, NCCL version 2.14.3"
+    assert _report(old)["diagnoses"][0]["category"] == "duplicate_gpu"
+    assert _report(new)["diagnoses"][0]["category"] == "collective_mismatch"
