@@ -38,7 +38,10 @@ HEADER = lazy_re(
     r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?:(?P<pid>\d+|[Xx*#?]+|<[\w-]+>):(?P<tid>\d+|[Xx*#?]+|<[\w-]+>)|(?P<mpid>[Xx*#?]{3,}|<[\w-]+>)) "
     r"(?:\[(?P<dev>-?\d+)\] )?"
     r"(?:(?P<ms>\d+\.\d+) (?P<tfunc>[^\s:]+):(?P<tline>\d+) )?"
-    r"(?:(?P<loc>[\w./+-]+:\d+)(?: \((?P<func>[^()\s]*)\))? )?"
+    # the location: file:line, or (a network / tuner plugin that hands NCCL's logger __PRETTY_FUNCTION__ as
+    # the file, aws-ofi-nccl) a C++ signature `ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t):270`
+    r"(?:(?P<loc>[\w./+-]+:\d+|(?:[\w:<>*&]{1,80} ){0,3}[\w:~]{1,120}\([^()\n]{0,240}\)(?: const)?:\d+)"
+    r"(?: \((?P<func>[^()\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN|TRACE|CALL)(?: |$)"
 )
 # The header cut or left out (a paste that lost the start of the line, a logger that prints NCCL's

@@ -15,7 +15,8 @@ from ..grammar import Parsed
 from ..lazyre import lazy_re
 from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
 from ..templates import nccl_catalog
-from .neighbours import (classify_caught_signal, classify_cuda_text, classify_signal_report, classify_envoy, classify_errno_line,
+from .neighbours import (classify_caught_signal, classify_cuda_driver_error, classify_cuda_text, classify_envoy,
+                         classify_errno_line, classify_iommu_fault, classify_signal_report,
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
 
@@ -56,6 +57,10 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_ucx_error(first)
         if parsed is None and "open files" in first:
             parsed = classify_errno_line(first)
+        if parsed is None and "CUDA_ERROR_" in first:
+            parsed = classify_cuda_driver_error(first)
+        if parsed is None and "DMAR" in first:
+            parsed = classify_iommu_fault(first)
     return parsed
 
 

@@ -403,3 +403,49 @@ def classify_errno_line(line: str) -> Parsed | None:
     if m["num"]:
         f["errno"] = int(m["num"])
     return Parsed("os.error", "ERROR", "os.error", f)
+
+
+# The CUDA driver API's error names (cuGetErrorName: `CUDA_ERROR_OUT_OF_MEMORY`), which programs that call the
+# driver API print with the error's text (cuGetErrorString): TensorFlow's stream executor (`failed to allocate
+# 2.2K (2304 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory`), JAX / XLA, CuPy, Numba. The name
+# is never ordinary output. An allocator may retry after it, so the line is a warning by itself.
+_DRIVER_ERROR = lazy_re(r"\b(?P<name>CUDA_ERROR_[A-Z][A-Z_]{2,48})\b(?::? (?P<text>[^\n]{1,200}))?")
+
+
+def classify_cuda_driver_error(line: str) -> Parsed | None:
+    """``cuda.oom`` (CUDA_ERROR_OUT_OF_MEMORY) or ``cuda.error`` for a line that names a CUDA driver API
+    error, with ``error`` (the name, then its text) and ``context`` (the words before it); None otherwise."""
+    if "CUDA_ERROR_" not in line:
+        return None
+    m = _DRIVER_ERROR.search(line, 0, min(len(line), 4096))
+    if m is None:
+        return None
+    text = (m["text"] or "").strip().rstrip(".")
+    f: dict[str, Any] = {"error": f"{m['name']}: {text}" if text else m["name"]}
+    head = line[:m.start()].strip().rstrip(":").strip()
+    if head:
+        f["context"] = head[-200:]
+    kind = "cuda.oom" if m["name"] == "CUDA_ERROR_OUT_OF_MEMORY" else "cuda.error"
+    return Parsed(kind, "WARN", kind, f)
+
+
+# The kernel's IOMMU fault reports (Intel VT-d, drivers/iommu/intel/dmar.c dmar_fault_do_one): a device's DMA
+# to an address its IOMMU mapping does not allow was blocked. `DMAR: [DMA Write] Request device [02:00.0] fault
+# addr cd139000 [fault reason 05] PTE Write access is not set` (kernels before 5.x: `DMAR:[DMA Write] ...`;
+# newer: `[DMA Write NO_PASID] ... fault addr 0xcd139000 [fault reason 0x05] ...`).
+_DMAR_FAULT = lazy_re(r"DMAR: ?\[DMA (?P<access>Read|Write)[^\]\n]{0,24}\] Request device \[(?P<device>[0-9a-fA-F:.]{4,16})\]"
+                      r" (?:PASID \w+ )?fault addr (?P<addr>(?:0x)?[0-9a-fA-F]{1,16})"
+                      r"(?: ?\[fault reason (?P<reason_code>(?:0x)?[0-9a-fA-F]{1,4})\] ?(?P<reason>[^\n]{0,120}))?")
+
+
+def classify_iommu_fault(line: str) -> Parsed | None:
+    """``kernel.iommu_fault`` for the kernel's report of a DMA that the IOMMU blocked; None otherwise."""
+    if "DMAR" not in line:
+        return None
+    m = _DMAR_FAULT.search(line, 0, min(len(line), 1024))
+    if m is None:
+        return None
+    f: dict[str, Any] = {"device": m["device"], "access": m["access"].lower(), "fault_addr": m["addr"]}
+    if m["reason"]:
+        f["reason"] = m["reason"].strip()
+    return Parsed("kernel.iommu_fault", "ERROR", "kernel.iommu_fault", f)

@@ -39,6 +39,7 @@ KEYWORDS = (
     "NET", "nccl",
     "Out of bounds", "bus bandwidth",  # nccl-tests' verdict lines (`# Out of bounds values : 2 FAILED`)
     "%|",  # a tqdm progress bar: the program's own work and how long it ran (a busy rank, not a hung one)
+    "DMAR",  # the kernel's IOMMU fault reports (a GPU's peer-to-peer DMA blocked by the IOMMU)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
