@@ -424,6 +424,8 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
         hit = nccl_catalog().match(msg)
         if msg.startswith("NET/") and (hit is None or hit[0].specificity < BARE_MIN_LITERAL):
             hit = match_net_variant(msg, fields) or hit
+        if hit is not None and level_word == "WARN" and "WARN" not in hit[0].levels and hit[0].specificity < BARE_MIN_LITERAL:
+            hit = None  # a short format NCCL prints only at INFO (`%s: %s`) says too little to read a WARN
         if hit is not None:
             tpl, args = hit
             template = template or tpl.id

@@ -55,7 +55,11 @@ class Template:
 
 
 def _index(rows: list[Template]) -> engine.AnchorIndex:
-    # filed under the first word; at equal specificity a filed format before an unfiled one
+    # filed under the first word; at equal specificity a filed format before an unfiled one. A format
+    # without literal text (`WARN("%s", text)`, the version banner's `%s`) reads every message and says
+    # nothing of any: it is not offered, so a message no other format reads stays unread (a newer
+    # release's or a plugin's WARN), rather than being taken for the banner.
+    rows = [t for t in rows if formats.printf_has_text(t.format)]
     return engine.AnchorIndex(rows, key=lambda t: _lead_word(t.format) or None,
                               tier=lambda t: 0 if _lead_word(t.format) else 1)
 

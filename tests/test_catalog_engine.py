@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from logdoc.classify.catalog import AnchorIndex
-from logdoc.classify.formats import BoundedPattern
+from logdoc.classify.formats import BoundedPattern, printf_has_text
 from logdoc.classify.formats import printf_lead_word as lead_word
 from logdoc.templates import nccl_catalog
 
@@ -70,6 +70,8 @@ def _two_lists(cat):
     by_word: dict[str, list] = {}
     generic: list = []
     for t in sorted(cat.templates.values(), key=lambda t: -t.specificity):
+        if not printf_has_text(t.format):
+            continue  # a format that is all conversions (`%s`) is offered by neither
         key = lead_word(t.format)
         (by_word.setdefault(key, []) if key else generic).append(t)
 

@@ -79,3 +79,26 @@ def test_family_for_a_first_word_is_family():
         assert nccl.family_for(word)(m) == nccl._family(m), m
         checked += 1
     assert checked > 10000
+
+
+def test_a_format_without_literal_text_is_never_offered():
+    from logdoc.classify.formats import printf_has_text
+    assert not printf_has_text("%s") and not printf_has_text("%s %d")
+    assert printf_has_text("%s: %s") and printf_has_text("NET/IB : %s")
+    assert nccl_catalog().match("a line NCCL never printed in any release") is None
+
+
+def test_a_warn_no_format_reads_is_not_taken_for_the_version_banner():
+    # NCCL prints its banner and one 2.26+ WARN with a bare `%s`: a format without literal text reads any
+    # message, so it is never offered; a WARN of a newer release or a plugin stays an unread WARN
+    from logdoc import kb
+    from logdoc.api import build_report
+    from logdoc.pipeline import parse_sources
+
+    line = "node1:1234:1290 [0] transport/net_plugin.cc:88 NCCL WARN NET/Plugin : device mlx5_9 lost its link\n"
+    p = classify(line.rstrip("\n"), Envelope())
+    assert p.kind == "nccl.warn" and p.template is None
+    d = build_report(parse_sources([("x.log", line)]), kb.load_rules())
+    assert d["diagnoses"] and d["diagnoses"][0]["severity"] == "error"
+    assert nccl_catalog().match("NCCL version 2.18.1+cuda12.1") is None or nccl_catalog().match(
+        "NCCL version 2.18.1+cuda12.1")[0].anchor

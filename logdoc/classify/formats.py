@@ -156,6 +156,11 @@ def printf_literals(fmt: str) -> list[str]:
     return [_unescape(p) for p in PRINTF_CONV.split(fmt) if p]
 
 
+def printf_has_text(fmt: str) -> bool:
+    """Whether a printf format has any literal text besides its conversions and blanks (``%s`` has none)."""
+    return PRINTF_CONV.sub("", fmt).strip() != ""
+
+
 def printf_lead_word(fmt: str) -> str:
     """The first word of a format's literal head (the key of its catalog's first-word index); "" when
     the format starts with a conversion or a blank, or its head is one word cut by a conversion."""
