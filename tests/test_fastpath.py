@@ -435,23 +435,10 @@ def test_bar_lane_same_folded_parse(tmp_path, seed, monkeypatch):
             lines.append(f"[default{k}]:step {i} loss 2.5")
     made = tmp_path / "bars.log"
     made.write_text("\n".join(lines) + "\n")
-    used = []
-    bar, bar_raw = lane.Lane.bar, lane.Lane.bar_raw
-
-    def counting(self, n, text, raw=None):
-        got = bar(self, n, text, raw)
-        used.append(got)
-        return got
-
-    def counting_raw(self, n, raw):
-        got = bar_raw(self, n, raw)
-        used.append(got)
-        return got
-
-    monkeypatch.setattr(lane.Lane, "bar", counting)
-    monkeypatch.setattr(lane.Lane, "bar_raw", counting_raw)
+    read, read_raw = _results_of(monkeypatch, "bar"), _results_of(monkeypatch, "bar_raw")
     out = _folded_thrice(lambda: [Source(str(p), path=str(p)) for p in (job, mixed, made)])
     assert out[0] == out[1] == out[2]
+    used = read + read_raw
     assert sum(used) > 2000 and not all(used), "the bar lane was not used, or took every bar"
 
 
@@ -701,6 +688,19 @@ def test_bar_shape_patterns_read_no_digit_value():
     assert b"c00d" in bars._BAR_REFUSED and b"#000[" in bars._BAR_REFUSED
 
 
+def _results_of(monkeypatch, method: str) -> list:
+    """What ``lane.Lane.<method>`` returns at each call while the test runs (the method itself unchanged)."""
+    got, orig = [], getattr(lane.Lane, method)
+
+    def recording(self, *args, **kw):
+        out = orig(self, *args, **kw)
+        got.append(out)
+        return out
+
+    monkeypatch.setattr(lane.Lane, method, recording)
+    return got
+
+
 def test_bar_raw_counts_bars_from_their_bytes(tmp_path, monkeypatch):
     """Bars that differ only in their digits (CR-redrawn or not, with and without a tee prefix, the
     refused literals among them) are counted from their bytes, and the folded parse is the plain path's."""
@@ -729,15 +729,7 @@ def test_bar_raw_counts_bars_from_their_bytes(tmp_path, monkeypatch):
             lines.append(f"step {i} loss {r.random():.3f}")
     made = tmp_path / "bars.log"
     made.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    counted = []
-    orig = lane.Lane.bar_raw
-
-    def counting(self, n, raw):
-        got = orig(self, n, raw)
-        counted.append(got)
-        return got
-
-    monkeypatch.setattr(lane.Lane, "bar_raw", counting)
+    counted = _results_of(monkeypatch, "bar_raw")
     out = _folded_thrice(lambda: [Source(str(made), path=str(made))])
     assert out[0] == out[1] == out[2]
     assert sum(counted) > 1000
@@ -771,15 +763,7 @@ def test_lane_message_fold_same_folded_parse(tmp_path, monkeypatch):
     monkeypatch.setattr(paste, "REPAIR_MAX", 1 << 10)  # read as a large file is (no paste repair: the lanes)
     job = tmp_path / "nccl.log"
     gen_job_logs.generate("nccl", str(job), 0.5, seed=5)
-    used = []
-    orig = lane.Lane._fold_message
-
-    def counting(self, n, text):
-        got = orig(self, n, text)
-        used.append(got)
-        return got
-
-    monkeypatch.setattr(lane.Lane, "_fold_message", counting)
+    used = _results_of(monkeypatch, "_fold_message")
     out = _folded_thrice(lambda: [Source(str(job), path=str(job))])
     assert out[0] == out[1] == out[2]
     assert sum(used) > 100 and not all(used)
