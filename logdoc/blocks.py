@@ -286,6 +286,15 @@ class BlockAssembler:
         """Whether the stream ``key`` (``Envelope.stream_key``) has an open record."""
         return key in self._open
 
+    def awaits_quote(self, env: Envelope) -> bool:
+        """Whether an open record of the stream of ``env`` waits for the line after a bare ``Last error:``
+        (the text of NCCL's last WARN, whatever its first word looks like)."""
+        key = env.stream_key()
+        for k, b in self._open.items():
+            if b.state == "last_error" and _compatible(k, key):
+                return True
+        return False
+
     def open_state(self) -> tuple[bool, bool]:
         """What the open records may take, for readers that skip lines (with nothing open: both
         true). ``quiet``: every open record takes continuation lines only and belongs to a stream

@@ -25,6 +25,7 @@ from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .classify.torch.exceptions import EXC_LINE
 from .events import Envelope, Event
+from .grammar import Parsed
 from .lazyre import lazy_re
 
 # field of the carrier -> the wording that puts a whole message there (torch_templates.tsv,
@@ -44,21 +45,26 @@ MAX_CHILDREN = 8   # per carrier
 MAX_TEXT = 8192    # characters of a nested text that are read
 
 
-def _texts(ev: Event) -> list[str]:
-    """The nested message texts an event carries, outermost first."""
+# the fields that hold NCCL's last WARN text (ncclGetLastError: debug.cc keeps every WARN's formatted
+# text as the last error), read as a WARN of no known format when no catalog reads them
+LAST_WARN = ("last_error", "nccl_last_error")
+
+
+def _texts(ev: Event) -> list[tuple[str, str]]:
+    """The nested message texts an event carries, outermost first, with the field that holds each."""
     f = ev.fields or {}
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for key in NESTING:
         if key == "chain":
             for link in f.get("chain") or ():
                 if isinstance(link, dict) and link.get("exc_message"):
                     etype = link.get("exc_type")
                     msg = str(link["exc_message"])
-                    out.append(f"{etype}: {msg}" if etype else msg)
+                    out.append((key, f"{etype}: {msg}" if etype else msg))
             continue
         v = f.get(key)
         if isinstance(v, str) and v.strip():
-            out.append(v)
+            out.append((key, v))
     return out
 
 
@@ -101,6 +107,15 @@ def _read_one(text: str) -> tuple[Any, Envelope] | None:
     return (p, env) if p is not None else None
 
 
+def _last_warn(text: str) -> tuple[Any, Envelope] | None:
+    """NCCL's last WARN text that no catalog format reads (a ``%s`` alone, a plugin's own words): still
+    a WARN of NCCL's, without a template (its first line: a WARN is one line)."""
+    line = text.split("\n", 1)[0].strip()
+    if not line:
+        return None
+    return Parsed("nccl.warn", "WARN", None, {"header": "none", "message": line}), Envelope()
+
+
 def _cause_reading(p, text: str) -> tuple[Any, Envelope] | None:
     """The reading of the message an exception line carries (``RuntimeError: <catalog message>``), when
     the classifier named it (the exception's ``cause``); None otherwise."""
@@ -126,11 +141,13 @@ def children(ev: Event, depth: int = 0) -> list[Event]:
         return []  # NCCL's own lines quote nothing
     out: list[Event] = []
     seen = {(ev.kind, ev.template, ev.text.strip())}
-    for text in _texts(ev):
+    for field, text in _texts(ev):
         text = text.strip()[:MAX_TEXT]
         if not text or len(out) >= MAX_CHILDREN:
             break
         got = _read(text)
+        if got is None and field in LAST_WARN:
+            got = _last_warn(text)
         if got is None:
             continue
         p, env = got

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -42,7 +43,7 @@ from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
 from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .envelope import unwrap
-from .events import Event
+from .events import Envelope, Event
 from .fast import enabled as fast_enabled
 from .fast.grep import GrepFailed, GrepHits
 from .fast.lane import LANE_HEAD, Lane
@@ -120,6 +121,25 @@ _CONTINUES_RX = lazy_re("|".join(re.escape(c) for c in CONTINUATION_MARKS))
 
 def _may_continue(text: str) -> bool:
     return _CONTINUES_RX.search(text) is not None or not text.strip()
+
+
+# The two prefixes a line's envelope may peel that NCCL's WARN text itself may start with (`%s: ...`,
+# `[%d] ...`): pdsh's `host: ` and MPICH's `[rank] `.
+_WARN_LIKE = {"pdsh": "host", "mpich": "rank"}
+
+
+def _quoted_warn(env: Envelope, text: str, msg: str) -> tuple[Envelope, str]:
+    """The line after a bare ``Last error:`` read whole (``asm.awaits_quote``): the ``word: `` or ``[N] ``
+    that the envelope took for a pdsh or MPICH prefix is the start of NCCL's WARN text
+    (``%s: communicator was revoked``, ``[%d] Error no transport for ...``); the layers outside it stay."""
+    field = _WARN_LIKE[env.layers[-1]]
+    value = getattr(env, field)
+    token = value if field == "host" else f"[{value}]"
+    at = text.rfind(token, 0, len(text) - len(msg))
+    if at < 0:
+        return env, msg
+    outer = unwrap(text[:at] + "x")[0] if at else Envelope()
+    return replace(env, **{field: getattr(outer, field)}, layers=env.layers[:-1]), text[at:]
 
 
 class Feeder:
@@ -209,6 +229,10 @@ class Feeder:
         if asm.has_open_block:
             self._close_idle(n)
         env, msg = self.unwrap(text)
+        if env.layers and env.layers[-1] in _WARN_LIKE and asm.has_open_block:
+            quoted = _quoted_warn(env, text, msg)
+            if quoted[0] is not env and asm.awaits_quote(quoted[0]):
+                env, msg = quoted
         if self.paste is not None:
             self.paste.apply(n, env)
         recs = asm.feed(n, env, msg)

@@ -120,13 +120,14 @@ def _top3(text: str, rules) -> list[str]:
     return [d["id"] for d in (report.get("diagnoses") or [])[:3]] + [d["id"] for d in report.get("notes") or []]
 
 
-# What the nested forms still lose: the message's own diagnosis is not among the first three where a
-# generic carrier leads it (an ActorDiedError, a CalledProcessError or a ValueError around the message
-# is read as "a Python exception", LD710, and folds the message's symptom-role rule under it; a
-# DistBackendError's family card leads the rule of the NCCL WARN under its `Last error:`). That is the
-# ranking of diagnoses, not the reading: the nested message is read and is an event of its own in
-# every form. The count may only go down.
-KNOWN_NESTED_GAPS = 9
+# What the nested forms still lose (both read: the nested message is an event of its own, linked to its
+# carrier): a Gloo check's strerror quoted in a one-line repr that the paste repair joins into its carrier's
+# message (`ValueError: ... RuntimeError: [...device.cc:161] rv == 0 ... Address already in use`), whose words
+# a pattern rule of the carrier's kind reads (the Gloo message alone is a context note); and spawn's
+# `-- Process N terminated with the following error:` with no traceback after it, which under a
+# `RuntimeError: ` line is an exception with a type (LD710) where the header alone is a traceback cut
+# before its exception line (LD772). The count may only go down.
+KNOWN_NESTED_GAPS = 2
 
 
 def test_a_nested_message_keeps_its_diagnosis_in_every_nesting_form(rules):

@@ -189,3 +189,56 @@ def test_the_place_decides_the_cut_tracebacks_card(rules):
     agent = ("I1201 10:11:12.000000 4001 torch/distributed/elastic/agent/server/api.py:677] [default] Rendezvous'ing "
              "worker group\n" + _cut([("/usr/local/bin/torchrun", "<module>")]))
     assert [_ids(_report(t, rules))[0] for t in (own, coll, store, agent)] == ["LD772", "LD551", "LD650", "LD651"]
+
+
+# ------------------------------------------------------------------------------------------------
+# the line after a bare `Last error:` is NCCL's last WARN text (debug.cc keeps every WARN's formatted
+# text for ncclGetLastError), whatever its first word looks like
+
+_NO_TRANSPORT = "[3] Error no transport for eth0 peer 3 on channel 3"   # proxy.cc: `[%d] Error no transport ...`
+
+
+def _nested_warns(text: str) -> list:
+    return [e for e in parse_sources([("rank0.log", text + "\n")]).events
+            if e.kind == "nccl.warn" and (e.fields or {}).get("nested_kind")]
+
+
+@pytest.mark.parametrize("prefix", ["", "[rank1]: ", "[1,1]<stderr>:", "node2: "])
+def test_a_warn_text_that_starts_like_a_prefix_stays_under_last_error(prefix):
+    # `[%d] ` is MPICH's rank prefix too: after a bare `Last error:` it is the WARN's own text, and a
+    # paste whose every line has a prefix keeps it (rank, host) on the nested message
+    text = "\n".join(prefix + line for line in (_DIST + _NO_TRANSPORT).split("\n"))
+    warns = _nested_warns(text)
+    assert [w.fields["message"] for w in warns] == [_NO_TRANSPORT]
+    assert warns[0].template is not None
+    carrier = [e for e in parse_sources([("rank0.log", text + "\n")]).events if e.kind == "torch.nccl_error"]
+    assert len(carrier) == 1 and carrier[0].text.endswith(_NO_TRANSPORT)
+    if prefix == "[rank1]: ":
+        assert warns[0].rank == 1
+    if prefix == "node2: ":
+        assert warns[0].host == "node2"
+
+
+def test_a_host_like_word_after_last_error_is_the_warn_text():
+    # `%s: failed to set the number of devices for netPlugin[%d] to %d` (plugin/net.cc) with a word
+    # that pdsh's `host: ` prefix would take
+    msg = "net0: failed to set the number of devices for netPlugin[1] to 4"
+    warns = _nested_warns(_DIST + msg)
+    assert [w.fields["message"] for w in warns] == [msg]
+    assert warns[0].host is None
+
+
+def test_a_prefix_like_line_elsewhere_is_still_peeled():
+    # only the line a bare `Last error:` waits for is read whole
+    events = parse_sources([("rank0.log", "RuntimeError: boom\n[3] Error no transport for eth0 peer 3 on channel 3\n")]).events
+    assert all(e.rank == 3 for e in events if e.kind == "nccl.warn")
+
+
+def test_a_last_error_no_catalog_reads_is_still_an_nccl_warn(rules):
+    # a plugin's own words, or a `WARN("%s", ...)` format: a WARN of no known format, nested in its carrier
+    msg = "NET/Plugin : the vendor transport refused the handle (code 7)"
+    warns = _nested_warns(_DIST + msg)
+    assert len(warns) == 1 and warns[0].template is None
+    assert warns[0].fields["message"] == msg and warns[0].fields["nested_kind"] == "torch.nccl_error"
+    rep = _report(_DIST + msg, rules)
+    assert any(msg in (e.get("text") or "") for e in rep["diagnoses"][0]["evidence"])
