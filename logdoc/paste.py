@@ -683,6 +683,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 out[i] = nt
                 changed = True
 
+    widths = [len(t) for t in out]  # as the terminal or the page cut them (before any prefix is peeled)
+
     # a repeated prefix that no envelope knows
     prefix = _learn_prefix(head)
     labels: dict[int, dict] = {}
@@ -755,6 +757,10 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                     out[k] = ""
                 changed = True
             i = j
+
+    # a line cut inside a word at the source's width, too few of them for a width of their own
+    if _midword_joins(out, widths):
+        changed = True
 
     # a line that lost the prefix between two prefixed lines and continues a sentence
     if labels:
@@ -883,6 +889,90 @@ def _cut(line: str, nxt: str) -> bool:
     if not nxt or nxt[0] == "\t" or nxt[:2] == "  " or not nxt.strip() or line[:8] == nxt[:8]:
         return False  # (one blank first: the cut fell on a word boundary)
     return not _new_line(nxt)
+
+
+# ------------------------------------------------------------------------------------------------
+# a message cut inside a word
+
+MIDWORD_TRIES = 64   # pairs of lines read, per source
+_WORD_END = lazy_re(r"[A-Za-z0-9_]$")
+_WORD_START = lazy_re(r"[A-Za-z0-9_]")
+
+
+def _reading(text: str) -> tuple[str | None, int]:
+    """(the catalog template a line reads as whole, how many literal characters of its format it
+    matched); (None, 0) when it reads as none, or only as an exception of no known message or an NCCL
+    format made of ``%s`` alone."""
+    from . import nccl
+    from .classify.torch import classify as classify_torch
+
+    env, msg = unwrap(text)
+    p = nccl.classify(msg, env)
+    if p is None:
+        p = classify_torch(msg, env)
+    if p is None or not p.template or p.kind == "torch.exception" and not (p.fields or {}).get("cause"):
+        return None, 0
+    fields = p.fields or {}
+    if fields.get("cut") or fields.get("abridged"):
+        return None, 0
+    fmt = fields.get("format")
+    if isinstance(fmt, str):
+        literal = len(re.sub(r"%[-+ #0-9.]*[a-zA-Z]+", "", fmt).replace(" ", "").replace(":", ""))
+        if literal < 4:
+            return None, 0
+        return p.template, literal
+    return p.template, 1 << 20
+
+
+def _midword_joins(out: list[str], widths: list[int]) -> bool:
+    """A message that a terminal, a pager or a page cut at its width inside a word (``... clients joi`` /
+    ``ned.``; an NCCL WARN ``... with status=12 opc`` / ``ode=0 len=0 vendor err 129 ...``), where the
+    source has too few cut lines for :func:`_wrap_width`: a line of the source's greatest width (at least
+    :data:`WRAP_MIN_WIDTH`) that ends with a word, followed by a line that starts with one, is joined with
+    it when the joined text reads as a catalog message whole and more of its format than the first line
+    alone reads, and the second line alone is not that message: with a blank (the cut fell on one, which
+    the paste dropped with the line's end) when that reads so, else without (the cut fell inside a word). Two real lines are never joined: the first must end at the width, mid-word, and only the
+    join reads the message."""
+    width = max(widths, default=0)
+    if width < WRAP_MIN_WIDTH:
+        return False
+    tries = 0
+    changed = False
+    i = 0
+    while i < len(out) - 1 and tries < MIDWORD_TRIES:
+        t = out[i]
+        if (widths[i] < width - 1 or not t or _WORD_END.search(t) is None or not candidate(t)
+                or len(t) > LONG):
+            i += 1
+            continue
+        j = i + 1
+        joined = t
+        while j < len(out) and j - i < MAX_WRAP_JOIN and tries < MIDWORD_TRIES:
+            nxt = out[j]
+            if (not nxt or _WORD_START.match(nxt) is None or len(nxt) > LONG or _rule(nxt)
+                    or nxt[:8] == joined[:8] or _new_line(nxt)):
+                break
+            tries += 1
+            first, first_literal = _reading(joined)
+            # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a word
+            for sep in (" ", ""):
+                whole, literal = _reading(joined + sep + nxt)
+                if whole is not None and whole != first and literal > first_literal:
+                    break
+            else:
+                break
+            if _reading(nxt)[0] == whole:
+                break
+            joined += sep + nxt
+            out[j] = ""
+            j += 1
+            if widths[j - 1] < width - 1 or _WORD_END.search(nxt) is None:
+                break  # the rest ended before the width: the message is whole
+        if j > i + 1:
+            out[i] = joined
+            changed = True
+        i = j
+    return changed
 
 
 def _rule(text: str) -> bool:

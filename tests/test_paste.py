@@ -288,3 +288,79 @@ def test_the_short_files_of_a_large_input_are_read_by_keyword(tmp_path, monkeypa
     assert parse_sources(files).events == []
     assert seen == [False, False, False]
     assert len(parse_sources(files[1:2]).events) == 1         # one file alone is read every line
+
+
+# ------------------------------------------------------------------------------------------------
+# one message cut at the source's width: too few cut lines for a width of their own
+
+_STORE = "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients joined."
+_IB = ("node1:1234:1300 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4242> "
+       "with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_0")
+
+
+def _cut_at(text: str, at: int) -> list[str]:
+    return [text[:at].rstrip(" "), text[at:].lstrip(" ")]
+
+
+def _templates(lines: list[str]) -> list[str]:
+    return [e.template for e in parse_text("\n".join(lines) + "\n").events]
+
+
+@pytest.mark.parametrize("word", ["joined", "clients", "waiting"])
+def test_a_message_cut_inside_a_word_is_joined(word):
+    at = _STORE.index(word) + 3   # `... joi` / `ned.`
+    lines = ["[2026-12-02 09:00:00] starting", *_cut_at(_STORE, at)]
+    fixed, _ = repair_lines(lines)
+    assert fixed == [lines[0], _STORE, ""]
+    assert "torch:TCPStore:timed-out-after-seconds-waiting-for-clients" in _templates(lines)
+
+
+def test_a_message_cut_on_a_blank_the_paste_dropped_is_joined_with_it():
+    at = _STORE.index(" clients joined") + 1   # `... 1/2` / `clients joined.`: the line's end lost its blank
+    fixed, _ = repair_lines(_cut_at(_STORE, at))
+    assert fixed == [_STORE, ""]
+
+
+def test_an_nccl_warn_cut_inside_a_word_reads_its_whole_format():
+    at = _IB.index("opcode") + 3
+    lines = _cut_at(_IB, at)
+    assert repair_lines(lines)[0] == [_IB, ""]
+    warns = [e for e in parse_text("\n".join(lines) + "\n").events if e.kind == "nccl.warn"]
+    assert len(warns) == 1 and "vendor err 129" in warns[0].fields["message"]
+
+
+def test_real_lines_are_never_joined_as_a_cut():
+    # the first line reads whole on its own; a line shorter than the source's width is no cut; a line
+    # ending inside a word whose join reads no message stays as it is
+    assert repair_lines([_STORE, "next step started"]) is None
+    short = _cut_at(_STORE, _STORE.index("joined") + 3)
+    assert repair_lines([short[0], short[1], "x" * (len(short[0]) + 5)]) is None
+    lines = ["INFO 2026-12-02 the loader read shard 1 of 8 from the object store in 12 secon", "ds and went on"]
+    assert repair_lines(lines) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# one rank's paste: what the other members did is not read
+
+_INIT = "node1:100:100 [0] NCCL INFO comm 0x5555 rank 0 nranks {n} cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE"
+_WATCHDOG = ("[rank0]:[E1202 09:10:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+             "600023 milliseconds before timing out.")
+
+
+def _hung(files: list[tuple[str, str]]):
+    from logdoc.api import build_report
+    from logdoc.kb import load_rules
+
+    rep = build_report(parse_sources(files), load_rules())
+    return [d for d in rep["diagnoses"] if d["id"] == "LD503"]
+
+
+def test_one_ranks_paste_says_the_others_were_not_read():
+    got = _hung([("paste.txt", _INIT.format(n=2) + "\n" + _WATCHDOG + "\n")])
+    assert len(got) == 1 and got[0]["ranks"] == [1]
+    assert "only rank 0's output was given" in got[0]["explanation"]
+    # with the other rank's log given (it printed no error), nothing is said of output not given
+    rank1 = "node2:200:200 [0] NCCL INFO comm 0x6666 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE\n"
+    got = _hung([("rank0.log", _INIT.format(n=2) + "\n" + _WATCHDOG + "\n"), ("rank1.log", rank1)])
+    assert got and all("output was given" not in d["explanation"] for d in got)

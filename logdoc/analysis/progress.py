@@ -172,7 +172,7 @@ def _seqnum(job: Job) -> tuple[list[Event], dict[str, Any]]:
             if printed:
                 groups.setdefault(f"printed no progress for SeqNum {stuck} in this group", []).extend(printed)
             if mute:
-                label = "has no relevant output" if all(r in job.ranks_from_files for r in mute) else "has no output in these logs"
+                label = "has no relevant output" if all(r in job.ranks_from_files for r in mute) else _no_output(job)
                 groups.setdefault(label, []).extend(mute)
             # the members that printed nothing name the hung rank only when nobody failed otherwise in
             # this sequence (a rank with an error explains the wait) and they printed no error at all
@@ -310,6 +310,17 @@ def _trusted_quiet(job: Job, quiet: list[int], n_members: int) -> list[int]:
     return seen
 
 
+def _no_output(job: Job) -> str:
+    """What is said of members with no output at all: when the logs hold one rank's output only (a
+    paste of one rank), that they were named from that rank's side alone (its wait, its lost peer),
+    not from anything they printed."""
+    given = job.ranks_seen | job.ranks_from_files
+    if len(given) == 1:
+        return (f"has no output in these logs (only rank {next(iter(given))}'s output was given: "
+                "whether it hung, was slow or died is not shown)")
+    return "has no output in these logs"
+
+
 def _pg_name(job: Job, key: str | None) -> str | None:
     return None if key is None else (job.pg_desc.get(key) or key)
 
@@ -337,7 +348,7 @@ def _gloo_timeouts(job: Job) -> list[Event]:
     if printed:
         table.append(f"{ranks_text(printed)} reported no error")
     if mute:
-        table.append(f"{ranks_text(mute)} has no output in these logs")
+        table.append(f"{ranks_text(mute)} {_no_output(job)}")
     if others:
         table.append(f"{ranks_text(others)} failed otherwise")
     detail = "; ".join(table)
@@ -562,7 +573,7 @@ def _peer_exited(job: Job) -> list[Event]:
         table.append(f"{ranks_text(printed)} printed no error")
     mute = [r for r in quiet if r not in printed]
     if mute:
-        table.append(f"{ranks_text(mute)} has no output in these logs")
+        table.append(f"{ranks_text(mute)} {_no_output(job)}")
     detail = "; ".join(table)
     evidence = [e for r in sorted(reporters) for e in reporters[r][:2]]
     return [synthetic("analysis.peer_exited", f"{ranks_text(quiet)} probably exited or was killed: {detail}",
