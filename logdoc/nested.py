@@ -38,6 +38,8 @@ NESTING: dict[str, str] = {
     "original_exception": "... Original exception: \\n{original_exception}",
     "gloo_error": "<c10d message>\\n Original exception: \\n{gloo_error} (ProcessGroupGloo's logAndThrow)",
     "exc_message": "<ExceptionType>: {exc_message} (a Python exception or a C++ exception's message)",
+    "reason": "NCCL communicator was aborted on rank {rank}.  Original reason for failure was: {reason} / ... encountered "
+              "error set by ProcessGroupNCCL: {reason} / Aborting ncclComm_ ... with reason: {reason}",
     "chain": "The above exception was the direct cause of the following exception: / During handling of ...",
 }
 MAX_DEPTH = 4      # a message quoting a message quoting ... (hostile input nests without end)

@@ -1187,6 +1187,8 @@ def as_written(lines: list[str]) -> bool:
         return False
     if _wrap_width(lines):
         return False
+    if _midword_joins(list(lines), [len(t) for t in lines]):
+        return False  # a message cut inside a word at the source's width
     if "NCCL " in text:
         for t in lines:
             if t.count("NCCL ") > 1 and len(t) <= LONG and split_glued(t) is not None:

@@ -242,3 +242,14 @@ def test_a_last_error_no_catalog_reads_is_still_an_nccl_warn(rules):
     assert warns[0].fields["message"] == msg and warns[0].fields["nested_kind"] == "torch.nccl_error"
     rep = _report(_DIST + msg, rules)
     assert any(msg in (e.get("text") or "") for e in rep["diagnoses"][0]["evidence"])
+
+
+def test_an_abort_reason_is_a_message_of_its_own():
+    # NCCLUtils: `NCCL communicator was aborted on rank {rank}.  Original reason for failure was: {reason}`;
+    # the reason (a watchdog timeout) is read, with its own rank and SeqNum
+    text = ("RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog "
+            "caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for "
+            "1800532 milliseconds before timing out.")
+    evs = parse_sources([("rank1.log", text + "\n")]).events
+    nested = [e for e in evs if (e.fields or {}).get("nested_kind") == "torch.nccl_error"]
+    assert [(e.kind, e.fields.get("seq"), e.fields.get("pg_rank")) for e in nested] == [("torch.watchdog_timeout", 7, 1)]

@@ -1303,3 +1303,29 @@ def test_invalid_usage_before_nccl_2_12_10_is_not_read_as_a_collective_mismatch(
     new = "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:911, invalid usage, NCCL version 2.14.3"
     assert _report(old)["diagnoses"][0]["category"] == "duplicate_gpu"
     assert _report(new)["diagnoses"][0]["category"] == "collective_mismatch"
+
+# ------------------------------------------------------------------------------------------------
+# a PyTorch message quoted up to its first sentence: the literal sentences that end its format are missing
+
+@pytest.mark.parametrize("text, template", [
+    ("The connection to the C10d store has failed.", "torch:elastic-rendezvous:the-connection-to-the-c10d-store-has"),
+    ("The rendezvous state is corrupt.", "torch:elastic-rendezvous:the-rendezvous-state-is-corrupt-see-inner"),
+])
+def test_a_message_quoted_up_to_its_first_sentence_is_read(text, template):
+    from logdoc.classify.torch import classify as classify_torch
+    from logdoc.events import Envelope
+
+    for t in (text, text + " See inner exception for details."):
+        p = classify_torch(t, Envelope())
+        assert p is not None and p.template == template, t
+    # the first sentence with other words after it is not that message (only its own sentences may follow)
+    assert classify_torch(text + " Something else happened here.", Envelope()) is None
+
+
+def test_a_sentence_stop_inside_brackets_or_after_e_g_cuts_nothing():
+    from logdoc.classify.torch.catalog import _dropped_tail
+
+    assert _dropped_tail("ncclSystemError: System call (e.g. socket, malloc) or external library call failed.") == -1
+    head = "The connection to the C10d store has failed. See inner exception for details."
+    assert head[:_dropped_tail(head)] == "The connection to the C10d store has failed."
+    assert _dropped_tail("Failed to bind {addr}. See the log.") == -1   # too little literal text left to name it

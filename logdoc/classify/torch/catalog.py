@@ -40,11 +40,22 @@ class _Template:
         # \n<what>` appended; the catalog lists the thrown text. The logged line is the head alone.
         cut = fmt_s.find(_ORIGINAL)
         head = fmt_s[:cut].rstrip() if cut > 0 else fmt_s
-        body, literal, ints = brace_to_regex(head)
+        # A message quoted up to its first sentence (a post, a summary): literal sentences that end the
+        # format say nothing a placeholder would, and may be missing (`The connection to the C10d store
+        # has failed.` without `See inner exception for details.`).
+        stop = _dropped_tail(head) if cut < 0 else -1
         # Messages gain tails across versions: c10's TORCH_WARN appends ` (function operator())`,
         # newer releases append the run id or detail. A template that ends in literal text accepts
         # a tail that starts after a blank or a quote; one that ends in a placeholder absorbs it anyway.
         tail = r"(?:[ \t]+\S[^\n]*)?" if head[-1:] not in "}" else ""
+        if stop > 0:  # (the tail only after the whole format: the first sentence alone ends the text)
+            body, literal, ints = brace_to_regex(head[:stop])
+            rest, more, _ = brace_to_regex(head[stop:].strip())
+            body = rf"{body}(?:\s+{rest}{tail})?"
+            tail = ""
+        else:
+            body, literal, ints = brace_to_regex(head)
+            more = ""
         if cut > 0:
             thrown, _, thrown_ints = brace_to_regex(fmt_s[cut:])
             ints = ints | thrown_ints
@@ -54,7 +65,7 @@ class _Template:
         self.rx = BoundedPattern(r"\s*" + body + tail + r"\s*\Z", re.DOTALL)
         words = re.findall(r"\S+", literal)
         self.anchor = max(words, key=len) if words else ""
-        self.specificity = len(literal.replace(" ", ""))
+        self.specificity = len((literal + more).replace(" ", ""))
 
     def match(self, text: str) -> dict[str, Any] | None:
         m = self.rx.match(text)
@@ -68,6 +79,25 @@ class _Template:
                 continue
             fields[k] = int(v) if k in self.ints else v.strip()
         return fields
+
+
+_SENTENCE_STOP = lazy_re(r"[.!?] ")
+MIN_KEPT = 24  # literal characters a message quoted up to its first sentence must still hold
+
+
+def _dropped_tail(head: str) -> int:
+    """Where the literal sentences that end a format start (after the first sentence end after which
+    no placeholder stands), or -1 when the format ends in no such sentence or what stands before is
+    too short to name the message alone."""
+    for m in _SENTENCE_STOP.finditer(head):
+        rest = head[m.end():]
+        before = head[:m.start() + 1]
+        if ("{" in rest or "}" in rest or before.count("(") > before.count(")")
+                or "." in before[before.rfind(" ") + 1:-1]):
+            continue  # (not after `e.g.`, inside brackets, or a dotted name: no sentence ends there)
+        kept = _PLACEHOLDER.sub("", head[:m.start() + 1])
+        return m.start() + 1 if len(kept.replace(" ", "")) >= MIN_KEPT and rest.strip() else -1
+    return -1
 
 
 @lru_cache(maxsize=1)
