@@ -40,8 +40,7 @@ def classify_bare(text: str) -> Parsed | None:
         parsed = classify_cuda_text(first)
         if parsed is None and "Caught signal" in first:
             parsed = classify_caught_signal(first)
-        if parsed is None and ("ault" in first or "rror" in first or "core dump" in first or "*** SIG" in first
-                               or "bort" in first or "xception" in first or "nstruction" in first):
+        if parsed is None:
             parsed = classify_signal_report(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)

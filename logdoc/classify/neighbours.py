@@ -239,6 +239,8 @@ def classify_caught_signal(line: str) -> Parsed | None:
 # - glog's: `*** SIGSEGV (@0x0) received by PID 1234 (TID 0x7f00) from PID 0; stack trace: ***`.
 _SIGNAL_TEXTS = {"illegal instruction": 4, "trace/breakpoint trap": 5, "aborted": 6, "bus error": 7,
                  "floating point exception": 8, "segmentation fault": 11}
+# A word every one of those reports holds (the cheap test before the patterns)
+_SIGNAL_WORDS = ("ault", "rror", "core dump", "*** SIG", "bort", "xception", "nstruction")
 _SIGNAL_NAMES = {"SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8, "SIGSEGV": 11}
 _SHELL_STATUS = lazy_re(
     r"^(?:(?P<script>[^\s:]{1,200}): (?:line \d+: +)?(?P<pid>\d+) +|zsh: )?"
@@ -254,6 +256,8 @@ _SIGNAL_BANNER = lazy_re(
 def classify_signal_report(line: str) -> Parsed | None:
     """``process.signal`` for a shell's, faulthandler's, Abseil's or glog's report of a signal that
     ended a process (:data:`_SHELL_STATUS`, :data:`_FAULTHANDLER`, :data:`_SIGNAL_BANNER`); None otherwise."""
+    if not any(w in line for w in _SIGNAL_WORDS):
+        return None
     f: dict[str, Any]
     m = _SHELL_STATUS.match(line)
     if m is not None:
