@@ -257,9 +257,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # (never `[Rank 1] `: that is ProcessGroupNCCL's own log prefix, part of its messages)
     ("[", lazy_re(r"\[(?:rank|RANK)(?::? )?(?P<rank>\d+)\] "), _lightning),
     ("[", lazy_re(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
-    # torchrun --tee `[default0]:`; the `[${rank}]:` template gives `[3]:`, but a bare `[1]:` alone on
-    # its line is the index of a failure in torchrun's ChildFailedError summary, not an envelope.
-    ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?=.)"), _tee),
+    # torchrun --tee `[default0]:` (`[${rank}]:` gives `[3]:`; a bare `[1]:` alone on its line indexes a
+    # ChildFailedError summary); one blank before a word goes with it, two are the program's indent.
+    ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?: (?=\S))?(?=.)"), _tee),
     ("[", lazy_re(r"\[(?P<rank>\d+)\] "), _mpich),
     ("(", lazy_re(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
     ("(", lazy_re(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"

@@ -447,6 +447,7 @@ def _decode_json_lines(out: list[str], paste: "Paste") -> bool:
                 break
             text += nxt["log"]
             out[j] = ""
+            paste.joined.add(j + 1)
             j += 1
         _set_text(out, paste, i, text)
         ident: dict = {}
@@ -631,6 +632,9 @@ class Paste:
     # line ends): each is read as a line of its own, with that line's number
     pieces: dict[int, list[str]] = field(default_factory=dict)
     every_line: bool = False  # a short source: every line is read, not only the prefilter's candidates
+    # line numbers whose text was joined to a line before them (a hard wrap, a cut word, a JSON
+    # record's parts): not read again, so the empty line left in their place does not end a record
+    joined: set[int] = field(default_factory=set)
 
     def apply(self, n: int, env: Envelope) -> None:
         got = self.ids.get(n)
@@ -755,11 +759,12 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 out[i] = "".join(parts)
                 for k in range(i + 1, j):
                     out[k] = ""
+                    paste.joined.add(k + 1)
                 changed = True
             i = j
 
     # a line cut inside a word at the source's width, too few of them for a width of their own
-    if _midword_joins(out, widths):
+    if _midword_joins(out, widths, paste.joined):
         changed = True
 
     # a line that lost the prefix between two prefixed lines and continues a sentence
@@ -776,6 +781,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 continue
             out[i] = out[i].rstrip() + " " + nxt.strip()
             out[k] = ""
+            paste.joined.add(k + 1)
             changed = True
 
     # character interleaving
@@ -924,7 +930,7 @@ def _reading(text: str) -> tuple[str | None, int]:
     return p.template, 1 << 20
 
 
-def _midword_joins(out: list[str], widths: list[int]) -> bool:
+def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
     """A message that a terminal, a pager or a page cut at its width inside a word (``... clients joi`` /
     ``ned.``; an NCCL WARN ``... with status=12 opc`` / ``ode=0 len=0 vendor err 129 ...``), where the
     source has too few cut lines for :func:`_wrap_width`: a line of the source's greatest width (at least
@@ -932,7 +938,7 @@ def _midword_joins(out: list[str], widths: list[int]) -> bool:
     it when the joined text reads as a catalog message whole and more of its format than the first line
     alone reads, and the second line alone is not that message: with a blank (the cut fell on one, which
     the paste dropped with the line's end) when that reads so, else without (the cut fell inside a word). Two real lines are never joined: the first must end at the width, mid-word, and only the
-    join reads the message."""
+    join reads the message. The numbers of the lines joined away are added to ``gone``."""
     width = max(widths, default=0)
     if width < WRAP_MIN_WIDTH:
         return False
@@ -965,6 +971,7 @@ def _midword_joins(out: list[str], widths: list[int]) -> bool:
                 break
             joined += sep + nxt
             out[j] = ""
+            gone.add(j + 1)
             j += 1
             if widths[j - 1] < width - 1 or _WORD_END.search(nxt) is None:
                 break  # the rest ended before the width: the message is whole
@@ -1187,7 +1194,7 @@ def as_written(lines: list[str]) -> bool:
         return False
     if _wrap_width(lines):
         return False
-    if _midword_joins(list(lines), [len(t) for t in lines]):
+    if _midword_joins(list(lines), [len(t) for t in lines], set()):
         return False  # a message cut inside a word at the source's width
     if "NCCL " in text:
         for t in lines:

@@ -53,6 +53,7 @@ from .fast.scan import scan
 from .lazyre import lazy_re
 from .read import prefilter
 from .read.source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
+from .residue import leading_prefix
 from .results import ParseResult, Stats, Unrecognized
 
 if TYPE_CHECKING:
@@ -70,20 +71,31 @@ MAX_ERROR_FILE = 4 << 20
 # ---------------------------------------------------------------------------------------------
 # one record -> one event
 
-def classify_record(rec: Record, name: str) -> Event | None:
-    env = rec.env
-    parsed = nccl.classify(rec.text, env)
+def _classify_text(text: str, env: Envelope):
+    parsed = nccl.classify(text, env)
     if parsed is None:
         # fast: a PyTorch message is classified once per (text, level), what follows once per text
-        fast = "NCCL" not in rec.text and fast_enabled()
-        parsed = torch_classify(rec.text, env) if fast else classify_torch(rec.text, env)
+        fast = "NCCL" not in text and fast_enabled()
+        parsed = torch_classify(text, env) if fast else classify_torch(text, env)
         if parsed is None:
             if fast:
-                parsed = text_classify(rec.text)
+                parsed = text_classify(text)
             else:
-                parsed = classify_bare(rec.text)  # an NCCL WARN message with no header at all
+                parsed = classify_bare(text)  # an NCCL WARN message with no header at all
                 if parsed is None:
-                    parsed = stops.classify(rec.text)  # the job stopped from outside (scheduler, OOM killer)
+                    parsed = stops.classify(text)  # the job stopped from outside (scheduler, OOM killer)
+    return parsed
+
+
+def classify_record(rec: Record, name: str) -> Event | None:
+    env = rec.env
+    parsed = _classify_text(rec.text, env)
+    if parsed is None and "\n" not in rec.text:
+        # a one-line record under a prefix no envelope knows and too few lines to learn it from
+        # (logdoc/paste.py learns a repeated one): the message after it, read once more
+        cut = leading_prefix(rec.text)
+        if cut:
+            parsed = _classify_text(rec.text[cut:], env)
     if parsed is None:
         return None
     # positional (a third of the cost of keywords): kind, level, file, line, text, end_line, rank, local_rank,
@@ -201,6 +213,9 @@ class Feeder:
         self.stats.irrelevant += k
 
     def line(self, n: int, text: str, cand: bool, raw: bytes | None = None) -> None:
+        if self.paste is not None and n in self.paste.joined:
+            self.stats.irrelevant += 1  # its text was joined to a line before it (logdoc/paste.py)
+            return
         if cand or self.every:
             lane = self.lane
             if lane is not None and LANE_HEAD.match(text) is not None and lane.ok(text):

@@ -37,6 +37,37 @@ def prefix_like(text: str) -> bool:
     return marked
 
 
+# A token of a line's head that a prefix may hold: a bracketed or parenthesised group, a level word, or
+# a run without blanks that holds a digit (`opt-1_3b.0`, `12:01:02`, `node-3:`) and is no source
+# location (`a.cpp:106`: part of a message).
+_HEAD_TOKEN = lazy_re(r"(?:\[[^\[\]\n]{1,120}\]|\([^()\n]{1,120}\)|[^\s\[(]+)[ \t]+")
+_SOURCE_LOCATION = lazy_re(r"[\w./+-]+\.\w{1,4}:\d+:?")
+MAX_HEAD_TOKENS = 6
+
+
+def leading_prefix(text: str) -> int:
+    """The end of a prefix that no envelope knows at the start of a one-line ``text`` (a job's label,
+    a stream tag: ``opt-1_3b.0 [stderr] ``), or 0: up to :data:`MAX_HEAD_TOKENS` tokens that each read
+    as a prefix's (bracketed, a level word, or holding a digit), the run as a whole :func:`prefix_like`,
+    and a message after it."""
+    pos = 0
+    end = 0
+    for _ in range(MAX_HEAD_TOKENS):
+        m = _HEAD_TOKEN.match(text, pos)
+        if m is None:
+            break
+        tok = m.group(0).rstrip()
+        word = tok.rstrip(":")
+        if not (tok[0] in "[(" and not tok.startswith(_PROTECTED) or word in LEVEL_WORDS
+                or (any(ch.isdigit() for ch in tok) and _SOURCE_LOCATION.fullmatch(tok) is None
+                    and _EXC_NAME.search(tok) is None and not tok.startswith(("0x", "#")))):
+            break
+        pos = end = m.end()
+    if not end or end >= len(text) or not prefix_like(text[:end]):
+        return 0
+    return end
+
+
 _EXC_NAME = lazy_re(r"[a-z](?:Error|Exception|Interrupt|Exit|Failure)\b|^(?:Error|Exception):")
 
 

@@ -53,6 +53,11 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
         ("240it [05:55, 1.47s/it][rank0]:[E709 12:00:01.1 ProcessGroupNCCL.cpp:1] msg", {"rank": 0, "time": "--07-09T12:00:01"}, "msg"),
         ("worker-1: [2024-05-01 10:00:00,123] [INFO] [launch.py:351:main] Process 5 exits successfully.",
          {"host": "worker-1", "level": "INFO"}, "Process 5 exits successfully."),
+        # torchrun's tee label as pasted with a blank after it: one blank goes with the envelope, an
+        # indent of the program's own stays
+        ("[trainer0|0]: Traceback (most recent call last):", {"local_rank": 0}, "Traceback (most recent call last):"),
+        ("[trainer0|0]:   File \"train.py\", line 3, in <module>", {"local_rank": 0}, "   File \"train.py\", line 3, in <module>"),
+        ("[default0]:  File \"train.py\", line 3, in <module>", {"local_rank": 0}, "  File \"train.py\", line 3, in <module>"),
     ],
 )
 def test_envelopes(line, expect, msg):

@@ -139,6 +139,30 @@ def test_lines_cut_at_a_fixed_width_are_joined_and_the_line_count_kept():
     assert sum(e.kind == "nccl.warn" for e in res.events) == 4
 
 
+def test_a_traceback_cut_at_a_fixed_width_stays_one_record():
+    """The lines a wrap joins away are not read again: the empty line left in their place (the line
+    count is kept) does not end the traceback, whose exception line still names the failure."""
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2050, in all_reduce',
+        "    work = group.allreduce([tensor], opts)",
+        '  File "/opt/conda/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 83, in wrapper',
+        "    return func(*args, **kwargs)",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB "
+        "of which 1.02 GiB is free.",
+    ]
+    width = 80
+    wrapped = []
+    for m in tb:
+        wrapped += [m[i:i + width] for i in range(0, len(m), width)]
+    fixed, paste = repair_lines(wrapped)
+    assert [t for t in fixed if t] == tb
+    assert paste.joined and all(fixed[n - 1] == "" for n in paste.joined)
+    res = parse_text("\n".join(wrapped) + "\n")
+    _check_counts(res)
+    assert [(e.kind, e.line) for e in res.events] == [("cuda.oom", 1)]
+
+
 def test_a_line_that_lost_the_prefix_continues_the_line_before():
     cut = TORCH_NCCL[0].index(" version")  # `..., NCCL` / `version 2.21.5`
     lines = ["job-1.0 [stderr] " + TORCH_NCCL[0][:cut], TORCH_NCCL[0][cut + 1:]] + \
@@ -364,3 +388,34 @@ def test_one_ranks_paste_says_the_others_were_not_read():
     rank1 = "node2:200:200 [0] NCCL INFO comm 0x6666 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE\n"
     got = _hung([("rank0.log", _INIT.format(n=2) + "\n" + _WATCHDOG + "\n"), ("rank1.log", rank1)])
     assert got and all("output was given" not in d["explanation"] for d in got)
+
+
+# ------------------------------------------------------------------------------------------------
+# a prefix no envelope knows, on a paste too short to learn it from
+
+
+@pytest.mark.parametrize("prefix", ["opt-1_3b.0 [stderr] ", "job-7 [rank3] ", "[12:01:02] node-3 "])
+@pytest.mark.parametrize("message, kind", [
+    ("Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)", "nccl.warn"),
+    ("Failed, NCCL error a.cpp:106 'invalid usage'", None),
+])
+def test_a_one_line_paste_under_an_unknown_prefix_is_read(prefix, message, kind):
+    bare = parse_text(message + "\n")
+    assert bare.events, "the message alone is read"
+    res = parse_text(prefix + message + "\n")
+    _check_counts(res)
+    assert [(e.kind, e.template) for e in res.events] == [(e.kind, e.template) for e in bare.events]
+    if kind:
+        assert res.events[0].kind == kind
+
+
+@pytest.mark.parametrize("text", [
+    "step 38 loss 1.2 error rate 0.1",           # prose first: no prefix
+    "a.cpp:106 something failed",                 # a source location is part of a message
+    "12 Failed attempts to reach the mirror",     # a number then prose: not read as a message either
+])
+def test_leading_prefix_takes_only_what_reads_as_a_prefix(text):
+    from logdoc.residue import leading_prefix
+
+    cut = leading_prefix(text)
+    assert cut == 0 or not parse_text(text[cut:] + "\n").events

@@ -1,0 +1,244 @@
+"""How well logdoc's right answers survive paste damage: the field corpus, damaged on purpose.
+
+    python tools/field_damage.py [--cases DIR] [--only T1,T2] [--show N] [--logdoc DIR]
+
+logdoc scores higher on the tuned field cases (tests/field/cases) than on held-out cases it has never
+seen, and most of the difference is not the errors but how they were pasted: alone, under a cut or
+masked header, under a prefix nobody knows, quoted, wrapped, nested in another message. This tool
+measures that directly, without looking at held-out logs: it takes every case that logdoc gets right
+(top-1), applies one kind of damage at a time, each one seen in real pastes, and counts how many
+still get the same top-1 category (a benign case: still no error diagnosis).
+
+Each transform is deterministic and applies to the text of every log file of a case:
+
+- ``evidence``: only the lines the first diagnosis quotes (its records), and up to 2 lines around
+  each: the short paste of someone who copied the error alone;
+- ``bare``: ``evidence``, with every line's header cut down to the message (``host:pid:tid [d] NCCL
+  WARN``, c10's ``[E1129 ...]``, ``[rankN]:``, a time stamp and level);
+- ``masked``: NCCL headers' pids and tids masked (``host:XXXXXX:XXXXXX [3]``), as people do;
+- ``cut-host``: the first characters of NCCL headers' host names cut off (``-worker-1:946:988 [0]``);
+- ``prefix-*``: a prefix that no envelope knows, on every line (a job label, a Ray actor, a
+  launcher's stream tag, a container runtime's stamp);
+- ``quote``, ``indent``: markdown quote marks, a 4-space code block;
+- ``wrap80``, ``wrap120``: lines hard-wrapped at 80 or 120 columns;
+- ``crlf``, ``ansi``: Windows line ends; colour codes around every line;
+- ``last-error``: where the first diagnosis quotes NCCL WARN lines, those lines given bare as the
+  ``Last error:`` of a torch ``DistBackendError``, the way PyTorch 2.x reports an NCCL failure.
+
+The last line reads ``damage: kept N/M = P% over T transforms``; ``--show N`` lists up to N losses
+per transform (case, what came out instead). Scoring only; it changes nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import field_score as fs  # noqa: E402
+
+import regex as re  # noqa: E402
+
+NCCL_HEADER = re.compile(r"^(?P<pre>.*?)(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) (?P<dev>\[\d+\]) (?=(?:[\w./+-]+:\d+ )?NCCL )")
+BARE_HEADERS = [
+    re.compile(r"^.*?[\w.\-]+:(?:\d+|X+):(?:\d+|X+) \[\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:WARN|INFO|ERROR|TRACE|ABORT) ?"),
+    re.compile(r"^\[rank\d+\]:"),
+    re.compile(r"^\[[EWIF]\d{4} [\d:.]+ \d+ [^\]]+\] "),
+    re.compile(r"^\d{4}-\d\d-\d\d[T ][\d:.,]+Z? ?(?:\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\]?:? )?"),
+]
+ANSI_RED, ANSI_OFF = "\x1b[31m", "\x1b[0m"
+PREFIXES = {
+    "prefix-job": "[trainer0|0]: ",
+    "prefix-ray": "(RayWorkerWrapper pid=48213) ",
+    "prefix-stream": "opt-1_3b.0 [stderr] ",
+    "prefix-cri": "2026-12-03T01:02:03.456789012Z stderr F ",
+}
+LAST_ERROR_HEAD = [
+    "Traceback (most recent call last):",
+    '  File "train.py", line 42, in <module>',
+    "    dist.all_reduce(t)",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+    "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+    "Last error:",
+]
+
+
+def _lines_by_transform(text: str, fn: Callable[[str], str]) -> str:
+    return "\n".join(fn(line) for line in text.split("\n"))
+
+
+def _wrap(width: int) -> Callable[[str], str]:
+    def wrap(text: str) -> str:
+        out = []
+        for line in text.split("\n"):
+            while len(line) > width:
+                out.append(line[:width])
+                line = line[width:]
+            out.append(line)
+        return "\n".join(out)
+    return wrap
+
+
+def _mask(line: str) -> str:
+    return NCCL_HEADER.sub(lambda m: f"{m['pre']}{m['host']}:XXXXXX:XXXXXX {m['dev']} ", line, count=1)
+
+
+def _cut_host(line: str) -> str:
+    def cut(m) -> str:
+        host = m["host"]
+        keep = host[len(host) // 2:] if len(host) > 3 else host
+        return f"{m['pre']}-{keep.lstrip('-')}:{m['pid']}:{m['tid']} {m['dev']} "
+    return NCCL_HEADER.sub(cut, line, count=1)
+
+
+def _bare(line: str) -> str:
+    """The line without its headers (a traceback's frames keep their indentation)."""
+    for rx in BARE_HEADERS:
+        line = rx.sub("", line, count=1)
+    return line.rstrip()
+
+
+TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
+    "masked": lambda t: _lines_by_transform(t, _mask),
+    "cut-host": lambda t: _lines_by_transform(t, _cut_host),
+    **{name: (lambda p: lambda t: _lines_by_transform(t, lambda line: p + line))(p) for name, p in PREFIXES.items()},
+    "quote": lambda t: _lines_by_transform(t, lambda line: "> " + line),
+    "indent": lambda t: _lines_by_transform(t, lambda line: "    " + line),
+    "wrap80": _wrap(80),
+    "wrap120": _wrap(120),
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+    "ansi": lambda t: _lines_by_transform(t, lambda line: f"{ANSI_RED}{line}{ANSI_OFF}" if line else line),
+}
+EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")
+TRANSFORMS = EVIDENCE_TRANSFORMS + tuple(TEXT_TRANSFORMS)
+
+
+def _evidence_lines(report: dict, case: fs.Case, warn_only: bool = False) -> dict[str, set[int]]:
+    """Line numbers (1-based) per log file name of the first diagnosis's evidence records (``warn_only``:
+    only when every one is an NCCL WARN line, what a ``Last error:`` carries)."""
+    keep: dict[str, set[int]] = {}
+    diags = report.get("diagnoses") or []
+    if not diags:
+        return keep
+    evidence = diags[0].get("evidence") or []
+    if warn_only and not all("NCCL WARN" in str(ev.get("text") or "") for ev in evidence):
+        return keep
+    names = {p.name for p in case.logs}
+    for ev in evidence:
+        name = Path(str(ev.get("file") or "")).name
+        if name not in names:
+            continue
+        first = int(ev.get("record_line") or ev.get("line") or 0)
+        if first <= 0:
+            continue
+        span = max(1, str(ev.get("record_text") or ev.get("text") or "").count("\n") + 1)
+        last = max(first + span - 1, int(ev.get("line") or first))
+        keep.setdefault(name, set()).update(range(max(1, first - 2), last + 3))
+    return keep
+
+
+def _evidence_text(text: str, lines: set[int], how: str) -> str:
+    kept = [line for n, line in enumerate(text.split("\n"), 1) if n in lines]
+    if how == "bare":
+        return "\n".join(b for b in (_bare(line) for line in kept) if b)
+    if how == "last-error":
+        return "\n".join(LAST_ERROR_HEAD + [_bare(line) for line in kept if _bare(line)])
+    return "\n".join(kept)
+
+
+def damage_case(case: fs.Case, transform: str, report: dict, out: Path) -> fs.Case | None:
+    """The case with its logs damaged by ``transform``, written under ``out``; None when it does not apply."""
+    texts = {p.name: p.read_text(encoding="utf-8", errors="replace") for p in case.logs}
+    if transform in EVIDENCE_TRANSFORMS:
+        if case.benign:
+            return None
+        keep = _evidence_lines(report, case, warn_only=transform == "last-error")
+        if not keep:
+            return None
+        damaged = {name: _evidence_text(texts[name], lines, transform) for name, lines in keep.items()}
+    else:
+        damaged = {name: TEXT_TRANSFORMS[transform](t) for name, t in texts.items()}
+        if all(damaged[n] == texts[n] for n in texts):
+            return None
+    folder = out / f"{case.name}--{transform}"
+    folder.mkdir(parents=True)
+    logs = []
+    for name, text in damaged.items():
+        path = folder / name
+        path.write_bytes(text.encode("utf-8"))
+        logs.append(path)
+    return fs.Case(case.name, folder, case.category, case.culprit_rank, sorted(logs), case.meta)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="How well logdoc's right answers on the field corpus survive paste damage.")
+    ap.add_argument("--cases", default=None, help="folder of case folders (default: tests/field/cases)")
+    ap.add_argument("--logdoc", default=None, help="import logdoc from this checkout instead of this one")
+    ap.add_argument("--only", default="", help="comma-separated transforms (default: all): " + ", ".join(TRANSFORMS))
+    ap.add_argument("--show", type=int, default=0, help="list up to N losses per transform")
+    args = ap.parse_args(argv)
+    only = [t for t in args.only.split(",") if t] or list(TRANSFORMS)
+    bad = [t for t in only if t not in TRANSFORMS]
+    if bad:
+        print(f"field_damage: unknown transform {bad[0]!r}; known: {', '.join(TRANSFORMS)}", file=sys.stderr)
+        return 2
+    cases_dir = Path(args.cases) if args.cases else fs.DEFAULT_CASES
+    if not cases_dir.is_dir():
+        print(f"field_damage: no such folder: {cases_dir}", file=sys.stderr)
+        return 2
+    logdoc_mod = fs.import_logdoc(args.logdoc)
+    from logdoc.kb import CATEGORIES
+
+    runner = fs.Runner(logdoc_mod)
+    right: list[tuple[fs.Case, dict]] = []
+    for d in fs.case_dirs(cases_dir):
+        try:
+            case = fs.load_case(d, CATEGORIES)
+        except fs.CaseError:
+            continue
+        report = runner.explain([str(p) for p in case.logs])
+        outcome = fs.run_case(_Fixed(report), case)
+        if outcome.top1:
+            right.append((case, report))
+    tmp = Path(tempfile.mkdtemp(prefix="field-damage-"))
+    kept_all = total_all = 0
+    try:
+        for transform in only:
+            kept, losses = 0, []
+            for case, report in right:
+                damaged = damage_case(case, transform, report, tmp)
+                if damaged is None:
+                    continue
+                o = fs.run_case(runner, damaged)
+                if o.top1:
+                    kept += 1
+                else:
+                    losses.append(o)
+            total = kept + len(losses)
+            kept_all, total_all = kept_all + kept, total_all + total
+            print(f"damage: {transform:14} kept {kept}/{total} = {fs._pct(kept, total)}")
+            for o in losses[: args.show]:
+                print(f"    {o.case.name:40} expected {o.case.category}: {o.reason()}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\n{len(right)} cases right before any damage")
+    print(f"damage: kept {kept_all}/{total_all} = {fs._pct(kept_all, total_all)} over {len(only)} transforms")
+    return 0
+
+
+class _Fixed:
+    """A runner that answers with a report already made (the undamaged case's)."""
+
+    def __init__(self, report: dict):
+        self.report = report
+
+    def explain(self, paths: list[str]) -> dict:
+        return self.report
+
+
+if __name__ == "__main__":
+    sys.exit(main())
