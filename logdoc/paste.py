@@ -901,6 +901,7 @@ def _cut(line: str, nxt: str) -> bool:
 # a message cut inside a word
 
 MIDWORD_TRIES = 64   # pairs of lines read, per source
+MAX_PENDING = 4      # readings of a join kept while its pieces do not read whole (a blank at each cut or none)
 _WORD_END = lazy_re(r"[A-Za-z0-9_]$")
 _WORD_START = lazy_re(r"[A-Za-z0-9_]")
 
@@ -912,10 +913,14 @@ def _reading(text: str) -> tuple[str | None, int]:
     from . import nccl
     from .classify.torch import classify as classify_torch
 
+    from .classify.bare import classify_bare
+
     env, msg = unwrap(text)
     p = nccl.classify(msg, env)
     if p is None:
         p = classify_torch(msg, env)
+    if p is None:
+        p = classify_bare(msg)  # an NCCL message pasted without its header
     if p is None or not p.template or p.kind == "torch.exception" and not (p.fields or {}).get("cause"):
         return None, 0
     fields = p.fields or {}
@@ -927,7 +932,7 @@ def _reading(text: str) -> tuple[str | None, int]:
         if literal < 4:
             return None, 0
         return p.template, literal
-    return p.template, 1 << 20
+    return p.template, (1 << 20) + sum(v not in (None, "") for v in fields.values())  # (the fields it names)
 
 
 def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
@@ -947,38 +952,45 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
     i = 0
     while i < len(out) - 1 and tries < MIDWORD_TRIES:
         t = out[i]
-        if (widths[i] < width - 1 or not t or _WORD_END.search(t) is None or not candidate(t)
-                or len(t) > LONG):
-            i += 1
+        if (widths[i] < width - 1 or not t.strip() or not candidate(t) or len(t) > LONG
+                or _starts_record(t)):
+            i += 1  # (a ProcessGroupNCCL record's wrap the block assembler reassembles itself)
             continue
         j = i + 1
-        joined = t
+        last = i  # the last line joined into line i
+        first, first_literal = _reading(t)
+        texts = [t]  # the join so far, read with a blank or without at each cut not yet read whole
         while j < len(out) and j - i < MAX_WRAP_JOIN and tries < MIDWORD_TRIES:
             nxt = out[j]
-            if (not nxt or _WORD_START.match(nxt) is None or len(nxt) > LONG or _rule(nxt)
-                    or nxt[:8] == joined[:8] or _new_line(nxt)):
+            if (not nxt or len(nxt) > LONG or _rule(nxt) or nxt[:8] == t[:8] or _new_line(nxt)
+                    or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None):
                 break
             tries += 1
-            first, first_literal = _reading(joined)
-            # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a word
-            for sep in (" ", ""):
-                whole, literal = _reading(joined + sep + nxt)
-                if whole is not None and whole != first and literal > first_literal:
-                    break
-            else:
-                break
-            if _reading(nxt)[0] == whole:
-                break
-            joined += sep + nxt
-            out[j] = ""
-            gone.add(j + 1)
+            # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a
+            # word (a blank the cut left first on the line stays)
+            seps = ("",) if nxt[0] == " " or texts[0][-1:] == " " else (" ", "")
+            texts = [x + sep + nxt for x in texts for sep in seps][:MAX_PENDING]
+            whole, literal, text = None, first_literal, ""
+            for cand in texts:  # the reading that reads most of its format (the first on a tie)
+                got, n = _reading(cand)
+                if got is not None and n > literal and (got != first or n > first_literal):
+                    whole, literal, text = got, n, cand
+            if whole is None or _reading(nxt)[0] == whole:
+                if widths[j] < width - 1:
+                    break  # a line that ends before the width ends the message: no join reads it
+                j += 1
+                continue  # a middle piece of a message cut more than once: read with the next one
+            for k in range(last + 1, j + 1):
+                out[k] = ""
+                gone.add(k + 1)
+            out[i] = text
+            changed = True
+            last = j
+            first, first_literal, texts = whole, literal, [text]
             j += 1
             if widths[j - 1] < width - 1 or _WORD_END.search(nxt) is None:
                 break  # the rest ended before the width: the message is whole
-        if j > i + 1:
-            out[i] = joined
-            changed = True
-        i = j
+        i = last + 1
     return changed
 
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = {
     "evidence": 97, "bare": 92, "last-error": 89, "masked": 98, "cut-host": 95,
     "prefix-job": 98, "prefix-ray": 98, "prefix-stream": 96, "prefix-cri": 98,
-    "quote": 99, "indent": 99, "wrap80": 82, "wrap120": 90, "crlf": 99, "ansi": 99,
+    "quote": 99, "indent": 99, "wrap80": 89, "wrap120": 94, "crlf": 99, "ansi": 99,
 }
 
 

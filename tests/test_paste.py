@@ -419,3 +419,22 @@ def test_leading_prefix_takes_only_what_reads_as_a_prefix(text):
 
     cut = leading_prefix(text)
     assert cut == 0 or not parse_text(text[cut:] + "\n").events
+
+
+@pytest.mark.parametrize("line, width", [
+    # an NCCL WARN with its header, cut twice inside words: the middle piece alone reads nothing
+    ("gpu-a:12:34 [1] transport/net_ib.cc:1004 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<51234> "
+     "with error 12, opcode 1, len 0, vendor err 129", 80),
+    # an NCCL WARN pasted without its header, cut once
+    ("ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)", 80),
+    # a PyTorch message whose cut took the words that name the NCCL result
+    ("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:911, invalid usage", 98),
+])
+def test_a_short_paste_cut_inside_words_is_read_whole(line, width):
+    wrapped = [line[i:i + width] for i in range(0, len(line), width)]
+    assert len(wrapped) >= 2
+    whole = parse_text(line + "\n")
+    res = parse_text("\n".join(wrapped) + "\n")
+    _check_counts(res)
+    assert [(e.kind, e.template, e.line) for e in res.events] == [(e.kind, e.template, 1) for e in whole.events]
+    assert res.events[0].fields == whole.events[0].fields
