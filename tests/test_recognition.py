@@ -1329,3 +1329,27 @@ def test_a_sentence_stop_inside_brackets_or_after_e_g_cuts_nothing():
     head = "The connection to the C10d store has failed. See inner exception for details."
     assert head[:_dropped_tail(head)] == "The connection to the C10d store has failed."
     assert _dropped_tail("Failed to bind {addr}. See the log.") == -1   # too little literal text left to name it
+
+
+# A network plugin's own failure, pasted without NCCL's header: its `NET/<plugin>` lead and a failure
+# word make it the WARN it was printed as; the plugin's INFO lines and NCCL's own formats are not.
+@pytest.mark.parametrize("line, family", [
+    ("NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Input/output error. Completed length: 0",
+     "ofi_completion_error"),
+    ("NET/OFI aws-ofi-nccl initialization failed", "ofi_init_failed"),
+])
+def test_a_network_plugins_failure_pasted_alone(line, family):
+    evs = _events(line + "\n")
+    assert [(e.kind, e.fields.get("header")) for e in evs] == [("nccl.warn", "none")]
+    top = _report(line + "\n")["diagnoses"][0]
+    assert top["id"] == f"family:{family}"
+
+
+@pytest.mark.parametrize("line", [
+    "NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)",
+    "NET/Plugin: Failed to find ncclNetPlugin_v6 symbol.",   # NCCL's own INFO format, read as such or not at all
+    "NET/IB : No device found.",
+    "the NET/OFI docs say an error here is fine",
+])
+def test_plugin_lines_that_report_no_failure_are_not_warnings(line):
+    assert all(e.level != "WARN" for e in _events(line + "\n"))

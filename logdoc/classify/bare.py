@@ -63,6 +63,13 @@ def classify_bare(text: str) -> Parsed | None:
     return parsed
 
 
+# A line that a network plugin printed through NCCL's logger (`NET/<plugin> ...`, the lead every net
+# plugin's messages carry: NET/OFI, NET/UCX, NET/IB, NET/Socket) and that says something failed. The
+# catalog holds NCCL's own formats, not the plugins'; INFO lines a plugin prints while it loads
+# (`NET/OFI Selected provider is efa`) say no such thing.
+_PLUGIN_FAILURE = lazy_re(r"NET/[A-Za-z][\w-]*\s?:?\s.*?(?:\b(?:error|[Ff]ailed|[Ff]ailure|[Uu]nable to|[Cc]annot|[Aa]bort(?:ed|ing)?)\b)")
+
+
 def _classify_nccl1(line: str) -> Parsed | None:
     """An NCCL 1.x WARN line (``WARN file:line msg``): ``nccl.warn`` with ``header: nccl1``; None otherwise."""
     if line.startswith("WARN "):
@@ -106,6 +113,7 @@ def _classify_bare(text: str) -> Parsed | None:
     elif line.startswith("INFO ") and "NCCL" not in line:
         info, line = True, line[5:].lstrip()
     hit = nccl_catalog().match(line)
+    read = hit is not None and hit[0].specificity >= BARE_MIN_LITERAL  # a format of NCCL's says what it is
     net_fields: dict[str, Any] = {}
     if line.startswith("NET/") and (hit is None or hit[0].specificity < BARE_MIN_LITERAL):
         hit = match_net_variant(line, net_fields) or hit
@@ -124,6 +132,10 @@ def _classify_bare(text: str) -> Parsed | None:
         hit = match_abridged(line)
         abridged = hit is not None
     if hit is None:
+        if not info and not read and _PLUGIN_FAILURE.match(line) is not None:
+            # a network plugin's own failure (aws-ofi-nccl's `NET/OFI ...`), printed under NCCL's WARN
+            # header and read by the rules from its text, as with its header
+            return Parsed("nccl.warn", "WARN", None, {"header": "none", "message": line})
         return None
     tpl, args = hit
     if info:
