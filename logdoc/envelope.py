@@ -8,6 +8,10 @@ an :class:`~logdoc.events.Envelope`; the message that is left goes to the gramma
 The envelopes are listed in :data:`ENVELOPES`, one entry per documented format, each with the
 regular expression of its prefix (anchored at the current position) and the function that records
 what it carries. ``docs/architecture.md`` and ``shared/reference/torch-prefixes.md`` describe them.
+
+One module, over 500 lines: :data:`ENVELOPES` is one ordered table (within a first character the
+first pattern that matches wins, so each entry is written against the ones before it), and the
+handlers, the residue peel after the table and the queries of the fast path read that one table.
 """
 from __future__ import annotations
 
@@ -174,6 +178,16 @@ def _similar(m: re.Match, env: Envelope) -> str:
     return "similar"
 
 
+def _dashed(m: re.Match, env: Envelope) -> str:
+    """Python logging's `` - ``-separated formats: ``%(asctime)s - %(name)s - %(levelname)s - `` and the
+    order Hugging Face's examples use, ``%(asctime)s - %(levelname)s - %(name)s - `` (``12/03/2026 01:02:03``)."""
+    ts = m["ts"]
+    env.time = _iso(ts) if ts[4] == "-" else f"{ts[6:10]}-{ts[:2]}-{ts[3:5]}T{ts[11:19]}"
+    env.level = _LEVEL[m["lvl"]]
+    env.source = m["src"] or m["src2"]
+    return "pylog"
+
+
 def _stdlib(m: re.Match, env: Envelope) -> str:
     env.level = _LEVEL[m["lvl"]]
     env.source = m["logger"]
@@ -266,6 +280,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
     ("[", lazy_re(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "
                      r"(?:\((?:raylet|gcs_server|dashboard_agent|runtime_env_agent)\) )?(?:(?P<src>[\w./+-]+\.(?:cc|cpp|h):\d+): )?"), _ray_cpp),
+    ("0123456789", lazy_re(rf"(?P<ts>{_TS}|\d\d/\d\d/\d{{4}} \d\d:\d\d:\d\d) - (?:(?P<src>[\w.<>-]+) - )?"
+                          r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: - (?P<src2>[\w.<>-]+))? - "), _dashed),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
     (" 0123456789", lazy_re(r" *(?P<task>\d+): "), _srun),
     ("FEWIVC", lazy_re(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "

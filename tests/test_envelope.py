@@ -58,6 +58,11 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
         ("[trainer0|0]: Traceback (most recent call last):", {"local_rank": 0}, "Traceback (most recent call last):"),
         ("[trainer0|0]:   File \"train.py\", line 3, in <module>", {"local_rank": 0}, "   File \"train.py\", line 3, in <module>"),
         ("[default0]:  File \"train.py\", line 3, in <module>", {"local_rank": 0}, "  File \"train.py\", line 3, in <module>"),
+        # Python logging's ` - `-separated formats (the cookbook's; Hugging Face examples' level-first order)
+        ("2026-12-03 01:02:03,456 - train - ERROR - RuntimeError: x",
+         {"level": "ERROR", "time": "2026-12-03T01:02:03.456", "source": "train"}, "RuntimeError: x"),
+        ("12/03/2026 01:02:03 - WARNING - __main__ - hello", {"level": "WARN", "time": "2026-12-03T01:02:03"}, "hello"),
+        ("2026-12-03 01:02:03 - INFO - Traceback (most recent call last):", {"level": "INFO"}, "Traceback (most recent call last):"),
     ],
 )
 def test_envelopes(line, expect, msg):
@@ -106,8 +111,8 @@ def test_messages_are_not_mistaken_for_envelopes(line):
         # unknown residue before a logger header or an exception line
         ("svc 3 | ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)", {"level": "ERROR"},
          "failed (exitcode: 1)"),
-        ("2026-12-02 09:00:00,123 - __main__ - ERROR - RuntimeError: boom", {"process": "__main__", "level": "ERROR"},
-         "RuntimeError: boom"),
+        ("2026-12-02 09:00:00,123 - __main__ - ERROR - RuntimeError: boom", {"source": "__main__", "level": "ERROR"},
+         "RuntimeError: boom"),  # (a known envelope now: Python logging's ` - `-separated format)
         ("2026-12-02 09:00:00.000 | ERROR    | train:main:12 - ValueError: bad", {"process": None, "level": "ERROR"},
          "ValueError: bad"),
         ("$ RuntimeError: boom", {}, "RuntimeError: boom"),

@@ -17,8 +17,8 @@ Each transform is deterministic and applies to the text of every log file of a c
   WARN``, c10's ``[E1129 ...]``, ``[rankN]:``, a time stamp and level);
 - ``masked``: NCCL headers' pids and tids masked (``host:XXXXXX:XXXXXX [3]``), as people do;
 - ``cut-host``: the first characters of NCCL headers' host names cut off (``-worker-1:946:988 [0]``);
-- ``prefix-*``: a prefix that no envelope knows, on every line (a job label, a Ray actor, a
-  launcher's stream tag, a container runtime's stamp);
+- ``prefix-*``: a prefix on every line (a job label, a Ray actor, a launcher's stream tag, a
+  container runtime's stamp, Python logging's `` - ``-separated format, Slurm's ``--label``);
 - ``quote``, ``indent``: markdown quote marks, a 4-space code block;
 - ``wrap80``, ``wrap120``: lines hard-wrapped at 80 or 120 columns;
 - ``crlf``, ``ansi``: Windows line ends; colour codes around every line;
@@ -55,6 +55,8 @@ PREFIXES = {
     "prefix-ray": "(RayWorkerWrapper pid=48213) ",
     "prefix-stream": "opt-1_3b.0 [stderr] ",
     "prefix-cri": "2026-12-03T01:02:03.456789012Z stderr F ",
+    "prefix-logger": "2026-12-03 01:02:03,456 - train - INFO - ",
+    "prefix-slurm": "0: ",
 }
 LAST_ERROR_HEAD = [
     "Traceback (most recent call last):",
