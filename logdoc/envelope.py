@@ -179,12 +179,16 @@ def _similar(m: re.Match, env: Envelope) -> str:
 
 
 def _dashed(m: re.Match, env: Envelope) -> str:
-    """Python logging's `` - ``-separated formats: ``%(asctime)s - %(name)s - %(levelname)s - `` and the
-    order Hugging Face's examples use, ``%(asctime)s - %(levelname)s - %(name)s - `` (``12/03/2026 01:02:03``)."""
-    ts = m["ts"]
+    """Python logging's formats that set the time, the level and the logger apart: `` - ``-separated
+    (``%(asctime)s - %(name)s - %(levelname)s - `` and the order Hugging Face's examples use,
+    ``%(asctime)s - %(levelname)s - %(name)s - `` with ``12/03/2026 01:02:03``), bracketed (Hydra's
+    ``[%(asctime)s][%(name)s][%(levelname)s] - ``, ``[time][file.py:12][LEVEL] ``) and loguru's default
+    (``time | LEVEL    | module:function:12 - ``)."""
+    g = m.groupdict()
+    ts = g["ts"]
     env.time = _iso(ts) if ts[4] == "-" else f"{ts[6:10]}-{ts[:2]}-{ts[3:5]}T{ts[11:19]}"
-    env.level = _LEVEL[m["lvl"]]
-    env.source = m["src"] or m["src2"]
+    env.level = _LEVEL.get(g["lvl"], env.level)
+    env.source = g.get("src") or g.get("src2")
     return "pylog"
 
 
@@ -265,6 +269,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?"), _glog),
     ("[", lazy_re(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
     ("[", lazy_re(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
+    ("[", lazy_re(rf"\[(?P<ts>{_TS})\](?:\[(?P<src>[^\[\]\s]{{1,120}})\])?\[(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
+                  r"(?:\[(?P<src2>[^\[\]\s]{1,120})\])?(?: - | )"), _dashed),
     ("[", lazy_re(r"\[\d+ similar log lines?\] "), _similar),
     ("[", lazy_re(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
     # Lightning's `[rank: 1] `, and the `[rank1] ` / `[RANK 1] ` tag that programs and tee wrappers print
@@ -280,6 +286,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
     ("[", lazy_re(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "
                      r"(?:\((?:raylet|gcs_server|dashboard_agent|runtime_env_agent)\) )?(?:(?P<src>[\w./+-]+\.(?:cc|cpp|h):\d+): )?"), _ray_cpp),
+    ("0123456789", lazy_re(rf"(?P<ts>{_TS}) \| (?P<lvl>TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| "
+                          r"(?P<src>[\w.<>-]+:[\w.<>-]+:\d+) - "), _dashed),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS}|\d\d/\d\d/\d{{4}} \d\d:\d\d:\d\d) - (?:(?P<src>[\w.<>-]+) - )?"
                           r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: - (?P<src2>[\w.<>-]+))? - "), _dashed),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS})\s+"), _iso_stamp),

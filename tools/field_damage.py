@@ -57,6 +57,11 @@ PREFIXES = {
     "prefix-cri": "2026-12-03T01:02:03.456789012Z stderr F ",
     "prefix-logger": "2026-12-03 01:02:03,456 - train - INFO - ",
     "prefix-slurm": "0: ",
+    "prefix-loguru": "2026-12-03 01:02:03.456 | INFO     | train:main:12 - ",
+    "prefix-brackets": "[2026-12-03 01:02:03,456][train.py:234][INFO] ",
+    "prefix-journald": "Dec 03 01:02:03 gpu-node-1 python[48213]: ",
+    "prefix-compose": "trainer-1  | ",
+    "prefix-time": "[01:02:03] ",
 }
 LAST_ERROR_HEAD = [
     "Traceback (most recent call last):",
