@@ -1353,3 +1353,17 @@ def test_a_network_plugins_failure_pasted_alone(line, family):
 ])
 def test_plugin_lines_that_report_no_failure_are_not_warnings(line):
     assert all(e.level != "WARN" for e in _events(line + "\n"))
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("NET/IB : No device found.", "nccl.info"),
+    ("NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'", "nccl.info"),
+    ("NCCL_SOCKET_IFNAME set by environment to eth0", "nccl.info"),
+    ("Using network Socket", None),        # too short a format to say it is NCCL's on its own
+    ("Connected all rings", None),
+])
+def test_an_info_message_pasted_without_its_header(line, kind):
+    evs = _events(line + "\n")
+    assert [e.kind for e in evs] == ([kind] if kind else [])
+    if kind:
+        assert evs[0].level == "INFO" and evs[0].fields["header"] == "none" and evs[0].template

@@ -117,6 +117,9 @@ def _classify_bare(text: str) -> Parsed | None:
     net_fields: dict[str, Any] = {}
     if line.startswith("NET/") and (hit is None or hit[0].specificity < BARE_MIN_LITERAL):
         hit = match_net_variant(line, net_fields) or hit
+    if (hit is not None and not info and head is None and "WARN" not in hit[0].levels and "INFO" in hit[0].levels
+            and hit[0].specificity >= BARE_MIN_LITERAL):
+        info = True  # an INFO message pasted without its header, whose format says enough on its own
     cut = False
     if hit is not None and not info and (
             "WARN" not in hit[0].levels
