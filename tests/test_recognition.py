@@ -1367,3 +1367,16 @@ def test_an_info_message_pasted_without_its_header(line, kind):
     assert [e.kind for e in evs] == ([kind] if kind else [])
     if kind:
         assert evs[0].level == "INFO" and evs[0].fields["header"] == "none" and evs[0].template
+
+
+def test_abridged_openings_index_equals_a_pass_over_the_catalog():
+    """match_abridged looks formats up by their opening (speed); a pass over every WARN format finds the same."""
+    warn = [t for t in nccl_catalog().templates.values() if "WARN" in t.levels and len(t.format) >= nccl_bare.ABRIDGED_MIN]
+    assert warn
+    for t in warn[::7]:
+        probe = t.format[:nccl_bare.ABRIDGED_MIN]
+        linear = [u for u in nccl_catalog().templates.values() if "WARN" in u.levels and u.format.startswith(probe)]
+        assert nccl_bare._warn_openings()[probe] == linear
+        line = t.format.split("%")[0].rstrip() + " and then the poster's own words"
+        if len(line) >= nccl_bare.ABRIDGED_MIN:
+            nccl_bare.match_abridged(line)  # (runs; which format it names is test_every_specific_warn_format's)

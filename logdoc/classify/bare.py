@@ -168,6 +168,22 @@ ABRIDGED_MIN = 40
 _WORD_END = " :,.;([/"
 
 
+_OPENINGS: dict[str, list] | None = None
+
+
+def _warn_openings() -> dict[str, list]:
+    """The WARN formats of the catalog by their first :data:`ABRIDGED_MIN` characters (in the catalog's
+    order): the formats a line of that opening may repeat, found without a pass over the catalog."""
+    global _OPENINGS
+    if _OPENINGS is None:
+        out: dict[str, list] = {}
+        for t in nccl_catalog().templates.values():
+            if "WARN" in t.levels and len(t.format) >= ABRIDGED_MIN:
+                out.setdefault(t.format[:ABRIDGED_MIN], []).append(t)
+        _OPENINGS = out
+    return _OPENINGS
+
+
 def match_abridged(line: str):
     """The WARN format whose opening words ``line`` repeats (:data:`ABRIDGED_MIN`) before it goes its
     own way, with no arguments; None when no format, or formats of more than one message, fit."""
@@ -177,9 +193,7 @@ def match_abridged(line: str):
         return None
     probe = line[:ABRIDGED_MIN]
     found: dict[str, Any] = {}
-    for t in nccl_catalog().templates.values():
-        if "WARN" not in t.levels or not t.format.startswith(probe):
-            continue
+    for t in _warn_openings().get(probe, ()):
         fmt = t.format.split("\\n")[0]
         m = _CONV.search(fmt)
         lit0 = fmt[: m.start()] if m else fmt
