@@ -182,8 +182,8 @@ def _dashed(m: re.Match, env: Envelope) -> str:
     """Python logging's formats that set the time, the level and the logger apart: `` - ``-separated
     (``%(asctime)s - %(name)s - %(levelname)s - `` and the order Hugging Face's examples use,
     ``%(asctime)s - %(levelname)s - %(name)s - `` with ``12/03/2026 01:02:03``) and loguru's default
-    (``time | LEVEL    | module:function:12 - ``). (Bracketed heads, Hydra's ``[time][name][LEVEL] - ``,
-    wait: peeled, the ``[rankN]`` after them sends every training print down the slow path, issue 18.)"""
+    (``time | LEVEL    | module:function:12 - ``). Bracketed heads (Hydra's ``[time][name][LEVEL] - ``) are
+    not peeled yet: the ``[rankN]`` tag after them would put every training print on the slow path (issue 18)."""
     g = m.groupdict()
     ts = g["ts"]
     env.time = _iso(ts) if ts[4] == "-" else f"{ts[6:10]}-{ts[:2]}-{ts[3:5]}T{ts[11:19]}"

@@ -911,9 +911,8 @@ def _reading(text: str) -> tuple[str | None, int]:
     matched); (None, 0) when it reads as none, or only as an exception of no known message or an NCCL
     format made of ``%s`` alone."""
     from . import nccl
-    from .classify.torch import classify as classify_torch
-
     from .classify.bare import classify_bare
+    from .classify.torch import classify as classify_torch
 
     env, msg = unwrap(text)
     p = nccl.classify(msg, env)
@@ -942,8 +941,10 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
     :data:`WRAP_MIN_WIDTH`) that ends with a word, followed by a line that starts with one, is joined with
     it when the joined text reads as a catalog message whole and more of its format than the first line
     alone reads, and the second line alone is not that message: with a blank (the cut fell on one, which
-    the paste dropped with the line's end) when that reads so, else without (the cut fell inside a word). Two real lines are never joined: the first must end at the width, mid-word, and only the
-    join reads the message. The numbers of the lines joined away are added to ``gone``."""
+    the paste dropped with the line's end) when that reads so, else without (the cut fell inside a word).
+    A middle piece that reads nothing yet (a message cut more than once) waits for the next one. Two real
+    lines are never joined: the first must end at the width, and only the join reads the message (more of
+    its format, or more of its fields). The numbers of the lines joined away are added to ``gone``."""
     width = max(widths, default=0)
     if width < WRAP_MIN_WIDTH:
         return False
