@@ -135,3 +135,27 @@ _GZ = gzip.compress(WARN * 20 + b"RuntimeError: boom\n")
 def test_gzip_reads_the_same_live_and_from_a_file(data, size):
     """One decoder (logdoc/read/gunzip.py): the same text, the same skips and warnings."""
     _same(_live(data, [size]), _file(data))
+
+
+# What a web page, a forum's typography or a chat client puts in a pasted log in place of what the program
+# printed: the log reads as printed, in files and live alike.
+TYPOGRAPHY = ("Traceback (most recent call last):\n"
+              "\u00a0\u00a0File \u201c/opt/conda/lib/python3.11/site-packages/torch/distributed/c10d_logger.py\u201d, line 79, in wrapper\n"
+              "\u00a0\u00a0\u00a0\u00a0return func(*args, **kwargs)\n"
+              "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275,"
+              " unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+              "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+              "Last error:\n"
+              "\u200bCuda failure \u2018out of memory\u2019\n")
+
+
+def test_typography_of_a_pasted_log_reads_as_printed():
+    plain = (TYPOGRAPHY.replace("\u00a0", " ").replace("\u201c", '"').replace("\u201d", '"')
+             .replace("\u2018", "'").replace("\u2019", "'").replace("\u200b", ""))
+    a = _file(TYPOGRAPHY.encode("utf-8"))
+    b = _file(plain.encode("utf-8"))
+    assert [(e.kind, e.template, e.line, e.fields) for e in a.events] == \
+        [(e.kind, e.template, e.line, e.fields) for e in b.events]
+    assert any(e.kind == "nccl.warn" and "out of memory" in e.text for e in a.events)
+    assert "\u201c" not in "".join(e.text for e in a.events)
+    _same(a, _live(TYPOGRAPHY.encode("utf-8"), [7, 300]))

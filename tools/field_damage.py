@@ -102,6 +102,13 @@ def _cut_host(line: str) -> str:
     return NCCL_HEADER.sub(cut, line, count=1)
 
 
+def _smart_quotes(text: str) -> str:
+    """Quotes as a forum's typography writes them: opening and closing, single and double."""
+    text = re.sub(r"(^|[\s(\[{])'", "\\1\u2018", text, flags=re.M)
+    text = re.sub(r'(^|[\s(\[{])"', "\\1\u201c", text, flags=re.M)
+    return text.replace("'", "\u2019").replace('"', "\u201d")
+
+
 def _bare(line: str) -> str:
     """The line without its headers (a traceback's frames keep their indentation)."""
     for rx in BARE_HEADERS:
@@ -118,6 +125,8 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "wrap80": _wrap(80),
     "wrap120": _wrap(120),
     "crlf": lambda t: t.replace("\n", "\r\n"),
+    "nbsp": lambda t: _lines_by_transform(t, lambda line: re.sub(r"^ +", lambda m: "\u00a0" * len(m.group(0)), line).replace("  ", " \u00a0")),
+    "smart-quotes": lambda t: _smart_quotes(t),
     "ansi": lambda t: _lines_by_transform(t, lambda line: f"{ANSI_RED}{line}{ANSI_OFF}" if line else line),
 }
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")

@@ -287,6 +287,8 @@ def _clean_full(raw: bytes) -> str:
     if cr >= 0:
         raw = raw[cr + 1 :]
     text = raw.decode("utf-8", "replace")
+    if not text.isascii() and _TYPOGRAPHY_RX.search(text) is not None:
+        text = text.translate(_TYPOGRAPHY)
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "[" in text and _ANSI_TEXT.search(text) is not None:  # (one search: its first characters are few)
@@ -299,4 +301,14 @@ def _clean_full(raw: bytes) -> str:
 
 
 _CONTROLS = lazy_re(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# What a web page, a forum's typography or a chat client puts in place of what the program printed:
+# no-break and other fixed-width spaces, curly quotes, dashes for a hyphen, zero-width characters.
+# Programs print none of them in their messages, so they are read as printed (the same length but
+# for the zero-width ones, which go).
+_TYPOGRAPHY = {**{c: " " for c in (0xA0, 0x2007, 0x202F)},
+               **{c: "'" for c in (0x2018, 0x2019, 0x201A, 0x2032)},
+               **{c: '"' for c in (0x201C, 0x201D, 0x201E, 0x2033)},
+               **{c: "-" for c in (0x2010, 0x2011, 0x2012, 0x2013, 0x2212)},
+               **{c: None for c in (0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF)}}
+_TYPOGRAPHY_RX = lazy_re("[" + "".join(chr(c) for c in _TYPOGRAPHY) + "]")
 _C0 = bytes(range(32)) + b"\x7f"  # every byte _clean may change (CR, ESC, _CONTROLS; the escapes as text start with #, ^, \)
