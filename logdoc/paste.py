@@ -59,7 +59,7 @@ from .lazyre import lazy_re
 from .nccl import HEADER as _NCCL_HEADER
 from .read.prefilter import _CANDIDATE, candidate
 from .read.source import ReadStats, Source, _Peek, read_lines
-from .residue import LEVEL_WORDS, prefix_identity, prefix_like
+from .residue import LEVEL_WORDS, SOURCE_LOCATION, prefix_identity, prefix_like
 
 REPAIR_MAX = 4 << 20
 HEAD_LINES = 2000
@@ -177,7 +177,7 @@ def _shape(tok: str) -> str:
 
 # A source location not in brackets (`transport/nvls.cc:251`, `src/core.cu:225`): part of a message
 # (NCCL's, glog's), never a prefix; a logger's `x.py:56]` ends with its bracket.
-_SOURCE_LOCATION = lazy_re(r"[\w./+-]+\.\w{1,4}:\d+:?")
+_SOURCE_LOCATION = SOURCE_LOCATION
 
 
 def _header_like(tok: str) -> bool:

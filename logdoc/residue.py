@@ -41,7 +41,7 @@ def prefix_like(text: str) -> bool:
 # a run without blanks that holds a digit (`opt-1_3b.0`, `12:01:02`, `node-3:`) and is no source
 # location (`a.cpp:106`: part of a message).
 _HEAD_TOKEN = lazy_re(r"(?:\[[^\[\]\n]{1,120}\]|\([^()\n]{1,120}\)|[^\s\[(]+)[ \t]+")
-_SOURCE_LOCATION = lazy_re(r"[\w./+-]+\.\w{1,4}:\d+:?")
+SOURCE_LOCATION = lazy_re(r"[\w./+-]+\.\w{1,4}:\d+:?")  # `a.cpp:106`: part of a message, never a prefix
 MAX_HEAD_TOKENS = 6
 
 
@@ -59,7 +59,7 @@ def leading_prefix(text: str) -> int:
         tok = m.group(0).rstrip()
         word = tok.rstrip(":")
         if not (tok[0] in "[(" and not tok.startswith(_PROTECTED) or word in LEVEL_WORDS
-                or (any(ch.isdigit() for ch in tok) and _SOURCE_LOCATION.fullmatch(tok) is None
+                or (any(ch.isdigit() for ch in tok) and SOURCE_LOCATION.fullmatch(tok) is None
                     and _EXC_NAME.search(tok) is None and not tok.startswith(("0x", "#")))):
             break
         pos = end = m.end()

@@ -119,6 +119,11 @@ def test_an_indented_code_block_is_dedented_but_frames_keep_their_indentation():
 # hard wraps
 
 
+def _hard_wrap(lines: list[str], width: int) -> list[str]:
+    """The lines as a terminal cuts them at ``width`` columns."""
+    return [m[i:i + width] for m in lines for i in range(0, len(m), width)]
+
+
 def test_lines_cut_at_a_fixed_width_are_joined_and_the_line_count_kept():
     msgs = [
         "host-a:1:2 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer host-b<4242>",
@@ -128,9 +133,7 @@ def test_lines_cut_at_a_fixed_width_are_joined_and_the_line_count_kept():
         "host-a:1:2 [0] transport/shm.cc:551 NCCL WARN Cuda failure 'out of memory' while setting up the transport",
     ]
     width = 72
-    wrapped = []
-    for m in msgs:
-        wrapped += [m[i:i + width] for i in range(0, len(m), width)]
+    wrapped = _hard_wrap(msgs, width)
     fixed, _ = repair_lines(wrapped)
     assert len(fixed) == len(wrapped)
     assert [t for t in fixed if t] == msgs
@@ -152,9 +155,7 @@ def test_a_traceback_cut_at_a_fixed_width_stays_one_record():
         "of which 1.02 GiB is free.",
     ]
     width = 80
-    wrapped = []
-    for m in tb:
-        wrapped += [m[i:i + width] for i in range(0, len(m), width)]
+    wrapped = _hard_wrap(tb, width)
     fixed, paste = repair_lines(wrapped)
     assert [t for t in fixed if t] == tb
     assert paste.joined and all(fixed[n - 1] == "" for n in paste.joined)
@@ -431,7 +432,7 @@ def test_leading_prefix_takes_only_what_reads_as_a_prefix(text):
     ("RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:911, invalid usage", 98),
 ])
 def test_a_short_paste_cut_inside_words_is_read_whole(line, width):
-    wrapped = [line[i:i + width] for i in range(0, len(line), width)]
+    wrapped = _hard_wrap([line], width)
     assert len(wrapped) >= 2
     whole = parse_text(line + "\n")
     res = parse_text("\n".join(wrapped) + "\n")
