@@ -497,6 +497,27 @@ def test_with_and_without_scopes():
     assert not rs.match([env_same, warn, _ev("cuda.oom", file="r3.log")])  # without, whole job
 
 
+def test_job_wide_clause_tests_each_event_once_and_picks_the_nearest(monkeypatch):
+    from logdoc.kb import rule as rule_mod
+
+    rs = _rule({"kind": "store.connect_failed", "pattern": "failed to connect",
+                "with": {"kind": "torch.exception", "pattern": "timed out", "scope": "job", "as": "exc"},
+                "without": {"kind": "cuda.oom", "scope": "job"}},
+               explanation="{exc.line}")
+    retries = [_ev("store.connect_failed", "failed to connect to h:29500", line=10 * i, file=f"r{i % 3}.log") for i in range(40)]
+    excs = [_ev("torch.exception", "RuntimeError: timed out", line=10 * i + 3, file=f"r{i % 3}.log") for i in range(40)]
+    excs += [_ev("torch.exception", "ValueError: other", line=10 * i + 4) for i in range(40)]
+    calls = []
+    real = rule_mod._Clause.accepts
+    monkeypatch.setattr(rule_mod._Clause, "accepts", lambda self, ev: calls.append(ev) or real(self, ev))
+    matches = rs.match([*retries, *excs])
+    assert len(matches) == 40
+    # the nearest accepted event of the same file, whatever the order the clause read them in
+    assert all(m.render()["explanation"] == str(m.event.line + 3) for m in matches)
+    assert len(calls) == len(excs)  # each exception once (the oom clause has no event to test), not 40 times
+    assert not rs.match([*retries, *excs, _ev("cuda.oom")])
+
+
 def test_optional_with_clause():
     rs = _rule({"kind": "nccl.info", "pattern": "No device found",
                 "with": {"kind": "nccl.net_socket", "as": "sock", "optional": True}},

@@ -252,6 +252,7 @@ class _Job:
         self._scoped: dict[str, _ScopeIndex] = {}
         self.resolver = resolver
         self._ids: dict[int, frozenset[str]] = {}
+        self._accepted: dict[tuple[int, str], list] = {}
 
     def ids(self, ev: Event) -> frozenset[str]:
         """The event's catalog template id and the other ids of its annotation group."""
@@ -284,15 +285,30 @@ class _Job:
             got = self._scoped[kind] = _ScopeIndex(self.by_kind(kind))
         return got
 
+    def accepted(self, clause: _Clause, kind: str) -> list:
+        """``(event, groups, captures)`` for every event of ``kind`` that ``clause`` accepts, in the
+        kind's order. A clause's test reads the other event only, so a job-wide clause is tested once
+        per event of the run, not once per event for each event its rule fires on (a rule firing on
+        every connect retry of a job compared each retry with every exception: quadratic)."""
+        key = (id(clause), kind)
+        got = self._accepted.get(key)
+        if got is None:
+            got = self._accepted[key] = [(other, *res[1:]) for other in self.by_kind(kind)
+                                         if (res := clause.accepts(other))[0]]
+        return got
+
     def find(self, clause: _Clause, ev: Event):
         best = None
         best_key = None
         for kind in clause.kinds:
-            for other in self.scoped(kind).candidates(clause.scope, ev):
-                if other is ev or not _in_scope(clause.scope, ev, other):
-                    continue
-                ok, groups, caps = clause.accepts(other)
-                if not ok:
+            if clause.scope == "job":
+                pool = self.accepted(clause, kind)
+            else:
+                pool = [(other, *res[1:]) for other in self.scoped(kind).candidates(clause.scope, ev)
+                        if other is not ev and _in_scope(clause.scope, ev, other)
+                        and (res := clause.accepts(other))[0]]
+            for other, groups, caps in pool:
+                if other is ev:
                     continue
                 key = (0 if other.file == ev.file else 1, abs(other.line - ev.line))
                 if best_key is None or key < best_key:
