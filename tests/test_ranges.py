@@ -52,7 +52,10 @@ def test_majority_as_a_count_and_the_minority_listed():
     # a placeholder of a rule renders a big mapping the same way; a small one as before
     assert render_template("{v}", {"v": versions}) == "2.18.3 on rank 3333; 2.21.5 on 9,999 ranks"
     assert render_template("{v}", {"v": {"eth0": [0, 1], "ib0": [2]}}) == "eth0: 0, 1; ib0: 2"
-    assert render_template("{r}", {"r": list(range(100))}) == "ranks 0-99 (100 ranks)"
+    # a rank list renders without the noun, big or small: the rule's text says "rank{s} {}" itself
+    assert render_template("{r}", {"r": list(range(100))}) == "0-99 (100 ranks)"
+    assert render_template("{r?(rank{s} {})}", {"r": list(range(100))}) == "ranks 0-99 (100 ranks)"
+    assert render_template("{r?(rank{s} {})}", {"r": [0, 4, 5]}) == "ranks 0, 4, 5"
 
 
 def test_compact_json_keeps_small_values_and_folds_big_ones():

@@ -151,14 +151,15 @@ def hosts_text(hosts: Iterable[str], max_parts: int = MAX_PARTS) -> str:
 
 # -- members of a value ------------------------------------------------------------------------------
 
-def members_text(members: Iterable, noun: str = "rank", max_parts: int = MAX_PARTS) -> str:
-    """Ranks (numbers) as :func:`ranks_text`, hosts or ``host:pid`` names as :func:`hostlist`."""
+def members_text(members: Iterable, noun: str = "rank", max_parts: int = MAX_PARTS, word: bool = True) -> str:
+    """Ranks (numbers) as :func:`ranks_text` (without its leading "ranks" when not ``word``: a rule's
+    text says "Ranks {ranks}" itself), hosts or ``host:pid`` names as :func:`hostlist`."""
     ms = list(members)
     ints = [m for m in ms if isinstance(m, int) and not isinstance(m, bool)]
     strs = [str(m) for m in ms if not (isinstance(m, int) and not isinstance(m, bool))]
     out = []
     if ints:
-        out.append(ranks_text(ints, max_parts=max_parts))
+        out.append(ranks_text(ints, word=word, max_parts=max_parts))
     if strs:
         if noun == "host" and not ints:
             out.append(hosts_text(strs, max_parts))

@@ -51,7 +51,7 @@ def _fmt_big(value: Any) -> str | None:
     if isinstance(value, (list, tuple, set)) and len(value) > 16:
         from ..analysis.ranges import members_text
 
-        return members_text(value)
+        return members_text(value, word=False)  # the text names the noun: "Ranks {ranks} share ..."
     return None
 
 
