@@ -314,6 +314,26 @@ class BlockAssembler:
                 no_greedy = False
         return quiet, no_greedy
 
+    def bare_quiet(self) -> bool:
+        """Whether every open record takes continuation lines only, belongs to a ranked stream or to
+        the lines without any envelope, and one belongs to those (``Feeder``'s ``Gate.BARE``)."""
+        b = self._open.get(_NO_KEY)
+        if b is None or not _takes_only_continuations(b):
+            return False
+        if not _fast[0]:
+            return self.bare_quiet_scan()
+        return len(self._loud) == 1  # (the lines without an envelope have no rank: theirs is loud)
+
+    def bare_quiet_scan(self) -> bool:
+        """:meth:`bare_quiet` by a look at every open record (its plain twin: ``LOGDOC_NO_FASTPATH``)."""
+        b = self._open.get(_NO_KEY)
+        return b is not None and all(_takes_only_continuations(o) and (k == _NO_KEY or k[2] is not None)
+                                     for k, o in self._open.items())
+
+    def end_bare(self) -> list[Record]:
+        """Close the record of the lines without any envelope (a line that cannot continue it passed)."""
+        return self._close(_NO_KEY)
+
     def close_idle(self, before: int) -> list[Record]:
         """Close every open record whose last line (held blank lines included) is before line
         ``before``; return their records (in the order of the open records). The records whose last
@@ -354,6 +374,13 @@ class BlockAssembler:
             out = self._start(key, lineno, env, text, [])
             self._note(key)
             return out
+        if key != _NO_KEY:
+            b = self._open.get(_NO_KEY)
+            if b is not None and b.state == "wrap":
+                # the line after an exception line without an envelope is of another stream: no hard
+                # wrap cut that line (its rest would have no envelope either, and come next)
+                b.state = ""
+                self._note(_NO_KEY)
         block = self._open.get(key)
         target_key = key
         if _bare(env):

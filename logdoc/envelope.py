@@ -181,9 +181,9 @@ def _similar(m: re.Match, env: Envelope) -> str:
 def _dashed(m: re.Match, env: Envelope) -> str:
     """Python logging's formats that set the time, the level and the logger apart: `` - ``-separated
     (``%(asctime)s - %(name)s - %(levelname)s - `` and the order Hugging Face's examples use,
-    ``%(asctime)s - %(levelname)s - %(name)s - `` with ``12/03/2026 01:02:03``) and loguru's default
-    (``time | LEVEL    | module:function:12 - ``). Bracketed heads (Hydra's ``[time][name][LEVEL] - ``) are
-    not peeled yet: the ``[rankN]`` tag after them would put every training print on the slow path (issue 18)."""
+    ``%(asctime)s - %(levelname)s - %(name)s - `` with ``12/03/2026 01:02:03``), bracketed (Hydra's
+    ``[%(asctime)s][%(name)s][%(levelname)s] - ``, ``[time][file.py:12][LEVEL] ``) and loguru's default
+    (``time | LEVEL    | module:function:12 - ``)."""
     g = m.groupdict()
     ts = g["ts"]
     env.time = _iso(ts) if ts[4] == "-" else f"{ts[6:10]}-{ts[:2]}-{ts[3:5]}T{ts[11:19]}"
@@ -269,6 +269,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?"), _glog),
     ("[", lazy_re(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
     ("[", lazy_re(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
+    ("[", lazy_re(rf"\[(?P<ts>{_TS})\](?:\[(?P<src>[^\[\]\s]{{1,120}})\])?\[(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
+                  r"(?:\[(?P<src2>[^\[\]\s]{1,120})\])?(?: - | )"), _dashed),
     ("[", lazy_re(r"\[\d+ similar log lines?\] "), _similar),
     ("[", lazy_re(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
     # Lightning's `[rank: 1] `, and the `[rank1] ` / `[RANK 1] ` tag that programs and tee wrappers print

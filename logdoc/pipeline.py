@@ -116,6 +116,9 @@ class Gate(IntEnum):
     NONE = 0    # nothing open: none
     QUIET = 1   # only records of ranked streams that take continuation lines only: within WINDOW, those that may continue one
     ALL = 2     # anything else: every line
+    BARE = 3    # as QUIET, and a record of the lines without any envelope: every line is looked at, those that
+                # may continue a record are fed, and the first that may not ends that record (its stream's next
+                # line would), whichever stream it is of: a line of a ranked stream is not read in full for it
 
 
 class LaneGate(IntEnum):
@@ -126,7 +129,7 @@ class LaneGate(IntEnum):
     CLOSED = 2  # a record may take any line, or a line without envelope is open: it takes nothing
 
 
-_NONE, _QUIET, _ALL = Gate  # module constants: an enum's class attribute costs ten times a global
+_NONE, _QUIET, _ALL, _BARE = Gate  # module constants: an enum's class attribute costs ten times a global
 _FREE, _LQUIET, _CLOSED = LaneGate
 _CONTINUES_RX = lazy_re("|".join(re.escape(c) for c in CONTINUATION_MARKS))
 
@@ -195,7 +198,7 @@ class Feeder:
         rank (its next line closes it); within :data:`WINDOW` lines of the last line a record
         took, the lines that may continue a record (:func:`_may_continue`)."""
         st = self.state
-        return st == _ALL or (st == _QUIET and n <= self.until)
+        return st == _ALL or st == _BARE or (st == _QUIET and n <= self.until)
 
     def wants(self, n: int, text: str) -> bool:
         """Whether a line without a keyword is fed (``needs_every_line`` said it is looked at)."""
@@ -206,7 +209,7 @@ class Feeder:
             self.state, self.lane_state = _NONE, _FREE
             return
         quiet, no_greedy = self.asm.open_state()
-        self.state = _QUIET if quiet else _ALL
+        self.state = _QUIET if quiet else _BARE if self.asm.bare_quiet() else _ALL
         self.lane_state = _LQUIET if no_greedy else _CLOSED
 
     def skip(self, k: int) -> None:
@@ -222,10 +225,21 @@ class Feeder:
                 lane.line(n, text, raw)  # fast: the same event, without unwrapping or assembling
             elif lane is None or not lane.reduce or "%|" not in text or not lane.bar(n, text, raw):
                 self.feed(n, text, True)  # (fast: a progress bar of a saturated group is only counted)
-        elif self.state and self.needs_every_line(n) and self.wants(n, text):
-            self.feed(n, text, False)
+        elif self.state and self.needs_every_line(n):
+            if self.wants(n, text):
+                self.feed(n, text, False)
+            else:
+                self.passed()
         else:
             self.stats.irrelevant += 1
+
+    def passed(self) -> None:
+        """A line without a keyword that may continue no record (``wants`` said no) is counted; under
+        :attr:`Gate.BARE` it ends the record of the lines without an envelope."""
+        self.stats.irrelevant += 1
+        if self.state == _BARE:
+            self.settle(self.asm.end_bare(), -1)
+            self._update_state()
 
     def feed(self, n: int, text: str, cand: bool) -> None:
         paste = self.paste

@@ -63,7 +63,10 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
          {"level": "ERROR", "time": "2026-12-03T01:02:03.456", "source": "train"}, "RuntimeError: x"),
         ("12/03/2026 01:02:03 - WARNING - __main__ - hello", {"level": "WARN", "time": "2026-12-03T01:02:03"}, "hello"),
         ("2026-12-03 01:02:03 - INFO - Traceback (most recent call last):", {"level": "INFO"}, "Traceback (most recent call last):"),
-        # loguru's default
+        # Hydra's and other bracketed logger formats; loguru's default
+        ("[2026-12-03 01:02:03,456][__main__][ERROR] - boom", {"level": "ERROR", "source": "__main__"}, "boom"),
+        ("[2026-11-29 13:35:06,018][train.py:234][INFO] [rank11] step 38720/500000",
+         {"level": "INFO", "rank": 11, "source": "train.py:234"}, "step 38720/500000"),
         ("2026-12-03 01:02:03.456 | ERROR    | train:main:12 - RuntimeError: x",
          {"level": "ERROR", "source": "train:main:12", "time": "2026-12-03T01:02:03.456"}, "RuntimeError: x"),
     ],

@@ -381,7 +381,7 @@ def test_open_state_kept_equals_the_scan_of_every_open_record(tmp_path):
     gen_job_logs.generate("mixed", str(g), 0.3)
     files = [g] + [p for d in SAMPLE_DIRS for p in sorted(d.glob("*.log"))]
     states = set()
-    closed = 0
+    closed = bare = 0
     for path in files:
         asm = BlockAssembler()
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
@@ -395,8 +395,10 @@ def test_open_state_kept_equals_the_scan_of_every_open_record(tmp_path):
                 closed += len(a)
             got = asm.open_state()
             assert got == asm.open_state_scan(), (path.name, n, line)
+            assert asm.bare_quiet() == asm.bare_quiet_scan(), (path.name, n, line)
+            bare += asm.bare_quiet()
             states.add(got)
-    assert len(states) >= 3 and closed > 100
+    assert len(states) >= 3 and closed > 100 and bare > 100
 
 
 @pytest.mark.parametrize("seed", [41, 42])
@@ -444,6 +446,59 @@ def test_bar_lane_same_folded_parse(tmp_path, seed, monkeypatch):
     assert out[0] == out[1] == out[2]
     used = read + read_raw
     assert sum(used) > 2000 and not all(used), "the bar lane was not used, or took every bar"
+
+
+@pytest.mark.parametrize("use_grep", [True, False])
+def test_bare_record_among_ranked_logger_lines(tmp_path, monkeypatch, use_grep):
+    """A record of the lines without an envelope (Gate.BARE) among a logger's ranked lines: the first
+    line that cannot continue it ends it, whichever stream that line is of, on both paths alike; the
+    ranked prints without a keyword are not read in full."""
+    rng = random.Random(43)
+    heads = ["/opt/conda/lib/python3.11/site-packages/torch/utils/checkpoint.py:464: UserWarning: an exception "
+             "will be raised if use_reentrant is not passed", "[W1129 10:00:03.798512173 socket.cpp:697] [c10d] The "
+             "client socket has failed to connect to [gpu-1]:29500 (errno: 111 - Connection refused).",
+             "RuntimeError: NCCL communicator was aborted"]
+    conts = ["  warnings.warn(", "Last error:", "  what():  boom", "frame #3: c10::x() + 0x12", "\tat train.py:3"]
+    out = []
+    for i in range(2500):
+        r = rng.randrange(16)
+        out.append(f"[2026-11-29 10:00:{i % 60:02d},{i % 1000:03d}][train.py:231][INFO] [rank{r}] step {i}/500000 | "
+                   f"loss 2.{i % 97} | lr 3e-4")
+        if rng.random() < 0.15:
+            out.append(rng.choice(heads))
+            for _ in range(rng.randrange(3)):
+                out.append(rng.choice(conts) if rng.random() < 0.7 else
+                           f"[2026-11-29 10:00:01,000][train.py:231][INFO] [rank{r}] step {i} tokens/s {i * 7}")
+    p = tmp_path / "bare.log"
+    p.write_text("\n".join(out) + "\n")
+    if use_grep:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    plain, quick, again = _both(lambda: [Source(str(p), path=str(p))])
+    _same(plain, quick)
+    _same(plain, again)
+    fed = []
+    real = pipeline.Feeder._feed
+    monkeypatch.setattr(pipeline.Feeder, "_feed", lambda self, n, text, cand: fed.append(text) or real(self, n, text, cand))
+    with fastpath(True):
+        pipeline.parse_sources([Source(str(p), path=str(p))])
+    steps = sum(1 for t in out if "] step " in t)
+    assert sum(1 for t in fed if "] step " in t) < steps // 4  # (all but a few before Gate.BARE)
+
+
+def test_bare_record_ends_at_the_first_line_that_cannot_continue_it():
+    text = "\n".join([
+        "RuntimeError: NCCL communicator was aborted",
+        "[2026-11-29 10:00:01,000][train.py:231][INFO] [rank3] step 1 | loss 2.1",
+        "Last error:",
+        "[2026-11-29 10:00:02,000][train.py:231][INFO] [rank3] step 2 | loss 2.0",
+    ]) + "\n"
+    for on in (False, True):
+        with fastpath(on):
+            res = pipeline.parse_sources([Source("t.log", text=text)])
+        first = [e for e in res.events if e.line == 1]
+        assert first and first[0].end_line == 1, (on, [(e.line, e.end_line, e.text) for e in res.events])
 
 
 @pytest.mark.parametrize("use_grep", [True, False])

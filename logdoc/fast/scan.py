@@ -183,11 +183,16 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
                 pos = nl + 1
                 continue
-            if feeder.state == 1 and (idx >= m or order[idx] != pos) and quiet_skip(buf[pos:nl]):
-                # only quiet records are open and the line is no candidate and cannot continue one
-                # (printable ASCII only, so its bytes are its clean text): line() would count it
+            st = feeder.state
+            if (st == 1 or st == 3) and (idx >= m or order[idx] != pos) and quiet_skip(buf[pos:nl]):
+                # only quiet records are open (Gate.QUIET, Gate.BARE) and the line is no candidate and
+                # cannot continue one (printable ASCII only, so its bytes are its clean text): line()
+                # would count it, and end the record of the lines without an envelope (Feeder.passed)
                 lineno += 1
-                stats.irrelevant += 1
+                if st == 3:
+                    feeder.passed()
+                else:
+                    stats.irrelevant += 1
                 pos = nl + 1
                 continue
             text = clean(buf[pos:nl])
