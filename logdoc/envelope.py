@@ -245,6 +245,11 @@ def _excepthook(m: re.Match, env: Envelope) -> str:
     return "rank"
 
 
+def _label(m: re.Match, env: Envelope) -> str:
+    env.rank = int(m["rank"] or m["rank2"])
+    return "rank"
+
+
 def _tee(m: re.Match, env: Envelope) -> str:
     role, num = m["role"], int(m["num"])
     if role == "rank" or role == "":
@@ -276,6 +281,10 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # Lightning's `[rank: 1] `, and the `[rank1] ` / `[RANK 1] ` tag that programs and tee wrappers print
     # (never `[Rank 1] `: that is ProcessGroupNCCL's own log prefix, part of its messages)
     ("[", lazy_re(r"\[(?:rank|RANK)(?::? )?(?P<rank>\d+)\] "), _lightning),
+    # a program's own rank label before an exception it prints (`Rank 0: RuntimeError: ...`, `[Rank 3] ValueError: ...`),
+    # only there: `[Rank 0] ` before anything else is ProcessGroupNCCL's own prefix, part of its messages
+    ("[Rr", lazy_re(r"(?:\[(?:Rank|rank|RANK) ?(?P<rank>\d+)\]:?|(?:Rank|rank|RANK) (?P<rank2>\d+):) "
+                    r"(?=(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure):)"), _label),
     ("[", lazy_re(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
     # torchrun --tee `[default0]:` (`[${rank}]:` gives `[3]:`; a bare `[1]:` alone on its line indexes a
     # ChildFailedError summary); one blank before a word goes with it, two are the program's indent.

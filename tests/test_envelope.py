@@ -63,6 +63,12 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
          {"level": "ERROR", "time": "2026-12-03T01:02:03.456", "source": "train"}, "RuntimeError: x"),
         ("12/03/2026 01:02:03 - WARNING - __main__ - hello", {"level": "WARN", "time": "2026-12-03T01:02:03"}, "hello"),
         ("2026-12-03 01:02:03 - INFO - Traceback (most recent call last):", {"level": "INFO"}, "Traceback (most recent call last):"),
+        # a program's own rank label, before an exception only (`[Rank 0] ` is also ProcessGroupNCCL's own prefix)
+        ("Rank 0: RuntimeError: CUDA out of memory.", {"rank": 0}, "RuntimeError: CUDA out of memory."),
+        ("[Rank 3] torch.OutOfMemoryError: CUDA out of memory.", {"rank": 3}, "torch.OutOfMemoryError: CUDA out of memory."),
+        ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)", {"rank": None},
+         "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)"),
+        ("Rank 1 failed to pass monitoredBarrier in 1000 ms", {"rank": None}, "Rank 1 failed to pass monitoredBarrier in 1000 ms"),
         # Hydra's and other bracketed logger formats; loguru's default
         ("[2026-12-03 01:02:03,456][__main__][ERROR] - boom", {"level": "ERROR", "source": "__main__"}, "boom"),
         ("[2026-11-29 13:35:06,018][train.py:234][INFO] [rank11] step 38720/500000",
