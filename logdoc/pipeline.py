@@ -569,6 +569,7 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
     folded: list[dict] = []
     add = progress.add_bytes if progress is not None else None
     from .digest import is_digest
+    from .events import share_texts
 
     for src in srcs:
         head = _head(src)
@@ -583,6 +584,10 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
             from .facts import fold_unread
 
             events[at:] = fold_unread(events[at:])  # the INFO facts nothing reads one by one: counted
+        if len(events) > at:
+            # each line's message held once (not in its text and its fields both) from the start: a
+            # job of many ranks holds every event of the parse at once, and a worker sends them so
+            share_texts(events[at:])
         if progress is not None:
             progress.file_done(src.name)
     return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)
