@@ -173,6 +173,11 @@ def _vllm(m: re.Match, env: Envelope) -> str:
     return "pylog"
 
 
+def _grepped(m: re.Match, env: Envelope) -> str:
+    env.process = env.process or m["file"]
+    return "grep"
+
+
 def _similar(m: re.Match, env: Envelope) -> str:
     """A log viewer's fold marker: ``[24 similar log lines] msg`` (the line stands for N like it)."""
     return "similar"
@@ -315,6 +320,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
      lazy_re(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
     ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
     ("abcdefghijklmnopqrstuvwxyz", lazy_re(rf"(?P<host>{_HOST}): "), _pdsh),
+    # grep's name of the file a line came from (`grep -r`, `grep -H`, `-n`): `logs/rank3.log:`, `LOG1.0.txt:12:`
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_",
+     lazy_re(r"(?P<file>(?:[\w.+-]+/)*[\w.+-]*\w\.(?:log|txt|out|err))(?::\d+)?:(?=\S)"), _grepped),
 ]
 
 # readers of a line's start that apply only after an ISO stamp (unwrap)
@@ -324,6 +332,7 @@ _BY_FIRST: dict[str, list[tuple[re.Pattern, Callable]]] = {}
 for _chars, _rx, _fn in ENVELOPES:
     for _c in _chars:
         _BY_FIRST.setdefault(_c, []).append((_rx, _fn))
+del _chars, _rx, _fn, _c
 
 _RICH_LOCATION = lazy_re(r"[ \t]{2,}[\w.<>-]+:\d+[ \t]*$")
 _RAY_REPEAT = lazy_re(r" \[repeated (\d+)x across cluster\]$")
@@ -382,7 +391,9 @@ def _envelope_at(line: str, pos: int) -> bool:
 
 # Tests a line passes at p wherever the envelope's pattern matches (a level word; compose: `|`, a digit, a blank)
 _FIRST_TEST = {_compose: lambda s, p: "|" in s and (i := s.find(" ", p)) > p and s[i - 1].isdecimal(),
-               **dict.fromkeys((_stdlib, _ray_pylog, _vllm), lambda s, p: s.startswith(_LEVEL_WORDS, p))}
+               **dict.fromkeys((_stdlib, _ray_pylog, _vllm), lambda s, p: s.startswith(_LEVEL_WORDS, p)),
+               _grepped: lambda s, p: (i := s.find(":", p)) > p and s[i - 4:i] in _GREP_EXTS}
+_GREP_EXTS = (".log", ".txt", ".out", ".err")
 
 
 def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:

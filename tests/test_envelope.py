@@ -63,6 +63,11 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
          {"level": "ERROR", "time": "2026-12-03T01:02:03.456", "source": "train"}, "RuntimeError: x"),
         ("12/03/2026 01:02:03 - WARNING - __main__ - hello", {"level": "WARN", "time": "2026-12-03T01:02:03"}, "hello"),
         ("2026-12-03 01:02:03 - INFO - Traceback (most recent call last):", {"level": "INFO"}, "Traceback (most recent call last):"),
+        # grep's file names (`grep -r`, `-H`, `-n`), not a message that names a file
+        ("LOG1.0.txt:learnfair062:32615:32615 [0] NCCL INFO Broadcast: opCount 0", {"process": "LOG1.0.txt"},
+         "learnfair062:32615:32615 [0] NCCL INFO Broadcast: opCount 0"),
+        ("logs/rank3.log:123:RuntimeError: boom", {"process": "logs/rank3.log"}, "RuntimeError: boom"),
+        ("train.log: No such file or directory", {"process": None}, "train.log: No such file or directory"),
         # a program's own rank label, before an exception only (`[Rank 0] ` is also ProcessGroupNCCL's own prefix)
         ("Rank 0: RuntimeError: CUDA out of memory.", {"rank": 0}, "RuntimeError: CUDA out of memory."),
         ("[Rank 3] torch.OutOfMemoryError: CUDA out of memory.", {"rank": 3}, "torch.OutOfMemoryError: CUDA out of memory."),
