@@ -220,36 +220,59 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
       error of the same file.
     """
     links: dict[tuple, set[tuple]] = {}
-    by_line: dict[tuple[str, int], list[Event]] = {}
-    starts: dict[tuple[str, int], Event] = {}
     messengers: list[Event] = []
-    errors_by_file: dict[str, list[Event]] = {}
+    unnamed: list[Event] = []
     for ev in events:
         if ev.kind.startswith("analysis."):
             continue
-        f = ev.fields or {}
-        if f.get("nested_line") is not None and f.get("nested_kind"):
+        f = ev.fields
+        if f and f.get("nested_line") is not None and f.get("nested_kind"):
             links.setdefault((ev.file, f["nested_line"], f["nested_kind"]), set()).add(key(ev))
-        by_line.setdefault((ev.file, ev.line), []).append(ev)
-        starts.setdefault((ev.file, ev.line), ev)
-        if _unnamed(ev) and str(f["exc_type"]).rsplit(".", 1)[-1] in MESSENGERS:
-            messengers.append(ev)
-        elif ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn":
-            errors_by_file.setdefault(ev.file, []).append(ev)
-    for (file, line), evs in by_line.items():
-        for ev in evs:
-            if not _unnamed(ev):
+        if _unnamed(ev):
+            unnamed.append(ev)
+            if str(f["exc_type"]).rsplit(".", 1)[-1] in MESSENGERS:
+                messengers.append(ev)
+    if unnamed:
+        # the events on the lines of an unnamed exception and the first one right after it: the
+        # lines of these few, not every line of the job
+        by_line: dict[tuple[str, int], list[Event]] = {(ev.file, ev.line): [] for ev in unnamed}
+        starts: dict[tuple[str, int], Event | None] = {(ev.file, ev.end_line + 1): None for ev in unnamed}
+        for ev in events:
+            if ev.kind.startswith("analysis."):
                 continue
-            same = [key(o) for o in evs if o is not ev and o.kind != "torch.exception"]
-            if same and ev.end_line == ev.line:
-                links.setdefault(key(ev), set()).update(same)
-            nxt = starts.get((file, ev.end_line + 1))
-            if nxt is not None and nxt is not ev and _FRAME_HEAD.match(nxt.text) is not None:
-                links.setdefault(key(ev), set()).add(key(nxt))
-    for ev in messengers:
-        carried = {key(o) for o in errors_by_file.get(ev.file, ()) if o is not ev}
-        if carried:
-            links.setdefault(key(ev), set()).update(carried)
+            at = (ev.file, ev.line)
+            got = by_line.get(at)
+            if got is not None:
+                got.append(ev)
+            if at in starts and starts[at] is None:
+                starts[at] = ev
+        done: set[int] = set()
+        for ev in unnamed:
+            if id(ev) in done:
+                continue
+            evs = by_line[(ev.file, ev.line)]
+            for one in evs:  # (in the order of the events, as every event of the line is looked at)
+                if not _unnamed(one) or id(one) in done:
+                    continue
+                done.add(id(one))
+                same = [key(o) for o in evs if o is not one and o.kind != "torch.exception"]
+                if same and one.end_line == one.line:
+                    links.setdefault(key(one), set()).update(same)
+                nxt = starts.get((one.file, one.end_line + 1))
+                if nxt is not None and nxt is not one and _FRAME_HEAD.match(nxt.text) is not None:
+                    links.setdefault(key(one), set()).add(key(nxt))
+    if messengers:
+        errors_by_file: dict[str, list[Event]] = {ev.file: [] for ev in messengers}
+        for ev in events:
+            if ev.kind.startswith("analysis.") or ev.file not in errors_by_file:
+                continue
+            if ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn":
+                if not (_unnamed(ev) and str(ev.fields["exc_type"]).rsplit(".", 1)[-1] in MESSENGERS):
+                    errors_by_file[ev.file].append(ev)
+        for ev in messengers:
+            carried = {key(o) for o in errors_by_file.get(ev.file, ()) if o is not ev}
+            if carried:
+                links.setdefault(key(ev), set()).update(carried)
     # closed: a carrier carries what the messages it carries carry
     for _ in range(MAX_DEPTH):
         grew = False

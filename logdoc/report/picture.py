@@ -48,6 +48,24 @@ def _short(text: str, n: int = 110) -> str:
     return (cut if len(cut) > n // 2 else line[:n]) + "…"
 
 
+class _Mark:
+    """A mark of a row while the rows are chosen and merged: its line's words are read only for the
+    marks drawn (a job of thousands of ranks merges most of its rows away)."""
+
+    __slots__ = ("x", "nature", "ev", "first")
+
+    def __init__(self, x, nature, ev, first) -> None:
+        self.x, self.nature, self.ev, self.first = x, nature, ev, first
+
+    def __getitem__(self, name: str):
+        return getattr(self, name)
+
+    def drawn(self, headline) -> dict[str, Any]:
+        ev = self.ev
+        return {"x": self.x, "nature": self.nature, "file": ev.file, "line": ev.line, "text": _short(headline(ev)),
+                "first": self.first}
+
+
 def timeline_section(analysis) -> dict[str, Any] | None:
     """The ``timeline`` section of the report, or None when no failure-like event was seen."""
     from ..analysis.cascade import NATURE, headline, is_failure, nature as _nature
@@ -114,8 +132,7 @@ def timeline_section(analysis) -> dict[str, Any] | None:
         marks = []
         for ev in keep:
             x = x_of(ev) if axis == "time" else position[id(ev)]
-            marks.append({"x": x, "nature": NATURE[_nature(ev)], "file": ev.file, "line": ev.line,
-                          "text": _short(headline(ev)), "first": ev is first_ev})
+            marks.append(_Mark(x, NATURE[_nature(ev)], ev, ev is first_ev))
         if axis != "time":
             row["from"], row["to"] = 0, len(evs) - 1
         elif not row["ranks"]:
@@ -154,6 +171,8 @@ def timeline_section(analysis) -> dict[str, Any] | None:
                 and not (key[0] == "p" and all(m["nature"] == "symptom" and not m["first"] for m in row["marks"]))]
     if len(out_rows) > MAX_ROWS:
         out_rows = _merge(out_rows)
+    for row in out_rows:  # the marks drawn, with their lines' words (not those of the rows merged away)
+        row["marks"] = [m.drawn(headline) for m in row["marks"]]
     first = None
     for i, row in enumerate(out_rows):
         for m in row["marks"]:
