@@ -119,11 +119,16 @@ def _text(ev: Event, _get=_TEXT.__get__, _head=_Head) -> str:
 Event.text = property(_text, _TEXT.__set__, doc="the record's text as read")  # type: ignore[assignment]
 
 
+SHORT_TEXT = 96  # a line's text up to this long without a message of its own is held once for all its copies
+_intern = __import__("sys").intern
+
+
 def share_texts(events: Iterable[Event]) -> None:
     """Hold each event's text as a shared head and its ``message`` field, in place, where the text is
     the head followed by the message (NCCL lines: a process prints the same header before every
     message): the text reads the same, and a job of many ranks keeps each message once instead of
-    twice. An event whose fields change later still reads its text from its head and message."""
+    twice. An event whose fields change later still reads its text from its head and message. A short
+    text without its message (a progress bar every rank prints alike) is interned instead."""
     heads: dict[str, _Head] = {}
     get, put, head_t = _TEXT.__get__, _TEXT.__set__, _Head
     for ev in events:
@@ -132,6 +137,8 @@ def share_texts(events: Iterable[Event]) -> None:
             continue
         m = ev.fields.get("message") if ev.fields else None
         if m.__class__ is not str or not m or not t.endswith(m):
+            if len(t) <= SHORT_TEXT:
+                put(ev, _intern(t))  # a short line many ranks print alike (a progress bar): one object
             continue
         h = t[:len(t) - len(m)]
         got = heads.get(h)
