@@ -46,6 +46,7 @@ streams, and interleaving is detected on the same token shapes (``_shape``, ``_t
 """
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -96,6 +97,45 @@ _BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*
 # were read as markup: `_Check_ failed: ... unhandled cuda _error_`. A word of letters only between two
 # underscores that no word character touches (`_ALLGATHER_BASE`, `NCCL_P2P_LEVEL`, `__init__` are never one).
 _ITALIC_WORD = lazy_re(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
+
+
+_HTML_ENTITY = lazy_re(r"&(?:lt|gt|amp|quot|apos|nbsp|#39|#x27|#34|#x2F);")
+
+
+def _unescape_html(out: list[str]) -> bool:
+    """A page scraped as text keeps HTML's entities (``&lt;module&gt;``, ``&#39;``): the lines that
+    hold one read as they were printed."""
+    changed = False
+    for i, t in enumerate(out):
+        if "&" in t and _HTML_ENTITY.search(t) is not None:
+            out[i] = html.unescape(t).replace("\u00a0", " ")
+            changed = True
+    return changed
+
+
+_GUTTER = lazy_re(r" *(\d{1,7})(?: ?\|(?: |$)|\t)")
+
+
+def _strip_gutter(out: list[str]) -> bool:
+    """A log viewer's line numbers copied with the lines (``  12 | text``, ``cat -n``'s ``    12<TAB>text``):
+    a number and a bar or a tab before most lines, counting the lines up. They are removed."""
+    nums = []
+    for i, t in enumerate(out[:HEAD_LINES]):
+        if t[:1] in " 0123456789":
+            m = _GUTTER.match(t)
+            if m is not None:
+                nums.append((i, int(m.group(1))))
+    filled = sum(1 for t in out[:HEAD_LINES] if t.strip())
+    if not nums or len(nums) < min(PREFIX_MIN, filled) or len(nums) < 0.8 * filled:
+        return False
+    counted = sum(1 for (i, n), (j, k) in zip(nums, nums[1:]) if k - n == j - i)
+    if counted < 0.8 * (len(nums) - 1):
+        return False
+    for i, t in enumerate(out):
+        m = _GUTTER.match(t) if t[:1] in " 0123456789" else None
+        if m is not None:
+            out[i] = t[m.end():]
+    return True
 
 
 def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
@@ -674,7 +714,9 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     lines show no paste damage."""
     out = list(lines)
     paste = Paste()
-    changed = _decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False
+    changed = _strip_gutter(out)
+    changed = _unescape_html(out) or changed
+    changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
     out, md = _strip_markdown(out)
     changed = changed or md
     head = out[:HEAD_LINES]
@@ -1180,6 +1222,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # (a long source: the prefix is learned from its head; read by repair_lines)
     text = "\n".join(lines)
     nl = "\n" + text  # (the line-start patterns begin with a line's newline)
+    if "&" in text and _HTML_ENTITY.search(text) is not None or _strip_gutter(list(lines)):
+        return False  # HTML's entities, a viewer's line numbers
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
             or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
             or _ITALIC_WORD.search(text) is not None:

@@ -439,3 +439,32 @@ def test_a_short_paste_cut_inside_words_is_read_whole(line, width):
     _check_counts(res)
     assert [(e.kind, e.template, e.line) for e in res.events] == [(e.kind, e.template, 1) for e in whole.events]
     assert res.events[0].fields == whole.events[0].fields
+
+
+def test_html_entities_of_a_scraped_page_read_as_printed():
+    lines = ["Traceback (most recent call last):", "  File &quot;train.py&quot;, line 3, in &lt;module&gt;",
+             "    dist.init_process_group(&#39;nccl&#39;)",
+             "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+             "unhandled system error, NCCL version 2.18.1"]
+    fixed, _ = repair_lines(lines)
+    assert fixed[1] == '  File "train.py", line 3, in <module>' and fixed[2] == "    dist.init_process_group('nccl')"
+    assert repair_lines(["x&y is not an entity", "a &amp b"]) is None  # no entity: nothing to repair
+
+
+@pytest.mark.parametrize("gutter", ["{n:4d} | ", "{n:6d}\t", "{n} |"])
+def test_a_viewers_line_numbers_are_removed(gutter):
+    body = ["[W socket.cpp:601] [c10d] The IPv6 network addresses of (user, 53821) cannot be retrieved "
+            "(gai error: -3 - Temporary failure in name resolution).", "", "RuntimeError: boom"]
+    lines = [(gutter.format(n=n) + t) if t or "|" in gutter else t for n, t in enumerate(body, 40)]
+    fixed, _ = repair_lines(lines)
+    assert [t.strip() for t in fixed] == [t.strip() for t in body]
+    one, _ = repair_lines([gutter.format(n=7) + body[0]])
+    assert one == [body[0]]
+
+
+def test_numbers_that_do_not_count_the_lines_up_are_no_gutter():
+    from logdoc.paste import _strip_gutter
+
+    assert not _strip_gutter(["3 | worker says hi", "1 | worker says hi", "7 | worker says hi", "2 | x"])
+    assert not _strip_gutter(["0: RuntimeError: a", "1: RuntimeError: b", "2: RuntimeError: c"])  # srun's task ids
+    assert _strip_gutter(["3 | a", "4 | b", "5 | c"])

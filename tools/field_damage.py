@@ -31,6 +31,7 @@ per transform (case, what came out instead). Scoring only; it changes nothing.
 from __future__ import annotations
 
 import argparse
+import html
 import shutil
 import sys
 import tempfile
@@ -62,6 +63,7 @@ PREFIXES = {
     "prefix-journald": "Dec 03 01:02:03 gpu-node-1 python[48213]: ",
     "prefix-compose": "trainer-1  | ",
     "prefix-time": "[01:02:03] ",
+    "prefix-kubectl": "[pod/trainer-worker-0/pytorch] ",
 }
 LAST_ERROR_HEAD = [
     "Traceback (most recent call last):",
@@ -128,6 +130,12 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "nbsp": lambda t: _lines_by_transform(t, lambda line: re.sub(r"^ +", lambda m: "\u00a0" * len(m.group(0)), line).replace("  ", " \u00a0")),
     "smart-quotes": lambda t: _smart_quotes(t),
     "ansi": lambda t: _lines_by_transform(t, lambda line: f"{ANSI_RED}{line}{ANSI_OFF}" if line else line),
+    # a forum page scraped as text: its HTML entities left in (`&lt;module&gt;`, `&#39;`, `&quot;`)
+    "html": lambda t: _lines_by_transform(t, lambda line: html.escape(line, quote=True)),
+    # a page that rendered the paste outside a code block: every line's leading blanks gone
+    "dedent": lambda t: _lines_by_transform(t, str.lstrip),
+    # a log viewer's line numbers copied along (a CI page, a gist): `  12 | `
+    "numbered": lambda t: "\n".join(f"{n:4d} | {line}" if line else line for n, line in enumerate(t.split("\n"), 1)),
 }
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")
 TRANSFORMS = EVIDENCE_TRANSFORMS + tuple(TEXT_TRANSFORMS)
