@@ -347,7 +347,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             continue
         unsplit = [e for e in world if not e.fields.get("parent")] or world
         first = unsplit[0]
-        nccl_world[key] = dict(first.fields)
+        nccl_world[key] = first.fields  # (read only: the event's own fields, not a copy per process)
         nccl_rank[key] = as_int(first.fields.get("rank"))  # type: ignore[assignment]
 
     # host of a pid within a file (for lines that print a pid but no host: torch's Python logger)

@@ -159,13 +159,27 @@ class Timeline:
         n = len(events)
         self._events = events
         stamps: list[Stamp | None] = [None] * n
+        read: dict[str, Stamp | None] = {}  # one stamp per time text (thousands of ranks print the same seconds)
         for i, ev in enumerate(events):
             t = ev.time if ev.time else (event_time(ev) if ev.kind == "torchrun.child_failed" else None)
             if t:
-                stamps[i] = parse_stamp(t)
+                st = read.get(t, read)
+                if st is read:
+                    st = read[t] = parse_stamp(t)
+                stamps[i] = st
+        del read
         self.clock = Clock(s for s in stamps if s is not None)
         self._stamp = stamps
-        sec: list[int | None] = [self.clock.seconds(s) if s is not None else None for s in stamps]
+        seconds: dict[int, int | None] = {}  # per stamp object, its second: one number object for its events
+        sec: list[int | None] = [None] * n
+        for i, st in enumerate(stamps):
+            if st is not None:
+                k = id(st)
+                got = seconds.get(k, seconds)
+                if got is seconds:
+                    got = seconds[k] = self.clock.seconds(st)
+                sec[i] = got
+        del seconds
         self._sec = sec
         lo: list[int | None] = [None] * n
         hi: list[int | None] = [None] * n
