@@ -134,6 +134,49 @@ def _int(v: int) -> int:
     return got
 
 
+_RECORDS: dict[tuple, Any] = {}  # a nested record's value -> the one object of it (interfaces every rank lists)
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _record_key(v: Any) -> tuple | None:
+    """A key equal for equal nested records of scalars (types kept: 1, 1.0 and True differ), None
+    for one that holds anything else."""
+    t = type(v)
+    if t in _SCALARS:
+        return (t, v)
+    if t is dict:
+        out = []
+        for k, x in v.items():
+            kx = _record_key(x)
+            if kx is None or type(k) is not str:
+                return None
+            out.append((k, kx))
+        return (dict, tuple(out))
+    if t is list:
+        out = []
+        for x in v:
+            kx = _record_key(x)
+            if kx is None:
+                return None
+            out.append(kx)
+        return (list, tuple(out))
+    return None
+
+
+def _one_record(v: Any) -> Any:
+    """``v`` (a nested dict or list of a field, compact) or the equal record read before it: one
+    object for the ranks that all list the same devices. Nothing changes a record once it is read."""
+    key = _record_key(v)
+    if key is None:
+        return v
+    got = _RECORDS.get(key)
+    if got is None:
+        if len(_RECORDS) >= 1 << 14:
+            _RECORDS.clear()
+        got = _RECORDS[key] = v
+    return got
+
+
 def _shared(v: Any, intern=__import__("sys").intern) -> Any:
     t = type(v)
     if t is str:
@@ -149,9 +192,9 @@ def _shared(v: Any, intern=__import__("sys").intern) -> Any:
                 v[i] = _int(x)
             elif tx is dict:
                 v[i] = {intern(k) if type(k) is str else k: _shared(y) for k, y in x.items()}
-        return v
+        return _one_record(v) if v else v
     if t is dict:  # a nested record (a cause, an interface): its names and short values shared too
-        return {intern(k) if type(k) is str else k: _shared(y) for k, y in v.items()}
+        return _one_record({intern(k) if type(k) is str else k: _shared(y) for k, y in v.items()})
     return v
 
 
