@@ -288,7 +288,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("[", lazy_re(r"\[(?:rank|RANK)(?::? )?(?P<rank>\d+)\] "), _lightning),
     # a program's own rank label before an exception it prints (`Rank 0: RuntimeError: ...`, `[Rank 3] ValueError: ...`),
     # only there: `[Rank 0] ` before anything else is ProcessGroupNCCL's own prefix, part of its messages
-    ("[Rr", lazy_re(r"(?:\[(?:Rank|rank|RANK) ?(?P<rank>\d+)\]:?|(?:Rank|rank|RANK) (?P<rank2>\d+):) "
+    ("[R", lazy_re(r"(?:\[(?:Rank|rank|RANK) ?(?P<rank>\d+)\]:?|(?:Rank|RANK) (?P<rank2>\d+):) "
                     r"(?=(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Failure):)"), _label),
     ("[", lazy_re(r"\[\d\d/\d\d/\d\d(?:\d\d)? \d\d:\d\d:\d\d\] (?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"), _rich),
     # torchrun --tee `[default0]:` (`[${rank}]:` gives `[3]:`; a bare `[1]:` alone on its line indexes a
@@ -321,7 +321,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
     ("abcdefghijklmnopqrstuvwxyz", lazy_re(rf"(?P<host>{_HOST}): "), _pdsh),
     # grep's name of the file a line came from (`grep -r`, `grep -H`, `-n`): `logs/rank3.log:`, `LOG1.0.txt:12:`
-    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_",
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
      lazy_re(r"(?P<file>(?:[\w.+-]+/)*[\w.+-]*\w\.(?:log|txt|out|err))(?::\d+)?:(?=\S)"), _grepped),
 ]
 

@@ -451,7 +451,7 @@ def test_html_entities_of_a_scraped_page_read_as_printed():
     assert repair_lines(["x&y is not an entity", "a &amp b"]) is None  # no entity: nothing to repair
 
 
-@pytest.mark.parametrize("gutter", ["{n:4d} | ", "{n:6d}\t", "{n} |"])
+@pytest.mark.parametrize("gutter", ["{n:4d} | ", "{n:6d}\t", "{n:>3}| "])
 def test_a_viewers_line_numbers_are_removed(gutter):
     body = ["[W socket.cpp:601] [c10d] The IPv6 network addresses of (user, 53821) cannot be retrieved "
             "(gai error: -3 - Temporary failure in name resolution).", "", "RuntimeError: boom"]
