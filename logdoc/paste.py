@@ -113,6 +113,22 @@ def _unescape_html(out: list[str]) -> bool:
     return changed
 
 
+_PYTEST_E = lazy_re(r"E( {2,})(?=\S)")
+
+
+def _strip_pytest(out: list[str]) -> bool:
+    """pytest's report of a failed test shows the exception's lines after ``E`` and the indent of the
+    failing statement (``E       RuntimeError: ...``, ``E       Last error:``): they read without them,
+    their own indentation kept."""
+    hits = [(i, m) for i, t in enumerate(out) if t[:1] == "E" and (m := _PYTEST_E.match(t)) is not None]
+    if not hits:
+        return False
+    base = min(len(m.group(1)) for _, m in hits)
+    for i, _m in hits:
+        out[i] = out[i][1 + base:]
+    return True
+
+
 _GUTTER = lazy_re(r" *(\d{1,7})(?: ?\|(?: |$)|\t)")
 
 
@@ -716,6 +732,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     paste = Paste()
     changed = _strip_gutter(out)
     changed = _unescape_html(out) or changed
+    changed = _strip_pytest(out) or changed
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
     out, md = _strip_markdown(out)
     changed = changed or md
@@ -1222,8 +1239,9 @@ def as_written(lines: list[str]) -> bool:
         return False  # (a long source: the prefix is learned from its head; read by repair_lines)
     text = "\n".join(lines)
     nl = "\n" + text  # (the line-start patterns begin with a line's newline)
-    if "&" in text and _HTML_ENTITY.search(text) is not None or _strip_gutter(list(lines)):
-        return False  # HTML's entities, a viewer's line numbers
+    if "&" in text and _HTML_ENTITY.search(text) is not None or _strip_gutter(list(lines)) \
+            or text.startswith("E  ") or "\nE  " in text:
+        return False  # HTML's entities, a viewer's line numbers, pytest's failure lines
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
             or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
             or _ITALIC_WORD.search(text) is not None:

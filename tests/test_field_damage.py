@@ -20,7 +20,7 @@ FLOORS = {
     "evidence": 97, "bare": 94, "last-error": 89, "masked": 98, "cut-host": 95,
     "prefix-job": 98, "prefix-ray": 98, "prefix-stream": 96, "prefix-cri": 98, "prefix-logger": 97, "prefix-slurm": 98,
     "prefix-loguru": 97, "prefix-brackets": 97, "prefix-journald": 98, "prefix-compose": 98, "prefix-time": 96,
-    "prefix-kubectl": 98, "html": 99, "dedent": 95, "numbered": 99,
+    "prefix-kubectl": 98, "prefix-pytest": 97, "html": 99, "dedent": 95, "numbered": 99,
     "quote": 99, "indent": 99, "nbsp": 98, "smart-quotes": 98, "wrap80": 89, "wrap120": 94, "crlf": 99, "ansi": 99,
 }
 

@@ -468,3 +468,13 @@ def test_numbers_that_do_not_count_the_lines_up_are_no_gutter():
     assert not _strip_gutter(["3 | worker says hi", "1 | worker says hi", "7 | worker says hi", "2 | x"])
     assert not _strip_gutter(["0: RuntimeError: a", "1: RuntimeError: b", "2: RuntimeError: c"])  # srun's task ids
     assert _strip_gutter(["3 | a", "4 | b", "5 | c"])
+
+
+def test_pytest_failure_lines_read_without_their_marker():
+    lines = ["    def test_allreduce():", ">       dist.all_reduce(t)", "",
+             "E       torch.distributed.DistBackendError: NCCL error in: x.cpp:1970, unhandled cuda error",
+             "E       Last error:", "E       Cuda failure 'out of memory'", "E         indented detail"]
+    fixed, _ = repair_lines(lines)
+    assert fixed[3].startswith("torch.distributed.DistBackendError") and fixed[5] == "Cuda failure 'out of memory'"
+    assert fixed[6] == "  indented detail" and fixed[1] == lines[1]
+    assert repair_lines(["E1129 10:00:00.000 123 x.cc:1] glog line", "E1129 10:00:01.000 123 x.cc:2] again"]) is None

@@ -64,6 +64,7 @@ PREFIXES = {
     "prefix-compose": "trainer-1  | ",
     "prefix-time": "[01:02:03] ",
     "prefix-kubectl": "[pod/trainer-worker-0/pytorch] ",
+    "prefix-pytest": "E       ",
 }
 LAST_ERROR_HEAD = [
     "Traceback (most recent call last):",
