@@ -139,11 +139,14 @@ _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _record_key(v: Any) -> tuple | None:
-    """A key equal for equal nested records of scalars (types kept: 1, 1.0 and True differ), None
-    for one that holds anything else."""
+    """A key equal for equal nested records of scalars and short texts (types kept: 1, 1.0 and True
+    differ), None for one that holds anything else (a long text, more than 32 items)."""
     t = type(v)
     if t in _SCALARS:
-        return (t, v)
+        # (a long text, a cause's message, is a rank's own: a record holding one is not looked up)
+        return (t, v) if t is not str or len(v) <= _INTERN_MAX else None
+    if len(v) > 32:
+        return None
     if t is dict:
         out = []
         for k, x in v.items():
@@ -171,7 +174,7 @@ def _one_record(v: Any) -> Any:
         return v
     got = _RECORDS.get(key)
     if got is None:
-        if len(_RECORDS) >= 1 << 14:
+        if len(_RECORDS) >= 1 << 12:
             _RECORDS.clear()
         got = _RECORDS[key] = v
     return got
