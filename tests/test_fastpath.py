@@ -826,3 +826,105 @@ def test_lane_message_fold_same_folded_parse(tmp_path, monkeypatch):
     out = _folded_thrice(lambda: [Source(str(job), path=str(job))])
     assert out[0] == out[1] == out[2]
     assert sum(used) > 100 and not all(used)
+
+
+_CONV_VALUES = {"d": ("0", "1", "3", "7", "8", "15", "31", "64", "255", "1000", "123456"),
+                "x": ("0", "1a2b", "ff", "7", "1a000", "dead0"), "p": ("0x7f3a2c001200", "0x55d4a8a7089e", "0x1")}
+
+
+def _varied_message(fmt: str, rng: random.Random) -> str:
+    """A catalog format rendered with numbers drawn anew for each conversion."""
+    from nccl_render import CONV, render_message
+
+    def sub(m):
+        conv = m.group(0)[-1:]
+        if conv in "diu":
+            return rng.choice(_CONV_VALUES["d"])
+        if conv in "xX":
+            return rng.choice(_CONV_VALUES["x"])
+        if conv == "p":
+            return rng.choice(_CONV_VALUES["p"])
+        return render_message(m.group(0))
+
+    return CONV.sub(sub, fmt.split("\\n")[0]).replace("\\t", "\t").replace("\\\\", "\\")
+
+
+def _structured_messages(rng: random.Random) -> list[str]:
+    """Messages of the grammar's families (nccl.lark) with drawn numbers, a result code among them."""
+    n = lambda: rng.choice(_CONV_VALUES["d"])  # noqa: E731
+    p = lambda: rng.choice(_CONV_VALUES["p"])  # noqa: E731
+    return [
+        f"Channel {rng.randrange(32):02d}/{rng.choice((0, 1, 32))} : {n()}[{n()}] -> {n()}[{n()}] via P2P/CUMEM/read",
+        f"Channel {rng.randrange(32):02d}/0 : {n()}[{n()}] -> {n()}[{n()}] [send] via NET/IB/{n()}/GDRDMA",
+        f"Channel {rng.randrange(32):02d}/0 : {n()}[{n()}] -> {n()}[{n()}] [recv] via NET/IB/{n()}/GDRDMA",
+        f"Channel {rng.randrange(32):02d}/32 : " + " ".join(n() for _ in range(8)),
+        f"ncclCommInitRank comm {p()} rank {n()} nranks {n()} cudaDev {n()} nvmlDev {n()} busId "
+        f"{rng.choice(('1a000', '7000', 'ba000', '1d000'))} commId {p()} - Init START",
+        f"comm {p()} rank {n()} nRanks {n()} nNodes {n()} localRanks {n()} localRank {n()} MNNVL {n()}",
+        f"comm {p()} rank {n()} nranks {n()} cudaDev {n()} busId {n()}000 - Destroy COMPLETE",
+        f"NET/IB : Using [0]mlx5_{n()}:1/IB [1]mlx5_{n()}:1/RoCE [RO]; OOB eth{n()}:10.{n()}.0.{n()}<0>",
+        f"Bootstrap : Using eth0:10.1.{n()}.{n()}<0>",
+        f"NCCL_IB_GID_INDEX set by environment to {n()}",
+        f"Connected all trees, PXN {n()} GDR {n()}",
+        f"init.cc:{n()} -> {rng.randrange(10)}",
+        f"transport/net.cc:{n()} -> {rng.randrange(10)} (thread {n()})",
+        f"NCCL version 2.{n()}.{n()}+cuda12.{n()}",
+    ]
+
+
+def test_message_readings_equal_the_classifier():
+    """A lane message's reading learned by shape (``fast.readings``) equals the classifier's reading
+    on every message it answers: the catalog's INFO formats and the grammar's families rendered
+    again and again with other numbers (a format whose reading depends on a number other than by
+    copying it, a result code's name, must be refused or give the same)."""
+    from logdoc.fast import readings
+
+    from logdoc.blocks import Record
+
+    head = "gpu-node-07:2345:2400 [1] NCCL INFO "
+
+    def classifier(msg: str):
+        text = head + msg
+        return lane._reading(pipeline.classify_record(Record(1, 1, Envelope(), text), "x"), text, msg,
+                             "gpu-node-07", 2345, 2400, 1)
+
+    rng = random.Random(18)
+    formats = sorted({row["format"] for row in catalog_rows() if row["level"] == "INFO" and "%" in row["format"]})
+    assert len(formats) > 500
+    rounds = [[_varied_message(f, rng) for f in formats] + _structured_messages(rng) for _ in range(8)]
+    readings._PLANS.clear()
+    answered = refused_codes = 0
+    with fastpath(True):
+        for msgs in rounds:
+            for msg in msgs:
+                if len(head + msg) >= 640:
+                    continue
+                want = classifier(msg)
+                got = readings.reading(msg)
+                if got is not None:
+                    answered += 1
+                    assert want is not None and want[:3] == got[:3] and readings.same(got[3], want[3]), msg
+                elif want is not None:
+                    readings.observe(msg, want, classifier)
+    assert answered > 1000, "the learned readings were not used"
+    for plans in readings._PLANS.values():  # a result code's name is no copy of its number: refused
+        refused_codes += sum(1 for p in plans if p.rx.pattern.startswith(r"init\.cc:") and p.build is not None)
+    assert refused_codes == 0
+    readings._PLANS.clear()
+
+
+def test_job_log_with_learned_readings_same_events(tmp_path):
+    """A generated job's NCCL INFO log (its ranks print the same messages with other numbers): the
+    same events and folded counts fast (the learned readings in use) and plain."""
+    import gen_job_logs
+    from logdoc.fast import readings
+
+    p = tmp_path / "jobnccl.log"
+    gen_job_logs.generate("nccl", str(p), 1.5)
+    readings._PLANS.clear()
+    lane._MESSAGE_MEMO.clear()
+    src = lambda: [Source(str(p), path=str(p))]  # noqa: E731
+    for reduce in (False, True):
+        out = _folded_thrice(src, reduce=reduce)
+        assert out[0] == out[1] == out[2]
+    assert sum(1 for plans in readings._PLANS.values() for q in plans if q.build is not None and not q.checks) > 10

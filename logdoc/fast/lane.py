@@ -30,6 +30,7 @@ from itertools import islice
 from typing import Any, Callable
 
 from .. import nccl
+from . import readings
 from .bars import bar, bar_raw
 from .plans import _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, LANE_HEAD, MAX_BULK_PLANS, BulkPlan, launch_plan, learn
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
@@ -223,9 +224,13 @@ class Lane:
         m = LANE_HEAD.match(text)
         if m is None:
             return False
-        got = _MESSAGE_MEMO.get(text[m.end():])
+        msg = text[m.end():]
+        got = _MESSAGE_MEMO.get(msg)
         if got is None:
-            return False
+            got = readings.reading(msg)
+            if got is None:
+                return False
+            _remember(msg, got)
         kind, level, template, rest = got
         if kind == "nccl.info" and template in _bulk():
             return False  # the bulk lane learns its plans from such lines (line())
@@ -436,6 +441,10 @@ def message_event(name: str, n: int, text: str, classify: Callable[[Record, str]
     tid = int(m.group(3))
     dev = int(m.group(4))
     got = _MESSAGE_MEMO.get(msg)
+    if got is None:
+        got = readings.reading(msg)
+        if got is not None:
+            _remember(msg, got)
     if got is not None:
         kind, level, template, rest = got
         fields = {"tid": tid, "dev": dev}
@@ -444,14 +453,33 @@ def message_event(name: str, n: int, text: str, classify: Callable[[Record, str]
         # positional, in Event's field order (tests/test_fastpath.py guards it)
         return Event(kind, level, name, n, text, n, None, None, None, host, pid, None, template, fields)
     ev = classify(Record(n, n, Envelope(), text), name)
+    got = _reading(ev, text, msg, host, pid, tid, dev)
+    if got is not None:
+        _remember(msg, got)
+        if got[0] == "nccl.info" and got[2] in _bulk():
+            return ev  # the bulk lane reads such lines by their bytes (and asks the grammar's memo)
+        head = text[:m.end()]
+        readings.observe(msg, got, lambda other: _reading(classify(Record(n, n, Envelope(), head + other), name),
+                                                          head + other, other, host, pid, tid, dev))
+    return ev
+
+
+def _remember(msg: str, got: tuple) -> None:
+    if len(_MESSAGE_MEMO) >= MAX_MESSAGE_MEMO:
+        for old in list(islice(_MESSAGE_MEMO, MAX_MESSAGE_MEMO // 2)):
+            del _MESSAGE_MEMO[old]
+    _MESSAGE_MEMO[msg] = got
+
+
+def _reading(ev: Event | None, text: str, msg: str, host, pid, tid, dev) -> tuple | None:
+    """What :func:`message_event` remembers of the event of lane line ``text`` (header values
+    ``host``, ``pid``, ``tid``, ``dev``, message ``msg``): kind, level, template and the fields after
+    the header's; None when the event is not the message's reading plus the header's values."""
     if ev is None:
         return None
     f = ev.fields
     keys = list(f)
     if keys[:3] == ["tid", "dev", "message"] and f["tid"] == tid and f["dev"] == dev and f["message"] == msg \
             and ev.host == host and ev.pid == pid and ev.time is None and ev.rank is None and ev.text == text:
-        if len(_MESSAGE_MEMO) >= MAX_MESSAGE_MEMO:
-            for old in list(islice(_MESSAGE_MEMO, MAX_MESSAGE_MEMO // 2)):
-                del _MESSAGE_MEMO[old]
-        _MESSAGE_MEMO[msg] = (ev.kind, ev.level, ev.template, {k: _deep(f[k]) for k in keys[2:]})
-    return ev
+        return ev.kind, ev.level, ev.template, {k: _deep(f[k]) for k in keys[2:]}
+    return None
