@@ -9,15 +9,19 @@ step of reading such a log. :func:`classify` gives a ``job.stopped`` event with 
 ``cancelled``, ``preempted``, ``node_fail``, ``oom``, ``evicted``, ``killed``, ``terminated``,
 ``step_aborted``), and where printed ``job_id``, ``step``, ``node``, ``stop_time``, ``tasks``,
 ``process_rank``, ``exit_code``, ``signal``, ``pid``, ``process``. ``reason`` ``oom`` is a cause; the others
-are the outside world ending the job.
+are the outside world ending the job. :func:`stopped_sentence` words such a stop for a finding.
 
 Standard library only (runs in the browser).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from .grammar import Parsed
 from .lazyre import lazy_re
+
+if TYPE_CHECKING:
+    from .events import Event
 
 KIND = "job.stopped"
 # The literal keyword the prefilter adds for these lines. Slurm's `slurmstepd: error: *** ... CANCELLED`,
@@ -151,3 +155,20 @@ def _code(text: str) -> int | None:
     if not m:
         return None
     return int(m.group(1) or m.group(2))
+
+
+_STOP_WORDS = {"time_limit": "its time limit", "cancelled": "a cancellation", "preempted": "preemption",
+               "node_fail": "a node failure", "step_aborted": "aborting the step", "terminated": "SIGTERM",
+               "evicted": "eviction", "oom": "the OOM killer", "killed": "SIGKILL"}
+
+
+def stopped_sentence(ev: Event | None) -> str | None:
+    """``The job was stopped from outside (slurm: its time limit, at 2026-11-30T09:16:02).``"""
+    if ev is None:
+        return None
+    f = ev.fields
+    if ev.kind == "torchrun.signal":
+        return f"The job was then stopped from outside (torchrun received {f.get('signal') or 'a signal'})."
+    why = _STOP_WORDS.get(f.get("reason"), f.get("reason") or "a signal")
+    at = f", at {f['stop_time']}" if f.get("stop_time") else ""
+    return f"The job was then stopped from outside ({f.get('source')}: {why}{at})."

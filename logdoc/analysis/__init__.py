@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from ..events import Event, share_texts
 from . import anatomy as _anatomy
-from . import cascade, collectives, context, disagreements, flight, progress, stacks
+from . import cascade, collectives, context, disagreements, flight, launches, progress, stacks
 from .attribution import Attribution, attribute, path_info
 from .. import kinds as _kinds
 from .cascade import FirstFailure, is_failure, nature
@@ -105,6 +105,7 @@ def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis
     found, tables = progress.analyze(job)
     synthetic.extend(found)
     synthetic.extend(collectives.analyze(job))
+    synthetic.extend(launches.analyze(job))  # NCCL launch lines: ranks launch different collectives
     synthetic.extend(flight.analyze(job))
     synthetic.extend(disagreements.analyze(job))
     synthetic.extend(stacks.analyze(job))  # py-spy dumps: ranks blocked in different collectives

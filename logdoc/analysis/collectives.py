@@ -38,6 +38,7 @@ from ..events import Event
 from .common import ranks_text, synthetic
 from .job import Job
 from .timeline import parse_stamp
+from ..stops import stopped_sentence
 from ..lazyre import lazy_re
 
 _CONV = lazy_re(r"%[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|z|j|t|L)?[diouxXeEfgGcsp]")
@@ -197,9 +198,17 @@ def _proc(ev: Event) -> tuple:
     return (ev.file, ev.host, ev.pid) if (ev.host or ev.pid) else (ev.file, None, None, ev.rank)
 
 
-def collect(job: Job) -> dict[str, dict[str, Any]]:
+def collect(job: Job, every: bool = False) -> dict[str, dict[str, Any]]:
     """Communicators and their members' launches: ``{comm key: {"label", "comm_id", "nranks", "members":
-    {member: _Member}, "by_global_rank": bool}}``."""
+    {member: _Member}, "by_global_rank": bool, "procs": [(process, comm ptr, comm rank, [(launch, event or
+    folded row)])]}}``; those of two members or more, or ``every`` one (computed once per job)."""
+    comms = job.cache.get("nccl_comms")
+    if comms is None:
+        comms = job.cache["nccl_comms"] = _gather(job)
+    return comms if every else {k: v for k, v in comms.items() if len(v["members"]) >= 2}
+
+
+def _gather(job: Job) -> dict[str, dict[str, Any]]:
     events = job.events
     ids: dict[tuple, dict[str, Any]] = {}  # (process, comm ptr) -> {comm_id, rank, nranks}
     launches: list[tuple[tuple, str, dict, Event]] = []
@@ -318,8 +327,7 @@ def collect(job: Job) -> dict[str, dict[str, Any]]:
                 sec = seconds[id(ev)] if id(ev) in seconds else job.timeline.seconds(ev)
                 m.launches[idx] = (la, ev if not isinstance(ev, _Row) else None, sec)
                 m.order.append(idx)
-        del comm["procs"]
-    return {k: v for k, v in comms.items() if len(v["members"]) >= 2}
+    return comms
 
 
 def _end_of_job(job: Job) -> tuple[int | None, Event | None]:
@@ -341,23 +349,6 @@ def _end_of_job(job: Job) -> tuple[int | None, Event | None]:
     _, hi = tl.span()
     end = max(x for x in (best, hi) if x is not None) if (best is not None or hi is not None) else None
     return end, stop_ev
-
-
-_STOP_WORDS = {"time_limit": "its time limit", "cancelled": "a cancellation", "preempted": "preemption",
-               "node_fail": "a node failure", "step_aborted": "aborting the step", "terminated": "SIGTERM",
-               "evicted": "eviction", "oom": "the OOM killer", "killed": "SIGKILL"}
-
-
-def stopped_sentence(ev: Event | None) -> str | None:
-    """``The job was stopped from outside (slurm: its time limit, at 2026-11-30T09:16:02).``"""
-    if ev is None:
-        return None
-    f = ev.fields
-    if ev.kind == "torchrun.signal":
-        return f"The job was then stopped from outside (torchrun received {f.get('signal') or 'a signal'})."
-    why = _STOP_WORDS.get(f.get("reason"), f.get("reason") or "a signal")
-    at = f", at {f['stop_time']}" if f.get("stop_time") else ""
-    return f"The job was then stopped from outside ({f.get('source')}: {why}{at})."
 
 
 def _desc(la: dict) -> str:
