@@ -34,12 +34,14 @@ DATATYPES = ("int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "
              "float8e4m3", "float8e5m2")
 OPS = ("sum", "prod", "max", "min", "avg")
 MAX_EVIDENCE = 8  # launch lines kept per group of alike members
+_LABELS: dict[str, list[str]] = {}  # a launch format's value names, once per format
 
 
 def _extra(ev: Event) -> dict[str, Any]:
     """The reduction op and root of a launch line (``op %d root %d``)."""
     f = ev.fields or {}
-    names = labels(str(f.get("format") or ""))
+    fmt = str(f.get("format") or "")
+    names = _LABELS.get(fmt) or _LABELS.setdefault(fmt, labels(fmt))
     args = f.get("args") or []
     vals = dict(zip(names, args)) if len(names) == len(args) else {}
     return {k: vals.get(k) for k in ("op", "root")}
