@@ -176,8 +176,8 @@ def test_reads_nccl_debug_file_and_log_dir_written_during_the_run(tmp_path):
 def test_save_keeps_a_copy_the_report_points_into(tmp_path):
     saved = tmp_path / "job.log"
     # lines of the two streams are saved in arrival order (the pauses make that order certain)
-    code = (f"import sys, time; print('step 1', flush=True); time.sleep(0.3); sys.stderr.write({NCCL_SHM_WARN!r}); "
-            "sys.stderr.flush(); time.sleep(0.3); print('step 2'); sys.exit(4)")
+    code = (f"import sys, time; print('step 1', flush=True); time.sleep(1); sys.stderr.write({NCCL_SHM_WARN!r}); "
+            "sys.stderr.flush(); time.sleep(1); print('step 2'); sys.exit(4)")
     rc, out, err = _run(["--save", str(saved), "--no-early", "--", PY, "-c", code])
     assert rc == 4 and out == b"step 1\nstep 2\n"
     assert saved.read_bytes().splitlines() == [b"step 1", NCCL_SHM_WARN.rstrip("\n").encode(), b"step 2"]

@@ -150,7 +150,9 @@ def test_redaction_is_linear_on_hostile_lines():
         t0 = time.perf_counter()
         r.text(text)
         r.learn_line(text)
-        assert time.perf_counter() - t0 < 1.0, unit
+        # a guard against super-linear matching (quadratic on 100,000 characters takes minutes), not a speed
+        # target: linear work here is milliseconds even on a loaded machine
+        assert time.perf_counter() - t0 < 10.0, unit
 
 
 # ------------------------------------------------------------------------------------------------
