@@ -140,3 +140,12 @@ def test_point_to_point_launches_are_not_compared_nor_what_follows_them():
     ops = {0: [{"count": 1}, {"name": "Send"}], 1: [{"count": 2}, {"name": "Recv"}]}
     [m] = found(run(ranks_job(ops)))
     assert m.fields["seq"] == 0
+
+
+def test_masked_pids_in_one_paste_stay_apart_by_gpu():
+    # one paste of one host's processes whose pids were masked: the GPU of each header tells them apart
+    lines = [launch("XXXXXX", d, 0, f"0x55{d:02x}00c0e0f0a0", 4, count=53 if d else 25503912, dtype=4 if d else 6)
+             for d in range(4)]
+    [m] = found(run({"paste.txt": "\n".join(lines) + "\n"}))
+    assert m.fields["aspect"] == "count, datatype"
+    assert m.fields["values"]["AllReduce (count 25503912, datatype 6 (float16))"] == ["gpu1 GPU 0"]

@@ -195,7 +195,11 @@ class _Member:
 
 
 def _proc(ev: Event) -> tuple:
-    return (ev.file, ev.host, ev.pid) if (ev.host or ev.pid) else (ev.file, None, None, ev.rank)
+    if ev.pid is not None:
+        return ev.file, ev.host, ev.pid
+    if ev.host:  # a masked pid (`XXXXXX`): the GPU of the line's header, and the name a prefix gave, tell them apart
+        return ev.file, ev.host, None, ev.process, (ev.fields or {}).get("dev")
+    return ev.file, None, None, ev.rank
 
 
 def collect(job: Job, every: bool = False) -> dict[str, dict[str, Any]]:

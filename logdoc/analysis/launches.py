@@ -65,6 +65,9 @@ def _member_of(comm: dict[str, Any]) -> dict[int, Any]:
     out = {}
     for j, (p, _, _, _) in enumerate(procs):
         file, host, pid = p[0], p[1], p[2]
+        if pid is None and len(p) == 5 and (p[3] or p[4] is not None):  # a masked pid (collectives._proc)
+            out[j] = p[3] or f"{host} GPU {p[4]}"
+            continue
         out[j] = f"{host}:{pid}" if host and pid else (f"pid {pid}" if pid else str(file).rsplit("/", 1)[-1])
     return out
 

@@ -28,12 +28,13 @@ import re
 from typing import Callable
 
 from . import shape
+from ..lazyre import lazy_re
 
 # A number run: `0x` and hex digits; a word of hex digits with a letter and a digit (a bus id,
 # `1a000`); or decimal digits that do not stand between letters or digits on both sides of a word
 # (`P2P`, `enp1s0` are words; `mlx5_0`, `eth0`, `cuda12.4` end in numbers). Possessive: a run is
 # always taken whole. Used when a structure is learned only: its expression has a group per run.
-_RUNS = re.compile(r"(?<![A-Za-z0-9])(?:0x[0-9a-fA-F]++|(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*[0-9])"
+_RUNS = lazy_re(r"(?<![A-Za-z0-9])(?:0x[0-9a-fA-F]++|(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*[0-9])"
                    r"[0-9a-fA-F]++(?![A-Za-z0-9])|[0-9]++)|(?<![0-9])[0-9]++(?![A-Za-z])")
 _SLOT = {"0x": "(0x[0-9a-fA-F]+)", "w": "((?=[0-9a-fA-F]*[0-9])[0-9]*[a-fA-F][0-9a-fA-F]*)", "d": "([0-9]+)"}
 
@@ -42,7 +43,7 @@ def _kind(run: str) -> str:
     return "d" if run.isdigit() else "0x" if run.startswith("0x") else "w"
 
 
-_PIECES = re.compile(r"0x[0-9a-fA-F]+|[0-9]+")  # the numbers of a literal text
+_PIECES = lazy_re(r"0x[0-9a-fA-F]+|[0-9]+")  # the numbers of a literal text
 
 
 def _pieces(slots: dict) -> re.Pattern:
