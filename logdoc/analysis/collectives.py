@@ -197,7 +197,7 @@ class _Member:
 def _proc(ev: Event) -> tuple:
     if ev.pid is not None:
         return ev.file, ev.host, ev.pid
-    if ev.host:  # a masked pid (`XXXXXX`): the GPU of the line's header, and the name a prefix gave, tell them apart
+    if ev.host:  # a masked pid (X letters): the GPU of the line's header, and the name a prefix gave, tell them apart
         return ev.file, ev.host, None, ev.process, (ev.fields or {}).get("dev")
     return ev.file, None, None, ev.rank
 
