@@ -125,13 +125,18 @@ _INTERN_MAX = 96  # strings up to this long are shared between events (hosts, ti
 _INTS: dict[int, int] = {}  # one object per number (line numbers, pids, ranks repeat across ranks)
 
 
-def _int(v: int) -> int:
-    got = _INTS.get(v)
+def _held(memo: dict, key, v, cap: int):
+    """The value held under ``key`` in ``memo``, or ``v`` held there now (a full memo starts over)."""
+    got = memo.get(key)
     if got is None:
-        if len(_INTS) >= 1 << 16:
-            _INTS.clear()
-        got = _INTS[v] = v
+        if len(memo) >= cap:
+            memo.clear()
+        got = memo[key] = v
     return got
+
+
+def _int(v: int) -> int:
+    return _held(_INTS, v, v, 1 << 16)
 
 
 _RECORDS: dict[tuple, Any] = {}  # a nested record's value -> the one object of it (interfaces every rank lists)
@@ -172,12 +177,7 @@ def _one_record(v: Any) -> Any:
     key = _record_key(v)
     if key is None:
         return v
-    got = _RECORDS.get(key)
-    if got is None:
-        if len(_RECORDS) >= 1 << 12:
-            _RECORDS.clear()
-        got = _RECORDS[key] = v
-    return got
+    return _held(_RECORDS, key, v, 1 << 12)
 
 
 def _shared(v: Any, intern=__import__("sys").intern) -> Any:

@@ -75,6 +75,19 @@ def _same(plain, fast):
     assert pu == fu
 
 
+def _same_fast_and_plain(path, monkeypatch, use_grep: bool):
+    """The file's parse, plain and fast (grep naming the keyword lines, or the find passes), held equal;
+    the plain one."""
+    if use_grep:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    plain, quick, again = _both(lambda: [Source(str(path), path=str(path))])
+    _same(plain, quick)
+    _same(plain, again)
+    return plain
+
+
 SAMPLE_DIRS = sorted(p.parent for p in SAMPLES.glob("*/sample.yaml"))
 
 
@@ -471,13 +484,7 @@ def test_bare_record_among_ranked_logger_lines(tmp_path, monkeypatch, use_grep):
                            f"[2026-11-29 10:00:01,000][train.py:231][INFO] [rank{r}] step {i} tokens/s {i * 7}")
     p = tmp_path / "bare.log"
     p.write_text("\n".join(out) + "\n")
-    if use_grep:
-        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
-    else:
-        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
-    plain, quick, again = _both(lambda: [Source(str(p), path=str(p))])
-    _same(plain, quick)
-    _same(plain, again)
+    plain = _same_fast_and_plain(p, monkeypatch, use_grep)
     fed = []
     real = pipeline.Feeder._feed
     monkeypatch.setattr(pipeline.Feeder, "_feed", lambda self, n, text, cand: fed.append(text) or real(self, n, text, cand))
@@ -531,13 +538,7 @@ def test_quiet_window_continuations_without_keywords(tmp_path, monkeypatch, use_
         out.append(f"[rank{k}]: step {i} loss 2.{i % 97} lr 3e-4 tokens/s {i * 7}")
     p = tmp_path / "quiet.log"
     p.write_text("\n".join(out) + "\n")
-    if use_grep:
-        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
-    else:
-        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
-    plain, quick, again = _both(lambda: [Source(str(p), path=str(p))])
-    _same(plain, quick)
-    _same(plain, again)
+    plain = _same_fast_and_plain(p, monkeypatch, use_grep)
     assert len(plain[0]) > 20  # continuation lines read as events (C++ frames): none if the window skipped them
 
 
