@@ -22,6 +22,7 @@ FLOORS = {
     "prefix-loguru": 97, "prefix-brackets": 97, "prefix-journald": 98, "prefix-compose": 98, "prefix-time": 96,
     "prefix-kubectl": 98, "prefix-pytest": 97, "html": 99, "dedent": 95, "numbered": 99,
     "quote": 99, "indent": 99, "nbsp": 98, "smart-quotes": 98, "wrap80": 89, "wrap120": 94, "crlf": 99, "ansi": 99,
+    "cut100": 67, "cut-ellipsis": 67, "cut-marker": 74,
 }
 
 
@@ -66,3 +67,8 @@ def test_transforms_damage_what_they_say():
     assert fd._bare(line) == "Error while creating shared memory segment"
     assert fd.TEXT_TRANSFORMS["wrap80"](line + line).split("\n")[0] == (line + line)[:80]
     assert fd.TEXT_TRANSFORMS["quote"]("a\nb") == "> a\n> b"
+    long = line + " " + line
+    assert fd.TEXT_TRANSFORMS["cut100"](long + "\nshort") == long[:100] + "\nshort"
+    cut = fd.TEXT_TRANSFORMS["cut-ellipsis"](long)
+    assert cut.endswith("...") and long.startswith(cut[:-3]) and 80 <= len(cut) - 3 <= 120
+    assert fd.TEXT_TRANSFORMS["cut-marker"](long) == long[:120] + "\u2026 [truncated]"

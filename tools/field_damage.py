@@ -21,6 +21,8 @@ Each transform is deterministic and applies to the text of every log file of a c
   container runtime's stamp, Python logging's `` - ``-separated format, Slurm's ``--label``);
 - ``quote``, ``indent``: markdown quote marks, a 4-space code block;
 - ``wrap80``, ``wrap120``: lines hard-wrapped at 80 or 120 columns;
+- ``cut100``, ``cut-ellipsis``, ``cut-marker``: long lines cut, the rest lost: at 100 columns; at 80 to
+  120 with ``...`` appended; at 120 with ``… [truncated]`` appended;
 - ``crlf``, ``ansi``: Windows line ends; colour codes around every line;
 - ``last-error``: where the first diagnosis quotes NCCL WARN lines, those lines given bare as the
   ``Last error:`` of a torch ``DistBackendError``, the way PyTorch 2.x reports an NCCL failure.
@@ -93,6 +95,22 @@ def _wrap(width: int) -> Callable[[str], str]:
     return wrap
 
 
+def _cut(width: int, mark: str = "") -> Callable[[str], str]:
+    """Every line longer than ``width`` cut there (a log UI, a terminal without wrap), ``mark`` appended."""
+    def cut(line: str) -> str:
+        return line[:width] + mark if len(line) > width else line
+    return cut
+
+
+def _cut_ellipsis(line: str) -> str:
+    """A line over 80 characters cut somewhere between 80 and 120 (a stable choice per line) and ``...``
+    appended, the way a viewer shortens what it shows."""
+    if len(line) <= 80:
+        return line
+    width = 80 + sum(map(ord, line[:40])) % 41
+    return line[:width] + "..." if len(line) > width else line
+
+
 def _mask(line: str) -> str:
     return NCCL_HEADER.sub(lambda m: f"{m['pre']}{m['host']}:XXXXXX:XXXXXX {m['dev']} ", line, count=1)
 
@@ -127,6 +145,10 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "indent": lambda t: _lines_by_transform(t, lambda line: "    " + line),
     "wrap80": _wrap(80),
     "wrap120": _wrap(120),
+    # lines cut, not wrapped: a log UI's fixed width, a terminal without wrap, a viewer's `...`
+    "cut100": lambda t: _lines_by_transform(t, _cut(100)),
+    "cut-ellipsis": lambda t: _lines_by_transform(t, _cut_ellipsis),
+    "cut-marker": lambda t: _lines_by_transform(t, _cut(120, "… [truncated]")),
     "crlf": lambda t: t.replace("\n", "\r\n"),
     "nbsp": lambda t: _lines_by_transform(t, lambda line: re.sub(r"^ +", lambda m: "\u00a0" * len(m.group(0)), line).replace("  ", " \u00a0")),
     "smart-quotes": lambda t: _smart_quotes(t),
