@@ -1,0 +1,66 @@
+"""Lines of the GPU driver stack refusing to start CUDA, read where no NCCL or PyTorch header reads them.
+
+A rank that cannot start CUDA often says so only through another program's words, before any NCCL
+or torch.distributed line: PyTorch's CUDA initialisation (``c10/cuda/CUDAFunctions.cpp``: a warning
+``CUDA initialization: Unexpected error from cudaGetDeviceCount(). ... Error 802: system not yet
+initialized (Triggered internally at ...)``, or the same words raised), NVML as ``nvidia-smi`` and the
+NVIDIA container runtime print its failures (``Failed to initialize NVML: Driver/library version
+mismatch``, ``nvidia-container-cli: initialization error: nvml error: driver/library version mismatch``),
+``nvidia-smi``'s own "couldn't communicate with the NVIDIA driver", and Docker refusing ``--gpus``
+without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``).
+
+Each becomes ``cuda.error`` with ``error`` (the failure's own words, as the CUDA runtime, NVML or
+Docker wrote them) and ``context`` (who printed it). What the words mean is the knowledge base's
+(knowledge/cuda.yaml); this module only finds them.
+"""
+from __future__ import annotations
+
+from ..grammar import Parsed
+from ..lazyre import lazy_re
+
+# c10/cuda/CUDAFunctions.cpp (device_count_impl): `Unexpected error from cudaGetDeviceCount(). Did you run some
+# cuda functions before calling NumCudaDevices() that might have already set an error? Error <code>: <text>`,
+# raised by torch.cuda's lazy init or, from device_count(), warned with `CUDA initialization: ` before it and
+# c10's ` (Triggered internally at <file>:<line>.)` after it.
+_DEVICE_COUNT = lazy_re(r"cudaGetDeviceCount\(\)[^\n]{0,200}?\bError (?P<code>\d{1,4}): (?P<text>[^\n(]{3,200}?)"
+                        r"\.?\s*(?:\(Triggered internally at [^\n]*)?$")
+# NVML's failures: nvidia-smi's `Failed to initialize NVML: <nvmlErrorString>` and libnvidia-container's
+# `nvidia-container-cli: initialization error: nvml error: <nvmlErrorString>: unknown` (the OCI hook's
+# words, which Docker and containerd repeat inside their own error).
+_NVML = lazy_re(r"(?P<who>Failed to initialize NVML|nvml error|NVML (?:error|failure))\s*:\s*"
+                r"(?P<text>[A-Za-z][\w /.'-]{2,80}?)(?::\s*unknown)?\s*[.\"']?\s*(?:$|\\n|[\"'])", flags=0)
+# nvidia-smi when no NVIDIA kernel driver answers (not loaded, or a container without the devices).
+_SMI_NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+# nvidia-smi for a GPU that the driver lists but cannot open (`Unable to determine the device handle for
+# GPU0000:3B:00.0: Unknown Error`, `... for GPU1: 0000:34:00.0: GPU is lost`).
+_SMI_HANDLE = lazy_re(r"Unable to determine the device handle for GPU ?(?P<gpu>[0-9A-Fa-f:.]{1,16})(?:: [0-9A-Fa-f:.]{7,16})?: "
+                      r"(?P<text>[A-Za-z][\w .'-]{2,60}?)\.?\s*$")
+# Docker's answer to `--gpus` when no NVIDIA runtime / container toolkit is configured (daemon/devices.go).
+_DOCKER_NO_GPU = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")
+
+
+def classify_driver(line: str) -> Parsed | None:
+    """``cuda.error`` for a GPU driver-stack failure printed by PyTorch's CUDA initialisation, NVML
+    (nvidia-smi, nvidia-container-cli), nvidia-smi or Docker; None otherwise."""
+    if "cudaGetDeviceCount" in line:
+        m = _DEVICE_COUNT.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": m["text"].strip(), "context": f"cudaGetDeviceCount() returned error {m['code']}"})
+    if "NVML" in line or "nvml error" in line:
+        m = _NVML.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": m["text"].strip(), "context": f"NVML ({m['who']})"})
+    if "device handle" in line:
+        m = _SMI_HANDLE.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": m["text"].strip(), "context": f"nvidia-smi could not open GPU {m['gpu']}"})
+    if _SMI_NO_DRIVER in line:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
+    if "with capabilities" in line:
+        m = _DOCKER_NO_GPU.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error", {"error": m[0], "context": "docker"})
+    return None

@@ -1,0 +1,77 @@
+"""The GPU driver stack refusing to start CUDA, in the words of the program that met it
+(logdoc/classify/driver.py reads the lines; knowledge/cuda.yaml explains them)."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.classify.driver import classify_driver
+from logdoc.pipeline import parse_sources
+
+_WARN = ("/opt/conda/lib/python3.11/site-packages/torch/cuda/__init__.py:129: UserWarning: CUDA initialization: "
+         "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() "
+         "that might have already set an error? Error {code}: {text} (Triggered internally at "
+         "../c10/cuda/CUDAFunctions.cpp:108.)\n  return torch._C._cuda_getDeviceCount() > 0\n")
+_RAISED = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+           "NumCudaDevices() that might have already set an error? Error {code}: {text}\n")
+
+
+def _first(text: str) -> dict | None:
+    got = build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]
+    return got[0] if got else None
+
+
+@pytest.mark.parametrize("form", [_WARN, _RAISED])
+@pytest.mark.parametrize("code, text, rule", [
+    (802, "system not yet initialized", "LD804"),
+    (803, "system has unsupported display driver / cuda driver combination", "LD840"),
+    (804, "forward compatibility was attempted on non supported HW", "LD841"),
+])
+def test_cuda_initialisation_errors_name_their_cause(form, code, text, rule):
+    d = _first(form.format(code=code, text=text))
+    assert d is not None and d["id"] == rule
+
+
+@pytest.mark.parametrize("line, rule, category", [
+    ("Failed to initialize NVML: Driver/library version mismatch", "LD840", "fabric_manager_or_driver"),
+    ("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown",
+     "LD840", "fabric_manager_or_driver"),
+    ("Failed to initialize NVML: Unknown Error", "LD842", "container_missing_devices"),
+    ("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+     "LD843", "container_missing_devices"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+     "NVIDIA driver is installed and running.", "LD809", "container_missing_devices"),
+    ("RuntimeError: No CUDA GPUs are available", "LD809", "container_missing_devices"),
+    ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error", "LD844", "fabric_manager_or_driver"),
+])
+def test_driver_stack_lines_name_their_cause(line, rule, category):
+    d = _first(line + "\n")
+    assert d is not None and (d["id"], d["category"]) == (rule, category)
+
+
+def test_the_gpu_of_a_lost_device_is_named_without_the_separator():
+    d = _first("Unable to determine the device handle for GPU1: 0000:34:00.0: GPU is lost\n")
+    assert d is not None and d["title"].startswith("The driver cannot open GPU 1: GPU is lost")
+
+
+@pytest.mark.parametrize("line", [
+    "NCCL INFO NVML initialized",                                      # a healthy INFO line's words
+    "checked NVML: all 8 GPUs healthy",
+    "Unexpected error from the data loader. Error 3: worker exited",   # not cudaGetDeviceCount's words
+    "docker: Error response from daemon: Conflict. The container name \"/t\" is already in use.",
+])
+def test_near_misses_are_not_driver_failures(line):
+    assert classify_driver(line) is None
+
+
+def test_an_error_word_inside_another_word_is_not_a_gloo_io_failure():
+    # "already set an error" holds "read" inside "already": not a failed read on a Gloo pair.
+    text = _RAISED.format(code=804, text="forward compatibility was attempted on non supported HW")
+    ids = [d["id"] for d in build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]]
+    assert ids and "family:gloo_io_error" not in ids
+
+
+def test_another_initialisation_error_is_a_cuda_error_not_silence():
+    d = _first(_RAISED.format(code=999, text="unknown error"))
+    assert d is not None and (d["id"], d["title"]) == ("LD816", "CUDA error: unknown error")
