@@ -445,10 +445,26 @@ def _learn_residue(lines: list[str], skip: dict) -> list[re.Pattern]:
 # (Paste.pieces).
 _JSON_KEYS = ("log", "MESSAGE", "message", "msg", "error", "exception", "textPayload")
 _JSON_TRACE_KEYS = ("exc_info", "exception", "traceback", "stack_trace", "stack")
+# where a structured logger (structlog, zap, logrus, bunyan, a service's own JSON) keeps the failure apart from
+# its one-line message: `{"msg": "worker failed", "error": "Traceback ...\nRuntimeError: ..."}`
+_JSON_FAILURE_KEYS = ("error", "err", "exception", "exc_info", "traceback", "stack_trace", "stack", "error_message",
+                      "reason", "stderr")
+
+
+def _json_failure(d: dict, key: str, v: str) -> str | None:
+    """The failure text that a record keeps under another key than its message ``v`` (a traceback, an
+    exception line, a text of several lines), or None."""
+    for tk in _JSON_FAILURE_KEYS:
+        tv = d.get(tk)
+        if tk == key or not isinstance(tv, str) or not tv.strip() or tv in v:
+            continue
+        if tv.startswith("Traceback") or "\n" in tv.strip() or _EXC_START.match(tv) is not None:
+            return tv
+    return None
 
 
 def _json_text(d: dict) -> str | None:
-    """The log text a JSON record holds (with its traceback when it keeps one apart), or None."""
+    """The log text a JSON record holds (with its traceback or error when it keeps one apart), or None."""
     for key in _JSON_KEYS:
         v = d.get(key)
         if isinstance(v, dict) and isinstance(v.get("message"), str):
@@ -456,11 +472,8 @@ def _json_text(d: dict) -> str | None:
             stack = extra.get("py_callstack") if isinstance(extra, dict) else None
             return stack if isinstance(stack, str) and "Traceback" in stack else v["message"]
         if isinstance(v, str):
-            for tk in _JSON_TRACE_KEYS:
-                tv = d.get(tk)
-                if tk != key and isinstance(tv, str) and tv.startswith("Traceback"):
-                    return v.rstrip("\n") + "\n" + tv
-            return v
+            failure = _json_failure(d, key, v)
+            return v if failure is None else v.rstrip("\n") + "\n" + failure
     return None
 
 

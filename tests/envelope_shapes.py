@@ -249,6 +249,11 @@ NESTINGS = {
     # a JSON logger's record: the message, the traceback under exc_info
     "json record": lambda m: json.dumps({"time": "2026-12-02T09:00:00Z", "level": "ERROR", "message": "step failed",
                                          "exc_info": "Traceback (most recent call last):\n" + _FRAMES + m}),
+    # a structured logger's record: a one-line message, the failure under its own key (zap / logrus / structlog)
+    "json record, error apart": lambda m: json.dumps({"ts": "2026-12-02T09:00:00Z", "level": "error",
+                                                      "msg": "worker failed", "error": m}),
+    "json record, traceback under error": lambda m: json.dumps({"level": "error", "msg": "worker failed",
+                                                                "error": "Traceback (most recent call last):\n" + _FRAMES + m}),
     # a JSON string inside a log line
     "json string in a line": lambda m: "2026-12-02T09:00:00Z INFO result=" + json.dumps({"status": "failed", "error": m}),
     # Ray: a task's exception, an actor that died in its creation task
