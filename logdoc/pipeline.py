@@ -223,8 +223,11 @@ class Feeder:
             lane = self.lane
             if lane is not None and LANE_HEAD.match(text) is not None and lane.ok(text):
                 lane.line(n, text, raw)  # fast: the same event, without unwrapping or assembling
-            elif lane is None or not lane.reduce or "%|" not in text or not lane.bar(n, text, raw):
-                self.feed(n, text, True)  # (fast: a progress bar of a saturated group is only counted)
+            elif lane is None:
+                self.feed(n, text, True)
+            elif (not lane.reduce or "%|" not in text or not lane.bar(n, text, raw)) and not lane.alone(n, text, raw):
+                self.feed(n, text, True)  # (fast: a progress bar of a saturated group is only counted, a
+                # line that opens no record is settled alone: logdoc.fast.bars, logdoc.fast.alone)
         elif self.state and self.needs_every_line(n):
             if self.wants(n, text):
                 self.feed(n, text, False)

@@ -21,6 +21,10 @@ saturated group without building its event (:meth:`Lane.bulk` says why that is t
 The bar lane (folding only, :mod:`logdoc.fast.bars`): a progress bar read while nothing is open is
 counted into its stream's saturated ``app.progress`` group without being assembled, classified or
 built (:meth:`Lane.bar`), from its bytes when their shape was read before (:meth:`Lane.bar_raw`).
+
+The alone lane (:mod:`logdoc.fast.alone`): a candidate line that opens no record, read while no
+record could take it, is settled as its own record without the assembler (:meth:`Lane.alone`), and
+counted from its bytes when the same bytes gave nothing before (:meth:`Lane.alone_raw`).
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from typing import Any, Callable
 
 from .. import nccl
 from . import readings
+from .alone import alone, alone_raw
 from .bars import bar, bar_raw
 from .plans import _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, LANE_HEAD, MAX_BULK_PLANS, BulkPlan, launch_plan, learn
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
@@ -253,6 +258,14 @@ class Lane:
     def bar_raw(self, n: int, raw: bytes) -> bool:
         """The bar lane from a line's bytes (:func:`logdoc.fast.bars.bar_raw`)."""
         return bar_raw(self, n, raw)
+
+    def alone(self, n: int, text: str, raw: bytes | None = None) -> bool:
+        """The alone lane (:func:`logdoc.fast.alone.alone`)."""
+        return alone(self, n, text, raw)
+
+    def alone_raw(self, n: int, raw: bytes) -> bool:
+        """The alone lane from a line's bytes (:func:`logdoc.fast.alone.alone_raw`)."""
+        return alone_raw(self, n, raw)
 
     def bulk(self, n: int, raw: bytes, plan: BulkPlan) -> bool:
         """The bulk lane (folding only, ``lane_state`` 0 or 1): count line ``n`` into its saturated

@@ -18,6 +18,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
+from .alone import _NOTHING
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 
@@ -50,6 +51,24 @@ def _quiet_skip(raw: bytes) -> bool:
         if k in raw:
             return False
     return True
+
+
+_CTRL_BUT_NL = _CTRL_DELETE.replace(b"\n", b"")
+
+
+def _quiet_run(buf: bytes, start: int, end: int) -> bool:
+    """Whether :func:`_quiet_skip` is true of every line of ``buf[start:end]`` (whole lines, each
+    ending in ``\n``): its tests, made once on the run (no mark holds a newline)."""
+    if end - start < 2:
+        return False
+    run = buf[start:end]
+    if not run.isascii() or len(run.translate(None, _CTRL_BUT_NL)) != len(run):
+        return False
+    for k in _MARK_BYTES:
+        if k in run:
+            return False
+    bare = run.replace(b" ", b"")  # a line of blanks only: an empty line once they are gone
+    return bare[:1] != b"\n" and b"\n\n" not in bare
 
 
 def _quiet_skip_rx(raw: bytes) -> bool:
@@ -94,10 +113,13 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     cand_bytes = prefilter.CANDIDATE_BYTES.search
     every = feeder.every
     stats = feeder.stats
+    nothing = _NOTHING if lane is not None else None
     for raw in buf[start:end - 1].split(sep) if end > start else ():
         lineno += 1
         if bars is not None and b"%|" in raw and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
+        if nothing is not None and raw in nothing and lane.alone_raw(lineno, raw):
+            continue  # a line whose record gave nothing before, counted from its bytes (Lane.alone_raw)
         if ctrl is not None and ctrl(raw) is not None:
             text = clean(raw)
             line(lineno, text, cand(text) is not None)
@@ -169,22 +191,48 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
     bars = lane.bar_raw if lane is not None and lane.reduce else None
     hexb = _HEXB
     quiet_skip = _quiet_skip
+    nothing = _NOTHING if lane is not None else None
     pos = start
+    tried = start  # the lines before it were asked of _quiet_run and are looked at one by one
     idx = 0
     m = len(order)
     while True:
         if feeder.needs_every_line(lineno + 1):
             if pos >= end:
                 break
-            nl = find(sep, pos, end)
             while idx < m and order[idx] < pos:
                 idx += 1
-            if bars is not None and b"%|" in buf[pos:nl] and bars(lineno + 1, buf[pos:nl]):
-                lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
-                pos = nl + 1
-                continue
+            hit = idx < m and order[idx] == pos
             st = feeder.state
-            if (st == 1 or st == 3) and (idx >= m or order[idx] != pos) and quiet_skip(buf[pos:nl]):
+            if not hit and st == 1 and pos >= tried and sep == b"\n":
+                # a run of lines without a keyword under Gate.QUIET, up to the next keyword line: when
+                # every one of them is one _quiet_skip would count, all are counted at once (those past
+                # the window are counted so by the skip below too); else they are looked at one by one
+                nxt = order[idx] if idx < m else end
+                if _quiet_run(buf, pos, nxt):
+                    if numbers is not None and idx < m:
+                        run = numbers[idx] - 1 - lineno
+                        if run < 0:
+                            raise GrepFailed(f"line {numbers[idx]} out of step")
+                    else:
+                        run = count(sep, pos, nxt)
+                    stats.irrelevant += run
+                    lineno += run
+                    pos = nxt
+                    continue
+                tried = nxt
+            nl = find(sep, pos, end)
+            if hit:
+                if bars is not None and b"%|" in buf[pos:nl] and bars(lineno + 1, buf[pos:nl]):
+                    lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
+                    pos = nl + 1
+                    continue
+                if nothing and buf[pos:nl] in nothing and lane.alone_raw(lineno + 1, buf[pos:nl]):
+                    lineno += 1  # a line whose record gave nothing before, counted from its bytes (Lane.alone_raw)
+                    pos = nl + 1
+                    continue
+                st = feeder.state
+            if (st == 1 or st == 3) and not hit and quiet_skip(buf[pos:nl]):
                 # only quiet records are open (Gate.QUIET, Gate.BARE) and the line is no candidate and
                 # cannot continue one (printable ASCII only, so its bytes are its clean text): line()
                 # would count it, and end the record of the lines without an envelope (Feeder.passed)
@@ -195,9 +243,10 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                     stats.irrelevant += 1
                 pos = nl + 1
                 continue
-            text = clean(buf[pos:nl])
+            raw = buf[pos:nl]
+            text = clean(raw)
             lineno += 1
-            feeder.line(lineno, text, cand(text) is not None)
+            feeder.line(lineno, text, cand(text) is not None, raw)
             pos = nl + 1
             continue
         while idx < m and order[idx] < pos:
@@ -235,6 +284,8 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 continue
         if bars is not None and b"%|" in raw and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
+        if nothing is not None and raw in nothing and lane.alone_raw(lineno, raw):
+            continue  # a line whose record gave nothing before, counted from its bytes (Lane.alone_raw)
         text = clean(raw)
         feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno

@@ -1,0 +1,105 @@
+"""The alone lane; plain twin: :meth:`logdoc.pipeline.Feeder.feed`.
+
+A candidate line that opens no record (``may_start`` false: a Python warning's first line, a
+``torch`` path in an application's own print) read while nothing is open, or only quiet records
+that it cannot continue and that are not of its stream, is handed back by the assembler as a
+record of its own, and the assembler's state is left as it was: :func:`alone` settles that record
+directly (``Feeder.settle``, the same event or count), without the assembler's look at it. Such a
+line printed again, whose record gave nothing (no event, no marked word: counted as irrelevant),
+is counted from its bytes (:func:`alone_raw`, :data:`_NOTHING`): the same bytes make the same
+clean text, and the classifier reads a text and an empty envelope, never a line number. Both are
+methods of :class:`logdoc.fast.lane.Lane` (``Lane.alone``, ``Lane.alone_raw``).
+
+In a training log, the same warnings are printed again and again (``.../torch/utils/checkpoint.py:464:
+UserWarning: ...``, once per step and rank): two thirds of the candidate lines of
+``tests/perf/gen_job_logs.py mixed`` that are not progress bars or NCCL lines.
+"""
+from __future__ import annotations
+
+from ..blocks import Record, may_join_quiet, may_start
+from ..events import Envelope
+from .plans import LANE_HEAD
+
+_ENV0 = Envelope()
+_NO_STREAM = Envelope().stream_key()
+_C0 = bytes(range(32)) + b"\x7f"
+# the envelope layers whose prefix NCCL's WARN text may start with (Feeder._feed reads such a line
+# again after a bare `Last error:`): never taken here
+_WARN_LIKE = ("pdsh", "mpich")
+
+# The bytes of lines whose record, alone with an empty envelope, gave nothing -> whether no quiet
+# record would take the line (not may_join_quiet).
+_NOTHING: dict[bytes, bool] = {}
+MAX_NOTHING = 1 << 12
+
+
+def _learn(raw: bytes, text: str, qok: bool) -> None:
+    """Remember the bytes of a line whose text is ``text`` (printable, valid UTF-8 decoding to it:
+    what ``read.source._clean`` returns for them) and whose record gave nothing."""
+    if len(raw.translate(None, _C0)) != len(raw) or b"\\" in raw or b"^[[" in raw or b"#033[" in raw:
+        return
+    try:
+        if raw.decode() != text:
+            return
+    except UnicodeDecodeError:
+        return
+    if len(_NOTHING) >= MAX_NOTHING:
+        _NOTHING.clear()
+    _NOTHING[raw] = qok
+
+
+def alone(lane, n: int, text: str, raw: bytes | None = None) -> bool:
+    """Line ``n``, a candidate line that neither the NCCL lane nor the bar lane took, settled as the
+    record of its own that ``Feeder.feed`` would make of it. False: nothing was done but what
+    ``Feeder.feed`` does first (idle records closed), and the caller feeds it.
+
+    What ``Feeder.feed`` does with such a line, checked here: the envelope is not one whose prefix
+    a quoted WARN text may start with; the assembler hands it back alone and changes nothing
+    (``may_start`` false: it opens nothing; nothing is open, or only records of ranked streams that
+    take continuation lines only (``Feeder.state`` is ``Gate.QUIET``; not ``lane_state``: an open
+    traceback takes its code lines, which hold no continuation mark), the line is none of their
+    continuation lines (``may_join_quiet``) and no record of its stream is open); the line is
+    alone, so the window is not moved; its record is settled as a candidate's (``settle(records, -1)``)."""
+    if LANE_HEAD.match(text) is not None:
+        return False  # the NCCL lane's lines go their own way
+    feeder = lane.feeder
+    asm = feeder.asm
+    if asm.has_open_block:
+        feeder._close_idle(n)  # as feed() does first (then again, closing nothing)
+    st = feeder.state
+    if st != 0 and st != 1:
+        return False  # (not lane_state: a traceback's code line holds no continuation mark)
+    env, msg = feeder.unwrap(text)
+    if env.layers and env.layers[-1] in _WARN_LIKE:
+        return False
+    if may_start(msg, env):
+        return False
+    qok = not may_join_quiet(msg)
+    if st == 1 and (not qok or asm.stream_open(env.stream_key())):
+        return False
+    stats = feeder.stats
+    before = stats.irrelevant, stats.events, len(feeder.unrecognized)
+    feeder.settle([Record(n, n, env, msg)], -1)
+    if (raw is not None and msg == text and env == _ENV0 and stats.irrelevant == before[0] + 1
+            and stats.events == before[1] and len(feeder.unrecognized) == before[2]):
+        _learn(raw, text, qok)
+    return True
+
+
+def alone_raw(lane, n: int, raw: bytes) -> bool:
+    """:func:`alone` of a line whose bytes are those of a line whose record gave nothing
+    (:data:`_NOTHING`): counted as irrelevant, as ``Feeder.settle`` counts it. False: nothing was
+    done but what ``Feeder.feed`` does first (idle records closed), and the caller takes the usual
+    path."""
+    qok = _NOTHING.get(raw)
+    if qok is None:
+        return False
+    feeder = lane.feeder
+    asm = feeder.asm
+    if asm.has_open_block:
+        feeder._close_idle(n)  # as feed() does first
+    st = feeder.state
+    if (st != 0 and st != 1) or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
+        return False
+    feeder.stats.irrelevant += 1
+    return True

@@ -1,0 +1,111 @@
+"""The alone lane (logdoc/fast/alone.py) and the quiet runs of the block scan (scan._quiet_run) give
+what the plain path gives: a candidate line that opens no record, settled without the assembler and
+counted from its bytes once they gave nothing; a run of lines without a keyword under Gate.QUIET
+counted at once."""
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from logdoc import fast, pipeline
+from logdoc.fast import alone, grep, scan
+from logdoc.read.source import Source
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+@contextmanager
+def fastpath(on: bool):
+    before = fast.enabled()
+    fast.set_enabled(on)
+    try:
+        yield
+    finally:
+        fast.set_enabled(before)
+
+
+def _result(path: Path, reduce: bool):
+    res = pipeline.parse_sources([Source(str(path), path=str(path), every_line=False)], reduce=reduce)
+    return [e.to_dict() for e in res.events], res.stats.to_dict(), res.folded
+
+
+# Candidate lines that open no record (warnings printed again and again, a `torch` path or call in a
+# print), the same text as a traceback's code line, lines that open records (c10 warnings waiting
+# for `Exception raised from`, tracebacks), their continuation lines, and blank or marked noise.
+_POOL = [
+    ["/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py:557: UserWarning: This DataLoader "
+     "will create 16 worker processes in total.", "  warnings.warn(_create_warning_msg("],
+    ["/opt/conda/lib/python3.11/site-packages/torch/utils/checkpoint.py:464: UserWarning: the use_reentrant "
+     "parameter should be passed explicitly; an exception is raised if it is not."],
+    ["[default0]:/opt/conda/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py:600: UserWarning: pass it."],
+    ["    torch.distributed.barrier()"],
+    ["loading torch checkpoint shard 3"],
+    ["[rank3]:[W1126 06:01:11.482611 ProcessGroupNCCL.cpp:4115] Warning: barrier()"],
+    ["[W1129 10:04:04.583603845 socket.cpp:697] [c10d] The client socket has failed to connect."],
+    ["[rank3]:[E1126 06:01:11.482611 ProcessGroupNCCL.cpp:4115] barrier failed",
+     "Exception raised from barrier at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:4115 (most "
+     "recent call first):", "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in /x/libc10.so)"],
+    ["Traceback (most recent call last):", '  File "/w/train.py", line 3, in <module>',
+     "    torch.distributed.barrier()", "RuntimeError: boom"],
+    ["[rank1]: Traceback (most recent call last):", '[rank1]:   File "/w/train.py", line 3, in <module>'],
+    ["[rank1]:     torch.distributed.barrier()", "[rank1]: RuntimeError: boom"],
+    [""], ["  "], ["# a comment"], ["\t"], ["ran for 600019 milliseconds"],
+    ["Epoch 3:  45%|####5     | 450/1000 [05:55<07:14,  1.27it/s]"],
+]
+
+
+def _log(rng: random.Random, n: int) -> bytes:
+    noise = ["step 5 | loss 2.31", "{'loss': 2.3, 'epoch': 0.4}", "saved shard 3"]
+    out: list[str] = []
+    while len(out) < n:
+        if rng.random() < 0.3:
+            out += rng.choice(_POOL)
+        else:
+            out.append(rng.choice(noise))
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_alone_lane_and_quiet_runs_same_events(seed, tmp_path, monkeypatch):
+    rng = random.Random(seed)
+    p = tmp_path / "job.log"
+    p.write_bytes(_log(rng, 6000))
+    monkeypatch.setattr(pipeline, "BLOCK_SIZE", rng.choice([1 << 12, 1 << 16, 1 << 22]))
+    if seed % 2:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    reduce = seed < 2
+    with fastpath(False):
+        plain = _result(p, reduce)
+    alone._NOTHING.clear()
+    with fastpath(True):
+        quick = _result(p, reduce)
+        assert alone._NOTHING, "no line was counted from its bytes"
+        again = _result(p, reduce)
+    for got in (quick, again):
+        assert len(got[0]) == len(plain[0])
+        for a, b in zip(plain[0], got[0]):
+            assert a == b
+        assert got[1:] == plain[1:]
+
+
+def test_quiet_run_is_quiet_skip_of_every_line():
+    """``_quiet_run`` on a run of whole lines is true exactly when ``_quiet_skip`` is true of each."""
+    r = random.Random(7)
+    lines = [raw for p in sorted(SAMPLES.glob("*/*.log")) for raw in p.read_bytes().splitlines()]
+    pieces = [b"x", b" ", b"  ", b"#", b"\x01", b"\x7f", b"\t", b"\r", b"ran for", b"what():", b"frame #",
+              "\u00e9".encode(), b"step 1", b"loss", b"Successfully processed ranks:", b"\x1b[0m"]
+    lines += [b"".join(r.choice(pieces) for _ in range(r.randrange(0, 5))) for _ in range(5000)]
+    agreed = 0
+    for _ in range(20000):
+        run = [r.choice(lines) for _ in range(r.randrange(1, 6))]
+        buf = b"noise\n" + b"".join(x + b"\n" for x in run)
+        start = len(b"noise\n")
+        expect = all(scan._quiet_skip(x) for x in run)
+        assert scan._quiet_run(buf, start, len(buf)) == expect, run
+        agreed += expect
+    assert agreed > 1000
