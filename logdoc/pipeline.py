@@ -46,6 +46,7 @@ from .envelope import unwrap
 from .events import Envelope, Event
 from .fast import enabled as fast_enabled
 from .fast.grep import GrepFailed, GrepHits
+from .fast.alone import alone
 from .fast.lane import LANE_HEAD, Lane
 from .fast.memo import text_classify, torch_classify
 from .fast.memo import unwrap as unwrap_memo
@@ -225,7 +226,7 @@ class Feeder:
                 lane.line(n, text, raw)  # fast: the same event, without unwrapping or assembling
             elif lane is None:
                 self.feed(n, text, True)
-            elif (not lane.reduce or "%|" not in text or not lane.bar(n, text, raw)) and not lane.alone(n, text, raw):
+            elif (not lane.reduce or "%|" not in text or not lane.bar(n, text, raw)) and not alone(lane, n, text, raw):
                 self.feed(n, text, True)  # (fast: a progress bar of a saturated group is only counted, a
                 # line that opens no record is settled alone: logdoc.fast.bars, logdoc.fast.alone)
         elif self.state and self.needs_every_line(n):

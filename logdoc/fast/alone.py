@@ -7,8 +7,8 @@ record of its own, and the assembler's state is left as it was: :func:`alone` se
 directly (``Feeder.settle``, the same event or count), without the assembler's look at it. Such a
 line printed again, whose record gave nothing (no event, no marked word: counted as irrelevant),
 is counted from its bytes (:func:`alone_raw`, :data:`_NOTHING`): the same bytes make the same
-clean text, and the classifier reads a text and an empty envelope, never a line number. Both are
-methods of :class:`logdoc.fast.lane.Lane` (``Lane.alone``, ``Lane.alone_raw``).
+clean text, and the classifier reads a text and an empty envelope, never a line number. Both take
+the :class:`logdoc.fast.lane.Lane` of the feeder, whose state they use.
 
 In a training log, the same warnings are printed again and again (``.../torch/utils/checkpoint.py:464:
 UserWarning: ...``, once per step and rank): two thirds of the candidate lines of

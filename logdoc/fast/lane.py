@@ -21,10 +21,7 @@ saturated group without building its event (:meth:`Lane.bulk` says why that is t
 The bar lane (folding only, :mod:`logdoc.fast.bars`): a progress bar read while nothing is open is
 counted into its stream's saturated ``app.progress`` group without being assembled, classified or
 built (:meth:`Lane.bar`), from its bytes when their shape was read before (:meth:`Lane.bar_raw`).
-
-The alone lane (:mod:`logdoc.fast.alone`): a candidate line that opens no record, read while no
-record could take it, is settled as its own record without the assembler (:meth:`Lane.alone`), and
-counted from its bytes when the same bytes gave nothing before (:meth:`Lane.alone_raw`).
+The alone lane (:mod:`logdoc.fast.alone`) settles the lines that open no record without the assembler.
 """
 from __future__ import annotations
 
@@ -35,7 +32,6 @@ from typing import Any, Callable
 
 from .. import nccl
 from . import readings
-from .alone import alone, alone_raw
 from .bars import bar, bar_raw
 from .plans import _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, LANE_HEAD, MAX_BULK_PLANS, BulkPlan, launch_plan, learn
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
@@ -113,7 +109,7 @@ class Lane:
     from the feeder: what its open records may take)."""
 
     __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys",
-                 "launch_tails", "bulk_groups")
+                 "launch_tails", "bulk_groups", "message_groups")
 
     def __init__(self, feeder, classify: Callable[[Record, str], Event | None]) -> None:
         self.feeder = feeder
@@ -131,6 +127,7 @@ class Lane:
         self.bar_keys: dict[tuple, tuple] = {}  # the app.progress group of a stream (bar)
         self.launch_tails: dict[tuple, list] = {}  # (host, pid, comm) text -> its Reducer tail (_launch)
         self.bulk_groups: dict[tuple, list] = {}   # a bulk group key -> its full Reducer group (bulk)
+        self.message_groups: dict[tuple, list] = {}  # (message, host, pid) text -> its full group (_fold_message)
 
     def ok(self, text: str) -> bool:
         """For a line that starts with :data:`LANE_HEAD`: whether ``feed`` would give it back as a
@@ -230,6 +227,14 @@ class Lane:
         if m is None:
             return False
         msg = text[m.end():]
+        mk = (msg, m.group(1), m.group(2))
+        g = self.message_groups.get(mk)
+        if g is not None:  # a message of this process counted into its full group before: the same group
+            name = self.name
+            classify = self.classify
+            self.out.count_into(g, n, lambda: message_event(name, n, text, classify))
+            self.folded += 1
+            return True
         got = _MESSAGE_MEMO.get(msg)
         if got is None:
             got = readings.reading(msg)
@@ -245,6 +250,10 @@ class Lane:
         g = self.out.full_group(limit, key)
         if g is None:
             return False
+        if all(x is not text for x in key):  # (a key read from the line's own text, tid and dev: not kept)
+            if len(self.message_groups) >= MAX_MESSAGE_MEMO:
+                self.message_groups.clear()
+            self.message_groups[mk] = g  # a full group stays full (Reducer.full_group)
         name = self.name
         classify = self.classify
         self.out.count_into(g, n, lambda: message_event(name, n, text, classify))
@@ -258,14 +267,6 @@ class Lane:
     def bar_raw(self, n: int, raw: bytes) -> bool:
         """The bar lane from a line's bytes (:func:`logdoc.fast.bars.bar_raw`)."""
         return bar_raw(self, n, raw)
-
-    def alone(self, n: int, text: str, raw: bytes | None = None) -> bool:
-        """The alone lane (:func:`logdoc.fast.alone.alone`)."""
-        return alone(self, n, text, raw)
-
-    def alone_raw(self, n: int, raw: bytes) -> bool:
-        """The alone lane from a line's bytes (:func:`logdoc.fast.alone.alone_raw`)."""
-        return alone_raw(self, n, raw)
 
     def bulk(self, n: int, raw: bytes, plan: BulkPlan) -> bool:
         """The bulk lane (folding only, ``lane_state`` 0 or 1): count line ``n`` into its saturated

@@ -18,7 +18,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .alone import _NOTHING
+from .alone import _NOTHING, alone_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 
@@ -118,8 +118,8 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
         lineno += 1
         if bars is not None and b"%|" in raw and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
-        if nothing is not None and raw in nothing and lane.alone_raw(lineno, raw):
-            continue  # a line whose record gave nothing before, counted from its bytes (Lane.alone_raw)
+        if nothing is not None and raw in nothing and alone_raw(lane, lineno, raw):
+            continue  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
         if ctrl is not None and ctrl(raw) is not None:
             text = clean(raw)
             line(lineno, text, cand(text) is not None)
@@ -227,8 +227,8 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                     lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
                     pos = nl + 1
                     continue
-                if nothing and buf[pos:nl] in nothing and lane.alone_raw(lineno + 1, buf[pos:nl]):
-                    lineno += 1  # a line whose record gave nothing before, counted from its bytes (Lane.alone_raw)
+                if nothing and buf[pos:nl] in nothing and alone_raw(lane, lineno + 1, buf[pos:nl]):
+                    lineno += 1  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
                     pos = nl + 1
                     continue
                 st = feeder.state
@@ -284,8 +284,8 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 continue
         if bars is not None and b"%|" in raw and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
-        if nothing is not None and raw in nothing and lane.alone_raw(lineno, raw):
-            continue  # a line whose record gave nothing before, counted from its bytes (Lane.alone_raw)
+        if nothing is not None and raw in nothing and alone_raw(lane, lineno, raw):
+            continue  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
         text = clean(raw)
         feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
