@@ -615,16 +615,31 @@ def unpack(d: dict[str, Any], file_names: list[str]) -> Event:
         known["file"] = intern(known["file"])
     f = known.get("fields")
     if f or "m" in d or "F" in d:
-        fields = {intern(k) if type(k) is str else k: _shared(v) for k, v in (f or {}).items()}
+        fields = {}
+        if f:
+            ints = _INTS
+            for k, v in f.items():  # _shared(v), its two common cases first (a short text, a number)
+                t = type(v)
+                if t is str:
+                    if len(v) <= _INTERN_MAX:
+                        v = intern(v)
+                elif t is int:
+                    got = ints.get(v)
+                    v = got if got is not None else _int(v)
+                else:
+                    v = _shared(v)
+                fields[intern(k) if type(k) is str else k] = v
         if "m" in d:
             fields["message"] = _shared(known["text"][d["m"]:])
         if "F" in d:
             fields["format"] = _catalog_formats()[known.get("template")]
         known["fields"] = fields
+    ints = _INTS
     for k in ("line", "end_line", "rank", "pid", "local_rank", "node_rank"):
         v = known.get(k)
         if type(v) is int:
-            known[k] = _int(v)
+            got = ints.get(v)
+            known[k] = got if got is not None else _int(v)
     for k in ("kind", "level", "template", "host", "time", "rank_source", "process"):
         v = known.get(k)
         if type(v) is str:
