@@ -1,7 +1,8 @@
 """The alone lane (logdoc/fast/alone.py) and the quiet runs of the block scan (scan._quiet_run) give
 what the plain path gives: a candidate line that opens no record, settled without the assembler and
 counted from its bytes once they gave nothing; a run of lines without a keyword under Gate.QUIET
-counted at once."""
+counted at once; a dense region told plain by a rare first byte of the escapes written out as text
+(scan._region_is_plain)."""
 from __future__ import annotations
 
 import random
@@ -109,3 +110,26 @@ def test_quiet_run_is_quiet_skip_of_every_line():
         assert scan._quiet_run(buf, start, len(buf)) == expect, run
         agreed += expect
     assert agreed > 1000
+
+
+def test_region_is_plain_is_its_scan():
+    """``scan._region_is_plain`` (a rare first byte looked for, then its escapes at each place) says what
+    one search per control byte and escape says, on random regions of every sample's bytes and of the
+    escapes' pieces, many places of a first byte included, and on regions cut inside an escape."""
+    r = random.Random(11)
+    data = b"\n".join(p.read_bytes() for p in sorted(SAMPLES.glob("*/*.log")))
+    pieces = [b"x", b"#", b"#0", b"#033[", b"^", b"^[", b"^[[", b"\\", b"\\e", b"\\e[", b"\\x1b[", b"\\u001B[",
+              b"\\033[", b"\r", b"\x1b", b"\x01", b"\n", b"NCCL INFO ", b"[0] "]
+    said = set()
+    for _ in range(3000):
+        if r.random() < 0.5:
+            buf = b"".join(r.choice(pieces) for _ in range(r.randrange(0, 300)))
+        else:
+            at = r.randrange(0, len(data))
+            buf = data[at:at + r.randrange(0, 5000)]
+        start = r.randrange(0, len(buf) + 1)
+        end = r.randrange(start, len(buf) + 1)
+        got = scan._region_is_plain(buf, start, end)
+        assert got == scan._region_is_plain_scan(buf, start, end), (buf, start, end)
+        said.add(got)
+    assert said == {True, False}
