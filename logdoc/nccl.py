@@ -28,7 +28,7 @@ from .events import Envelope
 from .fast import enabled as fastpath_enabled
 from .grammar import Parsed, parser
 from .lazyre import lazy_re
-from .templates import nccl_catalog
+from .templates import match_head, nccl_catalog
 
 HEADER = lazy_re(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] )?"
@@ -432,6 +432,15 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
             fields["args"] = list(args)
             fields["format"] = tpl.format
             if tpl.where and "code_location" not in fields and level_word == "WARN":
+                fields["catalog_location"] = tpl.where
+    if template is None and level_word == "WARN":
+        # the message's end cut by a paste or a viewer (a fixed width, `...`): the format whose head it is
+        hit = match_head(nccl_catalog(), msg)
+        if hit is not None:
+            tpl, args = hit
+            template = tpl.id
+            fields.update(args=list(args), format=tpl.format, cut=True)
+            if tpl.where and "code_location" not in fields:
                 fields["catalog_location"] = tpl.where
     if kind == "nccl.trace" and level_word == "WARN":
         kind = "nccl.warn"

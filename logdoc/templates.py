@@ -8,7 +8,7 @@ word (formats that start with a conversion under none), and a message is tried a
 of its first word and the unfiled ones, only where the format's longest literal piece occurs in it,
 most specific first (at equal specificity a filed format before an unfiled one). Here: the table's
 rows, the memo of message shapes (the fast path), and the reading of a message cut by a paste
-(:func:`match_cut`).
+(:func:`match_cut`, :func:`match_head`).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from functools import lru_cache
 from . import fast
 from .fast import shape
 from .classify import catalog as engine
+from .classify import cut
 from .classify import formats
 from .classify.formats import PRINTF_CONV as _CONV
 from .classify.formats import BoundedPattern
@@ -75,6 +76,7 @@ class Catalog:
         self.templates = {t.id: t for t in rows}
         self.index = _index(rows) if index is None else index
         self._cut_index: dict[tuple[str, ...], _CutIndex] = {}
+        self._head_index: dict[tuple[str, ...], cut.CutIndex] = {}
 
     def cut_index(self, levels: tuple[str, ...]) -> "_CutIndex":
         """The formats printed at one of ``levels`` as :func:`match_cut` reads them (built once)."""
@@ -82,6 +84,15 @@ class Catalog:
         if got is None:
             got = self._cut_index[levels] = _CutIndex([t for t in self.templates.values()
                                                        if any(lv in t.levels for lv in levels)])
+        return got
+
+    def head_index(self, levels: tuple[str, ...]) -> "cut.CutIndex":
+        """The formats printed at one of ``levels`` as :func:`match_head` reads them (built once)."""
+        got = self._head_index.get(levels)
+        if got is None:
+            got = self._head_index[levels] = cut.CutIndex(
+                (t, cut.printf_tokens(t.format), "nccl") for t in self.templates.values()
+                if any(lv in t.levels for lv in levels) and formats.printf_has_text(t.format))
         return got
 
     def match(self, message: str, level: str | None = None) -> tuple[Template, tuple[str, ...]] | None:
@@ -197,6 +208,18 @@ def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN
         if best is None or score > best[0]:
             best = (score, t, args)
     return (best[1], best[2]) if best else None
+
+
+def match_head(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN",)) -> tuple[Template, tuple[str, ...]] | None:
+    """A message of ``catalog`` whose end a paste or a viewer cut (a fixed width, ``...``,
+    ``[truncated]``): the head of a format printed at one of ``levels`` up to the cut, read by
+    :mod:`logdoc.classify.cut`; the arguments before the cut; None when no format's head reads it
+    with enough literal text."""
+    msg, _ = cut.strip_mark(message[:MAX_MATCH_LEN])
+    got = catalog.head_index(levels).match(msg)
+    if got is None:
+        return None
+    return got[0], tuple(g for g in got[1].groups() if g is not None)
 
 
 def _parse_row(line: str) -> Template | None:

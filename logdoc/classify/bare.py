@@ -129,9 +129,9 @@ def _classify_bare(text: str) -> Parsed | None:
             or hit[0].specificity < (BARE_MIN_LED if _lead_word(hit[0].format) else BARE_MIN_LITERAL)):
         hit = None
     if hit is None and not info:  # the paste cut the message's start or end as well (logdoc.templates.match_cut)
-        from ..templates import match_cut
+        from ..templates import match_cut, match_head
 
-        hit = match_cut(nccl_catalog(), line)
+        hit = match_cut(nccl_catalog(), line) or match_head(nccl_catalog(), line)
         cut = hit is not None
     abridged = False
     if hit is None and not info:

@@ -20,7 +20,7 @@ from ...grammar import Parsed
 from ...lazyre import lazy_re
 from ...resources import data_dir, grammar_text
 from .. import catalog as engine
-from .. import formats
+from .. import cut, formats
 from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
 
@@ -180,14 +180,37 @@ def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
     return (best[1], best[2]) if best else None
 
 
+@lru_cache(maxsize=1)
+def head_index() -> cut.CutIndex[_Template]:
+    """The ``body`` and ``line`` tables as :func:`match_head` reads them (built once)."""
+    ts = templates()
+    return cut.CutIndex((t, cut.brace_tokens(t.format.strip()), t.kind) for where in ("body", "line") for t in ts[where])
+
+
+def match_head(text: str) -> tuple[_Template, dict[str, Any]] | None:
+    """The template whose end a paste or a viewer cut off ``text`` (:mod:`logdoc.classify.cut`):
+    the head of its format up to the cut, with the fields before it."""
+    if "\n" in text or len(text) > cut.MAX_CUT_TEXT:
+        return None
+    msg, _ = cut.strip_mark(text)
+    got = head_index().match(msg)
+    return (got[0], got[0].fields(got[1])) if got is not None else None
+
+
 def templated(body: str, env: Envelope | None, pg: dict[str, Any] | None, read: Read) -> Parsed | None:
     m = match_templates(body, ("body", "line"))
     if m is None and body.startswith("Warning: "):  # TORCH_WARN's `Warning: msg (function f)`
         m = match_templates(body[9:], ("body", "line"))
+    was_cut = False
+    if m is None:
+        m = match_head(body)
+        was_cut = m is not None
     if m is None:
         return None
     t, f = m
     fields = dict(pg or {})
+    if was_cut:
+        fields["cut"] = True
     for k, v in f.items():
         if k == "rest" and not v:
             continue

@@ -1,0 +1,187 @@
+"""Catalog messages a paste cut at their end: the prefix reading of a format.
+
+Log viewers, CI pages and terminals without wrap cut long lines at a fixed width and drop the rest,
+often with a mark of their own (``...``, ``…``, ``[truncated]``). What is left of a message is a
+prefix of its format: ``The IPv6 network addresses of (node-1, 29500) cannot be retrieved (gai`` is
+the head of c10d's ``The {family}network addresses of ({host}, {port}) cannot be retrieved (gai error:
+{code} - {gai_strerror}).`` A text is read as a format's prefix when it holds the format's literal
+text from the start up to the cut (the last word may be cut inside), with at least
+:data:`CUT_MIN_LITERAL` literal characters, and no format of another kind reads it as well (a head
+two messages share says neither).
+
+Both catalog dialects: :class:`CutIndex` is built over a table's templates (``rows``: template and
+its format's first line, in the dialect's regular expressions of :mod:`logdoc.classify.formats`),
+filed by the format's first word; a text asks with its own first word. Each prefix pattern is
+compiled on first use; matches are bounded like the catalog's own (:class:`BoundedPattern`).
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Generic, Iterable, TypeVar
+
+from ..lazyre import lazy_re
+from .formats import PRINTF_CONV, BoundedPattern, _conv_regex, _literal, _placeholder
+
+CUT_MIN_LITERAL = 24  # literal characters of the format a cut text must hold before the cut
+MAX_CUT_TEXT = 1024   # longer texts were not cut by a viewer's width
+
+# the mark a viewer leaves where it cut a line: `...`, `…`, `[truncated]`, `(truncated)`, `<truncated>`,
+# `[... 120 more characters]`, alone or together
+CUT_MARK = lazy_re(r"(?:\s*(?:\.{3,}|\u2026))?(?:\s*[\[(<][^\[\]()<>]{0,40}?\b(?:truncated|trimmed|more (?:chars|characters|bytes))"
+                   r"\b[^\[\]()<>]{0,20}[\])>])?\s*\Z", re.I)
+
+
+def strip_mark(text: str) -> tuple[str, bool]:
+    """``text`` without a viewer's cut mark at its end, and whether it had one."""
+    m = CUT_MARK.search(text)
+    if m is None or m.start() == m.end() or not text[m.start():].strip():
+        return text, False
+    return text[:m.start()].rstrip(), True
+
+
+def _word_prefixes(word: str) -> str | None:
+    """The pattern of a proper, non-empty prefix of a literal word (None for one character)."""
+    if len(word) < 2:
+        return None
+    return "(?:" + "|".join(re.escape(word[:k]) for k in range(len(word) - 1, 0, -1)) + ")"
+
+
+Token = tuple  # (full pattern, pattern of a cut inside it or None, the literal word or None)
+
+
+def _literal_tokens(chunk: str, escape: Callable[[str], str]) -> list[Token]:
+    out: list[Token] = []
+    for p in re.split(r"(\s+)", chunk):
+        if not p:
+            continue
+        if p.isspace():
+            out.append((r"\s+", None, None))
+        else:
+            out.append((escape(p), _word_prefixes(p), p))
+    return out
+
+
+def brace_tokens(fmt: str) -> list[Token]:
+    """The tokens of a brace format's first line: literal words, blanks, placeholders."""
+    fmt = fmt.split("\n", 1)[0]
+    out: list[Token] = []
+    i, n = 0, len(fmt)
+    while i < n:
+        if fmt[i] == "{":
+            depth, j = 1, i + 1
+            while j < n and depth:
+                depth += {"{": 1, "}": -1}.get(fmt[j], 0)
+                j += 1
+            out.append((_placeholder(fmt[i + 1:j - 1], set()), None, None))
+            i = j
+            continue
+        j = fmt.find("{", i)
+        j = n if j < 0 else j
+        out.extend(_literal_tokens(fmt[i:j], re.escape))
+        i = j
+    return out
+
+
+def printf_tokens(fmt: str) -> list[Token]:
+    """The tokens of a printf format's first line: literal words, blanks, conversions."""
+    fmt = fmt.split("\\n", 1)[0]
+    out: list[Token] = []
+    pos = 0
+    for m in PRINTF_CONV.finditer(fmt):
+        out.extend(_literal_tokens(fmt[pos:m.start()], _literal))
+        out.append((_conv_regex(m), None, None))
+        pos = m.end()
+    out.extend(_literal_tokens(fmt[pos:], _literal))
+    return out
+
+
+MAX_TOKENS = 24  # tokens of a format modelled one by one; after them, any text (a cut line is short)
+
+
+def _merged(tokens: list[Token]) -> list[Token]:
+    """The tokens with each blank joined to the token after it (half the nesting depth)."""
+    out: list[Token] = []
+    blank = False
+    for full, part, word in tokens:
+        if full == r"\s+" and word is None:
+            blank = True
+            continue
+        if blank and out:
+            full, part = r"\s+" + full, (r"\s+" + part if part else None)
+        blank = False
+        out.append((full, part, word))
+    return out
+
+
+def prefix_pattern(tokens: list[Token]) -> str:
+    """A pattern that matches a text which is a proper prefix of the tokens' text (whole tokens, then
+    possibly the start of a literal word), nested from the last token back; past :data:`MAX_TOKENS`
+    tokens, any rest of the line."""
+    tokens = _merged(tokens)
+    nest = r"[^\n]*" if len(tokens) > MAX_TOKENS else ""
+    for full, part, _ in reversed(tokens[:MAX_TOKENS]):
+        body = f"{full}(?:{nest})?" if nest else full
+        nest = f"(?:{body}|{part})" if part else f"(?:{body})"
+    return r"\s*" + nest + r"\s*\Z"
+
+
+T = TypeVar("T")
+
+
+class CutIndex(Generic[T]):
+    """The templates of one table by their format's first word, with their prefix patterns.
+
+    ``rows``: ``(template, tokens of its format's first line, kind)``; the kind decides ambiguity
+    (two readings of one kind are one message)."""
+
+    def __init__(self, rows: Iterable[tuple[T, list[Token], str]]) -> None:
+        self.by_word: dict[str, list[list]] = {}
+        for t, tokens, kind in rows:
+            word = tokens[0][2] if tokens else None
+            if word:  # (a format that starts with a placeholder has no head a cut text keeps)
+                self.by_word.setdefault(word, []).append([t, tokens, kind, None])
+
+    def match(self, text: str) -> tuple[T, re.Match] | None:
+        """The template whose format ``text`` is a cut head of (see the module docstring), or None."""
+        text = text.strip()
+        if len(text) < CUT_MIN_LITERAL or len(text) > MAX_CUT_TEXT or "\n" in text:
+            return None
+        rows = self.by_word.get(text.split(None, 1)[0])
+        if not rows:
+            return None
+        best: list = []
+        best_lit = CUT_MIN_LITERAL - 1
+        for row in rows:
+            if row[3] is None:
+                row[3] = BoundedPattern(prefix_pattern(row[1]))
+            try:
+                m = row[3].match(text)
+            except RecursionError:  # (compiled deep in a nested reading: taken as no reading)
+                row[3] = None
+                continue
+            if m is None:
+                continue
+            lit = _literal_count(m)
+            if lit > best_lit:
+                best, best_lit = [(row, m)], lit
+            elif lit == best_lit:
+                best.append((row, m))
+        if not best or len({row[2] for row, _ in best}) > 1:
+            return None
+        row, m = best[0]
+        return row[0], m
+
+
+def _literal_count(m: re.Match) -> int:
+    """The literal characters of a match: its text without blanks and without what its groups took."""
+    spans = sorted(m.span(g) for g in range(1, (m.re.groups or 0) + 1) if m.span(g)[0] >= 0)
+    taken, end = 0, -1
+    for a, b in spans:  # (nested groups counted once)
+        if a >= end:
+            taken += len(m.string[a:b].replace(" ", "").replace("\t", ""))
+            end = b
+        elif b > end:
+            taken += len(m.string[end:b].replace(" ", ""))
+            end = b
+    whole = m.string[m.start():m.end()]
+    return len("".join(whole.split())) - taken
