@@ -72,7 +72,7 @@ def test_it_tells_a_rule_from_a_generic_card():
 # Catalog lines whose first diagnosis (or, with none, first note) comes from a knowledge-base rule, of the
 # 2772 the tool renders (session 13: 1949 at its start). Raise it when rules are added; a change that lowers
 # it loses a rule's reading of some catalog format (`python tools/catalog_coverage.py --by-family 5`).
-EXPLAINED_BY_A_RULE_FLOOR = 2664
+EXPLAINED_BY_A_RULE_FLOOR = 2676
 
 
 def test_the_rules_explain_at_least_the_floor():
