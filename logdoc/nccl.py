@@ -435,7 +435,7 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
                 fields["catalog_location"] = tpl.where
     if template is None and level_word == "WARN":
         # the message's end cut by a paste or a viewer (a fixed width, `...`): the format whose head it is
-        hit = match_head(nccl_catalog(), msg)
+        hit = match_head(nccl_catalog(), msg) or (match_net_variant(msg, fields, cut=True) if msg.startswith("NET/") else None)
         if hit is not None:
             tpl, args = hit
             template = tpl.id
@@ -462,9 +462,10 @@ _NET_NAME = lazy_re(r"NET/(?P<net>[A-Za-z][\w.-]*?)\s*:\s*(?=\S)")
 _NET_CANON = ("NET/IB : ", "NET/IB: ", "NET/Socket : ")
 
 
-def match_net_variant(msg: str, fields: dict[str, Any]):
+def match_net_variant(msg: str, fields: dict[str, Any], cut: bool = False):
     """The catalog reading of ``msg`` with its ``NET/<name> :`` lead put in the built-in spellings
-    (``fields['net_name']`` is set to the printed name when it was not the built-in one); None."""
+    (``fields['net_name']`` is set to the printed name when it was not the built-in one); None.
+    ``cut``: read as the head of a format whose end a paste cut (:func:`logdoc.templates.match_head`)."""
     m = _NET_NAME.match(msg)
     if m is None:
         return None
@@ -476,7 +477,7 @@ def match_net_variant(msg: str, fields: dict[str, Any]):
         cand = lead + rest
         if cand == msg:
             continue
-        hit = cat.match(cand)
+        hit = match_head(cat, cand) if cut else cat.match(cand)
         if hit is not None and hit[0].specificity >= BARE_MIN_LITERAL:
             if m["net"] not in ("IB", "Socket"):
                 fields["net_name"] = m["net"]

@@ -131,7 +131,8 @@ def _classify_bare(text: str) -> Parsed | None:
     if hit is None and not info:  # the paste cut the message's start or end as well (logdoc.templates.match_cut)
         from ..templates import match_cut, match_head
 
-        hit = match_cut(nccl_catalog(), line) or match_head(nccl_catalog(), line)
+        hit = (match_cut(nccl_catalog(), line) or match_head(nccl_catalog(), line)
+               or (match_net_variant(line, net_fields, cut=True) if line.startswith("NET/") else None))
         cut = hit is not None
     abridged = False
     if hit is None and not info:
