@@ -975,7 +975,7 @@ def _cut(line: str, nxt: str) -> bool:
 MIDWORD_TRIES = 64   # pairs of lines read, per source
 MAX_PENDING = 4      # readings of a join kept while its pieces do not read whole (a blank at each cut or none)
 _WORD_END = lazy_re(r"[A-Za-z0-9_]$")
-_WORD_START = lazy_re(r"[A-Za-z0-9_]")
+_WORD_START = lazy_re(r"[A-Za-z0-9_/]")  # (a path cut before its next part: `.../tcp` / `/device.cc:276]`)
 
 
 def _reading(text: str) -> tuple[str | None, int]:

@@ -478,3 +478,17 @@ def test_pytest_failure_lines_read_without_their_marker():
     assert fixed[3].startswith("torch.distributed.DistBackendError") and fixed[5] == "Cuda failure 'out of memory'"
     assert fixed[6] == "  indented detail" and fixed[1] == lines[1]
     assert repair_lines(["E1129 10:00:00.000 123 x.cc:1] glog line", "E1129 10:00:01.000 123 x.cc:2] again"]) is None
+
+
+def test_a_path_wrapped_before_its_next_part_is_joined():
+    # a page cut the line at its width between two parts of a path (`.../tcp` / `/device.cc:276] ...`):
+    # the join reads Gloo's located check whole, so the two pieces are one line again
+    from logdoc.pipeline import parse_sources
+
+    text = ("[rank0]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp\n"
+            "/device.cc:276] ss1.ss_family == ss2.ss_family. 2 vs 10\n"
+            "[rank1]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp\n"
+            "/device.cc:276] ss1.ss_family == ss2.ss_family. 10 vs 2\n")
+    events = parse_sources([("x.log", text)]).events
+    assert [e.fields.get("code_location") for e in events] == ["gloo/transport/tcp/device.cc:276"] * 2
+    assert all(e.template and e.template.startswith("gloo:transport/tcp/device.cc:") for e in events)
