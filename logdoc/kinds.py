@@ -40,6 +40,7 @@ GLOO_FIELDS = ("code_location", "message", "peer", "peer_addr", "peer_port_print
 _NESTED = ("nested_in", "nested_kind", "nested_line", "inner_kind", "inner_template")
 
 _NESTED_SET = frozenset(_NESTED)
+_CUT = frozenset(("cut",))
 # a message glued after a progress bar (logdoc/classify/torch) carries the bar's fields with this prefix
 _BAR_SET = frozenset("bar_" + f for f in ("desc", "percent", "done", "total", "elapsed_s", "remaining_s"))
 
@@ -297,7 +298,8 @@ def fields(kind: str, catalog: bool = True) -> frozenset[str] | None:
         return None
     out = spec.fields
     if spec.catalog and catalog:
-        out = out | _catalog_fields().get(kind, frozenset())
+        # a catalog message a paste cut at its end is read by its head (logdoc/classify/cut.py)
+        out = out | _catalog_fields().get(kind, frozenset()) | _CUT
     if not kind.startswith("analysis."):
         out = out | _NESTED_SET | _BAR_SET
     return out

@@ -23,6 +23,7 @@ from ..lazyre import lazy_re
 from .formats import PRINTF_CONV, BoundedPattern, _conv_regex, _literal, _placeholder
 
 CUT_MIN_LITERAL = 24  # literal characters of the format a cut text must hold before the cut
+CUT_MIN_WORDY = 8      # letters a cut text must hold
 MAX_CUT_TEXT = 1024   # longer texts were not cut by a viewer's width
 
 # the mark a viewer leaves where it cut a line: `...`, `…`, `[truncated]`, `(truncated)`, `<truncated>`,
@@ -145,6 +146,8 @@ class CutIndex(Generic[T]):
         """The template whose format ``text`` is a cut head of (see the module docstring), or None."""
         text = text.strip()
         if len(text) < CUT_MIN_LITERAL or len(text) > MAX_CUT_TEXT or "\n" in text:
+            return None
+        if sum(c.isalpha() for c in text) < CUT_MIN_WORDY:  # a rule of `****` or `====` is no message's head
             return None
         rows = self.by_word.get(text.split(None, 1)[0])
         if not rows:
