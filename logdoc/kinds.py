@@ -186,6 +186,8 @@ KINDS: dict[str, KindSpec] = {
                               "a worker's error.json (torch.distributed.elastic error file)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
+    "container.check": _k(("check", "size", "framework", "required", "found", "status", "gpu"), "logdoc/classify/container.py",
+                          "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old"),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),

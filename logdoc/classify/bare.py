@@ -19,6 +19,7 @@ from .neighbours import (classify_caught_signal, classify_cuda_driver_error, cla
                          classify_errno_line, classify_iommu_fault, classify_signal_report,
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
+from .container import classify_container
 from .driver import classify_driver
 
 
@@ -63,6 +64,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_iommu_fault(first)
         if parsed is None:
             parsed = classify_driver(first)
+        if parsed is None:
+            parsed = classify_container(first)
     return parsed
 
 

@@ -26,7 +26,8 @@ from ..lazyre import lazy_re
 # Literal keywords: a line without any of them is never parsed (unless it continues a record).
 KEYWORDS = (
     "NCCL", "rror", "xception", "Traceback", "torch", "loo", "c10d", "]:[", "CUDA", "terminate",
-    "NVRM", "ailed", "ignal", "imeout", "===", "Flight",
+    "NV",  # NVIDIA's own words: the kernel driver's NVRM lines, an NGC container's start-up checks
+    "ailed", "ignal", "imeout", "===", "Flight",
     "illed",  # the job stopped from outside (logdoc/stops.py): shell and srun `Killed`, OOM killer, OOMKilled,
               # Ray's memory monitor (`Workers ... killed due to memory pressure`, `Ray killed this worker`)
     "esolv",  # host names that do not resolve (ssh's `Could not resolve hostname`, getaddrinfo's texts)

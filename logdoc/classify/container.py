@@ -1,0 +1,80 @@
+"""The start-up checks of NVIDIA's NGC containers, read where no other reader takes the line.
+
+Every NGC framework image (``nvcr.io/nvidia/pytorch``, ``tensorflow``, ``tritonserver``, ...) runs its
+entrypoint's checks before the job's own command and prints what they found under the image's banner:
+
+* ``NOTE: The SHMEM allocation limit is set to the default of 64MB.  This may be`` /
+  ``insufficient for PyTorch.  NVIDIA recommends the use of the following flags:``: ``/dev/shm`` is
+  Docker's default of 64 MiB (the check reads ``df -k /dev/shm``); older images name the framework
+  (Caffe, TensorFlow, MXNet), newer ones say only ``insufficient.``;
+* ``WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.``: no
+  ``libcuda.so.1`` or no ``/dev/nvidiactl`` in the container (started without the NVIDIA runtime);
+* ``ERROR: This container was built for NVIDIA Driver Release 440.33 or later, but`` /
+  ``version 418.67 was detected and compatibility mode is UNAVAILABLE.`` / ``[[CUDA Driver
+  UNAVAILABLE (cuInit(0) returned 804)]]``: the host's driver is older than the image's CUDA needs
+  and the forward-compatibility libraries could not make up for it;
+* ``Failed to detect NVIDIA driver version.``, ``NOTE: Legacy NVIDIA Driver detected.  Compatibility
+  mode ENABLED.``, ``NOTE: CUDA Forward Compatibility mode ENABLED.``, ``WARNING: CUDA Minor Version
+  Compatibility mode ENABLED.``;
+* ``WARNING: Detected NVIDIA <name> GPU, which is not yet supported in this version of the container``
+  and ``ERROR: No supported GPU(s) detected to run this container``.
+
+Each becomes ``container.check`` with ``check`` (which of them), and where the line says it ``framework``,
+``required`` / ``found`` (driver releases), ``status`` (the compatibility probe's verdict) and ``gpu``.
+What a check means for the failure is the knowledge base's (knowledge/shm.yaml, knowledge/cuda.yaml).
+"""
+from __future__ import annotations
+
+from ..grammar import Parsed
+from ..lazyre import lazy_re
+
+_SHM_NOTE = lazy_re(r"NOTE: The SHMEM allocation limit is set to the default of (?P<size>\d{1,6} ?[KMG]i?B)\b")
+_SHM_ADVICE = lazy_re(r"^insufficient(?: for (?P<framework>[\w ./-]{1,40}?))?\.\s+NVIDIA recommends the use of the following flags")
+_NO_DRIVER = "The NVIDIA Driver was not detected.  GPU functionality will not be available"
+_BUILT_FOR = lazy_re(r"This container was built for NVIDIA Driver Release (?P<required>[\d.]{0,16}) or later, but"
+                     r"(?:\s+version (?P<found>[\d.]{0,24}) ?was detected and compatibility mode is UNAVAILABLE)?")
+_COMPAT_STATUS = lazy_re(r"^\[\[(?P<status>CUDA Driver [^\]\n]{1,160})\]\]$")
+_UNSUPPORTED_GPU = lazy_re(r"Detected NVIDIA (?P<gpu>[^\n]{1,80}?) GPU, which is not yet supported in this version of the container")
+_MODES = (
+    ("Failed to detect NVIDIA driver version", "driver_version_unknown"),
+    ("Legacy NVIDIA Driver detected.  Compatibility mode ENABLED", "legacy_driver_compat"),
+    ("CUDA Forward Compatibility mode ENABLED", "forward_compat"),
+    ("CUDA Minor Version Compatibility mode ENABLED", "minor_version_compat"),
+    ("No supported GPU(s) detected to run this container", "no_supported_gpu"),
+)
+
+
+def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
+    out = {"check": check}
+    out.update({k: v for k, v in fields.items() if v})
+    return Parsed("container.check", level, "container.check", out)
+
+
+def classify_container(line: str) -> Parsed | None:
+    """``container.check`` for a line of an NGC image's start-up checks; None otherwise."""
+    if "SHMEM" in line:
+        m = _SHM_NOTE.search(line, 0, min(len(line), 512))
+        if m is not None:
+            return _check("shm_default", size=m["size"].replace(" ", ""))
+    if "NVIDIA recommends" in line:
+        m = _SHM_ADVICE.match(line.strip())
+        if m is not None:
+            return _check("shm_default", framework=m["framework"])
+    if _NO_DRIVER in line:
+        return _check("no_driver", "WARN")
+    if "built for NVIDIA Driver Release" in line:
+        m = _BUILT_FOR.search(line, 0, min(len(line), 512))
+        if m is not None:
+            return _check("driver_too_old", "ERROR", required=m["required"], found=m["found"])
+    if line.startswith("[[CUDA Driver"):
+        m = _COMPAT_STATUS.match(line.strip())
+        if m is not None:
+            return _check("compat_status", status=m["status"])
+    if "not yet supported in this version of the container" in line:
+        m = _UNSUPPORTED_GPU.search(line, 0, min(len(line), 512))
+        if m is not None:
+            return _check("unsupported_gpu", "WARN", gpu=m["gpu"].removeprefix("NVIDIA "))
+    for words, check in _MODES:
+        if words in line:
+            return _check(check, "ERROR" if check == "no_supported_gpu" else "INFO")
+    return None
