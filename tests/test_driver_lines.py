@@ -75,3 +75,28 @@ def test_an_error_word_inside_another_word_is_not_a_gloo_io_failure():
 def test_another_initialisation_error_is_a_cuda_error_not_silence():
     d = _first(_RAISED.format(code=999, text="unknown error"))
     assert d is not None and (d["id"], d["title"]) == ("LD816", "CUDA error: unknown error")
+
+
+_NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+
+
+@pytest.mark.parametrize("warning", [
+    "/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:215: UserWarning: \n"
+    "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+    "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:371: UserWarning: Found GPU0 Tesla P100-PCIE-16GB "
+    "which is of compute capability (CC) 6.0.\n",
+    "Found GPU0 GeForce GTX 770 which is of cuda capability 3.0.\n    PyTorch no longer supports this GPU because it is too old.\n",
+])
+def test_a_build_without_the_gpus_architecture(warning):
+    """torch.cuda's capability warning in each release's words: a warning alone (it can be cosmetic: PTX may run),
+    the root cause of a `no kernel image` error beside it, which outranks the generic CUDA error."""
+    alone = _first(warning)
+    assert alone is not None and alone["id"] == "LD848" and alone["severity"] == "warning"
+    both = _first(warning + _NO_KERNEL)
+    assert both is not None and both["id"] == "LD849" and both["category"] == "cuda_error_other"
+
+
+def test_no_kernel_image_alone_stays_the_generic_cuda_error():
+    first = _first(_NO_KERNEL)
+    assert first is not None and first["id"] != "LD849"

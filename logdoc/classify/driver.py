@@ -7,7 +7,10 @@ initialized (Triggered internally at ...)``, or the same words raised), NVML as 
 NVIDIA container runtime print its failures (``Failed to initialize NVML: Driver/library version
 mismatch``, ``nvidia-container-cli: initialization error: nvml error: driver/library version mismatch``),
 ``nvidia-smi``'s own "couldn't communicate with the NVIDIA driver", and Docker refusing ``--gpus``
-without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``).
+without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``), and
+torch.cuda's warning that the build has no kernels for the GPU's architecture (``... with CUDA capability
+sm_120 is not compatible with the current PyTorch installation``, ``Found GPU0 ... which is of compute
+capability (CC) 12.0``).
 
 Each becomes ``cuda.error`` with ``error`` (the failure's own words, as the CUDA runtime, NVML or
 Docker wrote them) and ``context`` (who printed it). What the words mean is the knowledge base's
@@ -29,6 +32,13 @@ _DEVICE_COUNT = lazy_re(r"cudaGetDeviceCount\(\)[^\n]{0,200}?\bError (?P<code>\d
 # words, which Docker and containerd repeat inside their own error).
 _NVML = lazy_re(r"(?P<who>Failed to initialize NVML|nvml error|NVML (?:error|failure))\s*:\s*"
                 r"(?P<text>[A-Za-z][\w /.'-]{2,80}?)(?::\s*unknown)?\s*[.\"']?\s*(?:$|\\n|[\"'])", flags=0)
+# torch.cuda's capability check (torch/cuda/__init__.py, _check_capability), a UserWarning when no kernel of the
+# build runs on a GPU: `<name> with CUDA capability sm_120 is not compatible with the current PyTorch installation.`
+# (1.8-2.7), `Found GPU0 <name> which is of compute capability (CC) 12.0.` (2.8 on), `Found GPU0 <name> which is
+# of cuda capability 3.0.` / `PyTorch no longer supports this GPU because it is too old.` (before 1.8).
+_CAPABILITY = lazy_re(r"(?:(?P<name>[A-Za-z][^\n]{0,80}?) with CUDA capability (?P<sm>sm_\d{2,3}) is not compatible with the current "
+                      r"PyTorch installation|Found GPU(?P<index>\d{1,3}) (?P<name2>[^\n]{1,80}?) which is of (?:compute|cuda) "
+                      r"capability (?:\(CC\) )?(?P<cc>\d{1,2}\.\d{1,2}))")
 # nvidia-smi when no NVIDIA kernel driver answers (not loaded, or a container without the devices).
 _SMI_NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
 # nvidia-smi for a GPU that the driver lists but cannot open (`Unable to determine the device handle for
@@ -57,6 +67,13 @@ def classify_driver(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"error": m["text"].strip(), "context": f"nvidia-smi could not open GPU {m['gpu']}"})
+    if "capability" in line:
+        m = _CAPABILITY.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            arch = m["sm"] or "sm_" + m["cc"].replace(".", "")
+            return Parsed("cuda.error", "WARN", "cuda.error",
+                          {"error": f"no kernel of this PyTorch build runs on {(m['name'] or m['name2']).strip()} ({arch})",
+                           "context": "torch.cuda's capability check"})
     if _SMI_NO_DRIVER in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
     if "with capabilities" in line:
