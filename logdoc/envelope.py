@@ -281,6 +281,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("[", lazy_re(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
     ("[", lazy_re(rf"\[(?P<ts>{_TS})\](?:\[(?P<src>[^\[\]\s]{{1,120}})\])?\[(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
                   r"(?:\[(?P<src2>[^\[\]\s]{1,120})\])?(?: - | )"), _dashed),
+    # torchelastic's launcher (pytorch/elastic, before torch 1.9): `[%(levelname)s] %(asctime)s %(module)s: `
+    ("[", lazy_re(r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "
+                  r"(?P<src>[\w.]+): "), _dashed),
     ("[", lazy_re(r"\[\d+ similar log lines?\] "), _similar),
     ("[", lazy_re(r"\[rank(?P<rank>\d+)\]: "), _excepthook),
     # Lightning's `[rank: 1] `, and the `[rank1] ` / `[RANK 1] ` tag that programs and tee wrappers print
@@ -309,6 +312,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("FEWIVC", lazy_re(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                           r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
+    # the etcd rendezvous's own handler (torchelastic, torch 1.9-1.13): `%(levelname)s %(asctime)s `
+    ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "), _dashed),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
                          r"\[(?P<src>[\w./<>-]+:\d+)\] ?"), _vllm),

@@ -647,6 +647,8 @@ def deinterleave(line: str) -> tuple[str, str]:
     return "".join(lead), "".join(lag)
 
 
+# an exception raised without a message: its dotted name alone on its line (`...api.RendezvousTimeoutError`)
+_EXC_NAME = lazy_re(r"(?:[A-Za-z_]\w*\.)+[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)")
 _EXC_START = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):")
 
 
@@ -1083,7 +1085,7 @@ def _new_line(text: str) -> bool:
     if env.layers and env.layers != ("paste",):
         return True
     return (_NCCL_HEADER.match(msg) is not None or msg.startswith(("Traceback", "During handling", "The above"))
-            or _EXC_WORD.match(msg) is not None and ":" in msg[:80])
+            or _EXC_WORD.match(msg) is not None and (":" in msg[:80] or _EXC_NAME.fullmatch(msg.rstrip()) is not None))
 
 
 def _starts_record(text: str) -> bool:

@@ -80,6 +80,12 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
          {"level": "INFO", "rank": 11, "source": "train.py:234"}, "step 38720/500000"),
         ("2026-12-03 01:02:03.456 | ERROR    | train:main:12 - RuntimeError: x",
          {"level": "ERROR", "source": "train:main:12", "time": "2026-12-03T01:02:03.456"}, "RuntimeError: x"),
+        # torchelastic's launcher (`[LEVEL] time module: `) and its etcd rendezvous (`LEVEL time `)
+        ("[INFO] 2020-08-04 23:33:44,430 api: [default] Starting worker group",
+         {"level": "INFO", "source": "api", "time": "2020-08-04T23:33:44.430"}, "[default] Starting worker group"),
+        ("INFO 2020-06-10 10:00:00,000 Rendezvous timeout occured in EtcdRendezvousHandler",
+         {"level": "INFO", "time": "2020-06-10T10:00:00.000"}, "Rendezvous timeout occured in EtcdRendezvousHandler"),
+        ("INFO 2020 was a good year", {"level": None}, "INFO 2020 was a good year"),
     ],
 )
 def test_envelopes(line, expect, msg):

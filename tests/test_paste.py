@@ -492,3 +492,15 @@ def test_a_path_wrapped_before_its_next_part_is_joined():
     events = parse_sources([("x.log", text)]).events
     assert [e.fields.get("code_location") for e in events] == ["gloo/transport/tcp/device.cc:276"] * 2
     assert all(e.template and e.template.startswith("gloo:transport/tcp/device.cc:") for e in events)
+
+
+def test_an_exception_named_alone_on_its_line_is_no_wraps_rest():
+    # an exception raised without a message prints its dotted name alone: a line of its own, never the
+    # rest of the (unknown-prefixed) logger line before it
+    lines = ["[INFO] job7 2020-06-10 10:00:00.000 etcd_rendezvous: Rendezvous timeout occured in EtcdRendezvousHandler",
+             "[INFO] job7 2020-08-04 23:33:44.430 api: [default] Starting worker group",
+             "[ERROR] job7 2020-08-04 23:33:44.430 local_elastic_agent: [default] Worker group failed",
+             "torchelastic.rendezvous.api.RendezvousTimeoutException"]
+    got = repair_lines(lines)
+    assert got is not None and not got[1].joined
+    assert got[0][3] == lines[3] and got[0][2].endswith("Worker group failed")

@@ -49,7 +49,8 @@ SYMPTOM_TEXT = lazy_re(
     r"|failed to pass monitoredBarrier|clients joined|wait timeout after|dump signal")
 _ROOT_SEARCH, _SYMPTOM_SEARCH = gated(ROOT_TEXT), gated(SYMPTOM_TEXT)  # (common.gated: the same matches)
 _DIST_EXC = ("DistBackendError", "DistNetworkError", "DistStoreError", "DistError", "ChildFailedError",
-             "SignalException", "RendezvousClosedError", "RendezvousTimeoutError", "ProcessExitedException")
+             "SignalException", "RendezvousClosedError", "RendezvousTimeoutError", "ProcessExitedException",
+             "RendezvousClosedException", "RendezvousTimeoutException")
 _WRAPPERS = ("torch.async_exception", "torch.terminate", "torch.nccl_error",
              "torch.watchdog_failure", "torch.exception")
 _SYMPTOM_KINDS = ("torch.watchdog_timeout", "torch.teardown", "store.nccl_unique_id", "store.connect_failed", "torch.watchdog_failure", "torch.work_progress", "torch.flight_recorder",
