@@ -25,7 +25,7 @@ SOURCES = ("nccl", "torch", "gloo")
 ROLES = ("root_cause", "symptom", "context", "benign")
 FILE_KEYS = ("source", "description", "annotations")
 ENTRY_REQUIRED = ("ids", "category", "role", "meaning")
-ENTRY_OPTIONAL = ("condition", "differential")
+ENTRY_OPTIONAL = ("condition", "differential", "by_result")
 # The levels of a catalog message that must be annotated (everything an NCCL WARN or a PyTorch /
 # Gloo error or warning can print).
 NCCL_LEVELS = ("WARN",)
@@ -46,6 +46,7 @@ class Annotation:
     meaning: str
     condition: str | None = None
     differential: tuple[str, ...] = ()
+    by_result: bool = False   # the NCCL result the message quotes decides: its family's card, not this one
     source: str = ""
     file: str = "<memory>"
     line: int = 0
@@ -61,6 +62,8 @@ class Annotation:
             out["condition"] = self.condition
         if self.differential:
             out["differential"] = list(self.differential)
+        if self.by_result:
+            out["by_result"] = True
         out["source"] = {"kind": self.source, "file": Path(self.file).name, "line": self.line}
         return out
 
@@ -107,7 +110,7 @@ class Annotations:
             out.add(Annotation(ids=tuple(item["ids"]), category=item["category"], role=item["role"],
                                meaning=item["meaning"], condition=item.get("condition"),
                                differential=tuple(item.get("differential") or ()),
-                               source=str(src.get("kind", "")), file=str(src.get("file", "<compiled>")),
+                               by_result=bool(item.get("by_result")), source=str(src.get("kind", "")), file=str(src.get("file", "<compiled>")),
                                line=int(src.get("line", 0) or 0)))
         return out
 
@@ -240,11 +243,14 @@ def _entries(data: Any, lines: Mapping[str, int], file: str, problems: list) -> 
                         err("differential", f"unknown category {c!r} in differential")
                     elif c == cat:
                         err("differential", f"differential repeats the category {c!r}")
+        by_result = e.get("by_result")
+        if by_result is not None and not isinstance(by_result, bool):
+            err("by_result", "by_result must be true or false")
         if bad:
             continue
         out.append(Annotation(ids=tuple(ids), category=cat, role=role, meaning=meaning.strip(),
                               condition=cond.strip() if isinstance(cond, str) else None,
-                              differential=tuple(diff or ()), source=str(source or ""), file=file, line=line0))
+                              differential=tuple(diff or ()), by_result=bool(by_result), source=str(source or ""), file=file, line=line0))
     return out
 
 

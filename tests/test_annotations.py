@@ -364,3 +364,37 @@ def test_resolver_memo_is_blind_to_digits_only_where_the_catalog_is():
     finally:
         R._torch_lookup = real
     assert len(got) == 1 and len(calls) == 1
+
+
+@pytest.mark.parametrize("result, family", [
+    ("unhandled system error", "family:nccl_system_error"),
+    ("unhandled cuda error", "LD815"),  # rules explain these
+    ("internal error", "LD133"),
+])
+def test_a_message_that_quotes_an_nccl_result_gets_that_results_card(result, family):
+    # a framework's own check prints `<call> failed: <ncclGetErrorString>` (annotated `by_result`): the
+    # result's family decides the card and its candidates, not the check's one annotation
+    rs = kb.load_rules()
+    got = report(rs, f"horovod.common.exceptions.HorovodInternalError: ncclCommInitRank failed: {result}\n")
+    lead = got["diagnoses"][0]
+    if not family.startswith("family:"):
+        assert lead["id"] == family
+        return
+    assert lead["id"] == family, [(d["id"], d["category"]) for d in got["diagnoses"]]
+    fam = next(f for f in rs.differentials.families if f.id == family[len("family:"):])
+    assert lead["category"] == fam.data["generic_causes"][0]
+
+
+def test_by_result_must_be_a_boolean(tmp_path):
+    a = warn_rows()[0]
+    d = kb_dir(tmp_path, f"""\
+        source: nccl
+        annotations:
+          - ids: [{a['id']}]
+            category: peer_process_died
+            role: symptom
+            meaning: Something.
+            by_result: sometimes
+        """)
+    rs = kb.load_rules([d])
+    assert any("by_result must be true or false" in p for p in problems_of(rs, "test.yaml"))

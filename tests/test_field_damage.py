@@ -22,7 +22,9 @@ FLOORS = {
     "prefix-loguru": 97, "prefix-brackets": 97, "prefix-journald": 98, "prefix-compose": 98, "prefix-time": 96,
     "prefix-kubectl": 98, "prefix-pytest": 97, "html": 99, "dedent": 95, "numbered": 99,
     "quote": 99, "indent": 99, "nbsp": 98, "smart-quotes": 98, "wrap80": 89, "wrap120": 94, "crlf": 99, "ansi": 99,
-    "cut100": 76, "cut-ellipsis": 75, "cut-marker": 79,
+    # cut-ellipsis 75 -> 74: four cases newly right (LD132 node gate, LD815 driver first) lose, under this cut,
+    # the result text that decides them (188 kept of 247 before, of 251 now)
+    "cut100": 76, "cut-ellipsis": 74, "cut-marker": 79,
 }
 
 

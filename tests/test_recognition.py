@@ -1069,7 +1069,7 @@ def test_glog_check_around_an_nccl_call_and_a_chain_from_a_stack_message():
     line = "F1201 10:11:12.123456 4242 parallel.cpp:249] Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error\n"
     evs = _events(line)
     assert evs and evs[0].kind == "torch.nccl_error"
-    assert _report(line)["diagnoses"][0]["category"] == "cuda_error_other"
+    assert _report(line)["diagnoses"][0]["id"] == "LD815"  # the result text decides: a CUDA call in NCCL failed
     chain = ('Traceback (most recent call last):\n  File "t.py", line 1, in f\n    g()\n'
              "RuntimeError: remote error detected from rank: 3\n\n"
              "The above exception was the direct cause of the following exception:\n\n"

@@ -45,6 +45,8 @@ def _card_causes(lead: dict[str, Any], rules, diffs: Differentials) -> list[Caus
     if str(lead.get("id") or "").startswith("family:"):
         fid = lead["id"][len("family:"):]
         fam = next((f for f in diffs.families if f.id == fid), None)
+        if fam is not None and a is not None and a.by_result:
+            a = None  # (as the card did: the family of the quoted result, not the annotation)
     return _candidates(_Card(lead["id"], tid, a, fam), diffs)
 
 

@@ -370,10 +370,10 @@ EXTRA = [
      "[{role}] starting workers for entrypoint: {entrypoint:word}"),
     ("logdoc:elastic:rendezvousing", "torchrun.rendezvous", "INFO", "body", "", "[{role}] Rendezvous'ing worker group"),
     ("logdoc:elastic:starting-group", "torchrun.info", "INFO", "body", "", "[{role}] Starting worker group"),
-    # torchelastic 0.1-0.2 (pytorch/elastic) and torch 1.9-1.13's etcd rendezvous: logged (at INFO, sic) before it
+    # torchelastic 0.1-0.2 (pytorch/elastic, "occured") and torch's etcd rendezvous ("occurred"): logged at INFO before it
     # raises RendezvousTimeoutException / RendezvousTimeoutError
     ("logdoc:elastic:etcd-timeout", "torchrun.rendezvous", "ERROR", "body", "",
-     "Rendezvous timeout occured in EtcdRendezvousHandler"),
+     "Rendezvous timeout {occured|occurred} in EtcdRendezvousHandler"),
     ("logdoc:c10d:no-such-host", "store.resolve_failed", "WARN", "body", "",
      "The {family=IPv4 |IPv6 |}network addresses of ({host:word}, {port:int}) cannot be retrieved (gai error: {code:int} - {gai_strerror:line})."),
     ("logdoc:gloo:timed-out-connecting", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
