@@ -406,7 +406,8 @@ def test_nccl2_old_header_is_not_nccl1():
     ("INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n", "gpu_direct_rdma_issue"),
     ("#       size    count   type   redop    root     time   algbw   busbw  #wrong\n# Out of bounds values : 3 FAILED\n",
      "p2p_acs_iommu_hang"),
-    ("node1: Test NCCL failure common.cu:777 'unhandled cuda error'\n", "cuda_error_other"),
+    # ncclUnhandledCudaError without its WARN: the driver and CUDA pairing first (LD815)
+    ("node1: Test NCCL failure common.cu:777 'unhandled cuda error'\n", "fabric_manager_or_driver"),
     ("[1700000000.123456] [node1:1234:0]        ib_iface.c:695  UCX  ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory\n",
      "container_missing_devices"),
     ("mlx5_1: ibv_reg_mr() failed: Cannot allocate memory.\n", "container_missing_devices"),
