@@ -121,6 +121,16 @@ def _mpich(m: re.Match, env: Envelope) -> str:
     return "mpich"
 
 
+def _hydra(m: re.Match, env: Envelope) -> str:
+    """MPICH's Hydra launcher: ``[mpiexec@host] `` and ``[proxy:0:1@host] `` before each line it prints, then
+    ``function (file:line): `` before an error (HYDU_error_printf, src/pm/hydra/lib/utils/dbg.c)."""
+    env.host = env.host or m["host"]
+    env.process = env.process or m["proc"]
+    if m["src"]:
+        env.source, env.level = m["src"], "ERROR"
+    return "hydra"
+
+
 def _pdsh(m: re.Match, env: Envelope) -> str:
     env.host = m["host"]
     return "pdsh"
@@ -298,6 +308,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # ChildFailedError summary); one blank before a word goes with it, two are the program's indent.
     ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?: (?=\S))?(?=.)"), _tee),
     ("[", lazy_re(r"\[(?P<rank>\d+)\] "), _mpich),
+    ("[", lazy_re(r"\[(?P<proc>mpiexec|mpirun|proxy:\d+:\d+|bstrap:\d+:\d+)@(?P<host>[\w.-]{1,255})\] "
+                     r"(?:\w{1,80} \((?P<src>[\w./+-]{1,255}:\d+)\): )?"), _hydra),
     ("(", lazy_re(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
     ("(", lazy_re(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),

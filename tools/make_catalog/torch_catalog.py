@@ -413,6 +413,15 @@ EXTRA = [
     # OpenSSH's getaddrinfo failure (launchers that reach nodes over ssh: DeepSpeed, pdsh, mpirun)
     ("logdoc:ssh:could-not-resolve", "net.resolve_failed", "ERROR", "line", "",
      "ssh: Could not resolve hostname {host:word}: {gai_strerror:line}"),
+    # MPICH's Hydra launcher (mpiexec and its proxies, src/pm/hydra): HYDU_sock_connect's lookup and connect
+    # failures, and a proxy that cannot connect back to mpiexec (pmip.c), after the `[proxy:0:1@host] func
+    # (file:line): ` head the envelope peels
+    ("logdoc:hydra:no-host-address", "net.resolve_failed", "ERROR", "line", "",
+     "unable to get host address for {host:word}{rest:rest}"),
+    ("logdoc:hydra:unable-to-connect", "net.connect_failed", "ERROR", "line", "",
+     "unable to connect from \"{local:word}\" to \"{peer:word}\" ({strerror:line})"),
+    ("logdoc:hydra:connect-upstream", "net.connect_failed", "ERROR", "line", "",
+     "unable to connect to server {peer:word} at port {port:int} (check for firewalls!)"),
     # a Rust program's panic on an OS error (routers and servers written in Rust)
     ("logdoc:rust:unwrap-os-error", "torch.exception", "ERROR", "line", "",
      "called `Result::unwrap()` on an `Err` value: {exc_message:rest}"),

@@ -1,0 +1,99 @@
+"""NCCL, CUDA and launcher failures as other frameworks wrap them are read as the event they carry.
+
+Each case is a wrapper's wording from its sources (JAX/XLA's ToStatus, PaddlePaddle's enforce,
+Horovod's NCCL_CHECK, MPICH Hydra's HYDU_error_printf, Slurm, Kubernetes, DeepSpeed's launcher,
+Ray, vLLM's pynccl, CuPy, TensorFlow) and the diagnosis the carried message gets.
+"""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.envelope import unwrap
+from logdoc.pipeline import parse_sources
+
+
+def _top(text: str) -> dict:
+    got = build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]
+    assert got, text
+    return got[0]
+
+
+def _events(text: str):
+    return [e for e in parse_sources([("x.log", text)]).events if not e.kind.startswith("analysis.")]
+
+
+WRAPPED = [
+    # JAX / XLA: "%s:%d: NCCL operation %s failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'."
+    ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:305: NCCL operation "
+     "ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled system error. Last NCCL warning(error) log entry "
+     "(may be unrelated) 'Error while creating shared memory segment /dev/shm/nccl-abc123 (size 9637888)'.",
+     "shm_exhausted"),
+    ("jax.errors.JaxRuntimeError: INTERNAL: external/xla/xla/backends/gpu/collectives/nccl_communicator.cc:212: NCCL "
+     "operation ncclAlltoAll(send_buffer, recv_buffer, count, dtype, comm, stream) failed: unhandled cuda error (run "
+     "with NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be unrelated) 'Cuda failure 2 'out of "
+     "memory''.", "cuda_oom"),
+    ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation "
+     "ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error", "fabric_manager_or_driver"),
+    # PaddlePaddle's enforce: the NCCL result, then its hint
+    ("OSError: (External) NCCL error(2), unhandled system error. \n  [Hint: 'ncclSystemError'. There are some system "
+     "errors, please check the network and the NCCL_DEBUG=INFO log. ] (at /paddle/paddle/fluid/platform/"
+     "collective_helper.cc:113)", "shm_exhausted"),
+    # CuPy's NcclError: the result's name, then its string
+    ("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_UNHANDLED_CUDA_ERROR: unhandled cuda error",
+     "fabric_manager_or_driver"),
+    # TensorFlow's collective ops
+    ("tensorflow.python.framework.errors_impl.InternalError: NCCL: unhandled system error\n\t [[{{node "
+     "CollectiveReduceV2}}]] [Op:__inference_train_function_1234]", "shm_exhausted"),
+    # vLLM's pynccl in its worker's log line
+    ("(VllmWorkerProcess pid=1234) ERROR 05-01 10:00:00 multiproc_worker_utils.py:226] RuntimeError: NCCL error: "
+     "unhandled cuda error (run with NCCL_DEBUG=INFO for details)", "fabric_manager_or_driver"),
+    # Ray's RayTaskError wrapping PyTorch's DistBackendError and NCCL's last WARN
+    ("ray.exceptions.RayTaskError(DistBackendError): ray::RayTrainWorker._RayTrainWorker__execute() (pid=12345, "
+     "ip=10.0.0.5)\ntorch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+     "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\n"
+     "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+     "Last error:\nsocketStartConnect: Connect to 10.0.0.6<54321> failed : Software caused connection abort",
+     "firewall_or_unreachable_peer"),
+    # Slurm and Kubernetes: the kernel's OOM killer
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=123456.0. Some of the step tasks have been OOM Killed.",
+     "peer_process_died"),
+    ("    State:          Terminated\n      Reason:       OOMKilled\n      Exit Code:    137", "peer_process_died"),
+    # MPICH's Hydra launcher
+    ("[proxy:0:1@node2] HYDU_sock_connect (utils/sock/sock.c:145): unable to connect from \"node2\" to \"node1\" "
+     "(No route to host)", "firewall_or_unreachable_peer"),
+    ("[proxy:0:0@server1] main (proxy/pmip.c:105): unable to connect to server server2 at port 39647 "
+     "(check for firewalls!)", "firewall_or_unreachable_peer"),
+    ("[proxy:0:0@server1] HYDU_sock_connect (lib/utils/sock.c:110): unable to get host address for node7",
+     "hostname_resolution"),
+]
+
+
+@pytest.mark.parametrize("text,category", WRAPPED, ids=[t[:40] for t, _ in WRAPPED])
+def test_a_wrapped_failure_gets_the_diagnosis_of_what_it_carries(text, category):
+    assert _top(text)["category"] == category
+
+
+def test_hydra_head_is_peeled_with_its_host_process_and_source():
+    env, msg = unwrap("[proxy:0:1@node2] HYDU_sock_connect (utils/sock/sock.c:145): unable to connect from "
+                      "\"node2\" to \"node1\" (No route to host)")
+    assert (env.host, env.process, env.source, env.level) == ("node2", "proxy:0:1", "utils/sock/sock.c:145", "ERROR")
+    assert msg.startswith("unable to connect from")
+    env, msg = unwrap("[mpiexec@node1] Press Ctrl-C again to force abort")
+    assert (env.host, env.process, env.level, msg) == ("node1", "mpiexec", None, "Press Ctrl-C again to force abort")
+
+
+def test_hydra_connect_failures_are_events_with_the_peer():
+    evs = _events("[proxy:0:0@server1] main (proxy/pmip.c:105): unable to connect to server server2 at port 39647 "
+                  "(check for firewalls!)\n")
+    assert [(e.kind, e.host, e.fields.get("peer"), e.fields.get("port")) for e in evs] == [
+        ("net.connect_failed", "server1", "server2", 39647)]
+    top = _top("[proxy:0:1@node2] HYDU_sock_connect (utils/sock/sock.c:145): unable to connect from \"node2\" to "
+               "\"node1\" (No route to host)")
+    assert top["id"] == "LD151" and "node1" in top["title"] and "No route to host" in top["title"]
+
+
+def test_a_bracketed_word_and_host_is_not_hydra():
+    env, _ = unwrap("[worker@node1] main (train.py:12): loss 0.5")
+    assert "hydra" not in env.layers
