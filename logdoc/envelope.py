@@ -53,6 +53,15 @@ def _iso_stamp(m: re.Match, env: Envelope) -> str:
     return "iso-time"
 
 
+def _tsl(m: re.Match, env: Envelope) -> str:
+    """TensorFlow's and XLA's C++ log line (tsl/platform/default/logging.cc): ``%Y-%m-%d %H:%M:%S.%06d: %c[ tid]
+    file:line] `` (JAX, TensorFlow, XLA's own messages)."""
+    env.time = _iso(m["ts"])
+    env.level = _LEVEL[m["lvl"]]
+    env.source = m["src"]
+    return "tsl"
+
+
 def _kubectl(m: re.Match, env: Envelope) -> str:
     env.host = env.host or m["pod"]
     return "kubectl"
@@ -319,6 +328,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                           r"(?P<src>[\w.<>-]+:[\w.<>-]+:\d+) - "), _dashed),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS}|\d\d/\d\d/\d{{4}} \d\d:\d\d:\d\d) - (?:(?P<src>[\w.<>-]+) - )?"
                           r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: - (?P<src2>[\w.<>-]+))? - "), _dashed),
+    ("0123456789", lazy_re(r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<lvl>[IWEF])(?: {0,7}\d{1,7})? "
+                          r"(?P<src>[\w./+-]{1,255}:\d+)\] ?"), _tsl),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
     (" 0123456789", lazy_re(r" *(?P<task>\d+): "), _srun),
     ("FEWIVC", lazy_re(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "

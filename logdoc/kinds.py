@@ -130,7 +130,7 @@ KINDS: dict[str, KindSpec] = {
                               "TORCH_NCCL_DESYNC_DEBUG report", True),
     "torch.pg_info": _k(PG_FIELDS + ("debug",), _T, "process-group init/config info", True),
     "torch.nccl_error": _k(PG_FIELDS + EXCEPTION_FIELDS + ("source_location", "error_string", "nccl_result",
-                                                           "nccl_version", "last_error", "interpretation", "timeout") + _NESTED,
+                                                           "nccl_version", "last_error", "interpretation", "timeout", "call", "last_warning") + _NESTED,
                            _T, "NCCL error in: ... (ncclResult text)", True),
     "torch.collective_mismatch": _k(PG_FIELDS + EXCEPTION_FIELDS + (
         "rank", "other_rank", "seq", "op_type", "shape", "dtype", "other_seq", "other_op_type", "other_shape",

@@ -40,6 +40,8 @@ NESTING: dict[str, str] = {
     "exc_message": "<ExceptionType>: {exc_message} (a Python exception or a C++ exception's message)",
     "reason": "NCCL communicator was aborted on rank {rank}.  Original reason for failure was: {reason} / ... encountered "
               "error set by ProcessGroupNCCL: {reason} / Aborting ncclComm_ ... with reason: {reason}",
+    "last_warning": "<file>:<line>: NCCL operation <call> failed: <result>{last_warning} (XLA's ToStatus; the tail holds "
+                    "`. Last NCCL warning(error) log entry (may be unrelated) '<WARN message>'.`)",
     "chain": "The above exception was the direct cause of the following exception: / During handling of ...",
 }
 MAX_DEPTH = 4      # a message quoting a message quoting ... (hostile input nests without end)

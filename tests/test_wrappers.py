@@ -36,6 +36,21 @@ WRAPPED = [
      "memory''.", "cuda_oom"),
     ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation "
      "ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error", "fabric_manager_or_driver"),
+    ("jax.errors.JaxRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call "
+     "'xla.gpu.all_reduce' failed: external/xla/xla/service/gpu/runtime/nccl_api.cc:580: NCCL operation ncclGroupEnd() "
+     "failed: unhandled system error (run with NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be "
+     "unrelated) 'socketStartConnect: Connect to 10.0.0.2<43211> failed : Software caused connection abort'.; current "
+     "tracing scope: all-reduce-start.1", "firewall_or_unreachable_peer"),
+    # XLA's status in its own C++ log line (tsl's `time: E file:line] ` head)
+    ("2024-05-01 10:00:00.123456: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2985] Execution of replica 0 "
+     "failed: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation ncclCommInitRank(&comm, nranks, "
+     "id, rank) failed: unhandled system error", "shm_exhausted"),
+    # TensorFlow's NCCL_RETURN_IF_ERROR status in its C++ log lines
+    ("2021-01-01 10:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed at "
+     "nccl_ops.cc:104 : Internal: NCCL: unhandled cuda error. Set NCCL_DEBUG=WARN for detail.", "fabric_manager_or_driver"),
+    ("2021-01-01 10:00:00.000000: E tensorflow/core/common_runtime/base_collective_executor.cc:249] "
+     "BaseCollectiveExecutor::StartAbort Internal: NCCL: unhandled system error. Set NCCL_DEBUG=WARN for detail.",
+     "shm_exhausted"),
     # PaddlePaddle's enforce: the NCCL result, then its hint
     ("OSError: (External) NCCL error(2), unhandled system error. \n  [Hint: 'ncclSystemError'. There are some system "
      "errors, please check the network and the NCCL_DEBUG=INFO log. ] (at /paddle/paddle/fluid/platform/"
@@ -97,3 +112,29 @@ def test_hydra_connect_failures_are_events_with_the_peer():
 def test_a_bracketed_word_and_host_is_not_hydra():
     env, _ = unwrap("[worker@node1] main (train.py:12): loss 0.5")
     assert "hydra" not in env.layers
+
+
+def test_tsl_log_head_is_peeled_with_time_level_and_source():
+    env, msg = unwrap("2024-05-01 10:00:00.123456: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:1008] "
+                      "failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+    assert (env.time, env.level, env.source) == ("2024-05-01T10:00:00.123456", "ERROR",
+                                                  "external/xla/xla/stream_executor/cuda/cuda_driver.cc:1008")
+    assert msg.startswith("failed to alloc")
+    env, _ = unwrap("2024-05-01 10:00:00,123 - INFO - step 3")
+    assert "tsl" not in env.layers
+
+
+def test_xla_status_keeps_the_last_nccl_warning_as_its_own_event():
+    evs = _events("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:305: NCCL "
+                  "operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled system error. Last NCCL "
+                  "warning(error) log entry (may be unrelated) 'Error while creating shared memory segment "
+                  "/dev/shm/nccl-abc123 (size 9637888)'.\n")
+    assert [e.kind for e in evs] == ["torch.nccl_error", "nccl.warn"]
+    assert evs[0].fields["error_string"] == "unhandled system error"
+    assert evs[1].fields["nested_kind"] == "torch.nccl_error"
+    # without a warning quoted, the tail is no message of its own
+    evs = _events("2024-05-01 10:00:00.123456: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2985] Execution "
+                  "of replica 0 failed: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation "
+                  "ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+                  "details)\n")
+    assert [e.kind for e in evs] == ["torch.nccl_error"]

@@ -365,6 +365,18 @@ EXTRA = [
     ("logdoc:nccl-call:error-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head} NCCL error: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+    # TensorFlow's NCCL_RETURN_IF_ERROR (tensorflow/core/nccl/nccl_manager.cc): errors::Internal("NCCL: ",
+    # ncclGetErrorString(status), ". Set NCCL_DEBUG=WARN for detail."), quoted in a status after its code
+    # (`OP_REQUIRES failed at nccl_ops.cc:104 : Internal: NCCL: ...`, `StartAbort INTERNAL: NCCL: ...`)
+    ("logdoc:nccl-call:status-quoted", "torch.nccl_error", "ERROR", "line", "",
+     "{head}: NCCL: {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+    # XLA's ToStatus (xla/service/gpu/nccl_utils.cc, later nccl_api.cc / nccl_communicator.cc): "%s:%d: NCCL
+    # operation %s failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.", in a log line
+    # (`Execution of replica 0 failed: INTERNAL: ...`) as well as in the XlaRuntimeError that carries it
+    ("logdoc:nccl-call:xla-status", "torch.nccl_error", "ERROR", "line", "",
+     "{head}NCCL operation {call} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "invalid argument|invalid usage|remote process exited or there was a network error}{last_warning:rest}"),
     ("logdoc:elastic:log-directory", "torchrun.info", "INFO", "body", "", "log directory set to: {path:word}"),
     ("logdoc:elastic:starting-workers", "torchrun.info", "INFO", "body", "",
      "[{role}] starting workers for entrypoint: {entrypoint:word}"),
