@@ -385,10 +385,7 @@ def evidence_refs(events) -> set[tuple[str, int]]:
 
 def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[dict], list[dict], list]:
     """Return (diagnoses, notes, run problems) as JSON-ready dicts, most likely root cause first."""
-    from .kb.applies import job_versions
-
     matches = rules.match(events)
-    versions = job_versions(getattr(analysis, "anatomy", None))
     addrs = address_index(events)
     rank_hosts: dict[int, set[str]] = {}
     # the lines a cross-rank finding was drawn from (its evidence), shown in its place (_real_lines):
@@ -423,18 +420,18 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     carriers = _carriers(by_rule, links, events, matches, rules)
     vague = _vague(by_rule) | carriers
 
-    from .kb.applies import specificity
+    from .kb.specificity import specificity
 
     def rank_key(d: Diagnosis) -> tuple:
         # Most severe; then the specific before the vague (see _vague); then earliest; at the same
         # moment a cross-rank finding (which names the rank that started it) before a per-rank
         # report of the same thing; on the same line the rule whose match stands on more evidence
-        # (a required `with` event, a version in its applies_to: logdoc/kb/applies.py); then
+        # (each required `with` event: logdoc/kb/specificity.py); then
         # confidence and priority.
         r = d.matches[0].rule
         cross_rank = d.matches[0].event.kind.startswith("analysis.")
         return (_SEVERITY.get(d.severity, 3), d.rule_id in vague, d.first_key, not cross_rank,
-                -specificity(d.matches[0], versions), -r.confidence, -r.priority, d.rule_id)
+                -specificity(d.matches[0]), -r.confidence, -r.priority, d.rule_id)
 
     # a carrier whose message another diagnosis explains is that diagnosis's evidence, not a cause
     roots = sorted((d for d in by_rule.values() if d.role == "root_cause" and d.rule_id not in carriers),
