@@ -37,7 +37,11 @@ _DUE = {"TIME LIMIT": "time_limit", "PREEMPTION": "preempted", "NODE FAILURE": "
 _SLURM_OOM = lazy_re(r"Detected (?P<n>\d+) oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<id>[\w.]+)")
 _SRUN_ABORT = lazy_re(r"\bsrun: Job step aborted\b")
 _SRUN_TASK = lazy_re(r"\bsrun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,\-\[\] ]+?): "
-                        r"(?P<what>Killed|Terminated|Out Of Memory|Aborted)\b")
+                        r"(?P<what>Killed|Terminated|Out Of Memory|Aborted|Bus error|Segmentation fault|Illegal instruction"
+                        r"|Floating point exception)\b")
+# srun names a task's fatal signal by strsignal(): the faults of native code, as torchrun's exit codes -7 / -11 / -4 / -8
+_SRUN_FAULT = {"Bus error": "SIGBUS", "Segmentation fault": "SIGSEGV", "Illegal instruction": "SIGILL",
+               "Floating point exception": "SIGFPE"}
 # Open MPI's launcher (mpirun / mpiexec / orterun, prterun from 5.0) on a process that a signal ended:
 # `mpirun noticed that process rank 3 with PID 4242 on node node1 exited on signal 9 (Killed).`
 _MPIRUN_SIGNAL = lazy_re(r"\b(?P<tool>mpirun|mpiexec|orterun|prterun|prte) noticed that process rank (?P<rank>\d+) with PID "
@@ -55,12 +59,15 @@ _K8S_EVICT = lazy_re(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource:
                         r"|^Warning\s+Evicted\s")
 
 # Ray's memory monitor (raylet node_manager.cc's periodic summary, and the message of the worker it
-# killed) and the driver's report of a worker that died without an exception (SIGKILL among the causes
-# Ray lists). Each alternative stands on its own, so a summary hard-wrapped by a paste is still read.
+# killed) and the driver's or raylet's report of a worker that died without an exception (SIGKILL among the
+# causes Ray lists). Each alternative stands on its own, so a summary hard-wrapped by a paste is still read.
 _RAY_OOM = lazy_re(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due to memory pressure \(OOM\)"
                       r"|\bRay killed this worker\b|\bkilled due to the node running low on memory\b"
                       r"|\bwhich exceeds the memory usage threshold of\b")
-_RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b")
+_RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b"
+                    # raylet's NodeManager::HandleClientConnectionError: the worker's socket closed without an exit message
+                    # (quoted by the RayActorError / ActorDiedError of the actor it ran)
+                    r"|\bWorker unexpectedly exits with a connection error code\b")
 
 
 def may_be(text: str) -> bool:
@@ -101,6 +108,9 @@ def _classify(text: str) -> Parsed | None:
     m = _SRUN_TASK.search(text)
     if m:
         what = m.group("what")
+        if what in _SRUN_FAULT:
+            return Parsed(KIND, "ERROR", "stop:srun-task", {"source": "srun", "reason": "crashed", "node": m.group("node"),
+                                                           "tasks": m.group("tasks").strip(), "signal": _SRUN_FAULT[what]})
         reason = {"Killed": "killed", "Terminated": "terminated", "Out Of Memory": "oom", "Aborted": "aborted"}[what]
         return Parsed(KIND, "ERROR", "stop:srun-task", {"source": "srun", "reason": reason, "node": m.group("node"),
                                                        "tasks": m.group("tasks").strip()})

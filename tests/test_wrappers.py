@@ -138,3 +138,30 @@ def test_xla_status_keeps_the_last_nccl_warning_as_its_own_event():
                   "ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error (run with NCCL_DEBUG=INFO for "
                   "details)\n")
     assert [e.kind for e in evs] == ["torch.nccl_error"]
+
+
+@pytest.mark.parametrize("line,signal,rule", [
+    ("srun: error: gpu-node-03: task 2: Bus error", "SIGBUS", "LD392"),
+    ("srun: error: gpu-node-03: tasks 0-3: Segmentation fault", "SIGSEGV", "LD716"),
+    ("srun: error: gpu-node-03: task 1: Illegal instruction", "SIGILL", "LD716"),
+])
+def test_srun_names_a_fatal_signal_of_native_code(line, signal, rule):
+    (ev,) = _events(line + "\n")
+    assert (ev.kind, ev.fields["reason"], ev.fields["signal"], ev.fields["node"]) == ("job.stopped", "crashed", signal,
+                                                                                      "gpu-node-03")
+    assert _top(line)["id"] == rule
+
+
+def test_srun_killed_task_is_no_crash():
+    (ev,) = _events("srun: error: gpu-node-04: task 3: Killed\n")
+    assert ev.fields["reason"] == "killed" and "signal" not in ev.fields
+
+
+def test_ray_actor_death_by_a_closed_worker_connection():
+    text = ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n\tclass_name: "
+            "RayTrainWorker\n\tactor_id: 9a8b\n\tpid: 12345\n\tip: 10.0.0.5\nThe actor is dead because its worker process "
+            "has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error "
+            "code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer "
+            "due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to "
+            "SIGSEGV or other unexpected errors.\n")
+    assert _top(text)["id"] == "LD742"
