@@ -597,6 +597,20 @@ def test_unique_id_wait_on_a_closed_store_is_not_a_short_timeout():
     assert all(d["category"] != "timeout_misconfigured" for d in _report(text)["diagnoses"])
 
 
+@pytest.mark.parametrize("text, first", [
+    # the scalable init's multiGet failure as c10d logs it: the `[N] is ` head read as a rank prefix
+    ("[rank3]:[E1201 10:11:12.000000000 ProcessGroupNCCL.cpp:2318] [3] is setting up NCCL communicators and "
+     "retrieving ncclUniqueId from roots via TCPStore by key '[\"0\"]', but got error: Connection reset by peer. "
+     "This may indicate a possible application crash on rank 0 or a network set up issue.", "rendezvous_store_failure"),
+    # cut by a paste before its head, the store called by its other name, a timeout inside
+    ("setting up NCCL communicators and retrieving ncclUniqueId from roots via c10d key-value store by key "
+     "'[\"0\"]', but got error: wait timeout after 1800000ms, keys: /default_pg//cuda//0", "timeout_misconfigured"),
+])
+def test_unique_ids_multiget_failure_is_read_in_each_form(text, first):
+    assert any(e.kind == "store.nccl_unique_id" for e in _events(text))
+    assert _report(text)["diagnoses"][0]["category"] == first
+
+
 @pytest.mark.parametrize("text, seq, first", [
     # a barrier (one-element ALLREDUCE) among the group's first collectives: a rank still in its start-up
     # work (LD550), with the hung rank as the next candidate

@@ -422,6 +422,11 @@ EXTRA = [
     ("logdoc:pg:unique-id-get-failed", "store.nccl_unique_id", "ERROR", "body", "",
      "{head}setting up NCCL communicator and {retrieving|retreiving} ncclUniqueId from [0] via c10d key-value store "
      "by key '{key}', but store->get('{key_2}') got error: {exception:rest}"),
+    # ProcessGroupNCCL's scalable init (allgatherUniqueNCCLIDs, torch 2.5+): the multiGet of the root ranks'
+    # ids failed; with the `[N] is ` head taken as a rank prefix or cut by a paste, in the store's either name
+    ("logdoc:pg:unique-ids-multiget-failed", "store.nccl_unique_id", "ERROR", "body", "",
+     "{head}setting up NCCL communicators and {retrieving|retreiving} ncclUniqueId from roots via "
+     "{store=TCPStore|c10d key-value store} by key '{keys_json}', but got error: {exception:rest}"),
     # OpenSSH's getaddrinfo failure (launchers that reach nodes over ssh: DeepSpeed, pdsh, mpirun)
     ("logdoc:ssh:could-not-resolve", "net.resolve_failed", "ERROR", "line", "",
      "ssh: Could not resolve hostname {host:word}: {gai_strerror:line}"),
