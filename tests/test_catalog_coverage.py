@@ -75,8 +75,8 @@ def test_it_tells_a_rule_from_a_generic_card():
 # 2676 -> 2670 (session 17): "unhandled system error" alone, with no node count in the log, is the
 # ncclSystemError card's ranked differential now, no longer LD132's guess of the network (7 formats);
 # one new format (torchelastic's etcd timeout) is a rule's.
-# 2670 -> 2672 (session 17, kb16): the scalable init's unique-id failure as c10d logs it is LD660/LD661's.
-EXPLAINED_BY_A_RULE_FLOOR = 2672
+# 2670 -> 2677 (session 17, kb16): the scalable init's unique-id failure as c10d logs it is LD660/LD661's; new logdoc rows.
+EXPLAINED_BY_A_RULE_FLOOR = 2677
 
 
 def test_the_rules_explain_at_least_the_floor():
