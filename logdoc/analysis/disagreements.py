@@ -144,16 +144,24 @@ def versions(job: Job) -> dict[str, tuple[dict[Any, str], dict[Any, list[Event]]
         c = ev.fields.get("cuda")
         if c:
             put("cuda", who(ev), str(c), ev)
-    for kind in ("torch.nccl_error", "torch.async_exception", "torch.pg_info"):
+    from ..kb.versions import nccl_release
+
+    # the version PyTorch prints in its NCCL errors (a field where the grammar read it, else its words in
+    # whatever quotes it: a communicator aborted for an earlier error, a watchdog's exception), the
+    # release undone from the misprint of PyTorch up to 1.10 (21.0.3 for 2.10.3)
+    quoting = sorted(k for k in job.by_kind if k.startswith("torch.") and k not in ("torch.nccl_error",
+                                                                                     "torch.async_exception",
+                                                                                     "torch.pg_info"))
+    for kind in ("torch.nccl_error", "torch.async_exception", "torch.pg_info", *quoting):
         for i in job.by_kind.get(kind, ()):
             ev = job.events[i]
             w = who(ev)
             if w in comp["nccl"][0]:
                 continue
             v = ev.fields.get("nccl_version")
-            if not v:
+            if not v and "NCCL version" in (ev.text or ""):
                 m = _NCCL_VERSION_TEXT.search(ev.text)
-                v = m.group(1) if m else None
+                v = nccl_release(m.group(1)) if m else None
             if v:
                 put("nccl", w, str(v).split("+")[0], ev)
     known_in_file: dict[str, set] = {}

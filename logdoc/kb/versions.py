@@ -33,3 +33,14 @@ def version_in_range(version: str, spec: str) -> bool:
         if not ok:
             return False
     return True
+
+
+def nccl_release(printed: str) -> str:
+    """The NCCL release a PyTorch message names. PyTorch up to 1.10 decoded NCCL's version code with the
+    pre-2.9 scheme (major = code / 1000, minor = code % 1000 / 100, patch = the rest), so from NCCL 2.9 on
+    (code major*10000 + minor*100 + patch) it printed 2.10.3 as ``21.0.3``, 2.9.6 as ``20.9.6`` and
+    2.12.10 as ``21.2.10``: a printed major of 20 to 29 is undone to the release."""
+    parts = printed.split(".")
+    if len(parts) == 3 and all(p.isdigit() for p in parts) and 20 <= int(parts[0]) <= 29 and len(parts[1]) == 1:
+        return f"2.{(int(parts[0]) - 20) * 10 + int(parts[1])}.{int(parts[2])}"
+    return printed
