@@ -53,7 +53,8 @@ def _k(fields, producer, summary, catalog=False) -> KindSpec:
 
 KINDS: dict[str, KindSpec] = {
     # --- NCCL (host:pid:tid [dev] NCCL ... lines)
-    "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix"), _N, "the NCCL version banner"),
+    "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix") + _NESTED, _N,
+                       "the NCCL version banner, or the version a PyTorch error quotes"),
     "nccl.warn": _k(NCCL_FIELDS + ("code_location", "header", "cut", "abridged") + _NESTED, _N, "an NCCL WARN line"),
     "nccl.trace": _k(NCCL_FIELDS + ("code_location", "code", "code_name", "errno_text", "thread"), _N,
                      "an error back-trace line `file:line -> N`"),

@@ -173,7 +173,23 @@ def children(ev: Event, depth: int = 0) -> list[Event]:
         child = _event(ev, p, env, text)
         out.append(child)
         out.extend(children(child, depth + 1))
+    version = _quoted_version(ev, out)
+    if version is not None:
+        out.append(version)
     return out[:MAX_CHILDREN]
+
+
+def _quoted_version(ev: Event, found: list[Event]) -> Event | None:
+    """The NCCL version a PyTorch error quotes (ProcessGroupNCCL's ``..., NCCL version 2.20.5``, its field
+    ``nccl_version``, the release itself where PyTorch up to 1.10 misprinted it) as an ``nccl.version``
+    event: the version of the library that failed, as the banner would have given it, for the rules
+    gated on a version and for the comparison of versions across ranks."""
+    v = (ev.fields or {}).get("nccl_version")
+    if not v or any(c.kind == "nccl.version" for c in found):
+        return None
+    version = str(v).split("+", 1)[0]
+    return _event(ev, Parsed("nccl.version", "INFO", "nccl.version", {"version": version, "suffix": None, "cuda": None}),
+                  Envelope(), f"NCCL version {version}")
 
 
 def _event(carrier: Event, p, env: Envelope, text: str) -> Event:
