@@ -64,15 +64,18 @@ _K8S_EVICT = lazy_re(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource:
 _RAY_OOM = lazy_re(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due to memory pressure \(OOM\)"
                       r"|\bRay killed this worker\b|\bkilled due to the node running low on memory\b"
                       r"|\bwhich exceeds the memory usage threshold of\b")
+# (raylet's NodeManager::HandleClientConnectionError: the worker's socket closed without an exit message, quoted by
+# the RayActorError / ActorDiedError of the actor it ran; and the GCS's death cause of such an actor,
+# gcs_actor_manager's GenWorkerDiedCause: `The actor is dead because its worker process has died. Worker exit
+# type: SYSTEM_ERROR Worker exit detail: ...`)
 _RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b"
-                    # raylet's NodeManager::HandleClientConnectionError: the worker's socket closed without an exit message
-                    # (quoted by the RayActorError / ActorDiedError of the actor it ran)
-                    r"|\bWorker unexpectedly exits with a connection error code\b")
+                    r"|\bWorker unexpectedly exits with a connection error code\b"
+                    r"|\bThe actor is dead because its worker process has died\. Worker exit type: SYSTEM_ERROR\b")
 
 
 def may_be(text: str) -> bool:
     """Cheap test: could this message be a stop line?"""
-    return ("CANCELLED" in text or "srun:" in text or "Killed" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
+    return ("CANCELLED" in text or "srun:" in text or "process has died" in text or "Killed" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
             or "oom" in text or "OOM" in text or "137" in text or "143" in text or "vict" in text
             or "low on resource" in text)
 

@@ -34,6 +34,10 @@ def _top(text: str) -> str | None:
      "glog's signal handler"),
     ("[node1:4100:0:4120] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)",
      11, "UCX's signal handler"),
+    # Open MPI's launcher (prterun from 5.0) on a task a signal ended (srun's reports are logdoc.stops')
+    ("mpirun noticed that process rank 1 with PID 4321 on node gpu02 exited on signal 7 (Bus error).", 7, "mpirun"),
+    ("prterun noticed that process rank 0 with PID 0 on node gpu01 exited on signal 11 (Segmentation fault).", 11,
+     "prterun"),
 ])
 def test_each_printer_gives_the_signal_number(line, signal, printer):
     (e,) = _events(line + "\n")
@@ -51,6 +55,10 @@ def test_the_shell_names_the_pid_and_the_command():
     "segmentation fault",                        # lower case is zsh's, and only after `zsh: `
     "Bus error detected by the self test, retrying",
     "*** SIGTERM received at time=1764600000 on cpu 3 ***",   # not a crash: the job was stopped
+    # SIGKILL and SIGTERM from a launcher are the job stopped from outside (logdoc.stops), not a crash
+    "mpirun noticed that process rank 3 with PID 0 on node node2 exited on signal 9 (Killed).",
+    "srun: error: node3: task 5: Killed",
+    "srun: error: node3: task 5: Exited with exit code 1",
 ])
 def test_near_misses_are_not_signal_reports(line):
     assert _events(line + "\n") == []
@@ -60,6 +68,7 @@ def test_near_misses_are_not_signal_reports(line):
     ("Bus error (core dumped)", "LD370"),
     ("Segmentation fault (core dumped)", "LD760"),
     ("Illegal instruction (core dumped)", "LD762"),
+    ("mpirun noticed that process rank 1 with PID 4321 on node gpu02 exited on signal 7 (Bus error).", "LD370"),
 ])
 def test_one_rule_per_signal_whoever_printed_it(line, rule):
     assert _top(line + "\n") == rule

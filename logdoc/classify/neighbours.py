@@ -240,7 +240,7 @@ def classify_caught_signal(line: str) -> Parsed | None:
 _SIGNAL_TEXTS = {"illegal instruction": 4, "trace/breakpoint trap": 5, "aborted": 6, "bus error": 7,
                  "floating point exception": 8, "segmentation fault": 11}
 # A word every one of those reports holds (the cheap test before the patterns)
-_SIGNAL_WORDS = ("ault", "rror", "core dump", "*** SIG", "bort", "xception", "nstruction")
+_SIGNAL_WORDS = ("ault", "rror", "core dump", "*** SIG", "bort", "xception", "nstruction", "trap")
 _SIGNAL_NAMES = {"SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8, "SIGSEGV": 11}
 _SHELL_STATUS = lazy_re(
     r"^(?:(?P<script>[^\s:]{1,200}): (?:line \d+: +)?(?P<pid>\d+) +|zsh: )?"
@@ -253,11 +253,31 @@ _SIGNAL_BANNER = lazy_re(
     r"received by PID (?P<pid>\d+)\b[^*]{0,120})\s*\*\*\*")
 
 
+# Open MPI's launcher's report of a task that a fatal signal ended (mpirun, mpiexec, orterun; prterun from 5.0):
+# `mpirun noticed that process rank 3 with PID 4242 on node node1 exited on signal 7 (Bus error).` (SIGKILL and
+# SIGTERM are logdoc.stops': the job stopped from outside; so are srun's task reports).
+_MPIRUN_SIGNAL = lazy_re(r"\b(?P<tool>mpirun|mpiexec|orterun|prterun|prte) noticed that process rank (?P<rank>\d+) with PID "
+                         r"(?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>[45678]|11) \((?P<name>[^)\n]{1,40})\)")
+
+
+def _launcher_signal(line: str) -> Parsed | None:
+    m = _MPIRUN_SIGNAL.search(line) if "noticed that process rank" in line else None
+    if m is not None:
+        return Parsed("process.signal", "ERROR", "process.signal",
+                      {"signal": int(m["signal"]), "signal_name": m["name"], "printer": m["tool"],
+                       "signal_host": m["node"], "signal_pid": int(m["pid"])})
+    return None
+
+
 def classify_signal_report(line: str) -> Parsed | None:
     """``process.signal`` for a shell's, faulthandler's, Abseil's or glog's report of a signal that
-    ended a process (:data:`_SHELL_STATUS`, :data:`_FAULTHANDLER`, :data:`_SIGNAL_BANNER`); None otherwise."""
+    ended a process (:data:`_SHELL_STATUS`, :data:`_FAULTHANDLER`, :data:`_SIGNAL_BANNER`), or Open MPI's
+    launcher's (:data:`_MPIRUN_SIGNAL`); None otherwise."""
     if not any(w in line for w in _SIGNAL_WORDS):
         return None
+    launched = _launcher_signal(line)
+    if launched is not None:
+        return launched
     f: dict[str, Any]
     m = _SHELL_STATUS.match(line)
     if m is not None:
