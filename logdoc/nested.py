@@ -179,6 +179,12 @@ def children(ev: Event, depth: int = 0) -> list[Event]:
     return out[:MAX_CHILDREN]
 
 
+def _quoted_fact(ev: Event) -> bool:
+    """A version its carrier quotes (:func:`_quoted_version`): a fact about the carrier, never a message
+    that explains it (no link from the carrier to it)."""
+    return ev.kind == "nccl.version" and bool(ev.fields) and ev.fields.get("nested_kind") is not None
+
+
 def _quoted_version(ev: Event, found: list[Event]) -> Event | None:
     """The NCCL version a PyTorch error quotes (ProcessGroupNCCL's ``..., NCCL version 2.20.5``, its field
     ``nccl_version``, the release itself where PyTorch up to 1.10 misprinted it) as an ``nccl.version``
@@ -241,7 +247,7 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
     messengers: list[Event] = []
     unnamed: list[Event] = []
     for ev in events:
-        if ev.kind.startswith("analysis."):
+        if ev.kind.startswith("analysis.") or _quoted_fact(ev):
             continue
         f = ev.fields
         if f and f.get("nested_line") is not None and f.get("nested_kind"):
@@ -256,7 +262,7 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
         by_line: dict[tuple[str, int], list[Event]] = {(ev.file, ev.line): [] for ev in unnamed}
         starts: dict[tuple[str, int], Event | None] = {(ev.file, ev.end_line + 1): None for ev in unnamed}
         for ev in events:
-            if ev.kind.startswith("analysis."):
+            if ev.kind.startswith("analysis.") or _quoted_fact(ev):
                 continue
             at = (ev.file, ev.line)
             got = by_line.get(at)
