@@ -41,6 +41,8 @@ KEYWORDS = (
     "Out of bounds", "bus bandwidth",  # nccl-tests' verdict lines (`# Out of bounds values : 2 FAILED`)
     "%|",  # a tqdm progress bar: the program's own work and how long it ran (a busy rank, not a hung one)
     "DMAR",  # the kernel's IOMMU fault reports (a GPU's peer-to-peer DMA blocked by the IOMMU)
+    "nable to connect",  # a launcher that cannot reach a node: MPICH Hydra's `unable to connect from "a" to "b"`,
+              # its proxy's `unable to connect to server H at port P (check for firewalls!)`
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
