@@ -13,7 +13,7 @@ rows, the memo of message shapes (the fast path), and the reading of a message c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from . import fast
 from .fast import shape
@@ -91,7 +91,7 @@ class Catalog:
         got = self._head_index.get(levels)
         if got is None:
             got = self._head_index[levels] = cut.CutIndex(
-                (t, cut.printf_tokens(t.format), "nccl") for t in self.templates.values()
+                (t, partial(cut.iter_printf_tokens, t.format), "nccl") for t in self.templates.values()
                 if any(lv in t.levels for lv in levels) and formats.printf_has_text(t.format))
         return got
 

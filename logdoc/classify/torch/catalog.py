@@ -12,7 +12,7 @@ signals, errno names, Xid detail, a lone torchrun table row)."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ...events import Envelope
@@ -184,7 +184,8 @@ def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
 def head_index() -> cut.CutIndex[_Template]:
     """The ``body`` and ``line`` tables as :func:`match_head` reads them (built once)."""
     ts = templates()
-    return cut.CutIndex((t, cut.brace_tokens(t.format.strip()), t.kind) for where in ("body", "line") for t in ts[where])
+    return cut.CutIndex((t, partial(cut.iter_brace_tokens, t.format.strip()), t.kind)
+                        for where in ("body", "line") for t in ts[where])
 
 
 def match_head(text: str) -> tuple[_Template, dict[str, Any]] | None:
