@@ -47,7 +47,8 @@ def _word_prefixes(word: str) -> str | None:
     return "(?:" + "|".join(re.escape(word[:k]) for k in range(len(word) - 1, 0, -1)) + ")"
 
 
-Token = tuple  # (full pattern, pattern of a cut inside it or None, the literal word or None)
+Token = tuple  # (full pattern, None, the literal word or None): the pattern of a cut inside a word is made
+# from the word when a prefix pattern is (:func:`_merged`), not for every format an index files
 
 
 def _literal_tokens(chunk: str, escape: Callable[[str], str]) -> Iterator[Token]:
@@ -57,7 +58,7 @@ def _literal_tokens(chunk: str, escape: Callable[[str], str]) -> Iterator[Token]
         if p.isspace():
             yield (r"\s+", None, None)
         else:
-            yield (escape(p), _word_prefixes(p), p)
+            yield (escape(p), None, p)
 
 
 def brace_tokens(fmt: str) -> list[Token]:
@@ -104,13 +105,16 @@ MAX_TOKENS = 24  # tokens of a format modelled one by one; after them, any text 
 
 
 def _merged(tokens: list[Token]) -> list[Token]:
-    """The tokens with each blank joined to the token after it (half the nesting depth)."""
+    """The tokens with each blank joined to the token after it (half the nesting depth), each literal
+    word with the pattern of a cut inside it."""
     out: list[Token] = []
     blank = False
     for full, part, word in tokens:
         if full == r"\s+" and word is None:
             blank = True
             continue
+        if word is not None:
+            part = _word_prefixes(word)
         if blank and out:
             full, part = r"\s+" + full, (r"\s+" + part if part else None)
         blank = False
