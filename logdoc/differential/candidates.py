@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .card import _candidates, _Card, _family_for, evidence_of
+from .card import _candidates, _Card, _family_for, card_annotation, evidence_of
 from .conditions import _Context
 from .load import Cause, Differentials
 
@@ -45,8 +45,7 @@ def _card_causes(lead: dict[str, Any], rules, diffs: Differentials) -> list[Caus
     if str(lead.get("id") or "").startswith("family:"):
         fid = lead["id"][len("family:"):]
         fam = next((f for f in diffs.families if f.id == fid), None)
-        if fam is not None and a is not None and a.by_result:
-            a = None  # (as the card did: the family of the quoted result, not the annotation)
+        a = card_annotation(a, fam)
     return _candidates(_Card(lead["id"], tid, a, fam), diffs)
 
 

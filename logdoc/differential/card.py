@@ -72,6 +72,12 @@ def _family_for(diffs: Differentials, ev, ids: frozenset[str]) -> Family | None:
     return None
 
 
+def card_annotation(a, fam: Family | None):
+    """The annotation a card of this message explains with: none when the message quotes an NCCL
+    result (``by_result``) and that result has a family, whose card explains it instead."""
+    return None if a is not None and a.by_result and fam is not None else a
+
+
 @dataclass
 class _Card:
     key: str
@@ -112,8 +118,7 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         fkey = (ev.kind, ev.level, tid) if tid else (ev.kind, ev.level, ev.text)
         fam = fam_memo[fkey] if fkey in fam_memo else fam_memo.setdefault(
             fkey, _family_for(diffs, ev, resolver.ids(ev)))
-        if a is not None and a.by_result and fam is not None:
-            a = None  # the message quotes an NCCL result: the card of that result's family explains it
+        a = card_annotation(a, fam)
         if a is None and fam is None:
             continue
         if have_diagnosis and not (_strong(ev) or ev.level in ("ERROR", "FATAL")):
