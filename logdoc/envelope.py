@@ -388,7 +388,7 @@ def has_huge_number(text: str) -> bool:
 # (```) need nothing: they hold no keyword and are counted as irrelevant lines.
 _PASTE_QUOTE = lazy_re(r"(?:[ \t]*(?:>[ \t]?)+)?(?:`{1,2}(?=[^`\s]))?")
 _PASTE_BULLET = lazy_re(r"(?:[-*+]|\d{1,3}[.)])[ \t](?=\S|[ \t]+\S)")
-_INDENT = lazy_re(r"[ \t]{2,}(?=[\[(|A-Za-z0-9])")
+_INDENT = lazy_re(r"(?:[ \t]{2,}|\t)(?=[\[(|A-Za-z0-9])")  # a code block's indent (a tab is one character)
 
 
 def _paste(line: str) -> int:
@@ -506,13 +506,14 @@ def unwrap(line: str) -> tuple[Envelope, str]:
 # unknown residue before a known start
 
 # A prefix that no envelope knows (a log shipper's, a logger's format, a viewer's columns) before what
-# certainly starts a line: a glog / torch Python-logger header, a stdlib logger's `LEVEL:name:`, or a
+# certainly starts a line: a glog / torch Python-logger header, a c10 header (`[E file.cpp:N] `), a stdlib logger's `LEVEL:name:`, or a
 # Python exception line (`RuntimeError: ...`, `torch.distributed.DistBackendError: ...`). The residue
 # is peeled as an unnamed layer ("residue") when it reads as a prefix (:func:`prefix_like`); what it
 # names (a pid, a rank, a label, a time, a level) stays with the line (:func:`prefix_identity`).
 _RESIDUE_START = lazy_re(
     r"(?<=[\s:\]|)>])(?:"
     r"(?P<glog>(?:\[rank\d+\]:)?[FEWIC]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./+-]+:\d+\] )"
+    r"|(?P<c10>\[[FEWIV](?:\d{3,4} \d\d:\d\d:\d\d\.\d+)? [\w.+-]+\.(?:cpp|cc|hpp|h|py):\d+\] )"
     r"|(?P<stdlib>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:root|__main__|\w+(?:\.\w+)+):)"
     r"|(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::[ \t]|:?$))"
     r")")
@@ -554,7 +555,7 @@ def _residue(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
         return m.start()
     for rx, fn in _BY_FIRST[line[m.start()]]:
         mm = rx.match(line, m.start())
-        if mm is not None and fn in (_glog, _stdlib):
+        if mm is not None and fn in (_glog, _stdlib, _c10):
             t0 = env.time
             layers.append(fn(mm, env))
             if t0 and env.time and env.time.startswith("--") and not t0.startswith("--"):

@@ -198,6 +198,10 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
                 out[i] = t[2:]
                 changed = True
         nonblank = [t for t in out if t.strip()]
+    if nonblank and all(t[:1] == "\t" for t in nonblank):
+        out = [t[1:] if t.strip() else "" for t in out]  # a code block indented with a tab
+        nonblank = [t for t in out if t.strip()]
+        changed = True
     if nonblank:
         indent = min(len(t) - len(t.lstrip(" ")) for t in nonblank)
         # a code block's indentation; not a paste of traceback frames, which are indented themselves

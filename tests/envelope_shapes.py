@@ -110,6 +110,9 @@ LOGGERS = {
     # a timestamp, then a level, then the line (many loggers' own formats)
     "time level": lambda l, k: f"2026-12-02 09:00:00 ERROR {l}",
     "bracketed time level": lambda l, k: f"[2026-12-02 09:00:00] [ERROR] {l}",
+    # a bracketed time alone (`[%(asctime)s] %(message)s`), and NeMo's logger (`[NeMo E date time module:line] `)
+    "bracketed time": lambda l, k: f"[2026-12-02 09:00:00] {l}",
+    "nemo": lambda l, k: f"[NeMo E 2026-12-02 09:00:00 exp_manager:{k + 100}] {l}",
 }
 
 # ------------------------------------------------------------------------------------------------
@@ -122,6 +125,7 @@ DAMAGE = {
     "shell prompt": lambda l, k: f"$ {l}",
     "shell trace": lambda l, k: f"+ {l}",
     "crlf": lambda l, k: f"{l}\r",
+    "tab indent": lambda l, k: f"\t{l}",       # a code block indented with a tab
 }
 
 # ------------------------------------------------------------------------------------------------

@@ -139,6 +139,12 @@ def test_messages_are_not_mistaken_for_envelopes(line):
         ("2026-12-02 09:00:00.000 | ERROR    | train:main:12 - ValueError: bad", {"process": None, "level": "ERROR"},
          "ValueError: bad"),
         ("$ RuntimeError: boom", {}, "RuntimeError: boom"),
+        # a c10 header (torch <= 2.1: no rank, no time) after a prefix no envelope knows, and in a code block
+        ("[2024-05-01 10:00:00] [E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught x", {"level": "ERROR"},
+         "[Rank 0] Watchdog caught x"),
+        ("INFO 2024-05-01T10:00:00.123Z [W socket.cpp:663] [c10d] The IPv6 x", {"level": "WARN"},
+         "[c10d] The IPv6 x"),
+        ("\t[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught x", {"level": "ERROR"}, "[Rank 0] Watchdog caught x"),
     ],
 )
 def test_more_envelopes(line, expect, msg):
@@ -155,6 +161,7 @@ def test_more_envelopes(line, expect, msg):
     "stderr F saving checkpoint",               # a stream word only after a stamp
     "gpu-node-01 python3[4001]: x",             # a syslog tail only after a stamp
     "Epoch 1 | loss 3",
+    "see [E foo:475] for x",                    # a c10 header names a source file
 ])
 def test_residue_that_is_not_a_prefix_stays(line):
     env, text = unwrap(line)
