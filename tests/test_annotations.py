@@ -385,6 +385,20 @@ def test_a_message_that_quotes_an_nccl_result_gets_that_results_card(result, fam
     assert lead["category"] == fam.data["generic_causes"][0]
 
 
+@pytest.mark.parametrize("result, family", [
+    ("unhandled system error", "family:nccl_system_error"),
+    ("unhandled cuda error", "LD815"),
+])
+def test_the_original_reason_of_an_abort_gets_its_results_card(result, family):
+    # torch <= 1.13: `NCCL communicator was aborted on rank N.  Original reason for failure was: NCCL error:
+    # <result>, NCCL version V` (NCCLUtils' getNcclErrorDetailStr nested in the abort): the abort is a
+    # symptom rule's (LD514), the nested reason still gets the card of its result, which leads
+    got = report(kb.load_rules(), "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure "
+                 f"was: NCCL error: {result}, NCCL version 2.10.3\n")
+    ids = [d["id"] for d in got["diagnoses"]]
+    assert ids[0] == family, ids
+
+
 def test_by_result_must_be_a_boolean(tmp_path):
     a = warn_rows()[0]
     d = kb_dir(tmp_path, f"""\

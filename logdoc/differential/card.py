@@ -95,13 +95,18 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     if diffs is None:
         return [], [], []
     resolver = rules.resolver()
+    matches = list(matches)
     explained = {id(e) for m in matches for e in m.events}
     explained_lines = {(e.file, e.line) for m in matches for e in m.events}
+    # a message nested in a carrier that only a symptom explains ("the communicator was aborted; the
+    # original reason was: ...") still needs its own card: its line is explained only by a root cause
+    caused_lines = {(e.file, e.line) for m in matches if m.rule.role != "symptom" for e in m.events}
     cards: dict[str, _Card] = {}
     notes: dict[str, _Card] = {}
     fam_memo: dict[tuple, Family | None] = {}
     for ev in events:
-        if ev.kind.startswith("analysis.") or id(ev) in explained or (ev.file, ev.line) in explained_lines:
+        if ev.kind.startswith("analysis.") or id(ev) in explained or (ev.file, ev.line) in (
+                caused_lines if (ev.fields or {}).get("nested_in") else explained_lines):
             continue
         errorish = ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn" or _strong(ev)
         if not errorish and ev.level != "WARN":
