@@ -544,6 +544,8 @@ def _residue(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
             return pos
     elif not res.strip() or "NCCL" in res:
         return pos
+    elif m["c10"] is not None and not res[-1].isspace():
+        return pos  # (a logger's prefix ends with a blank; a progress bar's residue is glued to the header)
     for k, v in prefix_identity(res).items():
         if k == "label":
             if v and env.process is None:

@@ -253,7 +253,7 @@ KINDS: dict[str, KindSpec] = {
                                  "ranks of one communicator on the same GPU"),
     "analysis.context": _k(ORIGIN_FIELDS + ("aspect", "nodes", "basis", "single", "hints", "transports", "intra",
                                             "inter", "ranks", "devices", "nranks", "wrap", "transport", "interfaces", "values",
-                                            "hosts"), _A,
+                                            "hosts", "reasons"), _A,
                            "the job's shape as the log shows it: nodes, container hints, NCCL's transports, "
                            "ranks of several nodes taken for one host"),
     "analysis.restart": _k(ORIGIN_FIELDS + ("attempt", "later_attempts", "origin_ranks", "origin_hosts",

@@ -76,7 +76,11 @@ def test_it_tells_a_rule_from_a_generic_card():
 # ncclSystemError card's ranked differential now, no longer LD132's guess of the network (7 formats);
 # one new format (torchelastic's etcd timeout) is a rule's.
 # 2670 -> 2677 (session 17, kb16): the scalable init's unique-id failure as c10d logs it is LD660/LD661's; new logdoc rows.
-EXPLAINED_BY_A_RULE_FLOOR = 2677
+# 2677 -> 2671 (session 18): NCCL's "no IB device" lines alone (Failed to open libibverbs.so, NET/IB : No IP
+# interface found) are LD210's only when the log shows the job is meant to use RDMA (analysis.context's
+# ib_expected): alone they are a note or the card; an abort whose nested reason is "NCCL error: unhandled
+# system error" gets that result's card ahead of LD514's symptom (2 formats).
+EXPLAINED_BY_A_RULE_FLOOR = 2671
 
 
 def test_the_rules_explain_at_least_the_floor():

@@ -21,6 +21,9 @@ the differentials (``for`` / ``against``) can argue from it:
   NCCL's internal IB / socket code, another loads an external one such as HPC-X's RDMA/SHARP plugin);
 * ``transport``: ``transports`` (the distinct transports of NCCL's connection lines), ``intra``
   (peer-to-peer or shared memory seen), ``inter`` (a network transport seen);
+* ``ib_expected``: ``reasons`` (the job is meant to use an RDMA network: an RDMA NIC's network device
+  as the socket interface, an NCCL_IB_* setting other than NCCL_IB_DISABLE=1, another process on
+  NET/IB, a network plugin that failed to start);
 * ``same_host``: ``ranks`` (two ranks on one CUDA device, connected by a transport NCCL uses only
   inside one host), ``devices`` (how many devices the host's lines show), ``nranks``, ``wrap`` (every
   rank r on device r mod devices: several nodes of that many GPUs each, taken for one host),
@@ -46,6 +49,7 @@ _CONTAINER = lazy_re(r"\bdocker\b|containerd|kubepods|/var/run/secrets/kubernete
 _BRIDGE = lazy_re(r"(?<![\d.])172\.17\.\d{1,3}\.\d{1,3}(?![\d.])")
 _VIRTUAL_IF = lazy_re(r"^(?:veth\w*|cni\d*|flannel[\w.]*|cali\w+|docker\d+)$")
 _INTRA = ("P2P", "SHM")
+_MASKED_IF = lazy_re(r"\[\d+\]([A-Za-z][\w.-]{0,30}?)(?=[:<\s]|\.<|$)")
 _RDMA_NETDEV = lazy_re(r"^(?:ib[a-z]?\d[\w.]*|ibp\w+|\w+np\d+(?:d\d+)?)$")
 _CONTAINER_SEARCH = gated(_CONTAINER)  # (common.gated: the same matches, most texts not searched)
 MAX_TEXT = 4000   # characters of an event's text looked at for container words
@@ -57,6 +61,9 @@ def analyze(job: Job) -> list[Event]:
         ev = fn(job)
         if ev is not None:
             out.append(ev)
+    ev = _ib_expected(job)
+    if ev is not None:
+        out.append(ev)
     return out
 
 
@@ -149,10 +156,25 @@ def _container(job: Job) -> Event | None:
 
 
 def _rdma_netdev(job: Job) -> Event | None:
+    names, evidence = _rdma_names(job)
+    if not names:
+        return None
+    return synthetic(KIND, "NCCL's socket interface " + ", ".join(names) + " is the network device of an RDMA NIC.",
+                     evidence, level="INFO", aspect="rdma_netdev", interfaces=names)
+
+
+def _rdma_names(job: Job) -> tuple[list[str], list[Event]]:
+    """The socket or bootstrap interfaces that are an RDMA NIC's network device, and their lines."""
     names: list[str] = []
     evidence: list[Event] = []
-    for e in _of(job, "nccl.net_socket", "nccl.bootstrap"):
-        items = e.fields.get("interfaces") or []
+    for e in _of(job, "nccl.net_socket", "nccl.bootstrap", "nccl.info"):
+        if e.kind == "nccl.info":  # the same line with its address masked or cut (`Using [0]ib0.<ip>`)
+            msg = str(e.fields.get("message") or "")
+            if not msg.startswith(("NET/Socket : Using", "Bootstrap : Using")):
+                continue
+            items = _MASKED_IF.findall(msg)
+        else:
+            items = e.fields.get("interfaces") or []
         if e.kind == "nccl.bootstrap" and e.fields.get("name"):
             items = [{"name": e.fields["name"]}]
         for it in items:
@@ -160,10 +182,43 @@ def _rdma_netdev(job: Job) -> Event | None:
             if name and _RDMA_NETDEV.match(name) and name not in names:
                 names.append(name)
                 evidence.append(e)
-    if not names:
+    return names, evidence
+
+
+# a network plugin that failed to start (aws-ofi-nccl's `NET/OFI ... initialization failed`, NCCL's
+# `NET/Plugin : ... failed`): the job was set up for the fabric that plugin drives
+_PLUGIN_FAILED = lazy_re(r"NET/(?:OFI|Plugin)\b.{0,120}?(?:[Ff]ail|[Uu]nable|[Ee]rror)")
+
+
+def _ib_expected(job: Job) -> Event | None:
+    """The log shows the job is meant to use an RDMA network (InfiniBand, RoCE, EFA): the socket
+    interface is an RDMA NIC's network device, an NCCL_IB_* setting asks for it (not NCCL_IB_DISABLE=1),
+    another process of the job uses NET/IB, or a network plugin failed to start. Without one of these,
+    a process that finds no IB device is on a machine that has none, which is no fault."""
+    reasons: list[str] = []
+    names, evidence = _rdma_names(job)
+    if names:
+        reasons.append(f"the socket interface {names[0]} is an RDMA NIC's network device" if len(names) == 1 else
+                       "the socket interfaces " + ", ".join(names) + " are RDMA NICs' network devices")
+    for e in _of(job, "nccl.env"):
+        name, value = str(e.fields.get("name") or ""), str(e.fields.get("value") or "").rstrip(".")
+        if name.startswith("NCCL_IB_") and not (name == "NCCL_IB_DISABLE" and value == "1"):
+            reasons.append(f"{name}={value} is set")
+            evidence.append(e)
+            break
+    for e in _of(job, "nccl.net_ib"):
+        reasons.append(f"a process on {e.host} uses NET/IB" if e.host else "a process uses NET/IB")
+        evidence.append(e)
+        break
+    for e in _of(job, "nccl.warn"):
+        if "NET/" in (e.text or "") and _PLUGIN_FAILED.search(e.text or "") is not None:
+            reasons.append("a network plugin failed to start")
+            evidence.append(e)
+            break
+    if not reasons:
         return None
-    return synthetic(KIND, "NCCL's socket interface " + ", ".join(names) + " is the network device of an RDMA NIC.",
-                     evidence, level="INFO", aspect="rdma_netdev", interfaces=names)
+    return synthetic(KIND, "The job is meant to use an RDMA network: " + "; ".join(reasons) + ".", evidence,
+                     level="INFO", aspect="ib_expected", reasons=reasons)
 
 
 # which NCCL network plugin a process uses, in every release's wording (grammars/nccl_messages.tsv)
