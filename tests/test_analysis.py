@@ -763,3 +763,24 @@ def test_shared_text_reads_as_the_line():
     assert evs[0].to_dict()["text"] == head + "NET/Plugin: No plugin found"
     evs[1].text = "replaced"
     assert evs[1].text == "replaced"
+
+
+@pytest.mark.parametrize("lines, reason", [
+    (["NCCL_IB_HCA set to mlx5_0:1,mlx5_1:1"], "NCCL_IB_HCA=mlx5_0:1,mlx5_1:1 is set"),
+    (["NET/Socket : Using [0]ib0:192.168.10.4<0>"], "the socket interface ib0 is an RDMA NIC's network device"),
+    (["NET/Socket : Using [0]ib0.<ip>"], "the socket interface ib0 is an RDMA NIC's network device"),  # masked
+    (["NET/OFI aws-ofi-nccl initialization failed"], "a network plugin failed to start"),
+    (["NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.10.5<0>"], "a process on dgx2 uses NET/IB"),
+    ([], None),
+    (["NCCL_IB_DISABLE set by environment to 1.", "NET/Socket : Using [0]eth0:10.0.0.4<0>"], None),
+])
+def test_the_log_shows_the_job_is_meant_to_use_rdma(lines, reason):
+    # a machine without an RDMA NIC also says "No device found": only these signs make it a lost fabric
+    text = "dgx1:1007:1007 [0] NCCL INFO NET/IB : No device found.\n" + "".join(
+        f"dgx2:2201:2201 [0] NCCL {'WARN' if 'failed' in l else 'INFO'} {l}\n" for l in lines)
+    a = run({"job.log": text})
+    got = [e for e in kinds(a, "analysis.context") if e.fields["aspect"] == "ib_expected"]
+    if reason is None:
+        assert not got
+    else:
+        assert got and reason in got[0].fields["reasons"], got and got[0].fields["reasons"]
