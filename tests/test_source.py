@@ -76,6 +76,9 @@ def test_expand_folders_globs_and_errors(tmp_path):
         expand([str(tmp_path / "missing.log")])
     with pytest.raises(InputError, match="no file matches"):
         expand([str(tmp_path / "*.nothing")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no files in folder"):
+        expand([str(tmp_path / "empty")])  # a folder named on the command line that holds nothing to read
 
 
 def test_symlink_loop_in_folder(tmp_path):

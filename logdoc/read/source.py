@@ -89,7 +89,10 @@ def expand(paths: Iterable[str], stdin: BinaryIO | None = None) -> list[Source]:
             out.append(Source("<stdin>", stream=stdin if stdin is not None else sys.stdin.buffer))
             continue
         if os.path.isdir(arg):
-            out.extend(_walk(arg))
+            found = list(_walk(arg))
+            if not found:
+                raise InputError(f"no files in folder {arg}")
+            out.extend(found)
             continue
         if os.path.exists(arg) or os.path.islink(arg):
             if not os.access(arg, os.R_OK) or os.path.islink(arg) and not os.path.exists(arg):
