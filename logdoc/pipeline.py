@@ -54,7 +54,7 @@ from .fast.scan import scan
 from .lazyre import lazy_re
 from .read import prefilter
 from .read.source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
-from .residue import leading_prefix
+from .residue import leading_prefixes
 from .results import ParseResult, Stats, Unrecognized
 
 if TYPE_CHECKING:
@@ -94,9 +94,10 @@ def classify_record(rec: Record, name: str) -> Event | None:
     if parsed is None and "\n" not in rec.text:
         # a one-line record under a prefix no envelope knows and too few lines to learn it from
         # (logdoc/paste.py learns a repeated one): the message after it, read once more
-        cut = leading_prefix(rec.text)
-        if cut:
+        for cut in leading_prefixes(rec.text):
             parsed = _classify_text(rec.text[cut:], env)
+            if parsed is not None:
+                break
     if parsed is None:
         return None
     # positional (a third of the cost of keywords): kind, level, file, line, text, end_line, rank, local_rank,

@@ -50,8 +50,16 @@ def leading_prefix(text: str) -> int:
     a stream tag: ``opt-1_3b.0 [stderr] ``), or 0: up to :data:`MAX_HEAD_TOKENS` tokens that each read
     as a prefix's (bracketed, a level word, or holding a digit), the run as a whole :func:`prefix_like`,
     and a message after it."""
+    cuts = leading_prefixes(text)
+    return cuts[0] if cuts else 0
+
+
+def leading_prefixes(text: str) -> list[int]:
+    """Every place :func:`leading_prefix` could end, the longest first: a message may itself start
+    with a token a prefix can hold (Gloo's ``[.../pair.cc:761] ``, a level word ``ERROR: ``), so a
+    reader that finds no message after the longest run tries the shorter ones."""
     pos = 0
-    end = 0
+    ends: list[int] = []
     for _ in range(MAX_HEAD_TOKENS):
         m = _HEAD_TOKEN.match(text, pos)
         if m is None:
@@ -62,10 +70,9 @@ def leading_prefix(text: str) -> int:
                 or (any(ch.isdigit() for ch in tok) and SOURCE_LOCATION.fullmatch(tok) is None
                     and _EXC_NAME.search(tok) is None and not tok.startswith(("0x", "#")))):
             break
-        pos = end = m.end()
-    if not end or end >= len(text) or not prefix_like(text[:end]):
-        return 0
-    return end
+        pos = m.end()
+        ends.append(pos)
+    return [end for end in reversed(ends) if end < len(text) and prefix_like(text[:end])]
 
 
 _EXC_NAME = lazy_re(r"[a-z](?:Error|Exception|Interrupt|Exit|Failure)\b|^(?:Error|Exception):")

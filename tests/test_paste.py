@@ -410,6 +410,20 @@ def test_a_one_line_paste_under_an_unknown_prefix_is_read(prefix, message, kind)
         assert res.events[0].kind == kind
 
 
+@pytest.mark.parametrize("prefix", ["[01:02:03] ", "opt-1_3b.0 [stderr] "])
+@pytest.mark.parametrize("message", [
+    # a message that starts with what a prefix may hold: a bracketed source location, a level word
+    "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:60817: Connection refused",
+    "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+])
+def test_a_one_line_paste_whose_message_starts_like_a_prefix_is_read(prefix, message):
+    bare = parse_text(message + "\n")
+    assert bare.events, "the message alone is read"
+    res = parse_text(prefix + message + "\n")
+    _check_counts(res)
+    assert [(e.kind, e.template) for e in res.events] == [(e.kind, e.template) for e in bare.events]
+
+
 @pytest.mark.parametrize("text", [
     "step 38 loss 1.2 error rate 0.1",           # prose first: no prefix
     "a.cpp:106 something failed",                 # a source location is part of a message
