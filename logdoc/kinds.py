@@ -53,8 +53,9 @@ def _k(fields, producer, summary, catalog=False) -> KindSpec:
 
 KINDS: dict[str, KindSpec] = {
     # --- NCCL (host:pid:tid [dev] NCCL ... lines)
-    "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix") + _NESTED, _N,
-                       "the NCCL version banner, or the version a PyTorch error quotes"),
+    "nccl.version": _k(NCCL_FIELDS + ("version", "cuda", "suffix", "source") + _NESTED, _N,
+                       "the NCCL version banner, the version a PyTorch error quotes, or a release a paste states "
+                       "elsewhere (`source`: collect_env's pip/conda packages, vLLM, torch.cuda.nccl.version())"),
     "nccl.warn": _k(NCCL_FIELDS + ("code_location", "header", "cut", "abridged") + _NESTED, _N, "an NCCL WARN line"),
     "nccl.trace": _k(NCCL_FIELDS + ("code_location", "code", "code_name", "errno_text", "thread"), _N,
                      "an error back-trace line `file:line -> N`"),
@@ -187,6 +188,9 @@ KINDS: dict[str, KindSpec] = {
     "torchrun.info": _k(("path",), _T, "other torchrun information", True),
     "torchrun.error_file": _k(EXCEPTION_FIELDS + ("timestamp",), "logdoc/pipeline.py",
                               "a worker's error.json (torch.distributed.elastic error file)"),
+    "env.fact": _k(("fact", "value", "source"), "logdoc/classify/envinfo.py",
+                   "a fact about the environment a paste states (torch.utils.collect_env: PyTorch version, its CUDA, "
+                   "the driver version, debug build, GPUs)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
     "container.check": _k(("check", "size", "framework", "required", "found", "status", "gpu"), "logdoc/classify/container.py",

@@ -135,6 +135,8 @@ def versions(job: Job) -> dict[str, tuple[dict[Any, str], dict[Any, list[Event]]
     bare: list[Event] = []
     for i in job.by_kind.get("nccl.version", ()):
         ev = job.events[i]
+        if ev.fields.get("source"):
+            continue  # a release stated elsewhere (collect_env's packages, vLLM): no process's banner
         if ev.rank is None and not ev.host:
             bare.append(ev)  # the <= 2.21 banner (no prefix): judged below
             continue

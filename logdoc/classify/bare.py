@@ -21,6 +21,7 @@ from .neighbours import (classify_caught_signal, classify_cuda_driver_error, cla
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
 from .container import classify_container
 from .driver import classify_driver
+from .envinfo import classify_envinfo
 
 
 _BARE_HEAD = lazy_re(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
@@ -64,6 +65,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_iommu_fault(first)
         if parsed is None:
             parsed = classify_driver(first)
+        if parsed is None:
+            parsed = classify_envinfo(first)
         if parsed is None:
             parsed = classify_container(first)
     return parsed

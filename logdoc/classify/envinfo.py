@@ -1,0 +1,70 @@
+"""The versions a paste states outside NCCL's banner: facts about the environment, not messages.
+
+People paste the output of ``python -m torch.utils.collect_env`` in nearly every PyTorch issue
+(torch/utils/collect_env.py, ``env_info_fmt``, every release): ``PyTorch version: 2.1.0+cu121``,
+``Is debug build: False``, ``CUDA used to build PyTorch: 12.1``, ``GPU models and configuration: GPU 0: ...``,
+``Nvidia driver version: 535.104.05`` and the packages it lists, ``[pip3] nvidia-nccl-cu12==2.18.1``
+(``pip list --format=freeze``; ``[pip]`` where only pip answered) and ``[conda] nccl  2.18.3.1  h12f7317_0
+conda-forge`` (``conda list``: name, version, build, channel). The ``nvidia-nccl-cu*`` wheel (or the conda
+``nccl`` package) is the NCCL release a pip-installed torch loads. vLLM states the release its own NCCL
+wrapper loaded (vllm/distributed/device_communicators/pynccl.py: ``vLLM is using nccl==2.21.5``), and a
+program may print ``torch.cuda.nccl.version()``: a tuple ``(2, 18, 1)`` (torch >= 1.13; an int such as
+``2708`` before), read only where a label says what it is.
+
+An NCCL release becomes ``nccl.version`` with ``source`` (where it was stated): a fact the version-gated
+rules read (``with: {kind: nccl.version}``) but no rank's banner, so the comparison of versions across
+ranks (logdoc/analysis/disagreements.py) leaves it out. The rest becomes ``env.fact`` (``fact``: one of
+``torch_version``, ``torch_cuda``, ``driver_version``, ``debug_build``, ``gpu``; ``value``; ``source``).
+"""
+from __future__ import annotations
+
+from ..grammar import Parsed
+from ..lazyre import lazy_re
+
+# collect_env's own lines (`Key: value`); the values it prints for nothing known are not facts
+_COLLECT_ENV = lazy_re(r"^(?P<key>PyTorch version|Is debug build|CUDA used to build PyTorch|Nvidia driver version"
+                       r"|GPU models and configuration):[ \t]*(?P<value>\S[^\n]{0,200}?)?\s*$")
+_FACT = {"PyTorch version": "torch_version", "Is debug build": "debug_build", "CUDA used to build PyTorch": "torch_cuda",
+         "Nvidia driver version": "driver_version", "GPU models and configuration": "gpu"}
+_NOTHING = frozenset(("N/A", "None", "Could not collect", "No CUDA"))
+# collect_env's package lines: pip's freeze format and conda list's columns
+_PIP_NCCL = lazy_re(r"^\[pip3?\] (?P<pkg>nvidia-nccl-cu\d+|nccl)==(?P<v>\d+\.\d+\.\d+)(?:\.\d+)?(?:[\w.+-]*)\s*$")
+_CONDA_NCCL = lazy_re(r"^\[conda\] (?P<pkg>nvidia-nccl-cu\d+|nccl)\s+(?P<v>\d+\.\d+\.\d+)(?:\.\d+)?\s+\S")
+# vLLM's line (its own logger's prefix before it: `INFO 05-10 12:00:00 pynccl.py:63] `)
+_VLLM = lazy_re(r"(?:^|\] |\s)vLLM is using nccl==(?P<v>\d+\.\d+\.\d+)\b")
+# torch.cuda.nccl.version() printed with a label that names it
+_TUPLE = lazy_re(r"(?:^|[\s(\[{'\"])(?:torch\.cuda\.nccl\.version\(\)|nccl\.version\(\)|NCCL[ _]version|nccl[ _]version)"
+                 r"['\"]?\s*[:=]?\s*\((?P<a>\d{1,2}),\s*(?P<b>\d{1,3}),\s*(?P<c>\d{1,3})\)")
+
+
+def _nccl(version: str, source: str) -> Parsed:
+    return Parsed("nccl.version", "INFO", "nccl.version",
+                  {"version": version, "suffix": None, "cuda": None, "source": source})
+
+
+def classify_envinfo(line: str) -> Parsed | None:
+    """``nccl.version`` (with ``source``) or ``env.fact`` for a line that states a version as the
+    module says; None otherwise."""
+    if ": " in line[:40] or line.endswith(":"):
+        m = _COLLECT_ENV.match(line)
+        if m is not None:
+            value = (m["value"] or "").strip()
+            if not value or value in _NOTHING:
+                return None
+            return Parsed("env.fact", "INFO", "env.fact",
+                          {"fact": _FACT[m["key"]], "value": value, "source": "collect_env"})
+    if line.startswith("[pip"):
+        m = _PIP_NCCL.match(line)
+        return _nccl(m["v"], f"pip {m['pkg']}") if m is not None else None
+    if line.startswith("[conda]"):
+        m = _CONDA_NCCL.match(line)
+        return _nccl(m["v"], f"conda {m['pkg']}") if m is not None else None
+    if "vLLM is using nccl==" in line:
+        m = _VLLM.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return _nccl(m["v"], "vllm")
+    if "ersion" in line and "(" in line:
+        m = _TUPLE.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return _nccl(f"{m['a']}.{m['b']}.{m['c']}", "torch.cuda.nccl.version()")
+    return None
