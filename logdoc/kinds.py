@@ -190,7 +190,7 @@ KINDS: dict[str, KindSpec] = {
                               "a worker's error.json (torch.distributed.elastic error file)"),
     "env.fact": _k(("fact", "value", "source"), "logdoc/classify/envinfo.py",
                    "a fact about the environment a paste states (torch.utils.collect_env: PyTorch version, its CUDA, "
-                   "the driver version, debug build, GPUs)"),
+                   "the driver version, GPUs)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
     "container.check": _k(("check", "size", "framework", "required", "found", "status", "gpu"), "logdoc/classify/container.py",

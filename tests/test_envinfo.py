@@ -40,7 +40,7 @@ def _events(text: str):
 def test_collect_env_lines_are_facts():
     evs = _events(COLLECT_ENV)
     facts = {e.fields["fact"]: e.fields["value"] for e in evs if e.kind == "env.fact"}
-    assert facts == {"torch_version": "2.1.0+cu121", "debug_build": "False", "torch_cuda": "12.1",
+    assert facts == {"torch_version": "2.1.0+cu121", "torch_cuda": "12.1",
                      "gpu": "GPU 0: NVIDIA A100-SXM4-80GB", "driver_version": "535.104.05"}
     nv = [e for e in evs if e.kind == "nccl.version"]
     assert [(e.fields["version"], e.fields["source"]) for e in nv] == [("2.19.3", "pip nvidia-nccl-cu12")]

@@ -143,8 +143,9 @@ def test_keywords_are_few_and_consistent():
     # (host names that do not resolve) + "open files" (EMFILE in any program's wording) + "%|" (progress
     # bars) + "NET", "nccl", "Out of bounds", "bus bandwidth" (bare NCCL and nccl-tests lines) + "core dump",
     # "ation fault", "*** SIG" (a fatal signal as the shell, Abseil and glog report it) + "DMAR" (the kernel's
-    # IOMMU faults) + "nable to connect" (a launcher that cannot reach a node: MPICH Hydra)
-    assert len(prefilter.KEYWORDS) <= 29
+    # IOMMU faults) + "nable to connect" (a launcher that cannot reach a node: MPICH Hydra) + "version: "
+    # (torch.utils.collect_env's `PyTorch version: ...`, `Nvidia driver version: ...`)
+    assert len(prefilter.KEYWORDS) <= 30
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:
         assert prefilter.candidate(f"x {k} y")

@@ -2,7 +2,7 @@
 
 People paste the output of ``python -m torch.utils.collect_env`` in nearly every PyTorch issue
 (torch/utils/collect_env.py, ``env_info_fmt``, every release): ``PyTorch version: 2.1.0+cu121``,
-``Is debug build: False``, ``CUDA used to build PyTorch: 12.1``, ``GPU models and configuration: GPU 0: ...``,
+``CUDA used to build PyTorch: 12.1``, ``GPU models and configuration: GPU 0: ...``,
 ``Nvidia driver version: 535.104.05`` and the packages it lists, ``[pip3] nvidia-nccl-cu12==2.18.1``
 (``pip list --format=freeze``; ``[pip]`` where only pip answered) and ``[conda] nccl  2.18.3.1  h12f7317_0
 conda-forge`` (``conda list``: name, version, build, channel). The ``nvidia-nccl-cu*`` wheel (or the conda
@@ -14,7 +14,7 @@ program may print ``torch.cuda.nccl.version()``: a tuple ``(2, 18, 1)`` (torch >
 An NCCL release becomes ``nccl.version`` with ``source`` (where it was stated): a fact the version-gated
 rules read (``with: {kind: nccl.version}``) but no rank's banner, so the comparison of versions across
 ranks (logdoc/analysis/disagreements.py) leaves it out. The rest becomes ``env.fact`` (``fact``: one of
-``torch_version``, ``torch_cuda``, ``driver_version``, ``debug_build``, ``gpu``; ``value``; ``source``).
+``torch_version``, ``torch_cuda``, ``driver_version``, ``gpu``; ``value``; ``source``).
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from ..grammar import Parsed
 from ..lazyre import lazy_re
 
 # collect_env's own lines (`Key: value`); the values it prints for nothing known are not facts
-_COLLECT_ENV = lazy_re(r"^(?P<key>PyTorch version|Is debug build|CUDA used to build PyTorch|Nvidia driver version"
+_COLLECT_ENV = lazy_re(r"^(?P<key>PyTorch version|CUDA used to build PyTorch|Nvidia driver version"
                        r"|GPU models and configuration):[ \t]*(?P<value>\S[^\n]{0,200}?)?\s*$")
-_FACT = {"PyTorch version": "torch_version", "Is debug build": "debug_build", "CUDA used to build PyTorch": "torch_cuda",
+_FACT = {"PyTorch version": "torch_version", "CUDA used to build PyTorch": "torch_cuda",
          "Nvidia driver version": "driver_version", "GPU models and configuration": "gpu"}
 _NOTHING = frozenset(("N/A", "None", "Could not collect", "No CUDA"))
 # collect_env's package lines: pip's freeze format and conda list's columns

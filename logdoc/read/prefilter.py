@@ -43,8 +43,8 @@ KEYWORDS = (
     "DMAR",  # the kernel's IOMMU fault reports (a GPU's peer-to-peer DMA blocked by the IOMMU)
     "nable to connect",  # a launcher that cannot reach a node: MPICH Hydra's `unable to connect from "a" to "b"`,
               # its proxy's `unable to connect to server H at port P (check for firewalls!)`
-    "Torch version", "driver version", "debug build",  # torch.utils.collect_env's facts (`PyTorch version: 2.1.0`,
-              # `Nvidia driver version: 535.104.05`, `Is debug build: False`; logdoc/classify/envinfo.py)
+    "version: ",  # torch.utils.collect_env's facts (`PyTorch version: 2.1.0`, `Nvidia driver version: 535.104.05`;
+              # logdoc/classify/envinfo.py)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
