@@ -1,6 +1,8 @@
 """The alone lane (logdoc/fast/alone.py) and the quiet runs of the block scan (scan._quiet_run) give
 what the plain path gives: a candidate line that opens no record, settled without the assembler and
-counted from its bytes once they gave nothing; a run of lines without a keyword under Gate.QUIET
+counted from its bytes once they gave nothing; a candidate line that opens the record of the lines
+without an envelope, which the next line ends, counted with that line from their bytes once the
+record gave nothing (alone.opener); a run of lines without a keyword under Gate.QUIET
 counted at once; a dense region told plain by a rare first byte of the escapes written out as text
 (scan._region_is_plain)."""
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoc import fast, pipeline
+from logdoc import fast, paste, pipeline
 from logdoc.fast import alone, grep, scan
 from logdoc.read.source import Source
 
@@ -83,6 +85,7 @@ def test_alone_lane_and_quiet_runs_same_events(seed, tmp_path, monkeypatch):
     with fastpath(False):
         plain = _result(p, reduce)
     alone._NOTHING.clear()
+    alone._OPENERS.clear()
     with fastpath(True):
         quick = _result(p, reduce)
         assert alone._NOTHING, "no line was counted from its bytes"
@@ -92,6 +95,54 @@ def test_alone_lane_and_quiet_runs_same_events(seed, tmp_path, monkeypatch):
         for a, b in zip(plain[0], got[0]):
             assert a == b
         assert got[1:] == plain[1:]
+
+
+@pytest.mark.parametrize("grep_on", [False, True])
+def test_opener_pairs_same_events(grep_on, tmp_path, monkeypatch):
+    """A warning that opens the record of the lines without an envelope (its text says ``exception``),
+    printed again and again, each time followed by a line that ends that record, or by a line that
+    continues it, or by another candidate; among them ranked c10 warnings that open quiet records
+    (whose window the opener moves), one with its ``Exception raised from`` line: what the plain path
+    gives, the pairs counted from their bytes."""
+    rng = random.Random(5)
+    warn = _POOL[1][0]
+    lines: list[str] = []
+    while len(lines) < 8000:
+        x = rng.random()
+        if x < 0.1:  # (fewer than a quarter of the lines are candidates: not read as a dense region)
+            lines.append(warn)
+        elif x < 0.11:
+            lines.append("  warnings.warn(")
+        elif x < 0.13:
+            lines.append(f"[rank{rng.randrange(4)}]:[W1126 06:01:11.482611 ProcessGroupNCCL.cpp:4115] barrier()")
+        elif x < 0.135:
+            lines += _POOL[7]
+        elif x < 0.14:
+            lines.append("")
+        elif x < 0.145:  # an opener within the window of a ranked c10 warning, a marked line after that window
+            lines += (["[rank2]:[W1126 06:01:11.482611 ProcessGroupNCCL.cpp:4115] barrier()"] + ["step 1 | loss 2.3"] * 14
+                      + [warn] + ["step 2 | loss 2.3"] * 9 + ["<omitting python frames>"])
+        elif x < 0.2:  # (wider than the warning: the paste repair takes it for no cut at a width)
+            lines.append(str({f"metric_{i}": rng.random() for i in range(rng.randrange(12, 16))}))
+        else:
+            lines.append(f"step {rng.randrange(1000)} | loss 2.31")
+    p = tmp_path / "job.log"
+    p.write_bytes(("\n".join(lines) + "\n").encode())
+    assert paste.prepare(Source(str(p), path=str(p), every_line=False))[1] is None  # (its repair: no fast path)
+    if grep_on:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    for reduce in (False, True):
+        with fastpath(False):
+            plain = _result(p, reduce)
+        alone._OPENERS.clear()
+        with fastpath(True):
+            quick = _result(p, reduce)
+            assert alone._OPENERS, "no pair was counted from its bytes"
+            again = _result(p, reduce)
+        for got in (quick, again):
+            assert got == plain
 
 
 def test_quiet_run_is_quiet_skip_of_every_line():

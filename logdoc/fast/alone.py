@@ -10,6 +10,13 @@ is counted from its bytes (:func:`alone_raw`, :data:`_NOTHING`): the same bytes 
 clean text, and the classifier reads a text and an empty envelope, never a line number. Both take
 the :class:`logdoc.fast.lane.Lane` of the feeder, whose state they use.
 
+A candidate line read while nothing is open that opens the record of the lines without any
+envelope (``may_start`` true: a Python warning whose text says ``exception``) is ended by its next
+line when that line can continue nothing (the block scan's quiet skip, ``Gate.BARE``): when the
+record, that one line, gave nothing, the two lines are counted from their bytes the next time
+(:func:`opener`, :data:`_OPENERS`), without the assembler: the same bytes read while nothing is open
+open the same record, and the next line ends it the same way.
+
 In a training log, the same warnings are printed again and again (``.../torch/utils/checkpoint.py:464:
 UserWarning: ...``, once per step and rank): two thirds of the candidate lines of
 ``tests/perf/gen_job_logs.py mixed`` that are not progress bars or NCCL lines.
@@ -102,4 +109,54 @@ def alone_raw(lane, n: int, raw: bytes) -> bool:
     if (st != 0 and st != 1) or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
         return False
     feeder.stats.irrelevant += 1
+    return True
+
+
+# The bytes of candidate lines without an envelope that, read while nothing or only quiet records of
+# ranked streams were open, opened the record of the lines without an envelope, which the next line
+# (one the quiet skip counts) ended, and which gave nothing -> (whether no quiet record would take
+# the line, the window Feeder._feed gave it).
+_OPENERS: dict[bytes, tuple[bool, int]] = {}
+MAX_OPENERS = 1 << 12
+_BARE = 3  # pipeline.Gate.BARE (pipeline imports this module)
+
+
+def opener(feeder, n: int, text: str, cand: bool, raw: bytes) -> bool:
+    """Line ``n``, a candidate read while nothing or only quiet records are open (``Feeder.state`` 0 or
+    1) and followed by a line that the block scan's quiet skip counts, fed as ``Feeder.line`` feeds it.
+    True when it opened the record of the lines without an envelope (``Gate.BARE``): that record is
+    then ended as the next line ends it (``Feeder.passed``), and the caller counts the next line as
+    read. When that record gave nothing (two lines counted as irrelevant, no event, nothing unread)
+    and the line has no envelope, its bytes are remembered (:data:`_OPENERS`). Progress bars and the
+    NCCL lane's lines are not: their lanes count them as they pass."""
+    stats = feeder.stats
+    before = (stats.irrelevant, stats.relevant, stats.events, len(feeder.unrecognized))
+    feeder.line(n, text, cand, raw)
+    if feeder.state != _BARE:
+        return False
+    window = feeder.until - n
+    feeder.passed()
+    if (feeder.state < 2 and stats.irrelevant == before[0] + 2
+            and (stats.relevant, stats.events, len(feeder.unrecognized)) == before[1:]
+            and b"%|" not in raw and LANE_HEAD.match(text) is None):
+        env, msg = feeder.unwrap(text)
+        if env == _ENV0 and msg == text:
+            if len(_OPENERS) >= MAX_OPENERS:
+                _OPENERS.clear()
+            _OPENERS[raw] = (not may_join_quiet(msg), window)
+    return True
+
+
+def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
+    """:func:`opener` of a line whose bytes are remembered (``seen``: :data:`_OPENERS`' value), followed by
+    a line the quiet skip counts: both counted as irrelevant, the window moved as ``Feeder._feed``
+    moves it. False: nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
+    asm = feeder.asm
+    if asm.has_open_block:
+        feeder._close_idle(n)  # as feed() does first
+    st = feeder.state
+    if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
+        return False
+    feeder.until = n + seen[1]
+    feeder.stats.irrelevant += 2
     return True

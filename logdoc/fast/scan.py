@@ -18,7 +18,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .alone import _NOTHING, alone_raw
+from .alone import _NOTHING, _OPENERS, alone_raw, opener, opener_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 
@@ -221,6 +221,7 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
     hexb = _HEXB
     quiet_skip = _quiet_skip
     nothing = _NOTHING if lane is not None else None
+    pairs = lane is not None and sep == b"\n"  # (fast.alone.opener)
     pos = start
     tried = start  # the lines before it were asked of _quiet_run and are looked at one by one
     idx = 0
@@ -273,8 +274,16 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 pos = nl + 1
                 continue
             raw = buf[pos:nl]
-            text = clean(raw)
             lineno += 1
+            if (hit and pairs and st == 1 and nl + 1 < end and not (idx + 1 < m and order[idx + 1] == nl + 1)
+                    and feeder.paste is None and not feeder.every):
+                got = _opener_pair(feeder, buf, nl, end, lineno, raw)
+                if got >= 0:  # (fast.alone.opener: the record this line opens and the next line ends)
+                    if got > nl + 1:
+                        lineno += 1
+                    pos = got
+                    continue
+            text = clean(raw)
             feeder.line(lineno, text, cand(text) is not None, raw)
             pos = nl + 1
             continue
@@ -315,6 +324,30 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
         if nothing is not None and raw in nothing and alone_raw(lane, lineno, raw):
             continue  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
+        if (pairs and feeder.state < 2 and pos < end and not (idx < m and order[idx] == pos)
+                and feeder.paste is None and not feeder.every):
+            got = _opener_pair(feeder, buf, pos - 1, end, lineno, raw)
+            if got >= 0:  # (fast.alone.opener: the record this line opens and the next line ends)
+                if got > pos:
+                    lineno += 1
+                pos = got
+                continue
         text = clean(raw)
         feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
+
+
+def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes) -> int:
+    """Line ``lineno`` (``raw``, a candidate ending at ``nl``, read while ``Feeder.state`` is 0 or 1) and
+    the next line, not a candidate, read as :func:`logdoc.fast.alone.opener` reads them when the quiet
+    skip counts that next line: the start of the line after the two when both were read, ``nl + 1``
+    when line ``lineno`` alone was, -1 when it is to be fed as usual (nothing was done but closing
+    idle records)."""
+    nxt = buf.find(b"\n", nl + 1, end)
+    if nxt < 0 or not _quiet_skip(buf[nl + 1:nxt]):
+        return -1
+    seen = _OPENERS.get(raw)
+    if seen is not None and opener_raw(feeder, lineno, seen):
+        return nxt + 1
+    text = _clean(raw)
+    return nxt + 1 if opener(feeder, lineno, text, prefilter._CANDIDATE.search(text) is not None, raw) else nl + 1
