@@ -80,7 +80,9 @@ def test_it_tells_a_rule_from_a_generic_card():
 # interface found) are LD210's only when the log shows the job is meant to use RDMA (analysis.context's
 # ib_expected): alone they are a note or the card; an abort whose nested reason is "NCCL error: unhandled
 # system error" gets that result's card ahead of LD514's symptom (2 formats).
-EXPLAINED_BY_A_RULE_FLOOR = 2671
+# 2671 -> 2675 (session 18, kb17): NCCL 2.3's "No usable listening interface found" and 2.3-2.4's "Error : Network
+# returned 0 device" are LD101/LD102's; NCCL's /dev/shm segment calls failing with EMFILE are LD383's.
+EXPLAINED_BY_A_RULE_FLOOR = 2675
 
 
 def test_the_rules_explain_at_least_the_floor():
