@@ -81,7 +81,7 @@ def test_it_tells_a_rule_from_a_generic_card():
 # ib_expected): alone they are a note or the card; an abort whose nested reason is "NCCL error: unhandled
 # system error" gets that result's card ahead of LD514's symptom (2 formats).
 # 2671 -> 2675 (session 18, kb17): NCCL 2.3's "No usable listening interface found" and 2.3-2.4's "Error : Network
-# returned 0 device" are LD101/LD102's; NCCL's /dev/shm segment calls failing with EMFILE are LD383's.
+# returned 0 device" (the socket network found no interface) are LD101/LD102/LD181's.
 EXPLAINED_BY_A_RULE_FLOOR = 2675
 
 
