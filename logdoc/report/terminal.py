@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
 
 TEXT_MIN = 40  # the narrowest text column worth a table; below it, one record per block
@@ -17,6 +16,7 @@ def print_event_table(events, console: Console | None = None) -> None:
     """The events as a table that fits the terminal: where, rank, host, level, kind and the text cut
     at a word boundary (``…``); when the columns leave less than ``TEXT_MIN`` characters for the text,
     one record per block instead (``where  rank R  host H  LEVEL  kind`` then the text, indented)."""
+    from rich.table import Table  # (the report has none: imported by the event table only)
     from rich.text import Text
 
     from ..shorten import shorten
