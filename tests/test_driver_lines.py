@@ -50,6 +50,20 @@ def test_driver_stack_lines_name_their_cause(line, rule, category):
     assert d is not None and (d["id"], d["category"]) == (rule, category)
 
 
+@pytest.mark.parametrize("line, rule", [
+    # cuda-samples' checkCudaErrors, as bandwidthTest, simpleP2P and p2pBandwidthLatencyTest print it
+    ('CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"', "LD804"),
+    ('CUDA error at p2pBandwidthLatencyTest.cu:112 code=217(cudaErrorPeerAccessUnsupported) '
+     '"cudaDeviceEnablePeerAccess(j, 0)"', "LD832"),
+    ('CUDA error at simpleP2P.cu:120 code=999(cudaErrorUnknown) "cudaMemcpy(g0, g1, buf_size, cudaMemcpyDefault)"', "LD896"),
+])
+def test_a_cuda_samples_check_is_read(line, rule):
+    parsed = classify_driver(line)
+    assert parsed is not None and parsed.kind == "cuda.error" and parsed.fields["error"].startswith("cudaError")
+    d = _first(line + "\n")
+    assert d is not None and d["id"] == rule
+
+
 def test_the_gpu_of_a_lost_device_is_named_without_the_separator():
     d = _first("Unable to determine the device handle for GPU1: 0000:34:00.0: GPU is lost\n")
     assert d is not None and d["title"].startswith("The driver cannot open GPU 1: GPU is lost")

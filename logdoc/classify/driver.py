@@ -7,7 +7,8 @@ initialized (Triggered internally at ...)``, or the same words raised), NVML as 
 NVIDIA container runtime print its failures (``Failed to initialize NVML: Driver/library version
 mismatch``, ``nvidia-container-cli: initialization error: nvml error: driver/library version mismatch``),
 ``nvidia-smi``'s own "couldn't communicate with the NVIDIA driver", and Docker refusing ``--gpus``
-without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``), and
+without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``), cuda-samples'
+checkCudaErrors (``CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(dev)"``), and
 torch.cuda's warning that the build has no kernels for the GPU's architecture (``... with CUDA capability
 sm_120 is not compatible with the current PyTorch installation``, ``Found GPU0 ... which is of compute
 capability (CC) 12.0``).
@@ -45,6 +46,11 @@ _SMI_NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the
 # GPU0000:3B:00.0: Unknown Error`, `... for GPU1: 0000:34:00.0: GPU is lost`).
 _SMI_HANDLE = lazy_re(r"Unable to determine the device handle for GPU ?(?P<gpu>[0-9A-Fa-f:.]{1,16})(?:: [0-9A-Fa-f:.]{7,16})?: "
                       r"(?P<text>[A-Za-z][\w .'-]{2,60}?)\.?\s*$")
+# cuda-samples' checkCudaErrors (Common/helper_cuda.h, check()), which the samples people run to test a node
+# (bandwidthTest, p2pBandwidthLatencyTest, simpleP2P) and programs built on it print:
+# `CUDA error at <file>:<line> code=<n>(<cudaError enum name>) "<call>"`.
+_HELPER_CUDA = lazy_re(r"CUDA error at (?P<file>[\w./+-]{1,200}):(?P<line>\d{1,6}) code=(?P<code>\d{1,4})\("
+                       r"(?P<name>\w{1,60})\) \"(?P<call>[^\"\n]{0,200})\"")
 # Docker's answer to `--gpus` when no NVIDIA runtime / container toolkit is configured (daemon/devices.go).
 _DOCKER_NO_GPU = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")
 
@@ -74,6 +80,12 @@ def classify_driver(line: str) -> Parsed | None:
             return Parsed("cuda.error", "WARN", "cuda.error",
                           {"error": f"no kernel of this PyTorch build runs on {(m['name'] or m['name2']).strip()} ({arch})",
                            "context": "torch.cuda's capability check"})
+    if "CUDA error at " in line:
+        m = _HELPER_CUDA.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": m["name"], "source_location": f"{m['file']}:{m['line']}",
+                           "context": f"{m['call'].strip()} returned {m['code']} (cuda-samples' checkCudaErrors)"})
     if _SMI_NO_DRIVER in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
     if "with capabilities" in line:
