@@ -83,6 +83,8 @@ KINDS: dict[str, KindSpec] = {
                                  "an nccl-tests NCCLCHECK failure (`Test NCCL failure file:line 'error'`)"),
     "verbs.error": _k(("call", "errno_text", "device", "library", "call_args"), _N,
                       "a failed ibverbs call printed by an RDMA library other than NCCL (UCX ...)"),
+    "verbs.cqe_error": _k(("provider", "nic_host"), _N,
+                          "an RDMA provider's dump of an error completion (rdma-core mlx5: `got completion with error:`)"),
     "verbs.no_provider": _k(("sysfs_path", "library"), _N,
                             "libibverbs found a verbs device without its user-space provider library"),
     "ucx.error": _k(("message", "code_location", "ucx_host", "ucx_pid"), _N, "an error line of UCX (`UCX ERROR ...`)"),

@@ -104,6 +104,7 @@ def test_envelopes(line, expect, msg):
     "  File \"train.py\", line 3, in <module>",
     "KeyError: 'x'",
     "[Rank 0] Watchdog caught collective operation timeout",  # ProcessGroupNCCL's own prefix
+    "mlx5: gpu-node-7: got completion with error:",  # rdma-core's provider name, not a pdsh host
 ])
 def test_messages_are_not_mistaken_for_envelopes(line):
     env, text = unwrap(line)

@@ -165,3 +165,13 @@ def test_ray_actor_death_by_a_closed_worker_connection():
             "due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to "
             "SIGSEGV or other unexpected errors.\n")
     assert _top(text)["id"] == "LD742"
+
+
+@pytest.mark.parametrize("text, host", [
+    ("mlx5: gpu-node-7: got completion with error:\n00000000 00000000 00000000 00000000\n", "gpu-node-7"),
+    ("(RayWorkerWrapper pid=48213, ip=10.0.0.7) mlx5: host_unknown: got completion with error:\n", "host_unknown"),
+])
+def test_rdma_cores_dump_of_an_error_completion_is_read(text, host):
+    # rdma-core providers/mlx5/cq.c: `mlx5: <hostname>: got completion with error:` before the CQE's hex words
+    evs = [e for e in parse_sources([("x.log", text)]).events if e.kind == "verbs.cqe_error"]
+    assert len(evs) == 1 and evs[0].fields["nic_host"] == host and evs[0].fields["provider"] == "mlx5"

@@ -15,7 +15,7 @@ from ..grammar import Parsed
 from ..lazyre import lazy_re
 from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
 from ..templates import nccl_catalog
-from .neighbours import (classify_caught_signal, classify_cuda_driver_error, classify_cuda_text, classify_envoy,
+from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cuda_driver_error, classify_cuda_text, classify_envoy,
                          classify_errno_line, classify_iommu_fault, classify_signal_report,
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
@@ -53,6 +53,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_envoy(first)
         if parsed is None and "exits with return code" in first:
             parsed = classify_launcher_exit(first)
+        if parsed is None and "got completion with error" in first:
+            parsed = classify_cqe_dump(first)
         if parsed is None and "device-specific driver" in first:
             parsed = classify_verbs_provider(first)
         if parsed is None and ("UCX" in first or first.startswith("mm_")):

@@ -1,5 +1,6 @@
 """Lines other programs print beside NCCL, read where no NCCL header is: nccl-tests' own checks,
-rows and versions; an ibverbs call failed in another RDMA library (UCX, rdma-core users); a CUDA
+rows and versions; an ibverbs call failed in another RDMA library (UCX, rdma-core users); rdma-core's
+dump of an error completion; a CUDA
 runtime error text standing alone; UCX's ``Caught signal`` and a shell's, faulthandler's, Abseil's
 or glog's report of a fatal signal; a py-spy frame in a torch.distributed
 collective; Ray's object-store warning about /dev/shm; Envoy's own log lines. One reader per
@@ -81,6 +82,22 @@ def classify_verbs(line: str) -> Parsed | None:
     if m["args"]:
         f["call_args"] = m["args"]
     return Parsed("verbs.error", "ERROR", "verbs.error", f)
+
+
+# rdma-core's mlx5 provider (providers/mlx5/cq.c), on a completion with an error other than a flushed work
+# request or an exhausted transport retry: `mlx5: <hostname>: got completion with error:` and the CQE as four
+# lines of hex words (its syndrome is the last byte of the second word of the fourth line).
+# (`mlx5: ` may already be peeled as a pdsh-style host prefix: the host name alone then leads the message)
+_CQE_DUMP = lazy_re(r"(?:^|\s)(?:(?P<provider>mlx5|xsc): )?(?P<host>[^\s:]{1,255}): got completion with error:\s*$")
+
+
+def classify_cqe_dump(line: str) -> Parsed | None:
+    """``verbs.cqe_error`` for the header of an RDMA provider's dump of an error completion, or None."""
+    m = _CQE_DUMP.search(line, 0, min(len(line), 512))
+    if m is None:
+        return None
+    return Parsed("verbs.cqe_error", "ERROR", "verbs.cqe_error",
+                  {"provider": m["provider"] or "mlx5", "nic_host": m["host"]})
 
 
 def _code_version(code: str) -> str:
