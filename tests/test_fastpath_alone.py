@@ -97,19 +97,21 @@ def test_alone_lane_and_quiet_runs_same_events(seed, tmp_path, monkeypatch):
         assert got[1:] == plain[1:]
 
 
-@pytest.mark.parametrize("grep_on", [False, True])
-def test_opener_pairs_same_events(grep_on, tmp_path, monkeypatch):
+@pytest.mark.parametrize("grep_on,dense", [(False, False), (True, False), (False, True)])
+def test_opener_pairs_same_events(grep_on, dense, tmp_path, monkeypatch):
     """A warning that opens the record of the lines without an envelope (its text says ``exception``),
     printed again and again, each time followed by a line that ends that record, or by a line that
     continues it, or by another candidate; among them ranked c10 warnings that open quiet records
     (whose window the opener moves), one with its ``Exception raised from`` line: what the plain path
-    gives, the pairs counted from their bytes."""
+    gives, the pairs counted from their bytes; in a dense region (more than a quarter of the lines
+    candidates: read line by line, scan._dense) too."""
     rng = random.Random(5)
     warn = _POOL[1][0]
     lines: list[str] = []
     while len(lines) < 8000:
         x = rng.random()
-        if x < 0.1:  # (fewer than a quarter of the lines are candidates: not read as a dense region)
+        x -= 0.25 if dense else 0.0  # (dense: more than a quarter of the lines are candidates)
+        if x < 0.1:
             lines.append(warn)
         elif x < 0.11:
             lines.append("  warnings.warn(")
@@ -129,6 +131,9 @@ def test_opener_pairs_same_events(grep_on, tmp_path, monkeypatch):
     p = tmp_path / "job.log"
     p.write_bytes(("\n".join(lines) + "\n").encode())
     assert paste.prepare(Source(str(p), path=str(p), every_line=False))[1] is None  # (its repair: no fast path)
+    dense_reads = []
+    real_dense = scan._dense
+    monkeypatch.setattr(scan, "_dense", lambda *a: dense_reads.append(1) or real_dense(*a))
     if grep_on:
         monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
     else:
@@ -143,6 +148,7 @@ def test_opener_pairs_same_events(grep_on, tmp_path, monkeypatch):
             again = _result(p, reduce)
         for got in (quick, again):
             assert got == plain
+    assert bool(dense_reads) == dense
 
 
 def test_quiet_run_is_quiet_skip_of_every_line():

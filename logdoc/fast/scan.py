@@ -143,8 +143,14 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     every = feeder.every
     stats = feeder.stats
     nothing = _NOTHING if lane is not None else None
-    for raw in buf[start:end - 1].split(sep) if end > start else ():
+    lines = buf[start:end - 1].split(sep) if end > start else []
+    last = len(lines) - 1
+    pairs = lane is not None and sep == b"\n" and feeder.paste is None and not every  # (fast.alone.opener)
+    skip = -1
+    for i, raw in enumerate(lines):
         lineno += 1
+        if i == skip:
+            continue  # the line after an opener, read with it
         if bars is not None and b"%|" in raw and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
         if nothing is not None and raw in nothing and alone_raw(lane, lineno, raw):
@@ -174,7 +180,18 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
             text = clean(raw)
             line(lineno, text, cand(text) is not None)
             continue
-        line(lineno, text, cand(text) is not None, raw)
+        c = cand(text) is not None
+        if c and pairs and i < last and feeder.state < 2 and b"NCCL" not in raw:
+            nxt = lines[i + 1]  # no candidate, its bytes its clean text, and one the quiet skip counts
+            if cand_bytes(nxt) is None and (ctrl is None or ctrl(nxt) is None) and _quiet_skip(nxt):
+                seen = _OPENERS.get(raw)
+                if seen is not None and opener_raw(feeder, lineno, seen):
+                    skip = i + 1  # (fast.alone.opener: the record this line opens and the next line ends)
+                    continue
+                if opener(feeder, lineno, text, c, raw):
+                    skip = i + 1
+                continue
+        line(lineno, text, c, raw)
     return lineno
 
 
@@ -343,6 +360,8 @@ def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes)
     skip counts that next line: the start of the line after the two when both were read, ``nl + 1``
     when line ``lineno`` alone was, -1 when it is to be fed as usual (nothing was done but closing
     idle records)."""
+    if b"NCCL" in raw:
+        return -1  # (NCCL's lines: the NCCL lanes read them, the usual path)
     nxt = buf.find(b"\n", nl + 1, end)
     if nxt < 0 or not _quiet_skip(buf[nl + 1:nxt]):
         return -1
