@@ -54,6 +54,14 @@ def _strong(ev) -> bool:
     return False
 
 
+def _same_result(fam: Family, ev) -> bool:
+    """The family's ``nccl_result`` is the event's: the ncclResult its reader named (``fields.nccl_result``:
+    a result text with a typo, a framework's own wording), whatever the text's words."""
+    want = fam.match.get("nccl_result")
+    got = (ev.fields or {}).get("nccl_result")
+    return bool(want and got) and got in ([want] if isinstance(want, str) else want)
+
+
 def _family_for(diffs: Differentials, ev, ids: frozenset[str]) -> Family | None:
     for fam in diffs.families:
         lv = fam.match.get("level")
@@ -64,6 +72,8 @@ def _family_for(diffs: Differentials, ev, ids: frozenset[str]) -> Family | None:
             continue
         if c.kinds and not any(ev.kind == k or k.endswith("*") and ev.kind.startswith(k[:-1]) for k in c.kinds):
             continue
+        if _same_result(fam, ev):
+            return fam  # the result the event quotes, read from whatever wording it was printed in
         if c.clause is not None and (c.clause.pattern is not None or c.clause.fields is not None):
             ok, _, _ = c.clause.accepts(ev)
             if not ok:

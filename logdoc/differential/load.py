@@ -15,7 +15,7 @@ FILE_KEYS = ("description", "generic", "categories", "families")
 CAUSE_KEYS = ("category", "cause", "check", "for", "against")
 COND_KEYS = ("kind", "template", "pattern", "fields", "hosts", "ranks", "absent", "says")
 FAMILY_KEYS = ("id", "match", "role", "severity", "title", "explanation", "fix", "docs", "causes", "generic_causes")
-FAMILY_MATCH_KEYS = ("kind", "template", "pattern", "fields", "level")
+FAMILY_MATCH_KEYS = ("kind", "template", "pattern", "fields", "level", "nccl_result")
 GENERIC_KEYS = ("title", "explanation", "note_title", "candidate_title", "candidate_explanation")
 
 
@@ -215,7 +215,13 @@ def _family(out: Differentials, spec: Any, lines, where: str, file: str) -> Fami
         out.problems.append(_problem(file, lines.get(f"{where}.match", line),
                                      f"match is a mapping of {', '.join(FAMILY_MATCH_KEYS)}"))
         return None
-    cond = _check_cond_spec(out, {**{k: v for k, v in match.items() if k != "level"}, "says": spec["id"]},
+    result = match.get("nccl_result")
+    if result is not None and not (isinstance(result, str) or isinstance(result, list)
+                                   and all(isinstance(r, str) for r in result)):
+        out.problems.append(_problem(file, lines.get(f"{where}.match", line), "nccl_result is a result name or a list of them"))
+        return None
+    cond = _check_cond_spec(out, {**{k: v for k, v in match.items() if k not in ("level", "nccl_result")},
+                                  "says": spec["id"]},
                             lines, f"{where}.match", file)
     if cond is None:
         bad = True

@@ -23,6 +23,7 @@ from .. import catalog as engine
 from .. import cut, formats
 from ..formats import BoundedPattern, brace_to_regex
 from .common import ERRNO_NUMBERS, SIGNALS, Read, cause, errno_name, level_of, to_int
+from .transformers import nccl_result_of
 
 _WORK_STATUS = lazy_re(r"[Ll]ast enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
 _UNIT_MS = {"ms": 1, "s": 1000, "min": 60000, "h": 3600000}
@@ -280,6 +281,10 @@ def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
         inner = read(f["exception"], None)
         if inner is not None:
             f["cause"] = cause(inner)
+    elif kind == "torch.nccl_error" and "nccl_result" not in f and isinstance(f.get("error_string"), str):
+        result = nccl_result_of(f["error_string"])  # a framework's own wording of the result's text
+        if result:
+            f["nccl_result"] = result
     elif kind in ("torch.flight_recorder", "torch.heartbeat", "torch.teardown") and "src_rank" in f:
         f["src_rank"] = to_int(f["src_rank"])
     if kind == "store.client_timeout" and f.get("unit") in _UNIT_MS and isinstance(f.get("timeout_ms"), int):

@@ -1,0 +1,70 @@
+"""An NCCL result reaches its family's card (knowledge/differentials/) in every wording a paste shows it:
+ncclGetErrorString's text in PyTorch's `NCCL error in:` (with a typo too), PyTorch's interpretation
+(`ncclSystemError: System call ...`), CuPy's `NCCL_ERROR_*` names, TensorFlow's `NCCL: <text>`, XLA's
+`NCCL operation ... failed: <text>`, Paddle's `NCCL error(N), <text>.`, nccl-tests' `NCCL failure`."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.pipeline import parse_sources
+
+# result -> (family, ncclGetErrorString text, a typo of it, CuPy's name, PyTorch's interpretation)
+RESULTS = {
+    "ncclUnhandledCudaError": ("nccl_cuda_error", "unhandled cuda error", "unhanled cuda error",
+                               "NCCL_ERROR_UNHANDLED_CUDA_ERROR", "Call to CUDA function failed."),
+    "ncclSystemError": ("nccl_system_error", "unhandled system error", "unhanled system error", "NCCL_ERROR_SYSTEM_ERROR",
+                        "System call (e.g. socket, malloc) or external library call failed or device error."),
+    "ncclInternalError": ("nccl_internal_error", "internal error", "internal eror", "NCCL_ERROR_INTERNAL_ERROR",
+                          "Internal check failed."),
+    "ncclInvalidArgument": ("nccl_invalid_argument", "invalid argument", "invalid arguement", "NCCL_ERROR_INVALID_ARGUMENT",
+                            "Invalid value for an argument."),
+    "ncclInvalidUsage": ("nccl_invalid_usage", "invalid usage", "invalid usgae", "NCCL_ERROR_INVALID_USAGE",
+                         "This usually reflects invalid usage of NCCL library."),
+}
+
+
+def _wordings(result: str) -> list[str]:
+    _, text, typo, cupy, detail = RESULTS[result]
+    code = list(RESULTS).index(result) + 1
+    return [
+        f"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, {typo}, NCCL version 2.18.1",
+        f"torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, {text}, "
+        f"NCCL version 2.18.1",
+        f"{result}: {detail}",
+        f"cupy_backends.cuda.libs.nccl.NcclError: {cupy}: {text}",
+        f"cupy.cuda.nccl.NcclError: {cupy}",
+        f"OSError: (External) NCCL error({code}), {text}.",
+        f"tensorflow.python.framework.errors_impl.InternalError: NCCL: {text}",
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation "
+        f"ncclCommInitRank(&comm, nranks, id, rank) failed: {text}",
+        f"Test NCCL failure common.cu:958 '{text}'",
+    ]
+
+
+_rules = None
+
+
+def _top(line: str) -> str | None:
+    global _rules
+    _rules = _rules or kb.load_rules()
+    d = build_report(parse_sources([("x.log", line + "\n")]), _rules)["diagnoses"]
+    return d[0]["id"] if d else None
+
+
+@pytest.mark.parametrize("result", list(RESULTS))
+def test_every_wording_of_a_result_reaches_its_family(result):
+    family = "family:" + RESULTS[result][0]
+    for line in _wordings(result):
+        # the family's card, or a rule that meets the line's own words (never a card of another message, or none)
+        top = _top(line) or ""
+        assert top == family or top.startswith("LD"), (line, top)
+
+
+def test_a_text_of_no_result_reaches_no_result_family():
+    # a text two results could be (nccl_result_of leaves it unnamed) and an unrelated error
+    for line in ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, invalid usgument, "
+                 "NCCL version 2.18.1", "ValueError: NCCL: the model has no such argument"):
+        top = _top(line)
+        assert not (top or "").startswith(("family:nccl_invalid", "family:nccl_system", "family:nccl_cuda")), (line, top)
