@@ -105,7 +105,9 @@ _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>
                   "ran for ", "timed out in blocking wait", " Original exception:", "Original exception:",
                   "CUDA kernel errors might be asynchronously reported", "For debugging consider passing CUDA_LAUNCH_BLOCKING",
                   "Compile with `TORCH_USE_CUDA_DSA`", "Collectives differ in the following aspects",
-                  "Successfully processed ranks:", "No ranks successfully processed in monitoredBarrier")
+                  "Successfully processed ranks:", "No ranks successfully processed in monitoredBarrier",
+                  # PaddlePaddle's hint after its error line (paddle/phi/core/enforce.h: `  [Hint: ...] (at file:line)`)
+                  "  [Hint: ", "[Hint: ")
 
 
 MAX_WRAP_JOIN = 4

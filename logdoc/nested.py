@@ -230,6 +230,39 @@ def _unnamed(ev: Event) -> bool:
     return ev.kind == "torch.exception" and bool((ev.fields or {}).get("exc_type"))
 
 
+# lines between an exception printed without a message and the error line its message ends with
+# (PaddlePaddle's C++ traceback of up to a few dozen frames, its dashed headers)
+MESSAGE_AFTER = 120
+# exceptions that say all there is without a message (a bare `assert`, Ctrl-C, sys.exit())
+_SAYS_ALL = frozenset(("AssertionError", "KeyboardInterrupt", "SystemExit", "StopIteration"))
+
+
+def _message_after(events, unnamed: list[Event], links: dict) -> None:
+    """The links of :func:`carrier_links` from an exception without a message to the error after it."""
+    empty = [ev for ev in unnamed if not str(ev.fields.get("exc_message") or "").strip()
+             and str(ev.fields["exc_type"]).rsplit(".", 1)[-1] not in _SAYS_ALL]
+    if not empty:
+        return
+    by_file: dict[str, list[Event]] = {}
+    for ev in empty:
+        by_file.setdefault(ev.file, []).append(ev)
+    best: dict[int, Event] = {}
+    for ev in events:
+        carriers = by_file.get(ev.file)
+        if carriers is None or ev.kind.startswith("analysis.") or _quoted_fact(ev):
+            continue
+        f = ev.fields or {}
+        if ev.level not in ("ERROR", "FATAL") or f.get("nested_line") is not None or f.get("traceback"):
+            continue  # (a traceback is an exception of its own, not the message of one before it)
+        for c in carriers:
+            if c.end_line < ev.line <= c.end_line + MESSAGE_AFTER and (id(c) not in best or ev.line < best[id(c)].line):
+                best[id(c)] = ev
+    for c in empty:
+        ev = best.get(id(c))
+        if ev is not None and not (_unnamed(ev) and not str(ev.fields.get("exc_message") or "").strip()):
+            links.setdefault(key(c), set()).add(key(ev))
+
+
 def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]]]:
     """carrier -> the events it carries (keys ``(file, line, kind)``, closed over several levels):
 
@@ -240,6 +273,10 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
     * an exception whose message goes on with a traceback without its header (Ray's task and actor
       errors print the cause's frames and exception line under their own): the record that starts
       with those frames on the next line;
+    * an exception printed without a message on its line (``OSError: `` and nothing after it: its message
+      starts with a line break, as PaddlePaddle's errors do, whose C++ traceback and ``Error Message
+      Summary`` come next): the first error that starts within :data:`MESSAGE_AFTER` lines after it in
+      its file, the error line its message ends with;
     * an exception that only reports another process's failure (:data:`MESSENGERS`): every other
       error of the same file.
     """
@@ -285,6 +322,7 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
                 nxt = starts.get((one.file, one.end_line + 1))
                 if nxt is not None and nxt is not one and _FRAME_HEAD.match(nxt.text) is not None:
                     links.setdefault(key(one), set()).add(key(nxt))
+    _message_after(events, unnamed, links)
     if messengers:
         errors_by_file: dict[str, list[Event]] = {ev.file: [] for ev in messengers}
         for ev in events:

@@ -175,3 +175,57 @@ def test_rdma_cores_dump_of_an_error_completion_is_read(text, host):
     # rdma-core providers/mlx5/cq.c: `mlx5: <hostname>: got completion with error:` before the CQE's hex words
     evs = [e for e in parse_sources([("x.log", text)]).events if e.kind == "verbs.cqe_error"]
     assert len(evs) == 1 and evs[0].fields["nic_host"] == host and evs[0].fields["provider"] == "mlx5"
+
+
+# PaddlePaddle with FLAGS_call_stack_level=2 (paddle/phi/core/enforce.cc): the Python exception's message starts
+# with a line break, so its line says `OSError: ` alone; the C++ traceback and the error summary follow, and the
+# error line after `Error Message Summary:` (with its `[Hint: ...]`) is the message.
+PADDLE_SUMMARY = """Traceback (most recent call last):
+  File "train.py", line 42, in <module>
+    dist.init_parallel_env()
+  File "/usr/local/lib/python3.8/dist-packages/paddle/distributed/parallel.py", line 1076, in init_parallel_env
+    paddle.distributed.barrier(group=group)
+OSError: 
+
+--------------------------------------
+C++ Traceback (most recent call last):
+--------------------------------------
+0   paddle::distributed::ProcessGroupNCCL::Barrier(paddle::distributed::BarrierOptions const&)
+1   phi::enforce::EnforceNotMet::EnforceNotMet(phi::ErrorSummary const&, char const*, int)
+
+----------------------
+Error Message Summary:
+----------------------
+{error}
+  [Hint: '{result}'. {hint}] (at /paddle/paddle/fluid/distributed/collective/ProcessGroupNCCL.cc:154)
+"""
+
+
+@pytest.mark.parametrize("error, result, hint, expected", [  # the result's family card, or the rule on its words
+    ("ExternalError: NCCL error(2), unhandled system error. ", "ncclSystemError",
+     "There are some errors occurred when NCCL calling system function, please check Last error for more information.",
+     "family:nccl_system_error"),
+    ("ExternalError: NCCL error(3), internal error. ", "ncclInternalError",
+     "There are some errors occurred when NCCL, please check the NCCL_DEBUG=INFO log.", "LD133"),
+])
+def test_paddle_error_summary_is_the_message_of_the_exception_before_it(error, result, hint, expected):
+    text = PADDLE_SUMMARY.format(error=error, result=result, hint=hint)
+    top = _top(text)
+    assert top["id"] == expected, (top["id"], top["title"])  # (before: LD710, "OSError (a Python exception)")
+    summary = [e for e in _events(text) if e.fields.get("exc_type") == "ExternalError"]
+    # the hint is part of the error's record
+    assert len(summary) == 1 and "[Hint: " in summary[0].text and summary[0].end_line == summary[0].line + 1
+
+
+def test_an_exception_without_message_that_says_all_carries_nothing():
+    # a bare `assert` of the program: its own cause, not the carrier of the next error in the file
+    from logdoc.nested import carrier_links, key
+    text = PADDLE_SUMMARY.replace("OSError: ", "AssertionError").format(
+        error="ExternalError: NCCL error(2), unhandled system error. ", result="ncclSystemError", hint="x")
+    evs = parse_sources([("x.log", text)]).events
+    tb = [e for e in evs if e.fields.get("exc_type") == "AssertionError"]
+    assert len(tb) == 1 and key(tb[0]) not in carrier_links(evs)
+    evs = parse_sources([("x.log", PADDLE_SUMMARY.format(error="ExternalError: NCCL error(2), unhandled system error. ",
+                                                         result="ncclSystemError", hint="x"))]).events
+    tb = [e for e in evs if e.fields.get("exc_type") == "OSError"]
+    assert len(tb) == 1 and key(tb[0]) in carrier_links(evs)
