@@ -179,6 +179,8 @@ KINDS: dict[str, KindSpec] = {
                              "a host name did not resolve (ssh's getaddrinfo failure, MPICH Hydra's lookup)", True),
     "net.connect_failed": _k(("peer", "port", "local", "strerror"), _T,
                              "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host)", True),
+    "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "
+                          "(MPICH Hydra: a proxy exited before it connected back to mpiexec)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,
                                 "ChildFailedError summary table", True),
     "torchrun.worker_failed": _k(EXCEPTION_FIELDS + ("exitcode", "local_rank", "pid", "binary", "launcher", "signal"),

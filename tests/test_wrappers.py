@@ -109,6 +109,19 @@ def test_hydra_connect_failures_are_events_with_the_peer():
     assert top["id"] == "LD151" and "node1" in top["title"] and "No route to host" in top["title"]
 
 
+def test_hydra_launch_proxy_failed_is_a_launch_failure():
+    # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): the proxy exited before it connected back
+    text = ("Host key verification failed.\n"
+            "[mpiexec@server2] ui_cmd_cb (mpiexec/pmiserv_pmci.c:51): Launch proxy failed.\n"
+            "[mpiexec@server2] HYDT_dmxu_poll_wait_for_event (lib/tools/demux/demux_poll.c:76): callback returned error "
+            "status\n"
+            "[mpiexec@server2] HYD_pmci_wait_for_completion (mpiexec/pmiserv_pmci.c:173): error waiting for event\n")
+    evs = [e for e in _events(text) if e.kind == "launcher.failed"]
+    assert [(e.host, e.process, e.line) for e in evs] == [("server2", "mpiexec", 2)]
+    assert _top(text)["id"] == "LD152"
+    assert not [e for e in _events("[mpiexec@server2] Launching proxy on node3\n") if e.kind == "launcher.failed"]
+
+
 def test_a_bracketed_word_and_host_is_not_hydra():
     env, _ = unwrap("[worker@node1] main (train.py:12): loss 0.5")
     assert "hydra" not in env.layers

@@ -439,6 +439,10 @@ EXTRA = [
      "unable to connect from \"{local:word}\" to \"{peer:word}\" ({strerror:line})"),
     ("logdoc:hydra:connect-upstream", "net.connect_failed", "ERROR", "line", "",
      "unable to connect to server {peer:word} at port {port:int} (check for firewalls!)"),
+    # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
+    # before it connected back to mpiexec's control port
+    ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
+     "Launch proxy failed{rest:rest}"),
     # a Rust program's panic on an OS error (routers and servers written in Rust)
     ("logdoc:rust:unwrap-os-error", "torch.exception", "ERROR", "line", "",
      "called `Result::unwrap()` on an `Err` value: {exc_message:rest}"),
