@@ -137,6 +137,19 @@ def test_tsl_log_head_is_peeled_with_time_level_and_source():
     assert "tsl" not in env.layers
 
 
+@pytest.mark.parametrize("warn, after", [
+    ("Cuda failure 'out of memory'", "."),                      # NCCL's CUDACHECK quotes the CUDA error itself
+    ("Cuda failure 2 'out of memory'", "."),
+    ("Cuda failure 'peer access is not supported between these two devices'", ".; current tracing scope: all-reduce-start"),
+    ("Error while creating shared memory segment /dev/shm/nccl-abc123 (size 9637888)", ""),
+])
+def test_xla_last_warning_with_quotes_of_its_own_is_read_whole(warn, after):
+    evs = _events("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL "
+                  "operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error. Last NCCL "
+                  f"warning(error) log entry (may be unrelated) '{warn}'{after}\n")
+    assert [e.fields.get("message") for e in evs if e.kind == "nccl.warn"] == [warn]
+
+
 def test_xla_status_keeps_the_last_nccl_warning_as_its_own_event():
     evs = _events("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:305: NCCL "
                   "operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled system error. Last NCCL "

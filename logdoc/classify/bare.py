@@ -102,8 +102,8 @@ def _classify_bare(text: str) -> Parsed | None:
     if len(line) < BARE_MIN_LED or has_huge_number(line):
         return None
     if "Last NCCL warning" in line:
-        q = _LAST_NCCL_WARNING.search(line)
-        inner = _classify_bare(q["msg"]) if q is not None else None
+        q = last_warning_quote(line)
+        inner = _classify_bare(q) if q is not None else None
         if inner is not None:
             inner.fields["nested_in"] = "Last NCCL warning(error)"
             return inner
@@ -248,8 +248,23 @@ def _bare_connection(line: str) -> Parsed | None:
 # XLA (JAX) reports a failed NCCL call as a status whose text ends with the last WARN NCCL printed
 # (ncclGetLastError): `<file>:<line>: NCCL operation <call> failed: <result>. Last NCCL warning(error)
 # log entry (may be unrelated) '<WARN message>'.`; pastes shorten the middle. The quoted message is
-# read as the bare WARN it is.
-_LAST_NCCL_WARNING = lazy_re(r"Last NCCL warning\(error\)[^']{0,60}'(?P<msg>[^']{8,})'")
+# read as the bare WARN it is. The WARN may hold quotes of its own (`'Cuda failure 'out of memory''`,
+# `'Call to ibv_create_cq failed with error 'Cannot allocate memory''`): the quote ends at the first `'`
+# that ends the status (a `.`, the end, or `;` before XLA's own notes after it), not at the first `'`.
+_LAST_NCCL_WARNING = lazy_re(r"Last NCCL warning\(error\)[^']{0,60}'")
+_QUOTE_ENDS = lazy_re(r"'\.?[ \t]*(?:$|;|\n)")
+MAX_QUOTED = 4096
+
+
+def last_warning_quote(line: str) -> str | None:
+    """The WARN text XLA's status quotes after ``Last NCCL warning(error) log entry (may be unrelated)``
+    (at least 8 characters), or None."""
+    q = _LAST_NCCL_WARNING.search(line)
+    if q is None:
+        return None
+    end = _QUOTE_ENDS.search(line, q.end() + 8, min(len(line), q.end() + MAX_QUOTED))
+    return line[q.end():end.start()] if end is not None else None
+
 
 def _lead_word(fmt: str) -> str:
     from ..templates import _lead_word as lead
