@@ -285,7 +285,7 @@ def _tee(m: re.Match, env: Envelope) -> str:
 
 _TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # (not an RDMA provider's or device's name: rdma-core prints `mlx5: <host>: ...`, drivers `mlx5_0: ...`)
-_HOST = r"(?!(?:\w*(?:Error|Exception|Warning|Interrupt|Exit)|mlx\d|mlx5_\d+|xsc)\b)[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*"
+_HOST = r"(?!(?:\w*(?:Error|Exception|Warning|Interrupt|Exit)|mlx\d|xsc)\b)[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*"
 
 # (first characters it can start with, regex, handler). Order matters within a first character.
 ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [

@@ -68,15 +68,20 @@ PREFIXES = {
     "prefix-kubectl": "[pod/trainer-worker-0/pytorch] ",
     "prefix-pytest": "E       ",
 }
-LAST_ERROR_HEAD = [
-    "Traceback (most recent call last):",
-    '  File "train.py", line 42, in <module>',
-    "    dist.all_reduce(t)",
-    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
-    "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
-    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
-    "Last error:",
-]
+def last_error_head(nccl_version: str | None) -> list[str]:
+    """The PyTorch 2.x error that carries NCCL's WARN lines as its ``Last error:``. It quotes the case's
+    own NCCL version (``versions.nccl`` of case.yaml) or none: a version the case never ran would be
+    read as a fact (a quoted version is an ``nccl.version`` event) and gate version-specific rules."""
+    quoted = f", NCCL version {nccl_version}" if nccl_version else ""
+    return [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 42, in <module>',
+        "    dist.all_reduce(t)",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+        f"unhandled system error (run with NCCL_DEBUG=INFO for details){quoted}",
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+        "Last error:",
+    ]
 
 
 def _lines_by_transform(text: str, fn: Callable[[str], str]) -> str:
@@ -188,12 +193,12 @@ def _evidence_lines(report: dict, case: fs.Case, warn_only: bool = False) -> dic
     return keep
 
 
-def _evidence_text(text: str, lines: set[int], how: str) -> str:
+def _evidence_text(text: str, lines: set[int], how: str, nccl_version: str | None = None) -> str:
     kept = [line for n, line in enumerate(text.split("\n"), 1) if n in lines]
     if how == "bare":
         return "\n".join(b for b in (_bare(line) for line in kept) if b)
     if how == "last-error":
-        return "\n".join(LAST_ERROR_HEAD + [_bare(line) for line in kept if _bare(line)])
+        return "\n".join(last_error_head(nccl_version) + [_bare(line) for line in kept if _bare(line)])
     return "\n".join(kept)
 
 
@@ -206,7 +211,9 @@ def damage_case(case: fs.Case, transform: str, report: dict, out: Path) -> fs.Ca
         keep = _evidence_lines(report, case, warn_only=transform == "last-error")
         if not keep:
             return None
-        damaged = {name: _evidence_text(texts[name], lines, transform) for name, lines in keep.items()}
+        version = ((case.meta or {}).get("versions") or {}).get("nccl")
+        damaged = {name: _evidence_text(texts[name], lines, transform, str(version) if version else None)
+                   for name, lines in keep.items()}
     else:
         damaged = {name: TEXT_TRANSFORMS[transform](t) for name, t in texts.items()}
         if all(damaged[n] == texts[n] for n in texts):
