@@ -81,20 +81,26 @@ def test_alone_lane_and_quiet_runs_same_events(seed, tmp_path, monkeypatch):
         monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
     else:
         monkeypatch.setenv("LOGDOC_NO_GREP", "1")
-    reduce = seed < 2
+    plain, quick, again = _plain_quick_again(p, seed < 2, alone._NOTHING, "no line was counted from its bytes")
+    for got in (quick, again):
+        assert len(got[0]) == len(plain[0])
+        for a, b in zip(plain[0], got[0]):
+            assert a == b
+        assert got[1:] == plain[1:]
+
+
+def _plain_quick_again(p, reduce: bool, memo, why: str):
+    """The plain path's result, the fast path's with its memos empty (``memo`` filled by it: ``why``
+    otherwise), and the fast path's again with them full."""
     with fastpath(False):
         plain = _result(p, reduce)
     alone._NOTHING.clear()
     alone._OPENERS.clear()
     with fastpath(True):
         quick = _result(p, reduce)
-        assert alone._NOTHING, "no line was counted from its bytes"
+        assert memo, why
         again = _result(p, reduce)
-    for got in (quick, again):
-        assert len(got[0]) == len(plain[0])
-        for a, b in zip(plain[0], got[0]):
-            assert a == b
-        assert got[1:] == plain[1:]
+    return plain, quick, again
 
 
 @pytest.mark.parametrize("grep_on,dense", [(False, False), (True, False), (False, True)])
@@ -139,15 +145,8 @@ def test_opener_pairs_same_events(grep_on, dense, tmp_path, monkeypatch):
     else:
         monkeypatch.setenv("LOGDOC_NO_GREP", "1")
     for reduce in (False, True):
-        with fastpath(False):
-            plain = _result(p, reduce)
-        alone._OPENERS.clear()
-        with fastpath(True):
-            quick = _result(p, reduce)
-            assert alone._OPENERS, "no pair was counted from its bytes"
-            again = _result(p, reduce)
-        for got in (quick, again):
-            assert got == plain
+        plain, quick, again = _plain_quick_again(p, reduce, alone._OPENERS, "no pair was counted from its bytes")
+        assert quick == plain and again == plain
     assert bool(dense_reads) == dense
 
 
