@@ -56,15 +56,10 @@ MAX_TEXT = 4000   # characters of an event's text looked at for container words
 
 
 def analyze(job: Job) -> list[Event]:
-    out: list[Event] = []
-    for fn in (_nodes, _container, _rdma_netdev, _net_plugin, _transport, _same_host):
-        ev = fn(job)
-        if ev is not None:
-            out.append(ev)
-    ev = _ib_expected(job)
-    if ev is not None:
-        out.append(ev)
-    return out
+    rdma = _rdma_names(job)  # (read once: rdma_netdev and ib_expected both argue from it)
+    found = (_nodes(job), _container(job), _rdma_netdev(rdma), _net_plugin(job), _transport(job), _same_host(job),
+             _ib_expected(job, rdma))
+    return [ev for ev in found if ev is not None]
 
 
 def _of(job: Job, *kinds: str) -> list[Event]:
@@ -155,8 +150,8 @@ def _container(job: Job) -> Event | None:
                      aspect="container", hints=hints)
 
 
-def _rdma_netdev(job: Job) -> Event | None:
-    names, evidence = _rdma_names(job)
+def _rdma_netdev(rdma: tuple[list[str], list[Event]]) -> Event | None:
+    names, evidence = rdma
     if not names:
         return None
     return synthetic(KIND, "NCCL's socket interface " + ", ".join(names) + " is the network device of an RDMA NIC.",
@@ -190,13 +185,13 @@ def _rdma_names(job: Job) -> tuple[list[str], list[Event]]:
 _PLUGIN_FAILED = lazy_re(r"NET/(?:OFI|Plugin)\b.{0,120}?(?:[Ff]ail|[Uu]nable|[Ee]rror)")
 
 
-def _ib_expected(job: Job) -> Event | None:
+def _ib_expected(job: Job, rdma: tuple[list[str], list[Event]]) -> Event | None:
     """The log shows the job is meant to use an RDMA network (InfiniBand, RoCE, EFA): the socket
     interface is an RDMA NIC's network device, an NCCL_IB_* setting asks for it (not NCCL_IB_DISABLE=1),
     another process of the job uses NET/IB, or a network plugin failed to start. Without one of these,
     a process that finds no IB device is on a machine that has none, which is no fault."""
     reasons: list[str] = []
-    names, evidence = _rdma_names(job)
+    names, evidence = rdma[0], list(rdma[1])
     if names:
         reasons.append(f"the socket interface {names[0]} is an RDMA NIC's network device" if len(names) == 1 else
                        "the socket interfaces " + ", ".join(names) + " are RDMA NICs' network devices")
