@@ -92,7 +92,7 @@ KINDS: dict[str, KindSpec] = {
                    "a program's own error line ending in an errno text (`... Too many open files (os error 24)`)"),
     "process.signal": _k(("signal", "signal_name", "reason", "printer", "signal_host", "signal_pid", "command"), _N,
                          "a report of the signal that kills the process (UCX `Caught signal N (...)`, a shell's"
-                         " `Segmentation fault (core dumped)`, faulthandler, Abseil, glog)"),
+                         " `Segmentation fault (core dumped)`, faulthandler, Abseil, glog, Open MPI `Signal: Bus error (7)`)"),
     "nccltests.device": _k(("test_rank", "group", "test_pid", "test_host", "device", "bus", "gpu"), _N,
                            "a line of nccl-tests' device list (one per rank of the run)"),
     "stack.collective": _k(("function", "frame_file", "frame_line", "format"), _N,
@@ -197,8 +197,10 @@ KINDS: dict[str, KindSpec] = {
                    "the driver version, GPUs)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
-    "container.check": _k(("check", "size", "framework", "required", "found", "status", "gpu"), "logdoc/classify/container.py",
-                          "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old"),
+    "container.check": _k(("check", "size", "use_pct", "framework", "required", "found", "status", "gpu"),
+                          "logdoc/classify/container.py",
+                          "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old;"
+                          " df's row of /dev/shm (small or full)"),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),

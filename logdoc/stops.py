@@ -1,6 +1,7 @@
 """Lines that say the job was stopped from outside: a scheduler's time limit or cancellation, srun
 aborting the step, the OOM killer, a shell's ``Killed``, exit status 137, Kubernetes ``OOMKilled``
-or eviction.
+or eviction; and a process that a fault of its own ended, as srun (``task 3: Bus error``) or an exit status of
+128 + N (``Exit Code: 135``) reports it: ``reason`` ``crashed`` with its ``signal``.
 
 A job stopped this way often prints no error of its own (the logs just end); saying so is the first
 step of reading such a log. :func:`classify` gives a ``job.stopped`` event with ``source`` (``slurm``,
@@ -51,8 +52,13 @@ _KERNEL_OOM = lazy_re(r"(?:Out of memory|Memory cgroup out of memory): Killed pr
 _OOM_KILL = lazy_re(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pid=(?P<pid>\d+)")
 _SHELL_KILLED = lazy_re(r"^(?:(?:\S+: )?line \d+: |/\S+: line \d+: )?(?P<pid>\d+)?\s*(?P<what>Killed|Terminated)"
                            r"(?:\s{2,}|\s*\(core dumped\)\s+|\s*$)(?P<cmd>.*)$")
-_EXIT_137 = lazy_re(r"\bexit(?:ed)?(?: with)?(?: exit)? (?:code|status)[: ]+(?P<code>137|143)\b"
-                       r"|\breturned non-zero exit status (?P<code2>137|143)\b")
+_EXIT_137 = lazy_re(r"\b[Ee]xit(?:ed)?(?: with)?(?: [Ee]xit)? (?:[Cc]ode|[Ss]tatus)[: ]+(?P<code>13[2-9]|143)\b"
+                       r"|\breturned non-zero exit status (?P<code2>13[2-9]|143)\b")
+# 128 + N: a shell's, Docker's and Kubernetes' exit status of a process that signal N ended (`Exit Code: 135`).
+# 137 and 143 are the outside world (SIGKILL, SIGTERM); the others are faults of the process itself, read as
+# srun's task reports are (a crash with its signal: 135 SIGBUS, 139 SIGSEGV, 134 SIGABRT).
+_EXIT_SIGNALS = {132: "SIGILL", 133: "SIGTRAP", 134: "SIGABRT", 135: "SIGBUS", 136: "SIGFPE", 137: "SIGKILL",
+                 138: "SIGUSR1", 139: "SIGSEGV", 143: "SIGTERM"}
 _K8S_OOM = lazy_re(r"\b[Rr]eason:?\s+(?P<what>OOMKilled)\b|\"reason\":\s*\"OOMKilled\"|\bOOMKilled\b")
 _K8S_EVICT = lazy_re(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource: (?P<resource>[\w-]+)"
                         r"|\bPod (?:was )?evicted\b|\bStatus:\s+Failed\s+Reason:\s+Evicted\b"
@@ -76,7 +82,7 @@ _RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) ta
 def may_be(text: str) -> bool:
     """Cheap test: could this message be a stop line?"""
     return ("CANCELLED" in text or "srun:" in text or "process has died" in text or "Killed" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
-            or "oom" in text or "OOM" in text or "137" in text or "143" in text or "vict" in text
+            or "oom" in text or "OOM" in text or "137" in text or "143" in text or ("13" in text and "xit" in text) or "vict" in text
             or "low on resource" in text)
 
 
@@ -154,9 +160,11 @@ def _classify(text: str) -> Parsed | None:
     m = _EXIT_137.search(text)
     if m:
         code = int(m.group("code") or m.group("code2"))
+        if code == 138:
+            return None  # SIGUSR1: a program's own signal, nothing to say
+        reason = {137: "killed", 143: "terminated"}.get(code, "crashed")
         return Parsed(KIND, "ERROR", "stop:exit-" + str(code),
-                      {"source": "exit_status", "reason": "killed" if code == 137 else "terminated", "exit_code": code,
-                       "signal": "SIGKILL" if code == 137 else "SIGTERM"})
+                      {"source": "exit_status", "reason": reason, "exit_code": code, "signal": _EXIT_SIGNALS[code]})
     return None
 
 

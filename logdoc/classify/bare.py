@@ -20,6 +20,7 @@ from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cud
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
 from .container import classify_container
+from .ompi import classify_ompi_signal
 from .driver import classify_driver
 from .envinfo import classify_envinfo
 
@@ -45,6 +46,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_caught_signal(first)
         if parsed is None:
             parsed = classify_signal_report(first)
+        if parsed is None and "Signal: " in first:
+            parsed = classify_ompi_signal(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)
         if parsed is None and "exceeds memory available in" in first:

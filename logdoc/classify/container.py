@@ -19,8 +19,13 @@ entrypoint's checks before the job's own command and prints what they found unde
 * ``WARNING: Detected NVIDIA <name> GPU, which is not yet supported in this version of the container``
   and ``ERROR: No supported GPU(s) detected to run this container``.
 
+The same fact as a paste shows it by hand: ``df -h /dev/shm`` (or ``df -k``, ``df -H``) inside the container, the
+row of the filesystem mounted on /dev/shm: ``shm  64M  64M  0 100% /dev/shm``. A row at 100% use (or with nothing
+available) is ``shm_full``, one of Docker's 64 MiB or less ``shm_small``; a larger, not full /dev/shm says nothing.
+
 Each becomes ``container.check`` with ``check`` (which of them), and where the line says it ``framework``,
-``required`` / ``found`` (driver releases), ``status`` (the compatibility probe's verdict) and ``gpu``.
+``required`` / ``found`` (driver releases), ``status`` (the compatibility probe's verdict), ``gpu``, and a df row's
+``size`` and ``use_pct``.
 What a check means for the failure is the knowledge base's (knowledge/shm.yaml, knowledge/cuda.yaml).
 """
 from __future__ import annotations
@@ -44,6 +49,26 @@ _MODES = (
 )
 
 
+# a df row: filesystem, size, used, available, use%, mount point (sizes with df -h/-H's suffix, else 1K blocks)
+_DF_SHM = lazy_re(r"^(?:\S{1,100}\s+)?(?P<size>\d{1,12}(?:[.,]\d{1,3})?)(?P<unit>[KMGTP]?)i?\s+\d{1,12}(?:[.,]\d{1,3})?[KMGTP]?i?"
+                  r"\s+(?P<avail>\d{1,12}(?:[.,]\d{1,3})?)[KMGTP]?i?\s+(?P<use>\d{1,3})%\s+/dev/shm/?$")
+_UNIT = {"": 1 << 10, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+_SMALL_SHM = 70 * 10 ** 6  # Docker's default of 64 MiB as any df prints it (64M, 65536, -H's 68M), and smaller
+
+
+def _df_shm(line: str) -> Parsed | None:
+    m = _DF_SHM.match(line.strip())
+    if m is None:
+        return None
+    size = float(m["size"].replace(",", ".")) * _UNIT[m["unit"]]
+    text = m["size"] + (m["unit"] or "K")
+    if int(m["use"]) >= 100 or float(m["avail"].replace(",", ".")) == 0:
+        return _check("shm_full", "ERROR", size=text, use_pct=m["use"])
+    if size <= _SMALL_SHM:
+        return _check("shm_small", size=text, use_pct=m["use"])
+    return None
+
+
 def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
     out = {"check": check}
     out.update({k: v for k, v in fields.items() if v})
@@ -52,6 +77,8 @@ def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
 
 def classify_container(line: str) -> Parsed | None:
     """``container.check`` for a line of an NGC image's start-up checks; None otherwise."""
+    if "/dev/shm" in line and "%" in line:
+        return _df_shm(line)
     if "SHMEM" in line:
         m = _SHM_NOTE.search(line, 0, min(len(line), 512))
         if m is not None:

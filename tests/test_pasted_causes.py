@@ -1,0 +1,85 @@
+"""What people paste beside (or instead of) the framework's own error, read as the cause it shows:
+an exit status of 128 + N from Docker, Kubernetes or a shell, Open MPI's signal handler's report, a `df` row
+of /dev/shm, Python's CalledProcessError from a launcher."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.pipeline import parse_sources
+
+
+def _report(text: str) -> dict:
+    return build_report(parse_sources([("x.log", text)]), kb.load_rules())
+
+
+def _diags(text: str) -> list[dict]:
+    return _report(text)["diagnoses"]
+
+
+def _events(text: str):
+    return [e for e in parse_sources([("x.log", text)]).events if not e.kind.startswith("analysis.")]
+
+
+@pytest.mark.parametrize("line,reason,signal,rule", [
+    ("    Exit Code:    135", "crashed", "SIGBUS", "LD392"),
+    ('Error: container "trainer" terminated with exit code 135', "crashed", "SIGBUS", "LD392"),
+    ("command terminated with exit code 139", "crashed", "SIGSEGV", "LD716"),
+    ("Exit Code: 137", "killed", "SIGKILL", "LD523"),
+])
+def test_exit_status_of_a_signal_names_it(line, reason, signal, rule):
+    (ev,) = _events(line + "\n")
+    assert (ev.kind, ev.fields["reason"], ev.fields["signal"]) == ("job.stopped", reason, signal)
+    assert _diags(line + "\n")[0]["id"] == rule
+
+
+@pytest.mark.parametrize("line", ["Exit Code: 1", "exit code 1355", "Exit Code: 138", "exit code 13"])
+def test_other_exit_statuses_are_no_stop(line):
+    assert [e.kind for e in _events(line + "\n")] != ["job.stopped"]
+
+
+def test_kubernetes_pod_status_with_exit_code_135_is_a_bus_error():
+    text = ("Containers:\n  pytorch:\n    State:          Terminated\n      Reason:       Error\n"
+            "      Exit Code:    135\n    Restart Count:  0\n")
+    top = _diags(text)[0]
+    assert (top["id"], top["category"]) == ("LD392", "shm_exhausted")
+
+
+def test_open_mpi_signal_handler_block_names_the_signal():
+    text = ("[node1:04242] *** Process received signal ***\n[node1:04242] Signal: Bus error (7)\n"
+            "[node1:04242] Signal code: Non-existant physical address (2)\n[node1:04242] Failing at address: 0x7f3a2c000000\n")
+    sig = [e for e in _events(text) if e.kind == "process.signal"]
+    assert [e.fields["signal"] for e in sig] == [7]
+    (ev,) = _events("[node1:04242] Signal: Bus error (7)\n")
+    assert (ev.fields["signal_host"], ev.fields["signal_pid"]) == ("node1", 4242)
+    assert _diags(text)[0]["id"] == "LD370"
+    (ev,) = _events("Signal: Segmentation fault (11)\n")
+    assert (ev.kind, ev.fields["signal"]) == ("process.signal", 11)
+
+
+@pytest.mark.parametrize("line", ["Signal: Bus error (7) seen by the self test", "Signal: strength (3) dBm",
+                                  "[node1:04242] Signal code: Non-existant physical address (2)"])
+def test_other_signal_lines_are_no_signal(line):
+    assert "process.signal" not in [e.kind for e in _events(line + "\n")]
+
+
+def test_df_row_of_a_full_dev_shm_is_the_cause():
+    text = "$ df -h /dev/shm\nFilesystem      Size  Used Avail Use% Mounted on\nshm              64M   64M     0 100% /dev/shm\n"
+    top = _diags(text)[0]
+    assert (top["id"], top["category"], top["severity"]) == ("LD354", "shm_exhausted", "error")
+    assert "100% of 64M" in top["title"]
+
+
+def test_df_row_of_a_small_dev_shm_is_context_only():
+    text = "Filesystem Size Used Avail Use% Mounted on\ntmpfs 64M 0 64M 0% /dev/shm\n"
+    report = _report(text)
+    assert not report["diagnoses"] and [n["id"] for n in report["notes"]] == ["LD355"]
+    # a large /dev/shm, or a full disk elsewhere, says nothing about shared memory
+    assert not [e for e in _events("none 32G 0 32G 0% /dev/shm\n/dev/sda1 200G 200G 0 100% /data\n")
+                if e.kind == "container.check"]
+
+
+def test_calledprocesserror_with_sigbus_is_dev_shm():
+    top = _diags("subprocess.CalledProcessError: Command '['/usr/bin/python', 'train.py']' died with <Signals.SIGBUS: 7>.\n")[0]
+    assert (top["id"], top["category"]) == ("LD356", "shm_exhausted")
