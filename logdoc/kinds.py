@@ -204,6 +204,8 @@ KINDS: dict[str, KindSpec] = {
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),
+    "p2ptest.verify_error": _k(("element", "value", "expected"), "logdoc/classify/p2ptest.py",
+                               "a wrong element that cuda-samples' simpleP2P read back after a GPU peer copy"),
     "gloo.error": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "a Gloo enforce or I/O failure", True),
     "gloo.connect_full_mesh": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "Gloo connectFullMesh failed", True),
     "gloo.debug": _k(GLOO_FIELDS + EXCEPTION_FIELDS + ("self_addr", "what", "gloo_rank", "gloo_size", "local", "local_addr", "local_port",

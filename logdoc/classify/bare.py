@@ -23,6 +23,7 @@ from .container import classify_container
 from .ompi import classify_ompi_signal
 from .driver import classify_driver
 from .envinfo import classify_envinfo
+from .p2ptest import classify_p2p_test
 
 
 _BARE_HEAD = lazy_re(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
@@ -68,6 +69,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_cuda_driver_error(first)
         if parsed is None and "DMAR" in first:
             parsed = classify_iommu_fault(first)
+        if parsed is None and first.startswith("Verification error @ "):
+            parsed = classify_p2p_test(first)
         if parsed is None:
             parsed = classify_driver(first)
         if parsed is None:
