@@ -83,3 +83,25 @@ def test_df_row_of_a_small_dev_shm_is_context_only():
 def test_calledprocesserror_with_sigbus_is_dev_shm():
     top = _diags("subprocess.CalledProcessError: Command '['/usr/bin/python', 'train.py']' died with <Signals.SIGBUS: 7>.\n")[0]
     assert (top["id"], top["category"]) == ("LD356", "shm_exhausted")
+
+
+@pytest.mark.parametrize("line,host", [
+    ("ping: trainer-worker-1.trainer: Name or service not known", "trainer-worker-1.trainer"),
+    ("ping: unknown host trainer-worker-1", "trainer-worker-1"),
+    ("curl: (6) Could not resolve host: trainer-master-0", "trainer-master-0"),
+    ("** server can't find trainer-worker-1.trainer.default.svc.cluster.local: NXDOMAIN",
+     "trainer-worker-1.trainer.default.svc.cluster.local"),
+    ("Host trainer-worker-1 not found: 3(NXDOMAIN)", "trainer-worker-1"),
+    ('nc: getaddrinfo for host "trainer-master-0" port 29500: Temporary failure in name resolution', "trainer-master-0"),
+])
+def test_lookup_tools_that_cannot_resolve_a_name(line, host):
+    (ev,) = _events(line + "\n")
+    assert (ev.kind, ev.fields["host"]) == ("net.resolve_failed", host)
+    top = _diags(line + "\n")[0]
+    assert (top["id"], top["category"]) == ("LD641", "hostname_resolution")
+
+
+@pytest.mark.parametrize("line", ["ping: socket: Operation not permitted", "Host trainer-worker-1 has address 10.0.0.7",
+                                  "** server can't find the file you asked for"])
+def test_lookup_tools_that_resolved_or_failed_otherwise(line):
+    assert "net.resolve_failed" not in [e.kind for e in _events(line + "\n")]

@@ -430,6 +430,22 @@ EXTRA = [
     # OpenSSH's getaddrinfo failure (launchers that reach nodes over ssh: DeepSpeed, pdsh, mpirun)
     ("logdoc:ssh:could-not-resolve", "net.resolve_failed", "ERROR", "line", "",
      "ssh: Could not resolve hostname {host:word}: {gai_strerror:line}"),
+    # the lookup tools a paste shows beside the job's failure when a name does not resolve: iputils ping
+    # (`ping: <name>: ` + gai_strerror(), `ping: unknown host <name>` before 2016), curl (CURLE_COULDNT_RESOLVE_HOST),
+    # nslookup (BIND's `** server can't find <name>: NXDOMAIN`), host (`Host <name> not found: 3(NXDOMAIN)`),
+    # OpenBSD netcat (`nc: getaddrinfo for host "<name>" port <port>: ` + gai_strerror())
+    ("logdoc:ping:unknown-host", "net.resolve_failed", "ERROR", "line", "",
+     "ping: {host:word}: {gai_strerror=Name or service not known|Temporary failure in name resolution|No address associated with hostname}"),
+    ("logdoc:ping:unknown-host-old", "net.resolve_failed", "ERROR", "line", "",
+     "ping: unknown host {host:word}"),
+    ("logdoc:curl:could-not-resolve", "net.resolve_failed", "ERROR", "line", "",
+     "curl: (6) Could not resolve host: {host:word}"),
+    ("logdoc:nslookup:cannot-find", "net.resolve_failed", "ERROR", "line", "",
+     "** server can't find {host:word}: {gai_strerror=NXDOMAIN|SERVFAIL}"),
+    ("logdoc:host:not-found", "net.resolve_failed", "ERROR", "line", "",
+     "Host {host:word} not found: {gai_strerror=3(NXDOMAIN)|2(SERVFAIL)}"),
+    ("logdoc:nc:getaddrinfo", "net.resolve_failed", "ERROR", "line", "",
+     "nc: getaddrinfo for host \"{host}\" port {port:int}: {gai_strerror:line}"),
     # MPICH's Hydra launcher (mpiexec and its proxies, src/pm/hydra): HYDU_sock_connect's lookup and connect
     # failures, and a proxy that cannot connect back to mpiexec (pmip.c), after the `[proxy:0:1@host] func
     # (file:line): ` head the envelope peels
