@@ -197,10 +197,10 @@ KINDS: dict[str, KindSpec] = {
                    "the driver version, GPUs)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
-    "container.check": _k(("check", "size", "use_pct", "framework", "required", "found", "status", "gpu"),
+    "container.check": _k(("check", "size", "use_pct", "path", "framework", "required", "found", "status", "gpu"),
                           "logdoc/classify/container.py",
                           "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old;"
-                          " df's row of /dev/shm (small or full)"),
+                          " df's row of /dev/shm (small or full); /dev/infiniband or any IB device missing"),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),

@@ -105,3 +105,34 @@ def test_lookup_tools_that_cannot_resolve_a_name(line, host):
                                   "** server can't find the file you asked for"])
 def test_lookup_tools_that_resolved_or_failed_otherwise(line):
     assert "net.resolve_failed" not in [e.kind for e in _events(line + "\n")]
+
+
+@pytest.mark.parametrize("line,path", [
+    ("ls: cannot access '/dev/infiniband': No such file or directory", "/dev/infiniband"),
+    ("ls: cannot access '/dev/infiniband/uverbs0': No such file or directory", "/dev/infiniband/uverbs0"),
+    ("No IB devices found", None),
+])
+def test_missing_rdma_devices_as_pasted(line, path):
+    (ev,) = _events(line + "\n")
+    assert (ev.kind, ev.fields["check"], ev.fields.get("path")) == ("container.check", "no_rdma_devices", path)
+    assert _diags(line + "\n")[0]["id"] == "LD233"
+
+
+def test_missing_rdma_devices_come_before_the_timeout_they_cause():
+    text = ("ls: cannot access '/dev/infiniband': No such file or directory\n"
+            "node1:100:100 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0\nnode1:100:100 [0] NCCL INFO NET/IB : No device found.\n"
+            "node1:100:100 [0] NCCL INFO NET/Socket : Using [0]eth0:10.244.1.5<0>\n")
+    assert _diags(text)[0]["category"] == "container_missing_devices"
+    for other in ("ls: cannot access '/data/x': No such file or directory", "ls: cannot access '/dev/infiniband': Permission denied",
+                  "No IB devices found here, using TCP"):
+        assert "container.check" not in [e.kind for e in _events(other + "\n")]
+
+
+@pytest.mark.parametrize("line,rule", [
+    ("nvidia-container-cli: device error: 2: unknown device: unknown", "LD855"),
+    ("stderr: Auto-detected mode as 'legacy'\nnvidia-container-cli: device error: false: unknown device: unknown.", "LD855"),
+    ("nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.", "LD809"),
+])
+def test_container_toolkit_refusing_gpus(line, rule):
+    top = _diags(line + "\n")[0]
+    assert (top["id"], top["category"]) == (rule, "container_missing_devices")

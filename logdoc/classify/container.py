@@ -23,6 +23,11 @@ The same fact as a paste shows it by hand: ``df -h /dev/shm`` (or ``df -k``, ``d
 row of the filesystem mounted on /dev/shm: ``shm  64M  64M  0 100% /dev/shm``. A row at 100% use (or with nothing
 available) is ``shm_full``, one of Docker's 64 MiB or less ``shm_small``; a larger, not full /dev/shm says nothing.
 
+The RDMA devices as a paste shows them missing: ``ls: cannot access '/dev/infiniband': No such file or
+directory`` (the uverbs and rdma_cm device files a container gets only with ``--device=/dev/infiniband`` or an RDMA
+device plugin) and ibv_devinfo's / ibv_devices' ``No IB devices found`` (libibverbs found no device) are
+``no_rdma_devices``.
+
 Each becomes ``container.check`` with ``check`` (which of them), and where the line says it ``framework``,
 ``required`` / ``found`` (driver releases), ``status`` (the compatibility probe's verdict), ``gpu``, and a df row's
 ``size`` and ``use_pct``.
@@ -69,6 +74,9 @@ def _df_shm(line: str) -> Parsed | None:
     return None
 
 
+_NO_DEV_INFINIBAND = lazy_re(r"^ls: cannot access ['\"]?(?P<path>/dev/infiniband(?:/[\w.-]{1,40})?)['\"]?: No such file or directory$")
+
+
 def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
     out = {"check": check}
     out.update({k: v for k, v in fields.items() if v})
@@ -79,6 +87,11 @@ def classify_container(line: str) -> Parsed | None:
     """``container.check`` for a line of an NGC image's start-up checks; None otherwise."""
     if "/dev/shm" in line and "%" in line:
         return _df_shm(line)
+    if "/dev/infiniband" in line:
+        m = _NO_DEV_INFINIBAND.match(line.strip())
+        return _check("no_rdma_devices", "WARN", path=m["path"]) if m is not None else None
+    if line.strip() == "No IB devices found":
+        return _check("no_rdma_devices", "WARN")
     if "SHMEM" in line:
         m = _SHM_NOTE.search(line, 0, min(len(line), 512))
         if m is not None:

@@ -7,7 +7,8 @@ initialized (Triggered internally at ...)``, or the same words raised), NVML as 
 NVIDIA container runtime print its failures (``Failed to initialize NVML: Driver/library version
 mismatch``, ``nvidia-container-cli: initialization error: nvml error: driver/library version mismatch``),
 ``nvidia-smi``'s own "couldn't communicate with the NVIDIA driver", and Docker refusing ``--gpus``
-without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``), cuda-samples'
+without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``) or the container toolkit
+refusing a GPU the host does not have (``nvidia-container-cli: device error: 2: unknown device``), cuda-samples'
 checkCudaErrors (``CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(dev)"``), and
 torch.cuda's warning that the build has no kernels for the GPU's architecture (``... with CUDA capability
 sm_120 is not compatible with the current PyTorch installation``, ``Found GPU0 ... which is of compute
@@ -51,6 +52,10 @@ _SMI_HANDLE = lazy_re(r"Unable to determine the device handle for GPU ?(?P<gpu>[
 # `CUDA error at <file>:<line> code=<n>(<cudaError enum name>) "<call>"`.
 _HELPER_CUDA = lazy_re(r"CUDA error at (?P<file>[\w./+-]{1,200}):(?P<line>\d{1,6}) code=(?P<code>\d{1,4})\("
                        r"(?P<name>\w{1,60})\) \"(?P<call>[^\"\n]{0,200})\"")
+# libnvidia-container's check of the GPUs a container asks for (NVIDIA_VISIBLE_DEVICES, `--gpus device=...`) against
+# those NVML enumerates: `nvidia-container-cli: device error: 2: unknown device: unknown` (the OCI hook's words; the
+# envelope may have taken the program name)
+_CLI_DEVICE = lazy_re(r"(?:nvidia-container-cli(?:\.real)?: )?device error: (?P<device>[^\s:]{1,200}): unknown device\b")
 # Docker's answer to `--gpus` when no NVIDIA runtime / container toolkit is configured (daemon/devices.go).
 _DOCKER_NO_GPU = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")
 
@@ -88,6 +93,11 @@ def classify_driver(line: str) -> Parsed | None:
                            "context": f"{m['call'].strip()} returned {m['code']} (cuda-samples' checkCudaErrors)"})
     if _SMI_NO_DRIVER in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
+    if "unknown device" in line:
+        m = _CLI_DEVICE.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": f"unknown device {m['device']}", "context": "nvidia-container-cli"})
     if "with capabilities" in line:
         m = _DOCKER_NO_GPU.search(line, 0, min(len(line), 2048))
         if m is not None:
