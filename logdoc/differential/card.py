@@ -107,7 +107,10 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     resolver = rules.resolver()
     matches = list(matches)
     explained = {id(e) for m in matches for e in m.events}
-    explained_lines = {(e.file, e.line) for m in matches for e in m.events}
+    # a note's synthetic event stands on the line of its first evidence (the first line of a rank's log, say),
+    # which it does not explain
+    explained_lines = {(e.file, e.line) for m in matches for e in m.events
+                       if not (m.rule.role == "context" and e.kind.startswith("analysis."))}
     # a message nested in a carrier that only a symptom explains ("the communicator was aborted; the
     # original reason was: ...") still needs its own card: its line is explained only by a root cause
     caused_lines = {(e.file, e.line) for m in matches if m.rule.role != "symptom" for e in m.events}
@@ -151,6 +154,28 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         (symptoms if out["role"] == "symptom" else roots).append(out)
     note_out = [_render(c, diffs, ctx, order_key, note=True) for c in notes.values()]
     return roots, symptoms, note_out
+
+
+def _went_on(evs: Sequence, ctx: _Context) -> bool:
+    """Every line of ``evs`` (an NCCL WARN no rule or annotation explains) is followed in its own file
+    by a sign that the run went on past it (the communicator's `Init COMPLETE`, nccl-tests' `Out of
+    bounds values : 0 OK` or its average bus bandwidth), and nothing in the log failed: the warning
+    did not stop the run, whatever it means."""
+    if not evs or any(e.level in ("ERROR", "FATAL") for e in ctx.loud):
+        return False
+    last: dict[str, int] = {}
+    for e in evs:
+        if e.kind != "nccl.warn" or e.line is None:
+            return False
+        last[e.file] = max(last.get(e.file, 0), e.line)
+    after: dict[str, int] = {}
+    for e in ctx.job.by_kind("nccl.comm_init") + ctx.job.by_kind("nccltests.check") + ctx.job.by_kind("nccltests.bandwidth"):
+        f = e.fields or {}
+        if e.kind == "nccl.comm_init" and f.get("phase") != "COMPLETE" or f.get("verdict") == "FAILED":
+            continue
+        if e.line is not None and e.line > after.get(e.file, 0):
+            after[e.file] = e.line
+    return all(after.get(file, 0) > line for file, line in last.items())
 
 
 def _values(card: _Card) -> dict[str, Any]:
@@ -213,6 +238,8 @@ def _render(card: _Card, diffs: Differentials, ctx: _Context, order_key, note: b
         title = render_template(fdata.get("title") or diffs.generic.get("title") or "{meaning}", vals)
         severity = fdata.get("severity") or ("error" if any(
             e.level in ("ERROR", "FATAL") or e.kind.startswith("nccl.") for e in evs) else "warning")
+        if severity == "error" and a is None and _went_on(evs, ctx):
+            severity = "warning"
     explanation = render_template(fdata.get("explanation") or diffs.generic.get("explanation") or "", vals).strip()
     # A message that names its cause keeps its category; otherwise the differential's lead is it.
     if a is not None and (note or a.role == "root_cause" and not fdata.get("causes")):
