@@ -146,3 +146,39 @@ def share_texts(events: Iterable[Event]) -> None:
             got = heads[h] = head_t(h)
         put(ev, got)
 
+
+
+def share_long_values(events: Iterable[Event]) -> None:
+    """Hold each long text equal to one held before (in this call) as that one object, in place: an
+    event's text and its field values, nested records (a cause) included. The lines of one process's
+    failure repeat the same message: a watchdog's timeout is its own line, the exception of the line
+    that reports the watchdog's death, the ``what()`` of the ``terminate called`` record and its
+    cause's exception, each a separate copy as parsed. Run per source (one rank's file, one digest):
+    equal texts of different ranks are rare, and a table of a whole job's texts would cost more."""
+    held: dict[str, str] = {}
+    get, put = _TEXT.__get__, _TEXT.__set__
+    for ev in events:
+        t = get(ev)
+        if t.__class__ is str and len(t) > SHORT_TEXT:
+            put(ev, held.setdefault(t, t))
+        if ev.fields:
+            _share_long(ev.fields, held, 0)
+
+
+def _share_long(v: Any, held: dict[str, str], depth: int) -> None:
+    if v.__class__ is dict:
+        for k, x in v.items():
+            t = x.__class__
+            if t is str:
+                if len(x) > SHORT_TEXT:
+                    v[k] = held.setdefault(x, x)
+            elif (t is dict or t is list) and depth < 4:
+                _share_long(x, held, depth + 1)
+    elif v.__class__ is list:
+        for i, x in enumerate(v):
+            t = x.__class__
+            if t is str:
+                if len(x) > SHORT_TEXT:
+                    v[i] = held.setdefault(x, x)
+            elif (t is dict or t is list) and depth < 4:
+                _share_long(x, held, depth + 1)

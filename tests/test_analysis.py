@@ -765,6 +765,39 @@ def test_shared_text_reads_as_the_line():
     assert evs[1].text == "replaced"
 
 
+def test_long_values_equal_within_a_source_are_one_object():
+    """share_long_values: a long text repeated by a process's failure lines (a watchdog's timeout as its
+    own line, as the exception of the next, as a nested cause) is one object; texts and values read the
+    same, short ones and different ones are left alone."""
+    from logdoc.events import SHORT_TEXT, Event, share_long_values
+
+    msg = "[Rank 9] Watchdog caught collective operation timeout: " + "x" * SHORT_TEXT
+    copies = ["".join(msg) for _ in range(4)]
+    assert len({id(c) for c in copies}) == 4
+    first = Event("torch.watchdog_timeout", "ERROR", "r.log", 1, copies[0])
+    second = Event("torch.watchdog_failure", "ERROR", "r.log", 2, "[PG 0] terminated: " + msg,
+                   fields={"exception": copies[1], "cause": {"exception": copies[2], "n": 1}, "args": [copies[3], "s"]})
+    short = Event("torch.teardown", "ERROR", "r.log", 3, "short", fields={"a": "short"})
+    share_long_values([first, second, short])
+    assert first.text is second.fields["exception"] is second.fields["cause"]["exception"] is second.fields["args"][0]
+    assert second.fields == {"exception": msg, "cause": {"exception": msg, "n": 1}, "args": [msg, "s"]}
+    assert second.text == "[PG 0] terminated: " + msg and short.text == "short" and short.fields == {"a": "short"}
+
+
+def test_a_ranks_failure_message_is_held_once_after_the_parse():
+    """The parse shares per source: the watchdog's message a rank's failure lines repeat is one object."""
+    from logdoc.pipeline import parse_text
+
+    msg = ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, "
+           "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.")
+    text = (f"[rank3]:[E1126 07:28:44.000000000 ProcessGroupNCCL.cpp:632] {msg}\n"
+            f"[rank3]:[E1126 07:28:45.000000000 ProcessGroupNCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
+            f"Process group watchdog thread terminated with exception: {msg}\n")
+    res = parse_text(text, "rank3.log")
+    held = [v for e in res.events for v in (e.text, *(e.fields or {}).values()) if isinstance(v, str) and v == msg]
+    assert len(held) >= 2 and len({id(v) for v in held}) == 1
+
+
 @pytest.mark.parametrize("lines, reason", [
     (["NCCL_IB_HCA set to mlx5_0:1,mlx5_1:1"], "NCCL_IB_HCA=mlx5_0:1,mlx5_1:1 is set"),
     (["NET/Socket : Using [0]ib0:192.168.10.4<0>"], "the socket interface ib0 is an RDMA NIC's network device"),
