@@ -12,7 +12,12 @@ refusing a GPU the host does not have (``nvidia-container-cli: device error: 2: 
 checkCudaErrors (``CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(dev)"``), and
 torch.cuda's warning that the build has no kernels for the GPU's architecture (``... with CUDA capability
 sm_120 is not compatible with the current PyTorch installation``, ``Found GPU0 ... which is of compute
-capability (CC) 12.0``).
+capability (CC) 12.0``), torch.cuda's ``CUDA unknown error - this may be due to an incorrectly set up environment``
+(cudaErrorUnknown at CUDA initialisation), and the NVSwitch Fabric Manager's own failures as its service log
+(journalctl, /var/log/fabricmanager.log) prints them: its version check against the driver (``fabric manager NVIDIA
+GPU driver interface version 530.30.02 don't match with driver version 530.41.03``), no NVSwitch answering
+(``request to query NVSwitch device information from NVSwitch driver failed with error:...``), a bad setting of
+its config file, and systemd's ``Failed to start NVIDIA fabric manager service``.
 
 Each becomes ``cuda.error`` with ``error`` (the failure's own words, as the CUDA runtime, NVML or
 Docker wrote them) and ``context`` (who printed it). What the words mean is the knowledge base's
@@ -56,6 +61,18 @@ _HELPER_CUDA = lazy_re(r"CUDA error at (?P<file>[\w./+-]{1,200}):(?P<line>\d{1,6
 # those NVML enumerates: `nvidia-container-cli: device error: 2: unknown device: unknown` (the OCI hook's words; the
 # envelope may have taken the program name)
 _CLI_DEVICE = lazy_re(r"(?:nvidia-container-cli(?:\.real)?: )?device error: (?P<device>[^\s:]{1,200}): unknown device\b")
+# torch.cuda's initialisation when cudaGetDeviceCount gives cudaErrorUnknown (c10/cuda/CUDAFunctions.cpp), warned with
+# `CUDA initialization: ` before it or raised: `CUDA unknown error - this may be due to an incorrectly set up environment,
+# e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.`
+_CUDA_UNKNOWN = "CUDA unknown error - this may be due to an incorrectly set up environment"
+# The NVSwitch Fabric Manager (nv-fabricmanager) and its systemd unit: the version check of its start-up (`don't`,
+# `don’t` or `doesn't` by release), an NVSwitch driver that finds no switch, its config file, the unit's failure.
+_FM_VERSION = lazy_re(r"fabric manager NVIDIA GPU driver interface version (?P<fm>\d[\w.-]{0,20}) do(?:n['\u2019]?t|esn['\u2019]?t) "
+                      r"match with driver version (?P<drv>\d[\w.-]{0,20}?)\.?(?:\s|$)")
+_FM_NVSWITCH = lazy_re(r"request to query NVSwitch device information from NVSwitch driver failed with error:\s?"
+                       r"(?P<text>[^\n]{1,120})")
+_FM_CONFIG = lazy_re(r"fabric manager config file item: (?P<item>\w{1,60}) has an invalid value")
+_FM_SERVICE = "Failed to start NVIDIA fabric manager service"
 # Docker's answer to `--gpus` when no NVIDIA runtime / container toolkit is configured (daemon/devices.go).
 _DOCKER_NO_GPU = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")
 
@@ -98,8 +115,33 @@ def classify_driver(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"error": f"unknown device {m['device']}", "context": "nvidia-container-cli"})
+    if _CUDA_UNKNOWN in line:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": "CUDA unknown error", "context": "torch.cuda's initialisation"})
+    if "fabric" in line or "NVSwitch" in line:
+        parsed = _fabric_manager(line)
+        if parsed is not None:
+            return parsed
     if "with capabilities" in line:
         m = _DOCKER_NO_GPU.search(line, 0, min(len(line), 2048))
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error", {"error": m[0], "context": "docker"})
+    return None
+
+
+def _fabric_manager(line: str) -> Parsed | None:
+    """``cuda.error`` for a failure the NVSwitch Fabric Manager or its service unit printed; None otherwise."""
+    m = _FM_VERSION.search(line, 0, min(len(line), 2048))
+    if m is not None:
+        return Parsed("cuda.error", "ERROR", "cuda.error",
+                      {"error": f"fabric manager {m['fm']} does not match driver {m['drv']}", "context": "fabric manager"})
+    m = _FM_NVSWITCH.search(line, 0, min(len(line), 2048))
+    if m is not None:
+        return Parsed("cuda.error", "ERROR", "cuda.error",
+                      {"error": f"no NVSwitch answered: {m['text'].strip()}", "context": "fabric manager"})
+    m = _FM_CONFIG.search(line, 0, min(len(line), 2048))
+    if m is not None:
+        return Parsed("cuda.error", "ERROR", "cuda.error",
+                      {"error": f"config item {m['item']} has an invalid value", "context": "fabric manager"})
+    if _FM_SERVICE in line:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _FM_SERVICE, "context": "systemd"})
     return None
