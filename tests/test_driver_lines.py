@@ -114,3 +114,47 @@ def test_a_build_without_the_gpus_architecture(warning):
 def test_no_kernel_image_alone_stays_the_generic_cuda_error():
     first = _first(_NO_KERNEL)
     assert first is not None and first["id"] != "LD849"
+
+
+_FM_JOURNAL = (
+    "Feb 24 09:28:18 node7 systemd[1]: Starting NVIDIA fabric manager service...\n"
+    "Feb 24 09:28:28 node7 nv-fabricmanager[1507]: fabric manager NVIDIA GPU driver interface version 535.183.01 "
+    "{dont} match with driver version 535.216.01. Please update with matching NVIDIA driver package.\n"
+    "Feb 24 09:28:28 node7 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE\n"
+    "Feb 24 09:28:28 node7 systemd[1]: Failed to start NVIDIA fabric manager service.\n")
+
+
+@pytest.mark.parametrize("dont", ["don't", "doesn't", "don\u2019t"])
+def test_the_fabric_managers_version_check_names_both_versions(dont):
+    """The Fabric Manager's start-up check against the driver, in each release's spelling, is the root cause; systemd's
+    failure of the unit is the same failure."""
+    d = _first(_FM_JOURNAL.format(dont=dont))
+    assert d is not None and (d["id"], d["category"]) == ("LD817", "fabric_manager_or_driver")
+    assert "535.183.01" in d["title"] and "535.216.01" in d["title"]
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("Nov 15 14:15:47 node1 nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch driver "
+     "failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]", "LD818"),
+    ("10.10.10.10: fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value", "LD817"),
+    ("/usr/lib/python3/dist-packages/torch/cuda/__init__.py:107: UserWarning: CUDA initialization: CUDA unknown error - "
+     "this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program "
+     "start. Setting the available devices to be zero. (Triggered internally at  ../c10/cuda/CUDAFunctions.cpp:109.)", "LD819"),
+    ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable "
+     "CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.", "LD819"),
+])
+def test_fabric_manager_and_cuda_start_up_lines_are_read(line, rule):
+    parsed = classify_driver(line)
+    assert parsed is not None and parsed.kind == "cuda.error"
+    d = _first(line + "\n")
+    assert d is not None and (d["id"], d["category"]) == (rule, "fabric_manager_or_driver")
+
+
+@pytest.mark.parametrize("line", [
+    "Feb 24 09:28:18 node7 systemd[1]: Starting NVIDIA fabric manager service...",
+    "Feb 24 09:28:28 node7 nv-fabricmanager[1507]: Successfully configured all the available NVSwitches to route GPU "
+    "NVLink traffic.",
+    "fabric manager NVIDIA GPU driver interface version 535.183.01",      # cut before the verdict
+])
+def test_a_healthy_fabric_manager_is_not_a_failure(line):
+    assert classify_driver(line) is None
