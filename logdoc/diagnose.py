@@ -29,12 +29,22 @@ class Diagnosis:
     severity: str
     matches: list[Match] = field(default_factory=list)
     first_key: tuple = ()
-    origins: dict[int, list[int]] = field(default_factory=dict)  # id(match) -> origin ranks
+    # id(match) -> origin ranks, for the matches whose origin is not the rank that printed them
+    origins: dict[int, list[int]] = field(default_factory=dict)
+
+    def add(self, m: Match, origins: list[int]) -> None:
+        self.matches.append(m)
+        if origins != _own(m):  # (a job of many ranks: a list per match for nothing)
+            self.origins[id(m)] = origins
+
+    def origin_of(self, m: Match) -> list[int]:
+        got = self.origins.get(id(m))
+        return _own(m) if got is None else got
 
     @property
     def ranks(self) -> list[int]:
         """Where it started: the origin ranks each match names, else the ranks that printed it."""
-        return sorted({r for m in self.matches for r in self.origins.get(id(m), ())})
+        return sorted({r for m in self.matches for r in self.origin_of(m)})
 
     @property
     def reported_by(self) -> list[int]:
@@ -108,6 +118,11 @@ def origin_ranks(m: Match, addrs: dict[str, set[int]] | None = None) -> list[int
                  for r in _resolve(vals.get(name), addrs or {})]
         if found:
             return sorted(set(found))
+    return _own(m)
+
+
+def _own(m: Match) -> list[int]:
+    """The rank that printed a match's event, as :func:`origin_ranks` names it when nothing else does."""
     return [m.event.rank] if m.event.rank is not None else []
 
 
@@ -285,6 +300,17 @@ def _carriers(by_rule: dict[str, "Diagnosis"], links: dict, events, matches, rul
         return set()
     from .nested import key as event_key
 
+    # the root causes whose every match is a generic carrier first: the tables below (every matched
+    # line, every failure of the job) only for those (a large job's watchdog cascade has none)
+    cands = []
+    for d in by_rule.values():
+        if d.role != "root_cause":
+            continue
+        keys = [event_key(m.event) for m in d.matches]
+        if all(k in links and _generic(m) for k, m in zip(keys, d.matches)):
+            cands.append((d, keys))
+    if not cands:
+        return set()
     owner: dict[tuple, str] = {}
     for d in by_rule.values():
         if d.role in ("root_cause", "symptom"):
@@ -302,12 +328,7 @@ def _carriers(by_rule: dict[str, "Diagnosis"], links: dict, events, matches, rul
         if a is None or a.role not in ("benign", "context"):
             carded.add(event_key(ev))
     out: set[str] = set()
-    for d in by_rule.values():
-        if d.role != "root_cause":
-            continue
-        keys = [event_key(m.event) for m in d.matches]
-        if not all(k in links and _generic(m) for k, m in zip(keys, d.matches)):
-            continue
+    for d, keys in cands:
         carried = set().union(*(links[k] for k in keys))
         if any(owner.get(c, d.rule_id) != d.rule_id or c in carded for c in carried):
             out.add(d.rule_id)
@@ -404,8 +425,7 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
         d = by_rule.get(m.rule.id)
         if d is None:
             d = by_rule[m.rule.id] = Diagnosis(m.rule.id, m.rule.role, m.rule.severity)
-        d.matches.append(m)
-        d.origins[id(m)] = origin_ranks(m, addrs)
+        d.add(m, origin_ranks(m, addrs))
     for d in by_rule.values():
         d.matches.sort(key=lambda m: _order_key(analysis, m.event))
         d.first_key = _order_key(analysis, d.matches[0].event)

@@ -86,3 +86,25 @@ def test_what_a_rank_keeps_does_not_grow_with_the_ranks(tmp_path):
     assert len(held) >= 0.9 * len(nccl) > 0
     assert len({id(_TEXT.__get__(e)) for e in held}) <= len({(e.host, e.pid) for e in held}) * 2
     assert all(e.text.endswith(e.fields["message"]) for e in nccl)
+
+
+def test_diagnose_holds_an_origin_list_only_where_it_is_not_the_printing_rank(tmp_path, monkeypatch):
+    """A card's ranks are its matches' origins; a match whose origin is the rank that printed it (every
+    echo of a watchdog cascade) keeps no list of its own, and the cards name the same ranks."""
+    from logdoc import diagnose as dg
+
+    job = tmp_path / "job"
+    info = gen_logs.job_folder(str(job), 32, 0.01, seed=5)
+    seen: dict[int, dg.Diagnosis] = {}
+    add = dg.Diagnosis.add
+
+    def spy(self, m, origins):
+        add(self, m, origins)
+        seen[id(self)] = self
+        assert self.origin_of(m) == origins
+
+    monkeypatch.setattr(dg.Diagnosis, "add", spy)
+    report = build_report(parse_paths([str(job)], reduce=True), rules())
+    matches = sum(len(d.matches) for d in seen.values())
+    assert matches >= 32 and sum(len(d.origins) for d in seen.values()) <= 4
+    assert report["diagnoses"][0]["ranks"] == [info["origin"]]
