@@ -82,7 +82,10 @@ def test_it_tells_a_rule_from_a_generic_card():
 # system error" gets that result's card ahead of LD514's symptom (2 formats).
 # 2671 -> 2675 (session 18, kb17): NCCL 2.3's "No usable listening interface found" and 2.3-2.4's "Error : Network
 # returned 0 device" (the socket network found no interface) are LD101/LD102/LD181's.
-EXPLAINED_BY_A_RULE_FLOOR = 2675
+# 2682 -> 2690 (session 19, kb18): NCCL's NVML table limit (LD826), 2.3-2.11's "NVML failure '%s'" (LD827), 2.4's
+# network table limit "CUDA device %d >= MAX %d" (LD418), and 2.19-2.23's "Unknown device code index" without the
+# index (LD232).
+EXPLAINED_BY_A_RULE_FLOOR = 2690
 
 
 def test_the_rules_explain_at_least_the_floor():
