@@ -48,7 +48,12 @@ _SRUN_FAULT = {"Bus error": "SIGBUS", "Segmentation fault": "SIGSEGV", "Illegal 
 _MPIRUN_SIGNAL = lazy_re(r"\b(?P<tool>mpirun|mpiexec|orterun|prterun|prte) noticed that process rank (?P<rank>\d+) with PID "
                          r"(?P<pid>\d+) on node (?P<node>\S+) exited on signal (?P<signal>9|15) \((?P<name>[^)\n]{1,40})\)")
 _SRUN_FORCE = lazy_re(r"\bsrun: (?:forcing job termination|error: Timed out waiting for job step to complete)")
-_KERNEL_OOM = lazy_re(r"(?:Out of memory|Memory cgroup out of memory): Killed process (?P<pid>\d+) \((?P<process>[^)]*)\)")
+# the kernel's OOM killer in each release's words: `Out of memory: Killed process N (comm)` (5.x on), before it
+# `Out of memory: Kill process N (comm) score S or sacrifice child` then `Killed process N (comm) total-vm:...` on a
+# line of its own, and the task that ran into the limit: `<comm> invoked oom-killer: gfp_mask=...`
+_KERNEL_OOM = lazy_re(r"(?:Out of memory|Memory cgroup out of memory): Kill(?:ed)? process (?P<pid>\d+) \((?P<process>[^)]*)\)"
+                      r"|(?:^|[\]:] ?)Killed process (?P<pid2>\d+) \((?P<process2>[^)]*)\) total-vm:"
+                      r"|(?:^|[\]:] ?)(?P<process3>\S{1,64}) invoked oom-killer: ")
 _OOM_KILL = lazy_re(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pid=(?P<pid>\d+)")
 _SHELL_KILLED = lazy_re(r"^(?:(?:\S+: )?line \d+: |/\S+: line \d+: )?(?P<pid>\d+)?\s*(?P<what>Killed|Terminated)"
                            r"(?:\s{2,}|\s*\(core dumped\)\s+|\s*$)(?P<cmd>.*)$")
@@ -81,7 +86,7 @@ _RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) ta
 
 def may_be(text: str) -> bool:
     """Cheap test: could this message be a stop line?"""
-    return ("CANCELLED" in text or "srun:" in text or "process has died" in text or "Killed" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
+    return ("CANCELLED" in text or "srun:" in text or "process has died" in text or "Killed" in text or "Kill process" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
             or "oom" in text or "OOM" in text or "137" in text or "143" in text or ("13" in text and "xit" in text) or "vict" in text
             or "low on resource" in text)
 
@@ -133,7 +138,12 @@ def _classify(text: str) -> Parsed | None:
         return Parsed(KIND, "ERROR", "stop:srun-step-aborted", {"source": "srun", "reason": "step_aborted"})
     if _SRUN_FORCE.search(text):
         return Parsed(KIND, "ERROR", "stop:srun-forcing-termination", {"source": "srun", "reason": "terminated"})
-    m = _KERNEL_OOM.search(text) or _OOM_KILL.search(text)
+    m = _KERNEL_OOM.search(text)
+    if m:
+        pid = m.group("pid") or m.group("pid2")
+        return Parsed(KIND, "ERROR", "stop:kernel-oom-kill", {"source": "kernel", "reason": "oom", "pid": int(pid) if pid else None,
+                                                             "process": m.group("process") or m.group("process2") or m.group("process3")})
+    m = _OOM_KILL.search(text)
     if m:
         return Parsed(KIND, "ERROR", "stop:kernel-oom-kill", {"source": "kernel", "reason": "oom", "pid": int(m.group("pid")),
                                                              "process": m.group("process")})

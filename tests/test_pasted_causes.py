@@ -136,3 +136,29 @@ def test_missing_rdma_devices_come_before_the_timeout_they_cause():
 def test_container_toolkit_refusing_gpus(line, rule):
     top = _diags(line + "\n")[0]
     assert (top["id"], top["category"]) == (rule, "container_missing_devices")
+
+
+@pytest.mark.parametrize("line,pid,process", [
+    ("[ 1234.567890] Killed process 4242 (python3) total-vm:98765432kB, anon-rss:87654321kB, file-rss:0kB", 4242, "python3"),
+    ("[   99.100000] Out of memory: Kill process 1234 (python) score 950 or sacrifice child", 1234, "python"),
+    ("Dec 01 10:00:00 node2 kernel: python3 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0", None, "python3"),
+])
+def test_the_oom_killer_in_each_kernels_words(line, pid, process):
+    (ev,) = _events(line + "\n")
+    assert (ev.kind, ev.fields["reason"], ev.fields.get("pid"), ev.fields["process"]) == ("job.stopped", "oom", pid, process)
+    assert _diags(line + "\n")[0]["id"] == "LD522"
+
+
+@pytest.mark.parametrize("line", ["Killed process 12 (bash) and its children", "the watchdog invoked oom-killer tests"])
+def test_other_killed_process_lines_are_no_oom(line):
+    assert [e.fields.get("reason") for e in _events(line + "\n") if e.kind == "job.stopped"] != ["oom"]
+
+
+@pytest.mark.parametrize("line", [
+    "subprocess.CalledProcessError: Command '['/usr/bin/python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+    "subprocess.CalledProcessError: Command '['torchrun', 'train.py']' returned non-zero exit status 137.",
+])
+def test_calledprocesserror_of_a_killed_child_is_no_user_exception(line):
+    top = _diags(line + "\n")[0]
+    assert (top["id"], top["category"]) == ("LD736", "peer_process_died")
+    assert _diags("subprocess.CalledProcessError: Command 'x' returned non-zero exit status 2.\n")[0]["id"] == "LD710"
