@@ -190,9 +190,27 @@ def _torch_lookup(text: str) -> str | None:
     body = text.split("\n", 1)[0] if "\n" in text and len(text) > 2000 else text
     for cand in (body, _strip_exception_type(body)):
         hit = match_templates(cand, ("body", "line", "gloo"))
-        if hit is not None:
+        if hit is not None and not _blank_gloo(hit[0]):
             return hit[0].id
     return _prefix_lookup(_strip_exception_type(body))
+
+
+_PLACEHOLDER = None  # (compiled on first use: this module is standard library only and imports nothing at load)
+
+
+def _blank_gloo(t) -> bool:
+    """A Gloo format with almost no literal text of its own (``Error: {str}`` of redis_store.cc, ``out. `` of an
+    enforce): only its source location, which an event of Gloo carries (:meth:`Resolver.catalog_id`), names
+    it; read from a message's words alone it would claim any ``Error: ...`` line of any program."""
+    global _PLACEHOLDER
+    if t.where != "gloo":
+        return False
+    if _PLACEHOLDER is None:
+        import re
+
+        _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+    words = "".join(c for c in _PLACEHOLDER.sub("", t.format) if c.isalpha())
+    return len(words) < 4 or words.lower() in ("error", "warning", "fatal")
 
 
 def _strip_exception_type(text: str) -> str:

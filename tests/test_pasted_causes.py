@@ -162,3 +162,12 @@ def test_calledprocesserror_of_a_killed_child_is_no_user_exception(line):
     top = _diags(line + "\n")[0]
     assert (top["id"], top["category"]) == ("LD736", "peer_process_died")
     assert _diags("subprocess.CalledProcessError: Command 'x' returned non-zero exit status 2.\n")[0]["id"] == "LD710"
+
+
+def test_an_error_line_of_another_program_is_no_gloo_store_error():
+    # Gloo's redis_store.cc prints `Error: <reply>`: without that location, any program's `Error: ...` would read as it
+    top = _diags('Error: container "trainer" terminated with exit code 137\n')[0]
+    assert (top["id"], top["category"]) == ("LD523", "peer_process_died")
+    from logdoc.resolve import _torch_lookup
+    assert _torch_lookup("Error: Connection refused") is None
+    assert _torch_lookup("listen: Address already in use") == "logdoc:gloo:listen-in-use"
