@@ -171,3 +171,14 @@ def test_an_error_line_of_another_program_is_no_gloo_store_error():
     from logdoc.resolve import _torch_lookup
     assert _torch_lookup("Error: Connection refused") is None
     assert _torch_lookup("listen: Address already in use") == "logdoc:gloo:listen-in-use"
+
+
+def test_dataloader_workers_dead_without_an_error():
+    top = _diags("RuntimeError: DataLoader worker (pid(s) 4242, 4243) exited unexpectedly\n")[0]
+    assert (top["id"], top["category"]) == ("LD357", "shm_exhausted")
+    # the bus error printed beside it names the cause; an exit code means the worker raised
+    text = ("RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly\n"
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n")
+    assert _diags(text)[0]["id"] == "LD305"
+    assert _diags("RuntimeError: DataLoader worker (pid 4242) exited unexpectedly with exit code 1. Details are lost "
+                  "due to multiprocessing.\n")[0]["id"] == "LD710"
