@@ -158,3 +158,30 @@ def test_fabric_manager_and_cuda_start_up_lines_are_read(line, rule):
 ])
 def test_a_healthy_fabric_manager_is_not_a_failure(line):
     assert classify_driver(line) is None
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("[  612.338230] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", "LD828"),
+    ("[   14.123456] NVRM: RmInitAdapter failed! (0x26:0x56:1474)", "LD828"),
+    ("[   10.000000] NVRM: The NVIDIA probe routine failed for 1 device(s).", "LD828"),
+    ("[  100.100000] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 30 LTSSM Fault Up", "LD829"),
+])
+def test_the_kernel_drivers_own_failures_beside_its_xids(line, rule):
+    d = _first(line + "\n")
+    assert d is not None and (d["id"], d["category"]) == (rule, "fabric_manager_or_driver")
+
+
+@pytest.mark.parametrize("line", [
+    "[  612.338221] NVRM: GPU at PCI:0000:3b:00: GPU-8e6a0a0c-1d2f-4b5c-9a7e-1234567890ab",
+    "[   10.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05",
+])
+def test_the_kernel_drivers_healthy_lines_are_not_failures(line):
+    assert classify_driver(line) is None
+
+
+def test_a_non_fatal_sxid_is_no_root_cause():
+    parsed = classify_driver("[  100.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress "
+                             "non-posted PRIV error")
+    assert parsed is not None and parsed.level == "WARN"
+    assert _first("[  100.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted "
+                  "PRIV error\n") is None

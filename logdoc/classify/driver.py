@@ -17,7 +17,9 @@ capability (CC) 12.0``), torch.cuda's ``CUDA unknown error - this may be due to 
 (journalctl, /var/log/fabricmanager.log) prints them: its version check against the driver (``fabric manager NVIDIA
 GPU driver interface version 530.30.02 don't match with driver version 530.41.03``), no NVSwitch answering
 (``request to query NVSwitch device information from NVSwitch driver failed with error:...``), a bad setting of
-its config file, and systemd's ``Failed to start NVIDIA fabric manager service``.
+its config file, and systemd's ``Failed to start NVIDIA fabric manager service``; and the kernel driver's
+own failures beside its Xid lines (``NVRM: ... GPU has fallen off the bus``, ``RmInitAdapter failed!``, a failed probe)
+and the NVSwitch driver's SXid errors.
 
 Each becomes ``cuda.error`` with ``error`` (the failure's own words, as the CUDA runtime, NVML or
 Docker wrote them) and ``context`` (who printed it). What the words mean is the knowledge base's
@@ -73,6 +75,14 @@ _FM_NVSWITCH = lazy_re(r"request to query NVSwitch device information from NVSwi
                        r"(?P<text>[^\n]{1,120})")
 _FM_CONFIG = lazy_re(r"fabric manager config file item: (?P<item>\w{1,60}) has an invalid value")
 _FM_SERVICE = "Failed to start NVIDIA fabric manager service"
+# The kernel driver's own failures beside its Xid lines (dmesg, journalctl -k): a GPU the driver lost
+# (`NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.`), one it could not initialise (`NVRM: RmInitAdapter failed!
+# (0x26:0x56:1474)`), one its probe rejected (`NVRM: The NVIDIA probe routine failed for 1 device(s).`), and the
+# NVSwitch driver's SXid errors (`nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 30 LTSSM Fault Up`).
+_NVRM = lazy_re(r"NVRM: (?:GPU [0-9A-Fa-f:.]{7,16}: )?(?P<text>GPU has fallen off the bus|RmInitAdapter failed!(?: \([0-9a-fx:]{1,40}\))?"
+                r"|The NVIDIA probe routine failed for \d{1,4} device\(s\))")
+_SXID = lazy_re(r"nvidia-nvswitch\d{0,3}: SXid \(PCI:(?P<pci>[0-9A-Fa-f:.]{7,16})\): (?P<sxid>\d{1,6}), (?P<sev>Non-fatal|Fatal)"
+                r"(?P<detail>[^\n]{0,200})")
 # Docker's answer to `--gpus` when no NVIDIA runtime / container toolkit is configured (daemon/devices.go).
 _DOCKER_NO_GPU = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")
 
@@ -121,6 +131,16 @@ def classify_driver(line: str) -> Parsed | None:
         parsed = _fabric_manager(line)
         if parsed is not None:
             return parsed
+    if "NVRM: " in line:
+        m = _NVRM.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR", "cuda.error", {"error": m["text"], "context": "the NVIDIA kernel driver (NVRM)"})
+    if "SXid" in line:
+        m = _SXID.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("cuda.error", "ERROR" if m["sev"] == "Fatal" else "WARN", "cuda.error",
+                          {"error": f"NVSwitch SXid {m['sxid']} ({m['sev']}){m['detail'].rstrip()}",
+                           "context": f"the NVSwitch driver (PCI {m['pci']})"})
     if "with capabilities" in line:
         m = _DOCKER_NO_GPU.search(line, 0, min(len(line), 2048))
         if m is not None:
