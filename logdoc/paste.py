@@ -710,6 +710,8 @@ class Paste:
     # line numbers whose text was joined to a line before them (a hard wrap, a cut word, a JSON
     # record's parts): not read again, so the empty line left in their place does not end a record
     joined: set[int] = field(default_factory=set)
+    # the longest line of the source as it was read: a hard wrap (logdoc.blocks) cut no line that had room
+    longest: int = 0
 
     def apply(self, n: int, env: Envelope) -> None:
         got = self.ids.get(n)
@@ -1345,8 +1347,10 @@ def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Sour
     # a large input's part (a job folder's rank log) is a log as written: cheap facts may spare the repair
     got = None if not every_line and as_written(lines) else repair_lines(lines, source.name)
     short = every_line and len(lines) <= EVERY_LINE_MAX
+    longest = max(map(len, lines))
     if got is None:  # read as it is (a short source: every line of it)
-        return again, (Paste(every_line=True) if short else None)
+        return again, (Paste(every_line=True, longest=longest) if short else None)
     fixed, paste = got
     paste.every_line = short
+    paste.longest = longest
     return Source(source.name, text="\n".join(fixed) + "\n"), paste

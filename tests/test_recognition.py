@@ -711,6 +711,37 @@ def test_an_ended_sentence_is_not_joined():
     assert evs[0].end_line == 1
 
 
+_STEPS = "".join(f"step {i} | loss 2.{i:04d} | lr 3.0e-04 | tokens/s 118000\n" for i in range(1200))
+
+
+def test_a_log_as_written_is_never_hard_wrapped():
+    # a log too long to be a paste is a program's output: the lines after an exception line are the
+    # program's next lines, not the rest of its message, and the message keeps its reading
+    text = _STEPS + "RuntimeError: unable to write to file </torch_18692_1954506624>\n" + _STEPS
+    res = parse_sources([("x.log", text)])
+    assert [(e.line, e.end_line) for e in res.events] == [(1201, 1201)]
+    assert build_report(res, kb.load_rules())["diagnoses"][0]["category"] == "shm_exhausted"
+
+
+def test_a_paste_with_room_on_its_lines_was_not_wrapped_there():
+    # the paste holds a line longer than the exception line and the next word: no wrap cut it there
+    long = "[2024-01-01 10:00:00] INFO train: " + "x" * 120 + "\n"
+    text = long + "RuntimeError: unable to write to file </torch_18692_1954506624>\nstep 5 | loss 2.3 | lr 3e-4\n"
+    evs = _events(text)
+    exc = [e for e in evs if e.line == 2]
+    assert exc and exc[0].end_line == 2
+    assert _report(text)["diagnoses"][0]["category"] == "shm_exhausted"
+
+
+def test_only_full_pieces_of_a_wrap_are_joined():
+    # after a piece that ended well short of the paste's width, the next line starts a line of its own
+    text = ("RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus\n"
+            "error. It is possible that\n"
+            "step 5 | loss 2.3 | lr 3e-4\n")
+    evs = _events(text)
+    assert evs[0].end_line == 2
+
+
 CUT_MESSAGES = [  # (a catalog WARN format, the piece of it a paste kept)
     ("Net : No interface found in the same subnet as remote address %s", "No interface found in the same subnet as remote address"),
     ("Net : Socket creation failed : %s", "Socket creation failed : Address family not supported by protocol"),

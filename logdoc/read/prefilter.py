@@ -30,7 +30,10 @@ KEYWORDS = (
     "ailed", "ignal", "imeout", "===", "Flight",
     "illed",  # the job stopped from outside (logdoc/stops.py): shell and srun `Killed`, OOM killer, OOMKilled,
               # Ray's memory monitor (`Workers ... killed due to memory pressure`, `Ray killed this worker`)
-    "esolv",  # host names that do not resolve (ssh's `Could not resolve hostname`, getaddrinfo's texts)
+    "esol",  # host names that do not resolve (ssh's `Could not resolve hostname`, gai_strerror's
+              # `Temporary failure in name resolution` as nc, wget or a launcher print it)
+    "known",  # gai_strerror's `Name or service not known` / `... or not known` (ping, nc), ping's `unknown host`
+    "NXDOMAIN",  # a DNS lookup tool's answer for a name that does not exist (nslookup, host)
     "open files",  # EMFILE's `Too many open files` in any program's own wording
     "core dump", "ation fault", "*** SIG",  # a fatal signal as a shell (`Aborted (core dumped)`,
               # `Segmentation fault`), Abseil or glog (`*** SIGSEGV received ...`) reports it
@@ -45,6 +48,13 @@ KEYWORDS = (
               # its proxy's `unable to connect to server H at port P (check for firewalls!)`
     "version: ",  # torch.utils.collect_env's facts (`PyTorch version: 2.1.0`, `Nvidia driver version: 535.104.05`;
               # logdoc/classify/envinfo.py)
+    # The lines other programs print that a rule reads on their own (each rule's one-line examples must be
+    # candidates: tests/test_fastpath_prefilter.py), which carry no keyword above:
+    ".cpp:",  # a c10 log line of a process with no rank yet (`[W1201 10:11:12.1 TCPStoreLibUvBackend.cpp:1001] ...`)
+    "ERROR",  # a logger's level in capitals (DeepSpeed's launcher `[ERROR] [launch.py:434:sigkill_handler] ...`)
+    "/dev/shm", "SHMEM",  # df's /dev/shm row, Ray's store warning, an NGC container's `The SHMEM allocation limit`
+    "infiniband", "IB devices",  # /dev/infiniband or /sys/class/infiniband_verbs missing, ibv_devinfo's `No IB devices found`
+    "device handle",  # nvidia-smi's `Unable to determine the device handle for GPU...: GPU is lost`
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
