@@ -55,6 +55,7 @@ KEYWORDS = (
     "/dev/shm", "SHMEM",  # df's /dev/shm row, Ray's store warning, an NGC container's `The SHMEM allocation limit`
     "infiniband", "IB devices",  # /dev/infiniband or /sys/class/infiniband_verbs missing, ibv_devinfo's `No IB devices found`
     "device handle",  # nvidia-smi's `Unable to determine the device handle for GPU...: GPU is lost`
+    "abric",  # the NVIDIA Fabric Manager's own log (`fabric manager config file item: ... has an invalid value`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
