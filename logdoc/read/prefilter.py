@@ -56,6 +56,7 @@ KEYWORDS = (
     "infiniband", "IB devices",  # /dev/infiniband or /sys/class/infiniband_verbs missing, ibv_devinfo's `No IB devices found`
     "device handle",  # nvidia-smi's `Unable to determine the device handle for GPU...: GPU is lost`
     "abric",  # the NVIDIA Fabric Manager's own log (`fabric manager config file item: ... has an invalid value`)
+    "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))
