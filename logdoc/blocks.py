@@ -111,7 +111,6 @@ _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>
 
 
 MAX_WRAP_JOIN = 4
-WRAP_SLACK = 40  # an exception line loses at most its line's prefix (a rank or time stamp) to the envelope
 WORD_SLACK = 20  # a word longer than this is rare in a message's prose
 _WRAP_GOES_ON = lazy_re(r"[ \t]*[a-z]")
 _SENTENCE_END = lazy_re(r"[.!?][\"')\]]?[ \t]*$")
@@ -213,7 +212,7 @@ _NO_KEY = Envelope().stream_key()  # the stream of a line that carried no envelo
 
 class _Block:
     __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type", "exc_at", "joined", "join",
-                 "last", "piece")
+                 "last", "piece", "head", "head_next")
 
     def __init__(self, kind: str, lineno: int, env: Envelope, text: str, state: str = "") -> None:
         self.kind = kind                     # traceback, child_failed, wrapped, message, frames
@@ -229,6 +228,8 @@ class _Block:
         self.join = False                    # the next add() joins its line to the exception line
         self.last = lineno                   # the last input line taken
         self.piece = 0                       # the length of the last line joined to the exception line
+        self.head = 0                        # the length of what the envelope peeled off the exception line
+        self.head_next = 0                   # ... off the line the next add() joins to it
 
     def add(self, lineno: int, text: str) -> None:
         self.last = lineno
@@ -238,7 +239,7 @@ class _Block:
             joined = prev.rstrip() + " " + text.strip()
             self.lines[-1] = (ln, joined)
             self.joined += 1
-            self.piece = len(text.strip())
+            self.piece = len(text.strip()) + self.head_next
             self.size += len(text) + 1
             if self.state == "wrap" and (self.joined >= MAX_WRAP_JOIN or not _open_sentence(joined)):
                 self.state = ""
@@ -252,21 +253,22 @@ class _Block:
         self.lines.append((lineno, text))
         self.size += len(text) + 1
 
-    def wraps(self, text: str, probe: bool, width: int) -> bool:
+    def wraps(self, text: str, probe: bool, width: int, head: int = 0) -> bool:
         """Whether ``text`` is the rest of the exception line just taken, cut by a hard wrap of a paste
         whose longest line is ``width`` characters (0: a log as written, which no one wrapped); then,
         unless probing, the next ``add`` joins it to that line. A wrap at that width breaks a line only
-        where its next word would not fit: a piece that had room for it by :data:`WRAP_SLACK` characters
-        more (:data:`WORD_SLACK` for a piece already joined) was not cut there."""
+        where its next word would not fit: a piece that had room for it by :data:`WORD_SLACK` characters
+        more was not cut there."""
         if (not width or self.exc_at != len(self.lines) - 1 or self.pending or self.joined >= MAX_WRAP_JOIN
                 or not _goes_on(self.lines[-1][1], text)):
             return False
-        # the exception line may have lost a prefix to its envelope; a piece joined to it kept all of its width
-        piece, slack = (self.piece, WORD_SLACK) if self.joined else (len(self.lines[-1][1]), WRAP_SLACK)
-        if piece + 1 + len(text.split(None, 1)[0]) + slack <= width:
+        # a piece's width counts the prefix its envelope peeled (``head``: that of the line ``text`` is on)
+        piece = self.piece if self.joined else self.head + len(self.lines[-1][1])
+        if piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
             return False
         if not probe:
             self.join = True
+            self.head_next = head
         return True
 
     def record(self) -> Record:
@@ -283,6 +285,7 @@ class BlockAssembler:
         # the longest line of a paste (logdoc.paste: Paste.longest), within which a hard wrap may have cut an
         # exception line; 0 for a log as written: a program's output is not hard-wrapped
         self.wrap_width = 0
+        self._head = 0  # the prefix length of the line being fed
         self._open: dict[tuple, _Block] = {}     # insertion order = most recently touched last
         self._touched: dict[tuple, int] = {}     # key -> when its block was last touched (the order of _open)
         self._other: set[tuple] = set()          # the keys of the open blocks that are not plain
@@ -382,7 +385,9 @@ class BlockAssembler:
         return out
 
     # ---------------------------------------------------------------------------------------
-    def feed(self, lineno: int, env: Envelope, text: str) -> list[Record]:
+    def feed(self, lineno: int, env: Envelope, text: str, head: int = 0) -> list[Record]:
+        """``head``: the length of the prefix the envelope peeled off ``text``'s line."""
+        self._head = head
         key = env.stream_key()
         if not self._open:
             if not self._may_start(text, env):
@@ -547,6 +552,7 @@ class BlockAssembler:
             if m:
                 b.exc_type = m.group(0)
                 b.exc_at = 0
+                b.head = self._head
                 if "ProcessRaisedException" in b.exc_type:
                     b.state = "spawn"
                 elif _open_sentence(text):
@@ -623,7 +629,7 @@ class BlockAssembler:
             return "end"
         if not text:
             return "end"
-        if b.state == "wrap" and b.wraps(text, probe, self.wrap_width):
+        if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head):
             return "take"
         if b.exc_type.endswith("ChildFailedError:") and _FRAME_EQ.match(text):
             if not probe:
@@ -658,6 +664,7 @@ class BlockAssembler:
                 b.state = "after_exc"
                 b.exc_type = text
                 b.exc_at = len(b.lines)
+                b.head = self._head
             return "take"                          # the exception line
         if st == "after_spawn":                   # "-- Process N terminated ..." seen
             if text.startswith(_TB_HEAD):
@@ -704,7 +711,7 @@ class BlockAssembler:
             if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
                 b.state = "last_error"
             return "take"
-        if b.wraps(text, probe, self.wrap_width):
+        if b.wraps(text, probe, self.wrap_width, self._head):
             return "take"
         return "end"
 

@@ -269,7 +269,7 @@ class Feeder:
                 env, msg = quoted
         if self.paste is not None:
             self.paste.apply(n, env)
-        recs = asm.feed(n, env, msg)
+        recs = asm.feed(n, env, msg, len(text) - len(msg))
         self._update_state()
         alone = False
         for r in recs:

@@ -733,6 +733,19 @@ def test_a_paste_with_room_on_its_lines_was_not_wrapped_there():
     assert _report(text)["diagnoses"][0]["category"] == "shm_exhausted"
 
 
+def test_a_wrap_counts_the_prefix_of_each_line():
+    # every line of the paste carries a logger's prefix, which the envelope peels: the wrap cut the
+    # lines with their prefix, and the message is joined all the same
+    p = "2026-12-03 01:02:03,456 - train - INFO - "
+    text = (p + "RuntimeError: The server socket has failed to listen on any local network\n"
+            + p + "address. The server socket has failed to bind to [::]:29600 (errno: 98 - Address\n"
+            + p + "already in use). The server socket has failed to bind to 0.0.0.0:29600 (errno:\n"
+            + p + "98 - Address already in use).\n")
+    evs = _events(text)
+    assert evs[0].line == 1 and evs[0].end_line == 3  # (a piece that starts with a digit is not joined)
+    assert _report(text)["diagnoses"][0]["category"] == "port_in_use"
+
+
 def test_only_full_pieces_of_a_wrap_are_joined():
     # after a piece that ended well short of the paste's width, the next line starts a line of its own
     text = ("RuntimeError: DataLoader worker (pid 4321) is killed by signal: Bus\n"
