@@ -166,19 +166,11 @@ def share_long_values(events: Iterable[Event]) -> None:
 
 
 def _share_long(v: Any, held: dict[str, str], depth: int) -> None:
-    if v.__class__ is dict:
-        for k, x in v.items():
-            t = x.__class__
-            if t is str:
-                if len(x) > SHORT_TEXT:
-                    v[k] = held.setdefault(x, x)
-            elif (t is dict or t is list) and depth < 4:
-                _share_long(x, held, depth + 1)
-    elif v.__class__ is list:
-        for i, x in enumerate(v):
-            t = x.__class__
-            if t is str:
-                if len(x) > SHORT_TEXT:
-                    v[i] = held.setdefault(x, x)
-            elif (t is dict or t is list) and depth < 4:
-                _share_long(x, held, depth + 1)
+    items = v.items() if v.__class__ is dict else enumerate(v) if v.__class__ is list else ()
+    for k, x in items:
+        t = x.__class__
+        if t is str:
+            if len(x) > SHORT_TEXT:
+                v[k] = held.setdefault(x, x)
+        elif (t is dict or t is list) and depth < 4:
+            _share_long(x, held, depth + 1)
