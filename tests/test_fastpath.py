@@ -930,3 +930,35 @@ def test_job_log_with_learned_readings_same_events(tmp_path):
         out = _folded_thrice(src, reduce=reduce)
         assert out[0] == out[1] == out[2]
     assert sum(1 for plans in readings._PLANS.values() for q in plans if q.build is not None and not q.checks) > 10
+
+
+def test_lane_message_fold_from_bytes_same_folded_parse(tmp_path, monkeypatch):
+    """A dense NCCL INFO log whose processes print the same lines again (gen_logs' connections, rings
+    and trees): a line ``Lane._fold_message`` counted into its full group twice is counted from its
+    bytes the next time (``Lane._remember_raw``, ``_RAW_LANE``, ``Lane.fold``), in two files read in one
+    parse (another source's reducer: the remembered hit read as a lane line read before), with and
+    without grep; the folded parse is the plain path's."""
+    import gen_logs
+    from logdoc import paste
+
+    monkeypatch.setattr(paste, "REPAIR_MAX", 1 << 10)  # read as a large file is (no paste repair: the lanes)
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    gen_logs.nccl_dense(str(a), 9000, seed=4)
+    gen_logs.nccl_dense(str(b), 3000, seed=4)
+    from_bytes = []
+    orig = lane.Lane.fold
+
+    def fold(self, n, seen):
+        out = orig(self, n, seen)
+        from_bytes.append(out and seen.hit.group_key is None)
+        return out
+
+    monkeypatch.setattr(lane.Lane, "fold", fold)
+    for no_grep in ("1", ""):
+        monkeypatch.setenv("LOGDOC_NO_GREP", no_grep)
+        lane._RAW_LANE.clear()
+        lane._RAW_ONCE.clear()
+        del from_bytes[:]
+        out = _folded_thrice(lambda: [Source(str(a), path=str(a)), Source(str(b), path=str(b))])
+        assert out[0] == out[1] == out[2]
+        assert sum(from_bytes) > 300

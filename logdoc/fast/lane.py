@@ -90,6 +90,7 @@ class Seen:
 _LANE_MEMO: dict[str, LaneHit] = {}
 _MESSAGE_MEMO: dict[str, tuple] = {}  # a lane line's message (after its header) -> kind, level, template, fields
 _RAW_LANE: dict[bytes, Seen] = {}
+_RAW_ONCE: dict[bytes, None] = {}  # the bytes of lines Lane._fold_message counted once (Lane._remember_raw)
 
 
 def quiet_ok(text: str) -> bool:
@@ -189,7 +190,7 @@ class Lane:
                     _RAW_LANE.clear()
                 _RAW_LANE[raw] = Seen(hit, text, quiet_ok(text))
         if hit is None:
-            if self.reduce and self._fold_message(n, text):
+            if self.reduce and self._fold_message(n, text, raw):
                 return
             ev = message_event(self.name, n, text, self.classify)
             if ev is None:
@@ -214,13 +215,15 @@ class Lane:
         self.stats.understood_line()
         self.out.append(hit.event(self.name, n, text))
 
-    def _fold_message(self, n: int, text: str) -> bool:
+    def _fold_message(self, n: int, text: str, raw: bytes | None = None) -> bool:
         """:meth:`line` (folding only) for a line whose message the lane read before
         (``_MESSAGE_MEMO``, :func:`message_event`) when the group of its event keeps no more: counted
         into it without the event (built only if it stays the group's last). The group key is read
         from an event that holds the message's reading and the header's host and pid
         (``digest.group_key`` reads neither ``tid`` nor ``dev``); not a bulk format's line, whose shape
-        the bulk lane learns from it. False: nothing was done."""
+        the bulk lane learns from it. False: nothing was done. ``raw``: the line's bytes, whose text
+        is ``text``: remembered with the group (:func:`_remember_raw`), the next line of the same bytes
+        is counted from them (``_RAW_LANE``, :meth:`fold`)."""
         if len(text) >= 640:
             return False
         m = LANE_HEAD.match(text)
@@ -234,6 +237,10 @@ class Lane:
             classify = self.classify
             self.out.count_into(g, n, lambda: message_event(name, n, text, classify))
             self.folded += 1
+            if raw is not None:
+                got = _MESSAGE_MEMO.get(msg)
+                if got is not None:
+                    self._remember_raw(raw, text, m, got, g)
             return True
         got = _MESSAGE_MEMO.get(msg)
         if got is None:
@@ -258,7 +265,30 @@ class Lane:
         classify = self.classify
         self.out.count_into(g, n, lambda: message_event(name, n, text, classify))
         self.folded += 1
+        if raw is not None:
+            self._remember_raw(raw, text, m, got, g)
         return True
+
+    def _remember_raw(self, raw: bytes, text: str, m, got: tuple, g: list) -> None:
+        """Remember the bytes of a line that :meth:`_fold_message` counted into the full group ``g``, the second time
+        (its message's reading ``got``, its header's match ``m``): the next line of the same bytes is
+        the same text, read while the lane's state lets it pass (``Seen.quiet_ok``), so
+        :meth:`fold` counts it into the same group (a full group stays full), its event, if built,
+        :func:`message_event`'s (the reading plus the header's values); for another source's reducer
+        the hit is what :meth:`line` is given for a line the lane read before (``_LANE_MEMO``)."""
+        if raw not in _RAW_ONCE:  # (the first time: bytes seen once are most often never seen again)
+            if len(_RAW_ONCE) >= MAX_LANE_MEMO:
+                _RAW_ONCE.clear()
+            _RAW_ONCE[raw] = None
+            return
+        kind, level, template, rest = got
+        fields = {"tid": int(m.group(3)), "dev": int(m.group(4))}
+        for k, v in rest.items():
+            fields[k] = _deep(v) if isinstance(v, (list, dict)) else v
+        hit = LaneHit(kind, level, template, fields, m.group(1) or None, int(m.group(2)), None)
+        if len(_RAW_LANE) >= MAX_LANE_MEMO:
+            _RAW_LANE.clear()
+        _RAW_LANE[raw] = Seen(hit, text, quiet_ok(text), self.out, g)
 
     def bar(self, n: int, text: str, raw: bytes | None = None) -> bool:
         """The bar lane (:func:`logdoc.fast.bars.bar`)."""
