@@ -26,21 +26,20 @@ The alone lane (:mod:`logdoc.fast.alone`) settles the lines that open no record 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import islice
 from typing import Any, Callable
 
 from .. import nccl
 from . import readings
 from .bars import bar, bar_raw
-from .plans import _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, LANE_HEAD, MAX_BULK_PLANS, BulkPlan, launch_plan, learn
+from .messages import _MESSAGE_MEMO, MAX_MESSAGE_MEMO, _bulk, _deep, _reading, _remember, message_event  # noqa: F401 (tests read them here)
+from .plans import (_BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEAD_TAIL, _HEXB, _HEADS, _MSF_BYTES, _NO_HEAD, LANE_HEAD,
+                    MAX_BULK_PLANS, BulkPlan, _head_of, launch_plan, learn)
 from ..blocks import MAY_START_FIRST, MAY_START_WORDS, Record, may_join_quiet, may_start
 from ..envelope import EMBED_MARK, RAY_SUFFIX, tail_is_plain
 from ..events import Envelope, Event
 from ..classify.formats import SHORT_TEXT
 
 MAX_LANE_MEMO = 1 << 13
-MAX_MESSAGE_MEMO = 1 << 14  # full: its older half is dropped (a job's messages outnumber it: the recent ones stay)
 _ENV0 = Envelope()
 _W1, _W2 = MAY_START_WORDS
 
@@ -88,7 +87,6 @@ class Seen:
 
 
 _LANE_MEMO: dict[str, LaneHit] = {}
-_MESSAGE_MEMO: dict[str, tuple] = {}  # a lane line's message (after its header) -> kind, level, template, fields
 _RAW_LANE: dict[bytes, Seen] = {}
 _RAW_ONCE: dict[bytes, None] = {}  # the bytes of lines Lane._fold_message counted once (Lane._remember_raw)
 
@@ -96,13 +94,6 @@ _RAW_ONCE: dict[bytes, None] = {}  # the bytes of lines Lane._fold_message count
 def quiet_ok(text: str) -> bool:
     """No quiet record would take this line (it is no continuation line)."""
     return not may_join_quiet(text)
-
-
-@lru_cache(maxsize=1)
-def _bulk() -> frozenset:
-    from ..digest import bulk_templates
-
-    return bulk_templates()
 
 
 class Lane:
@@ -410,27 +401,31 @@ class Lane:
     def launch(self, n: int, raw: bytes, plan: BulkPlan) -> bool:
         """:meth:`bulk` of a collective launch whose plan is ``quick`` (:func:`_quick`): the same checks
         and the same count, in the order of the cheapest first; any line off the common case (a first
-        character ``may_start`` may read, a record open, a blank at its end, a long message) is left to
-        :meth:`bulk`. False: nothing was done."""
-        try:
-            text = raw.decode()
-        except UnicodeDecodeError:
-            return False
-        if len(text) >= 640 or text[-1].isspace() or text[0] in MAY_START_FIRST or self.feeder.lane_state:
+        character ``may_start`` may read, a record open, a blank at its end, a long message, a byte
+        not ASCII) is left to :meth:`bulk`. The header is read once per header's bytes
+        (:func:`_head_of`: ``head_std`` is :data:`LANE_HEAD` then the template's plain pattern, and
+        :data:`LANE_HEAD` ends at the line's first `` NCCL INFO ``), the message by the template's plain
+        pattern. False: nothing was done."""
+        k = raw.find(b" NCCL INFO ") + 11
+        if k < 11 or len(raw) >= 640 or raw[-1] in _BLANK_END or raw[0] in _MSF_BYTES or self.feeder.lane_state \
+                or len(raw) - k > SHORT_TEXT or not raw.isascii():
             return self.bulk(n, raw, plan)
-        got = plan.head_std.match(text)
-        if got is None:
+        head = _HEADS.get(raw[:k], _NO_HEAD)
+        if head is _NO_HEAD:
+            head = _head_of(raw[:k])
+        if head is None:
             return False
-        hg, pg, og, cg, kg = plan.quick
-        msg = text[got.end(_HEAD_GROUPS) + _HEAD_TAIL:]
-        if len(msg) > SHORT_TEXT:
-            return self.bulk(n, raw, plan)
+        msg = raw[k:].decode()
         if plan.family(msg) is not None and not nccl.grammar_refused(msg):
             return False
         word = plan.word
         if not msg.startswith(word) or (len(msg) > len(word) and msg[len(word)] != " "):
             return False
-        host, pid, oc, comm = got.group(hg, pg, og, cg)
+        got = plan.std.match(msg)
+        if got is None:
+            return False
+        _, _, og, cg, kg = plan.quick
+        oc, comm = got.group(og - _HEAD_GROUPS, cg - _HEAD_GROUPS)
         try:
             int(oc, 16)
         except (TypeError, ValueError):
@@ -438,9 +433,10 @@ class Lane:
         if kg is None:
             coll = plan.launch[1]
         else:
-            coll = got.group(kg)
+            coll = got.group(kg - _HEAD_GROUPS)
             if not coll:
                 return False
+        host, pid = head
         tk = (host, pid, comm)
         t = self.launch_tails.get(tk)
         if t is None:
@@ -448,82 +444,15 @@ class Lane:
             if t is None:
                 return False
             self.launch_tails[tk] = t
-        if not self.out.count_launch(t, n, coll, oc, text, self._build):
+        if not self.out.count_launch(t, n, coll, oc, raw, self._build_raw):
             return False
         self.folded += 1
         return True
 
+    def _build_raw(self, n: int, raw: bytes) -> Event | None:
+        """:meth:`_build` of a launch :meth:`launch` counted from its bytes (ASCII: its text)."""
+        return self.classify(Record(n, n, Envelope(), raw.decode()), self.name)
+
     def _build(self, n: int, text: str) -> Event | None:
         """The event of lane line ``n`` (a launch counted by :meth:`_launch` that stays in its tail)."""
         return self.classify(Record(n, n, Envelope(), text), self.name)
-
-
-def _deep(v):
-    if isinstance(v, list):
-        return [_deep(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _deep(x) for k, x in v.items()}
-    return v
-
-
-def message_event(name: str, n: int, text: str, classify: Callable[[Record, str], Event | None]) -> Event | None:
-    """``classify(Record(n, n, Envelope(), text), name)`` for a lane line (:meth:`Lane.ok` vouched
-    for it), its message read once per process: ranks print the same messages (an init storm's
-    settings, the network, the tuner), which differ only in their header. What the classifier
-    makes of such a line is the message's reading (``nccl._from_header`` reads the message alone)
-    plus the header's values (``tid``, ``dev`` in the fields, the host and pid of the event): the
-    reading is remembered by message (``_MESSAGE_MEMO``) and the header's values applied afresh.
-    Only a reading whose fields begin with exactly those of the header (``tid``, ``dev``,
-    ``message``) and whose event holds the header's host and pid and no time is remembered; a
-    line of 640 characters or more (``envelope.has_huge_number`` may read it) is classified."""
-    m = LANE_HEAD.match(text)
-    if m is None or len(text) >= 640:
-        return classify(Record(n, n, Envelope(), text), name)
-    msg = text[m.end():]
-    host = m.group(1) or None
-    pid = int(m.group(2))
-    tid = int(m.group(3))
-    dev = int(m.group(4))
-    got = _MESSAGE_MEMO.get(msg)
-    if got is None:
-        got = readings.reading(msg)
-        if got is not None:
-            _remember(msg, got)
-    if got is not None:
-        kind, level, template, rest = got
-        fields = {"tid": tid, "dev": dev}
-        for k, v in rest.items():
-            fields[k] = _deep(v) if isinstance(v, (list, dict)) else v
-        # positional, in Event's field order (tests/test_fastpath.py guards it)
-        return Event(kind, level, name, n, text, n, None, None, None, host, pid, None, template, fields)
-    ev = classify(Record(n, n, Envelope(), text), name)
-    got = _reading(ev, text, msg, host, pid, tid, dev)
-    if got is not None:
-        _remember(msg, got)
-        if got[0] == "nccl.info" and got[2] in _bulk():
-            return ev  # the bulk lane reads such lines by their bytes (and asks the grammar's memo)
-        head = text[:m.end()]
-        readings.observe(msg, got, lambda other: _reading(classify(Record(n, n, Envelope(), head + other), name),
-                                                          head + other, other, host, pid, tid, dev))
-    return ev
-
-
-def _remember(msg: str, got: tuple) -> None:
-    if len(_MESSAGE_MEMO) >= MAX_MESSAGE_MEMO:
-        for old in list(islice(_MESSAGE_MEMO, MAX_MESSAGE_MEMO // 2)):
-            del _MESSAGE_MEMO[old]
-    _MESSAGE_MEMO[msg] = got
-
-
-def _reading(ev: Event | None, text: str, msg: str, host, pid, tid, dev) -> tuple | None:
-    """What :func:`message_event` remembers of the event of lane line ``text`` (header values
-    ``host``, ``pid``, ``tid``, ``dev``, message ``msg``): kind, level, template and the fields after
-    the header's; None when the event is not the message's reading plus the header's values."""
-    if ev is None:
-        return None
-    f = ev.fields
-    keys = list(f)
-    if keys[:3] == ["tid", "dev", "message"] and f["tid"] == tid and f["dev"] == dev and f["message"] == msg \
-            and ev.host == host and ev.pid == pid and ev.time is None and ev.rank is None and ev.text == text:
-        return ev.kind, ev.level, ev.template, {k: _deep(f[k]) for k in keys[2:]}
-    return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import nccl
-from ..blocks import MAY_START_WORDS
+from ..blocks import MAY_START_FIRST, MAY_START_WORDS
 from ..envelope import EMBED_MARK, RAY_SUFFIX
 from ..events import Event
 from ..lazyre import lazy_re
@@ -159,3 +159,23 @@ def _launch_slots(fmt: str, nargs: int, ev: Event) -> tuple | None:
     if "catalog_location" in ev.fields:  # the name read from the call site (2.3.5): not the format's alone
         return None
     return None, la["coll"], last["opCount"]
+
+
+_BLANK_END = frozenset(b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f")  # the ASCII characters str.isspace is true of
+_MSF_BYTES = frozenset(c.encode()[0] for c in MAY_START_FIRST if c.isascii())
+_HEADS: dict[bytes, tuple | None] = {}  # a lane line's header's bytes -> its host and pid (_head_of)
+_NO_HEAD = object()
+
+
+def _head_of(head: bytes) -> tuple | None:
+    """The host and pid :data:`LANE_HEAD` reads of ``head`` (ASCII, a line's bytes up to and with its
+    first `` NCCL INFO ``) when it reads all of it, else None; remembered (``_HEADS``). A line's
+    :data:`LANE_HEAD` match, when there is one, ends there: before it, the line holds one blank only
+    (the host holds none), so the same bytes give the same match whatever follows."""
+    text = head.decode()
+    m = LANE_HEAD.match(text)
+    got = m.group(1, 2) if m is not None and m.end() == len(text) else None
+    if len(_HEADS) >= MAX_BULK_PLANS:
+        _HEADS.clear()
+    _HEADS[head] = got
+    return got

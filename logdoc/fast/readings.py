@@ -2,7 +2,7 @@
 
 The ranks of a job print the same NCCL messages with other numbers (``ncclCommInitRank comm 0x..
 rank N nranks N cudaDev N ...``, ``Channel NN/NN : a[b] -> c[d] via P2P/CUMEM/read``), so the
-lane's memo by exact message (:func:`logdoc.fast.lane.message_event`) misses, and each is read by
+lane's memo by exact message (:func:`logdoc.fast.messages.message_event`) misses, and each is read by
 the grammar or the catalog again. A message's number runs (:data:`_RUNS`) are its ``0x`` hex runs,
 its hex words with a digit (a bus id, ``1a000``) and its decimal runs not inside a word (``P2P``,
 ``enp1s0`` are words). The reading of a message (kind, level, template and the fields after the
