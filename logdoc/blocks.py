@@ -27,6 +27,11 @@ Blocks recognised:
   (the line before it ends without ``.`` ``!`` ``?``, it starts in lower case, after blanks or not)
   is joined to the exception line with a blank, up to :data:`MAX_WRAP_JOIN` lines; the record counts
   the lines it joined (:attr:`Record.joined`).
+- a traceback a paste cut above its last code line (``    self.comm = NcclCommunicatorOp(`` /
+  ``    ^^^^^^^^`` / ``RuntimeError: ...``): only in a short source read line by line
+  (:attr:`BlockAssembler.code_heads`), up to :data:`MAX_CODE_LINES` indented code lines directly before
+  an exception line are that exception's record; code lines that no exception line follows stay
+  records of their own, one per line, as they were.
 
 A continuation line that carries no envelope of its own (only the first line of a c10 message
 has the ``[rank0]:[E...]`` prefix) joins the open block of a compatible stream: the most recent
@@ -53,7 +58,7 @@ from .events import Envelope
 from .fast import _ON as _fast  # the fast-path switch (a list: read without a call on every line)
 from .lazyre import lazy_re
 
-__all__ = ["Record", "BlockAssembler", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
+__all__ = ["Record", "BlockAssembler", "is_code_head", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
            "MAY_START_FIRST", "MAY_START_WORDS"]
 
 
@@ -82,6 +87,11 @@ _SPAWN = lazy_re(r"-- Process \d+ terminated with the following error:")
 # a frame of a Python traceback (traceback.StackSummary.format): a paste that starts inside a traceback
 # (its `Traceback (most recent call last):` cut), or a message that goes on with its cause's frames (Ray)
 FRAME_LINE = lazy_re(r"[ \t]*File \"[^\"\n]{1,1024}\", line \d{1,9}, in ")
+# a traceback's code line (the source line under a frame, four blanks in, and the `^^^^` / `~~~^^^` marks
+# Python 3.11 prints under it): a statement, a call, an assignment, a `raise` ... and no log header of its own
+_CODE_LINE = lazy_re(r"[ ]{2,12}(?:[~^]+[ ]*$|(?:raise|return|await|yield|assert|with|for|if|elif|while|del|async)\b"
+                     r"|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ ]*(?:\(|=[^=]|\+=|-=|\.|,|$))")
+MAX_CODE_LINES = 6
 _PG_OPEN = lazy_re(r"\[(?:Rank|PG)\b[^\]]*$")
 _FR_STACK = lazy_re(r"#\d+ \S+ from \S")          # flight-recorder stack: "#0 all_reduce from .../x.py:2501"
 _WATCHDOG_TIMEOUT = "Watchdog caught collective operation timeout: WorkNCCL("
@@ -161,6 +171,13 @@ def may_join_quiet(text: str) -> bool:
                 or _SPAWN.match(text) or _FRAME_EQ.match(text))
 
 
+def is_code_head(text: str) -> bool:
+    """A traceback's code line (not its ``^^^`` marks, not a frame, not a continuation line) that can
+    start the record of a traceback a paste cut above it."""
+    return (text[:2] == "  " and _CODE_LINE.match(text) is not None and text.lstrip()[:1] not in "~^"
+            and not _is_cont(text) and FRAME_LINE.match(text) is None)
+
+
 def _bare(env: Envelope) -> bool:
     """No c10 / logger header: possibly a continuation line of a message printed just before
     (under torchrun --tee it still has `[default0]:`, so only the header is looked at)."""
@@ -192,7 +209,7 @@ def _takes_any_line(b: "_Block") -> bool:
     if kind in ("child_failed", "wrapped"):
         return True
     if kind == "traceback":
-        return b.state in ("frames", "hframes", "last_error", "after_spawn", "chain")
+        return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain")
     if kind == "message":
         return b.state in ("last_error", "spawn", "wrap")  # wrap: an exception line whose next line may be its rest
     return False
@@ -212,7 +229,7 @@ _NO_KEY = Envelope().stream_key()  # the stream of a line that carried no envelo
 
 class _Block:
     __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type", "exc_at", "joined", "join",
-                 "last", "piece", "head", "head_next")
+                 "last", "piece", "head", "head_next", "envs")
 
     def __init__(self, kind: str, lineno: int, env: Envelope, text: str, state: str = "") -> None:
         self.kind = kind                     # traceback, child_failed, wrapped, message, frames
@@ -230,6 +247,7 @@ class _Block:
         self.piece = 0                       # the length of the last line joined to the exception line
         self.head = 0                        # the length of what the envelope peeled off the exception line
         self.head_next = 0                   # ... off the line the next add() joins to it
+        self.envs: list[Envelope] | None = None  # a cut traceback's code lines: the envelope of each
 
     def add(self, lineno: int, text: str) -> None:
         self.last = lineno
@@ -285,6 +303,9 @@ class BlockAssembler:
         # the longest line of a paste (logdoc.paste: Paste.longest), within which a hard wrap may have cut an
         # exception line; 0 for a log as written: a program's output is not hard-wrapped
         self.wrap_width = 0
+        # a short source read line by line (logdoc.paste: Paste.every_line): a traceback the paste cut above
+        # its last code lines is read from them (off for a log as written: its tracebacks have their frames)
+        self.code_heads = False
         self._head = 0  # the prefix length of the line being fed
         self._open: dict[tuple, _Block] = {}     # insertion order = most recently touched last
         self._touched: dict[tuple, int] = {}     # key -> when its block was last touched (the order of _open)
@@ -390,7 +411,7 @@ class BlockAssembler:
         self._head = head
         key = env.stream_key()
         if not self._open:
-            if not self._may_start(text, env):
+            if not self._may_start(text, env) and not self._code_head(text):
                 return [Record(lineno, lineno, env, text)]
             out = self._start(key, lineno, env, text, [])
             self._note(key)
@@ -473,7 +494,7 @@ class BlockAssembler:
                 b.add(lineno, text)
                 return out
             out.extend(self._close(key))
-        if not self._may_start(text, env):
+        if not self._may_start(text, env) and not self._code_head(text):
             out.append(Record(lineno, lineno, env, text))
             return out
         return self._start(key, lineno, env, text, out)
@@ -498,6 +519,8 @@ class BlockAssembler:
         self._other.discard(key)
         self._loud.discard(key)
         self._greedy.discard(key)
+        if block.envs is not None:  # code lines no exception line followed: each line a record, as it was
+            return [Record(ln, ln, e, t) for (ln, t), e in zip(block.lines, block.envs)]
         out = [block.record()]
         for ln, env, t in block.pending:          # held blank lines that turned out not to belong
             out.append(Record(ln, ln, env, t))
@@ -543,6 +566,9 @@ class BlockAssembler:
         elif _is_cont(text) and (text.startswith("Exception raised from ") or text.startswith("frame #")
                                  or text.startswith("<omitting")):
             b = _Block("frames", lineno, env, text)
+        elif self._code_head(text):
+            b = _Block("traceback", lineno, env, text, "code")  # the traceback cut above its code line
+            b.envs = [env]
         elif self._wrapped(text):
             b = _Block("wrapped", lineno, env, text)
             b.need = 4
@@ -561,6 +587,10 @@ class BlockAssembler:
         self._clock += 1
         self._touched[key] = self._clock
         return out
+
+    def _code_head(self, text: str) -> bool:
+        """A code line of a traceback whose frame lines a paste cut (see :attr:`code_heads`)."""
+        return self.code_heads and is_code_head(text)
 
     @staticmethod
     def _wrapped(text: str) -> bool:
@@ -593,6 +623,8 @@ class BlockAssembler:
         """'take' the line, 'hold' it (a blank line, owner unknown), or 'end' the block."""
         kind = b.kind
         if kind == "traceback":
+            if b.state == "code":
+                return self._accept_code(b, text, env, probe)
             return self._accept_traceback(b, text, probe)
         if kind == "child_failed":
             return self._accept_child_failed(b, text, probe)
@@ -648,6 +680,23 @@ class BlockAssembler:
                 or ("raised the following async exception:" in text and not text.rstrip().endswith("exception:"))
                 or ("failure detected by watchdog at work sequence id:" in text)
                 or ("timed out in blocking wait" in text))
+
+    def _accept_code(self, b: _Block, text: str, env: Envelope, probe: bool) -> str:
+        """Code lines (and their ``^^^`` marks) up to the exception line that ends them."""
+        if (len(b.lines) < MAX_CODE_LINES and text[:1] == " " and text.strip() and not _is_cont(text)
+                and FRAME_LINE.match(text) is None):
+            if not probe:
+                b.envs.append(env)
+            return "take"
+        if _EXC_LINE.match(text) is None:
+            return "end"
+        if not probe:
+            b.state = "after_exc"
+            b.envs = None
+            b.exc_type = text
+            b.exc_at = len(b.lines)
+            b.head = self._head
+        return "take"
 
     def _accept_traceback(self, b: _Block, text: str, probe: bool) -> str:
         st = b.state

@@ -343,6 +343,7 @@ class Feeder:
         self.lane = None
         self.every = paste.every_line
         self.asm.wrap_width = paste.longest
+        self.asm.code_heads = paste.every_line
 
     def read_lines(self, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:
         """Feed the lines of ``buf[start:end]`` (whole lines, each ending in ``sep``; the first is

@@ -63,3 +63,21 @@ def test_a_cuda_error_text_needs_its_context(line):
 def test_the_fabric_manager_card_from_a_programs_own_cuda_check():
     d = _first("ggml_cuda_init: failed to initialize CUDA: system not yet initialized\n")
     assert d is not None and d["category"] == "fabric_manager_or_driver"
+
+
+@pytest.mark.parametrize("line, card", [
+    # torch.cuda.nccl's own wording (NCCL_CHECK in torch/csrc/cuda/nccl.cpp: "NCCL Error <code>: <text>"):
+    # the result it quotes decides the card, as it does for ProcessGroupNCCL's wordings
+    ("RuntimeError: NCCL Error 2: unhandled system error", "family:nccl_system_error"),
+    ("RuntimeError: NCCL Error 3: internal error", "LD133"),
+])
+def test_torch_cuda_nccl_wording_is_read_by_its_result(line, card):
+    d = _first(line + "\n")
+    assert d is not None and d["id"] == card
+
+
+@pytest.mark.parametrize("line", ["gaierror: [Errno -3] Temporary failure in name resolution",
+                                  "socket.herror: [Errno 1] Unknown host"])
+def test_socket_lookup_errors_printed_bare(line):
+    d = _first(line + "\n")
+    assert d is not None and d["category"] == "hostname_resolution"

@@ -755,6 +755,43 @@ def test_only_full_pieces_of_a_wrap_are_joined():
     assert evs[0].end_line == 2
 
 
+_CUT_TOP = (
+    "    self.nccl_comm = torch.classes.trtllm.NcclCommunicatorOp(\n"
+    "                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+    "RuntimeError: NCCL error in: ../comm.cpp:90, invalid usage (run with NCCL_DEBUG=WARN for details)\n")
+
+
+@pytest.mark.parametrize("text", [
+    _CUT_TOP,
+    _CUT_TOP.replace("                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n", ""),  # before Python 3.11
+    "[rank1]:" + _CUT_TOP.replace("\n", "\n[rank1]:").rstrip("[rank1]:"),
+])
+def test_a_traceback_cut_above_its_code_line_keeps_it(text):
+    # a paste that starts at a frame's code line (its `File` line cut): the code line is the exception's
+    # context, so a communicator's construction is not read as a running collective
+    evs = _events(text)
+    exc = [e for e in evs if e.level == "ERROR"]
+    assert len(exc) == 1 and exc[0].line == 1 and "NcclCommunicatorOp(" in exc[0].text
+    assert exc[0].fields.get("traceback") is True and exc[0].fields.get("frames") == 0
+    assert _report(text)["diagnoses"][0]["category"] == "duplicate_gpu"
+
+
+def test_code_lines_without_an_exception_stay_lines_of_their_own():
+    text = ("    self.model = build(cfg)\n    x = y.z(1)\ntraining started\n"
+            "    dist.all_reduce(t)\nRuntimeError: NCCL error in: ../a.cpp:1, unhandled system error\n")
+    res = parse_sources([("x.log", text)])
+    assert [(e.line, e.end_line) for e in res.events] == [(4, 5)]
+    assert res.stats.lines_read == 5
+
+
+def test_a_log_as_written_reads_no_cut_traceback():
+    # a program's own output keeps its tracebacks whole: an indented line before an exception line
+    # there is the program's print, not a frame
+    text = _STEPS + "    dist.all_reduce(t)\nRuntimeError: NCCL error in: ../a.cpp:1, unhandled system error\n"
+    evs = _events(text)
+    assert [(e.line, e.end_line) for e in evs if e.level == "ERROR"] == [(1202, 1202)]
+
+
 CUT_MESSAGES = [  # (a catalog WARN format, the piece of it a paste kept)
     ("Net : No interface found in the same subnet as remote address %s", "No interface found in the same subnet as remote address"),
     ("Net : Socket creation failed : %s", "Socket creation failed : Address family not supported by protocol"),

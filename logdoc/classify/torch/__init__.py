@@ -41,7 +41,7 @@ import threading
 from typing import Any
 
 from ... import kinds as _kinds
-from ...blocks import FRAME_LINE, SUMMARY_BODY
+from ...blocks import FRAME_LINE, SUMMARY_BODY, is_code_head
 from ...envelope import has_huge_number, unwrap
 from ...events import Envelope
 from ...grammar import Parsed
@@ -112,6 +112,12 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         c0 = s[0]
     if c0 == "T" and s.startswith("Traceback (most recent call last)"):
         return traceback(s, env, read_message)
+    if text[:2] == "  " and "\n" in s and is_code_head(text[:text.find("\n")]):
+        # a traceback a paste cut above its last code lines (logdoc.blocks: ``code_heads``): the code lines,
+        # then the exception line
+        got = traceback("Traceback (most recent call last):\n" + text.lstrip("\r\n"), env, read_message)
+        if got is not None:
+            return got
     if c0 == "F" and FRAME_LINE.match(s):
         # a traceback without its head (a paste that starts inside it, or the cause's frames a message
         # goes on with): read as the traceback it is, else (frames garbled by interleaving) from the
@@ -176,7 +182,7 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         m = EXC_LINE.match(body, 0, min(len(body), 400))
         if m and m.end() <= len(body):
             etype = m.group(1)
-            if "." in etype or etype[:1].isupper():
+            if "." in etype or etype[:1].isupper() or etype in ("gaierror", "herror"):  # (socket's, printed bare)
                 rest = body[m.end():]
                 return exception_event({"exc_type": etype, "exc_message": rest.strip()}, env, read_message)
     p = _structured(body, env, pg)

@@ -17,7 +17,7 @@ from .torchrun import child_failed
 from ...lazyre import lazy_re
 
 EXC_LINE = lazy_re(
-    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|socket\.(?:gaierror|herror))"
+    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|(?:socket\.)?(?:gaierror|herror))"
     r"(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
 
 
