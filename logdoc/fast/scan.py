@@ -180,7 +180,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
             text = clean(raw)
             line(lineno, text, cand(text) is not None)
             continue
-        c = cand(text) is not None
+        c = b"NCCL" in raw or cand(text) is not None  # (a keyword: its bytes are in the line's exactly when it is in the text)
         if c and pairs and i < last and feeder.state < 2 and b"NCCL" not in raw:
             nxt = lines[i + 1]  # no candidate, its bytes its clean text, and one the quiet skip counts
             if cand_bytes(nxt) is None and (ctrl is None or ctrl(nxt) is None) and _quiet_skip(nxt):
