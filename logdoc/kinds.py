@@ -196,7 +196,8 @@ KINDS: dict[str, KindSpec] = {
                    "a fact about the environment a paste states (torch.utils.collect_env: PyTorch version, its CUDA, "
                    "the driver version, GPUs)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
-    "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context"), _T, "another CUDA error", True),
+    "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context", "code", "gpu_node", "address"), _T,
+                     "another CUDA error (or ROCm's: logdoc/classify/rocm.py)", True),
     "container.check": _k(("check", "size", "use_pct", "path", "framework", "required", "found", "status", "gpu"),
                           "logdoc/classify/container.py",
                           "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old;"

@@ -24,6 +24,7 @@ from .ompi import classify_ompi_signal
 from .driver import classify_driver
 from .envinfo import classify_envinfo
 from .p2ptest import classify_p2p_test
+from .rocm import classify_rocm
 
 
 _BARE_HEAD = lazy_re(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
@@ -73,6 +74,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_p2p_test(first)
         if parsed is None:
             parsed = classify_driver(first)
+        if parsed is None and ("HSA_STATUS_ERROR" in first or "access fault" in first or "/dev/kfd" in first or "/dev/dri" in first):
+            parsed = classify_rocm(first)
         if parsed is None:
             parsed = classify_envinfo(first)
         if parsed is None:

@@ -56,6 +56,8 @@ KEYWORDS = (
     "infiniband", "IB devices",  # /dev/infiniband or /sys/class/infiniband_verbs missing, ibv_devinfo's `No IB devices found`
     "device handle",  # nvidia-smi's `Unable to determine the device handle for GPU...: GPU is lost`
     "abric",  # the NVIDIA Fabric Manager's own log (`fabric manager config file item: ... has an invalid value`)
+    "access fault", "/dev/kfd",  # ROCm: the KFD's `Memory access fault by GPU node-2 ...`, rocminfo's
+              # `Unable to open /dev/kfd read-write: ...` (logdoc/classify/rocm.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
