@@ -1,0 +1,61 @@
+"""ROCm's own failure lines (logdoc/classify/rocm.py reads them; knowledge/cuda.yaml LD835/LD836 explain them), and
+JAX's coordination-service barrier timeout (knowledge/rendezvous.yaml LD622)."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.classify.rocm import classify_rocm
+from logdoc.pipeline import parse_sources
+
+
+def _first(text: str) -> dict | None:
+    got = build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]
+    return got[0] if got else None
+
+
+@pytest.mark.parametrize("line, error", [
+    (":0:rocdevice.cpp            :2673: 1263352162 us: 21870: [tid:0x7f64e3eff640] Device::callbackQueue aborting with"
+     " error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal"
+     " address. code: 0x29", "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the"
+     " largest legal address"),
+    ("Memory access fault by GPU node-4 (Agent handle: 0x152e220) on address (nil). Reason: Page not present or supervisor"
+     " privilege.", "Memory access fault by GPU node-4: Page not present or supervisor privilege"),
+    ("Unable to open /dev/kfd read-write: No such file or directory", "Unable to open /dev/kfd: No such file or directory"),
+    ('docker: Error response from daemon: error gathering device information while adding custom device "/dev/dri":'
+     ' no such file or directory.', "cannot add device /dev/dri: no such file or directory"),
+])
+def test_rocm_lines_are_read(line, error):
+    p = classify_rocm(line)
+    assert p is not None and p.kind == "cuda.error" and p.fields["error"] == error
+
+
+@pytest.mark.parametrize("line", [
+    "Able to open /dev/kfd read-write",
+    "ls -l /dev/kfd",
+    "hsa_status_t status = HSA_STATUS_SUCCESS;",
+])
+def test_rocm_reader_leaves_other_lines(line):
+    assert classify_rocm(line) is None
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("[rank1]: RuntimeError: HIP error: no ROCm-capable device is detected\n", "LD835"),
+    ("ROCk module is loaded\nUnable to open /dev/kfd read-write: Permission denied\n"
+     "Failed to get user name to check for video group membership\n", "LD835"),
+    ("Memory access fault by GPU node-1 (Agent handle: 0x1f829860) on address 0x7a8a4be00000. Reason: Page not present"
+     " or supervisor privilege.\nAborted (core dumped)\n", "LD836"),
+    ("Traceback (most recent call last):\n  File \"train.py\", line 89, in main\n    jax.distributed.initialize()\n"
+     "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect."
+     " Timed out task names:\n/job:jax_worker/replica:0/task:1\n", "LD622"),
+])
+def test_programs_name_the_cause(text, rule):
+    d = _first(text)
+    assert d is not None and d["id"] == rule
+
+
+def test_out_of_resources_is_not_called_a_memory_fault():
+    d = _first("hsa api call failure at: rocminfo.cc:1102\nCall returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime"
+               " failed to allocate the necessary resources.\n")
+    assert d is None or d["id"] != "LD836"
