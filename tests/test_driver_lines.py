@@ -185,3 +185,26 @@ def test_a_non_fatal_sxid_is_no_root_cause():
     assert parsed is not None and parsed.level == "WARN"
     assert _first("[  100.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted "
                   "PRIV error\n") is None
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\n"
+     "cudaGetDeviceCount returned 802\n-> system not yet initialized\nResult = FAIL\n", "LD804"),
+    ("cudaGetDeviceCount returned 100\n-> no CUDA-capable device is detected\nResult = FAIL\n", "LD809"),
+    ("cudaGetDeviceCount returned 3\n-> initialization error\nResult = FAIL\n", "LD837"),
+    ("E tensorflow/stream_executor/cuda/cuda_driver.cc:390] failed call to cuInit: CUDA_ERROR_NOT_INITIALIZED:"
+     " initialization error\n", "LD837"),
+    ("/usr/lib/python3/site-packages/torch/cuda/__init__.py:107: UserWarning: CUDA initialization: CUDA driver"
+     " initialization failed, you might not have a CUDA gpu. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)\n",
+     "LD809"),
+    ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n\t Link 0: <inactive>\n\t Link 1: <inactive>\n", "LD838"),
+])
+def test_other_tools_words_for_a_driver_that_did_not_start(text, rule):
+    d = _first(text)
+    assert d is not None and d["id"] == rule
+
+
+def test_device_query_names_the_code_and_leaves_active_links():
+    p = classify_driver("cudaGetDeviceCount returned 35")
+    assert p is not None and p.fields["error"] == "cudaErrorInsufficientDriver" and p.fields["code"] == 35
+    assert classify_driver("\t Link 0: 26.562 GB/s") is None

@@ -19,7 +19,10 @@ GPU driver interface version 530.30.02 don't match with driver version 530.41.03
 (``request to query NVSwitch device information from NVSwitch driver failed with error:...``), a bad setting of
 its config file, and systemd's ``Failed to start NVIDIA fabric manager service``; and the kernel driver's
 own failures beside its Xid lines (``NVRM: ... GPU has fallen off the bus``, ``RmInitAdapter failed!``, a failed probe)
-and the NVSwitch driver's SXid errors.
+and the NVSwitch driver's SXid errors; cuda-samples' deviceQuery (``cudaGetDeviceCount returned 802`` then
+``-> system not yet initialized``: the code is named by the runtime's enum, :data:`_RUNTIME_ERRORS`), torch.cuda's
+``CUDA driver initialization failed, you might not have a CUDA gpu`` (cudaErrorInitializationError), and
+``nvidia-smi nvlink --status`` listing a GPU's NVLink links as ``Link 0: <inactive>``.
 
 Each becomes ``cuda.error`` with ``error`` (the failure's own words, as the CUDA runtime, NVML or
 Docker wrote them) and ``context`` (who printed it). What the words mean is the knowledge base's
@@ -83,6 +86,17 @@ _NVRM = lazy_re(r"NVRM: (?:GPU [0-9A-Fa-f:.]{7,16}: )?(?P<text>GPU has fallen of
                 r"|The NVIDIA probe routine failed for \d{1,4} device\(s\))")
 _SXID = lazy_re(r"nvidia-nvswitch\d{0,3}: SXid \(PCI:(?P<pci>[0-9A-Fa-f:.]{7,16})\): (?P<sxid>\d{1,6}), (?P<sev>Non-fatal|Fatal)"
                 r"(?P<detail>[^\n]{0,200})")
+# cuda-samples' deviceQuery (Samples/1_Utilities/deviceQuery/deviceQuery.cpp): `printf("cudaGetDeviceCount returned %d\n->
+# %s\n", (int)error_id, cudaGetErrorString(error_id))`. The number is named by the runtime's cudaError_t (driver_types.h),
+# for the codes that mean the driver stack could not start; others keep the number.
+_DEVICE_QUERY = lazy_re(r"cudaGetDeviceCount returned (?P<code>\d{1,4})\b")
+_RUNTIME_ERRORS = {3: "cudaErrorInitializationError", 35: "cudaErrorInsufficientDriver", 100: "cudaErrorNoDevice",
+                   802: "cudaErrorSystemNotReady", 803: "cudaErrorSystemDriverMismatch",
+                   804: "cudaErrorCompatNotSupportedOnDevice", 999: "cudaErrorUnknown"}
+# torch.cuda's initialisation when cudaGetDeviceCount gives cudaErrorInitializationError (c10/cuda/CUDAFunctions.cpp).
+_DRIVER_INIT = "CUDA driver initialization failed"
+# nvidia-smi nvlink --status (-s): one line per link, `Link 3: 26.562 GB/s` when up, `Link 3: <inactive>` when down.
+_NVLINK_INACTIVE = lazy_re(r"^\s*Link (?P<link>\d{1,2}): <inactive>\s*$")
 # Docker's answer to `--gpus` when no NVIDIA runtime / container toolkit is configured (daemon/devices.go).
 _DOCKER_NO_GPU = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")
 
@@ -118,6 +132,20 @@ def classify_driver(line: str) -> Parsed | None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"error": m["name"], "source_location": f"{m['file']}:{m['line']}",
                            "context": f"{m['call'].strip()} returned {m['code']} (cuda-samples' checkCudaErrors)"})
+    if "cudaGetDeviceCount returned" in line:
+        m = _DEVICE_QUERY.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            code = int(m["code"])
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": _RUNTIME_ERRORS.get(code, f"CUDA error {code}"), "code": code,
+                           "context": f"cudaGetDeviceCount returned {code} (cuda-samples' deviceQuery)"})
+    if _DRIVER_INIT in line:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _DRIVER_INIT, "context": "torch.cuda's initialisation"})
+    if "<inactive>" in line:
+        m = _NVLINK_INACTIVE.search(line, 0, min(len(line), 256))
+        if m is not None:
+            return Parsed("cuda.error", "WARN", "cuda.error",
+                          {"error": f"NVLink link {m['link']} inactive", "context": "nvidia-smi nvlink --status"})
     if _SMI_NO_DRIVER in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
     if "unknown device" in line:

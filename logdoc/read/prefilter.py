@@ -58,6 +58,8 @@ KEYWORDS = (
     "abric",  # the NVIDIA Fabric Manager's own log (`fabric manager config file item: ... has an invalid value`)
     "access fault", "/dev/kfd",  # ROCm: the KFD's `Memory access fault by GPU node-2 ...`, rocminfo's
               # `Unable to open /dev/kfd read-write: ...` (logdoc/classify/rocm.py)
+    "GetDeviceCount returned", "<inactive>",  # cuda-samples' deviceQuery (`cudaGetDeviceCount returned 802`),
+              # `nvidia-smi nvlink --status` (`Link 0: <inactive>`) (logdoc/classify/driver.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
