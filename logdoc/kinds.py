@@ -179,6 +179,9 @@ KINDS: dict[str, KindSpec] = {
                              "a host name did not resolve (ssh's getaddrinfo failure, MPICH Hydra's lookup)", True),
     "net.connect_failed": _k(("peer", "port", "local", "strerror"), _T,
                              "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host)", True),
+    "framework.peer_lost": _k(("framework", "task", "launcher"), "logdoc/classify/frameworks.py",
+                              "another framework or launcher says a process of the job is gone (JAX's coordination "
+                              "service: another task died; Open MPI: lost communication with a remote daemon)"),
     "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,

@@ -25,6 +25,7 @@ from .driver import classify_driver
 from .envinfo import classify_envinfo
 from .p2ptest import classify_p2p_test
 from .rocm import classify_rocm
+from .frameworks import classify_framework
 
 
 _BARE_HEAD = lazy_re(r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?WARN ")
@@ -76,6 +77,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_driver(first)
         if parsed is None and ("HSA_STATUS_ERROR" in first or "access fault" in first or "/dev/kfd" in first or "/dev/dri" in first):
             parsed = classify_rocm(first)
+        if parsed is None and ("JAX distributed service" in first or "remote daemon" in first):
+            parsed = classify_framework(first)
         if parsed is None:
             parsed = classify_envinfo(first)
         if parsed is None:

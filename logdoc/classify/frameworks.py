@@ -1,0 +1,41 @@
+"""Other frameworks' and launchers' own words for a process of the job that is gone, read where no NCCL or
+PyTorch header reads them.
+
+The same NCCL failures reach users through JAX, Horovod and MPI launchers as well as PyTorch; their NCCL and
+Python exception lines are read by the usual readers, but the lines that say *a peer is gone* are their own. JAX's
+coordination service ends every surviving task with ``Terminating process because the JAX distributed service
+detected fatal errors. This most likely indicates that another task died; ...`` (xla/pjrt/distributed/client.cc,
+glog level F), often with ``The following tasks are unhealthy (stopped sending heartbeats):`` and the tasks'
+names (``/job:jax_worker/replica:0/task:1``). Open MPI's launcher (ORTE before 5.0, PRRTE from 5.0) says ``ORTE has
+lost communication with a remote daemon.`` (``PRTE has lost ...``) in its help text when the daemon of another node
+stops answering: the node died, or the network to it failed.
+
+Each becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
+``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
+this module only finds it.
+"""
+from __future__ import annotations
+
+from ..grammar import Parsed
+from ..lazyre import lazy_re
+
+_JAX = lazy_re(r"JAX distributed service detected fatal errors\.?(?:[^\n]{0,400}?(?:unhealthy|heartbeats?)[^\n]{0,80}?:"
+               r"\s{0,4}(?P<task>/job:[\w/:-]{1,100}))?")
+_MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote daemon\b")
+
+
+def classify_framework(line: str) -> Parsed | None:
+    """``framework.peer_lost`` for JAX's coordination service or Open MPI's launcher reporting a lost peer; None
+    otherwise."""
+    if "JAX distributed service" in line:
+        m = _JAX.search(line, 0, min(len(line), 4096))
+        if m is not None:
+            f = {"framework": "jax"}
+            if m["task"]:
+                f["task"] = m["task"]
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if "remote daemon" in line:
+        m = _MPI.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "open-mpi", "launcher": m["who"]})
+    return None
