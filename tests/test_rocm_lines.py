@@ -49,6 +49,9 @@ def test_rocm_reader_leaves_other_lines(line):
     ("Traceback (most recent call last):\n  File \"train.py\", line 89, in main\n    jax.distributed.initialize()\n"
      "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect."
      " Timed out task names:\n/job:jax_worker/replica:0/task:1\n", "LD622"),
+    ("[rank0]: RuntimeError: HIP error: out of memory\n", "LD839"),
+    ("[rank3]: torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of"
+     " 191.98 GiB of which 1.02 GiB is free.\n", "LD839"),
 ])
 def test_programs_name_the_cause(text, rule):
     d = _first(text)
