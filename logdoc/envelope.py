@@ -68,8 +68,20 @@ def _kubectl(m: re.Match, env: Envelope) -> str:
 
 
 def _openmpi(m: re.Match, env: Envelope) -> str:
-    env.rank = int(m["rank"])
+    """Open MPI's ``--tag-output`` ``[jobid,rank]<stream>:`` (orte/mca/iof/base/iof_base_output.c), the
+    ``[1,mpirank:N,host]<stream>:`` that SageMaker's mpirun jobs print, and ``--timestamp-output``'s
+    ctime stamp before the tag (``Fri Dec  4 12:00:00 2026[1,0]<stdout>:``)."""
+    if m["rank"]:
+        env.rank = int(m["rank"])
+    if m["host"]:
+        env.host = env.host or m["host"]
+    if m.re.groupindex.get("year") and m["year"]:
+        month = _MONTHS.index(m["mon"]) + 1
+        env.time = f"{m['year']}-{month:02d}-{int(m['day']):02d}T{m['hms']}"
     return "openmpi"
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 _NAME_RANK = lazy_re(r"(?<![\w])rank=(\d+)")
@@ -287,11 +299,17 @@ _TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # (not an RDMA provider's or device's name: rdma-core prints `mlx5: <host>: ...`, drivers `mlx5_0: ...`)
 _HOST = r"(?!(?:\w*(?:Error|Exception|Warning|Interrupt|Exit)|mlx\d|xsc)\b)[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*"
 
+_MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_OMPI_TAG = r"\[\d+,(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[\w.-]{1,255}))?\]"
+
 # (first characters it can start with, regex, handler). Order matters within a first character.
 ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("|", lazy_re(rf"\|\s*(?P<ts>{_TS})\s*\|\s?"), _cloudwatch),
     ("[", lazy_re(r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] "), _kubectl),
-    ("[", lazy_re(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:\s?"), _openmpi),
+    ("[", lazy_re(rf"{_OMPI_TAG}<(?:stdout|stderr|stddiag)>:\s?"), _openmpi),
+    ("MTWFS", lazy_re(rf"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<mon>{_MON})  ?(?P<day>\d{{1,2}}) (?P<hms>\d\d:\d\d:\d\d) "
+                      rf"(?P<year>\d{{4}})(?:{_OMPI_TAG})?"
+                      r"<(?:stdout|stderr|stddiag)>:\s?"), _openmpi),
     # c10: [rank0]:[E1129 17:01:53.685814139 file.cpp:617]  /  [rank0]:[E file.cpp:523]  /  [E file.cpp:481]
     ("[", lazy_re(r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<lvl>[FEWIV])(?:(?P<md>\d{3,4}) (?P<hms>\d\d:\d\d:\d\d)\.\d+)? "
                      r"(?P<file>[\w.+-]+):(?P<line>\d+)\] ?"), _c10),

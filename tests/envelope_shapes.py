@@ -41,6 +41,10 @@ LAUNCHERS = {
     "tee rank": lambda l, k: f"[default{k % 8}]:{l}" if l.startswith("[rank") else f"[default{k % 8}]:[rank{k}]: {l}",
     # Open MPI mpirun --tag-output: `[jobid,rank]<stream>:`
     "openmpi": lambda l, k: f"[1,{k}]<stderr>:{l}",
+    # SageMaker's mpirun jobs (sagemaker-training-toolkit's tests): `[1,mpirank:N,algo-K]<stream>:`
+    "openmpi sagemaker": lambda l, k: f"[1,mpirank:{k},algo-{k % 2 + 1}]<stderr>:{l}",
+    # Open MPI --timestamp-output --tag-output: ctime(), then the tag (iof_base_output.c); Horovod's horovodrun
+    "openmpi timestamp": lambda l, k: f"Fri Dec  4 12:00:0{k % 10} 2026[1,{k}]<stdout>:{l}",
     # MPICH / Hydra mpiexec -prepend-rank (-l): `[rank] `
     "mpich": lambda l, k: f"[{k}] {l}",
     # srun --label: `task: ` (right-aligned when the job has more tasks than one digit holds)
@@ -57,6 +61,10 @@ LAUNCHERS = {
     # vLLM's later process names (`VllmWorker TP1`, `EngineCore_DP0`, `Worker_TP1`) before the pid
     "vllm worker tp": lambda l, k: f"(VllmWorker TP{k} pid={4000 + k}) {l}",
     "vllm engine core": lambda l, k: f"(EngineCore_DP0 pid={4000 + k}) {l}",
+    # SkyPilot's per-node output of a multi-node task: `(worker1, rank=1, pid=N, ip=A) `, `(head, rank=0, ...)`
+    "skypilot": lambda l, k: f"(worker{k}, rank={k}, pid={4000 + k}, ip=10.0.0.{k + 2}) {l}",
+    # vLLM's Ray executor: `(RayWorkerWrapper pid=N, ip=A) `
+    "ray worker wrapper": lambda l, k: f"(RayWorkerWrapper pid={4000 + k}, ip=10.0.0.{k + 1}) {l}",
     "ray actor tee": lambda l, k: f"(RayTrainWorker pid={4000 + k}, ip=10.0.0.{k + 1}) [rank{k}]: {l}"
     if not l.startswith("[rank") else f"(RayTrainWorker pid={4000 + k}, ip=10.0.0.{k + 1}) {l}",
 }
@@ -83,6 +91,8 @@ SHIPPERS = {
     "compose v1": lambda l, k: f"proj_trainer_{k + 1}  | {l}",
     # `aws logs tail`: time, log stream, message
     "aws logs tail": lambda l, k: f"2026-12-02T09:00:00.123000+00:00 algo-{k}-1764666000 {l}",
+    # CloudWatch Logs' console / AWS Batch export: the time, a tab, the line
+    "cloudwatch tab": lambda l, k: f"2026-12-04T12:00:00.000Z\t{l}",
     # a log viewer's table copied as text (Grafana / Loki): the time column, a tab, the line
     "viewer table": lambda l, k: f"2026-12-02 09:00:00.123\t{l}",
 }
@@ -126,6 +136,8 @@ DAMAGE = {
     "shell trace": lambda l, k: f"+ {l}",
     "crlf": lambda l, k: f"{l}\r",
     "tab indent": lambda l, k: f"\t{l}",       # a code block indented with a tab
+    # a terminal multiplexer's copy (tmux / screen): every line padded with blanks to the pane's width
+    "pane padding": lambda l, k: l.ljust(120) if len(l) < 120 else l,
 }
 
 # ------------------------------------------------------------------------------------------------
@@ -138,6 +150,10 @@ STACKED = {
     else f"{k}: [default{k % 8}]:[rank{k}]: {l}",
     "ansi + loguru": lambda l, k: f"\x1b[32m2026-12-02 09:00:00.000\x1b[0m | \x1b[31mERROR   \x1b[0m | train:main:12 - {l}",
     "quote + pdsh + tee": lambda l, k: f"> gpu-node-{k:02d}: [default{k % 8}]:{l}",
+    # SkyPilot running mpirun (nccl-tests): its node tag, then Open MPI's
+    "skypilot + openmpi": lambda l, k: f"(head, rank=0, pid=3808) [1,{k}]<stdout>:{l}",
+    # vLLM's Ray workers: Ray's tag, then vLLM's NewLineFormatter on every line of a record (vLLM < 0.8)
+    "ray worker wrapper + vllm logger": lambda l, k: f"(RayWorkerWrapper pid={4000 + k}) ERROR 05-25 18:48:06 worker_base.py:145] {l}",
     "kubectl prefix + timestamps": lambda l, k: f"[pod/trainer-worker-{k}/pytorch] {STAMP} {l}",
 }
 
