@@ -36,7 +36,8 @@ import envelope_shapes as S  # noqa: E402
 # on one node (the ncclSystemError of a one-node job: shared memory first, LD172).
 FROM_THE_PREFIX = {"LD503", "LD715", "LD172"}
 NAMES_THE_PROCESS = {"rank", "tee rank", "openmpi", "mpich", "ray actor tee", "srun + tee + rank", "lightning",
-                     "vllm worker", "vllm worker tp"}
+                     "vllm worker", "vllm worker tp", "openmpi sagemaker", "openmpi timestamp", "skypilot",
+                     "skypilot + openmpi"}
 
 
 @pytest.fixture(scope="module")
