@@ -179,6 +179,8 @@ KINDS: dict[str, KindSpec] = {
                              "a host name did not resolve (ssh's getaddrinfo failure, MPICH Hydra's lookup)", True),
     "net.connect_failed": _k(("peer", "port", "local", "strerror"), _T,
                              "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host)", True),
+    "framework.coordination_error": _k(("framework", "status", "error"), "logdoc/classify/frameworks.py",
+                                       "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...)"),
     "framework.peer_lost": _k(("framework", "task", "launcher"), "logdoc/classify/frameworks.py",
                               "another framework or launcher says a process of the job is gone (JAX's coordination "
                               "service: another task died; Open MPI: lost communication with a remote daemon)"),

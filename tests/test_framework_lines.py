@@ -49,3 +49,21 @@ def test_the_exception_before_horovods_shutdown_leads():
                " ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished"
                " execution.\n")
     assert ids[0] == "LD710"
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("E1204 10:00:00.000000 123 coordination_service_agent.cc:140] Coordination agent is set to be in error state:"
+     " UNAVAILABLE: DNS resolution failed for node-0.svc:8476: C-ares status is not ARES_SUCCESS qtype=A name=node-0.svc"
+     " is_balancer=0: Domain name not found\n", "LD623"),
+    ("jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: failed to connect to all addresses; last error: UNKNOWN:"
+     " ipv4:10.0.0.1:1234: Failed to connect to remote host: Connection refused\n", "LD624"),
+])
+def test_coordination_service_failures(text, rule):
+    ids = _ids(text)
+    assert ids and ids[0] == rule
+
+
+def test_coordination_line_is_read():
+    p = classify_framework("Coordination agent is set to be in error state: UNAVAILABLE: DNS resolution failed for a:1")
+    assert p is not None and p.kind == "framework.coordination_error" and p.fields["status"] == "UNAVAILABLE"
+    assert classify_framework("coordination service started on port 8476") is None

@@ -10,7 +10,12 @@ names (``/job:jax_worker/replica:0/task:1``). Open MPI's launcher (ORTE before 5
 lost communication with a remote daemon.`` (``PRTE has lost ...``) in its help text when the daemon of another node
 stops answering: the node died, or the network to it failed.
 
-Each becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
+A task that cannot reach the coordination service at all says so in gRPC's words, through the coordination
+agent's log (``Coordination agent is set to be in error state: UNAVAILABLE: DNS resolution failed for
+node-0:8476: ...``, TensorFlow's and XLA's coordination_service_agent.cc) or the exception JAX raises: that line
+becomes ``framework.coordination_error`` with ``status`` (the gRPC status name) and ``error`` (its text).
+
+Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
 """
@@ -21,12 +26,14 @@ from ..lazyre import lazy_re
 
 _JAX = lazy_re(r"JAX distributed service detected fatal errors\.?(?:[^\n]{0,400}?(?:unhealthy|heartbeats?)[^\n]{0,80}?:"
                r"\s{0,4}(?P<task>/job:[\w/:-]{1,100}))?")
+_COORDINATION = lazy_re(r"\b(?P<status>UNAVAILABLE|DEADLINE_EXCEEDED|INTERNAL|ABORTED|NOT_FOUND|FAILED_PRECONDITION|UNKNOWN): "
+                        r"(?P<text>\S[^\n]{0,400})")
 _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote daemon\b")
 
 
 def classify_framework(line: str) -> Parsed | None:
-    """``framework.peer_lost`` for JAX's coordination service or Open MPI's launcher reporting a lost peer; None
-    otherwise."""
+    """``framework.peer_lost`` for JAX's coordination service or Open MPI's launcher reporting a lost peer,
+    ``framework.coordination_error`` for a coordination agent's gRPC failure; None otherwise."""
     if "JAX distributed service" in line:
         m = _JAX.search(line, 0, min(len(line), 4096))
         if m is not None:
@@ -34,6 +41,11 @@ def classify_framework(line: str) -> Parsed | None:
             if m["task"]:
                 f["task"] = m["task"]
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if "oordination" in line:
+        m = _COORDINATION.search(line, 0, min(len(line), 4096))
+        if m is not None:
+            return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error",
+                          {"framework": "jax", "status": m["status"], "error": m["text"].strip()})
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:
