@@ -181,7 +181,7 @@ KINDS: dict[str, KindSpec] = {
                              "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host)", True),
     "framework.coordination_error": _k(("framework", "status", "error"), "logdoc/classify/frameworks.py",
                                        "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...)"),
-    "framework.peer_lost": _k(("framework", "task", "launcher"), "logdoc/classify/frameworks.py",
+    "framework.peer_lost": _k(("framework", "task", "launcher", "aborted_rank", "errorcode"), "logdoc/classify/frameworks.py",
                               "another framework or launcher says a process of the job is gone (JAX's coordination "
                               "service: another task died; Open MPI: lost communication with a remote daemon)"),
     "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "

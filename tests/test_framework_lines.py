@@ -67,3 +67,13 @@ def test_coordination_line_is_read():
     p = classify_framework("Coordination agent is set to be in error state: UNAVAILABLE: DNS resolution failed for a:1")
     assert p is not None and p.kind == "framework.coordination_error" and p.fields["status"] == "UNAVAILABLE"
     assert classify_framework("coordination service started on port 8476") is None
+
+
+def test_mpi_abort_names_the_aborting_rank():
+    text = ("--------------------------------------------------------------------------\n"
+            "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\nwith errorcode 1.\n\n"
+            "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n")
+    d = build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]
+    assert d and d[0]["id"] == "LD726"
+    p = classify_framework("MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD with errorcode 1.")
+    assert p is not None and p.fields == {"framework": "open-mpi", "aborted_rank": 3, "errorcode": 1}

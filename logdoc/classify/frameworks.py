@@ -8,7 +8,8 @@ detected fatal errors. This most likely indicates that another task died; ...`` 
 glog level F), often with ``The following tasks are unhealthy (stopped sending heartbeats):`` and the tasks'
 names (``/job:jax_worker/replica:0/task:1``). Open MPI's launcher (ORTE before 5.0, PRRTE from 5.0) says ``ORTE has
 lost communication with a remote daemon.`` (``PRTE has lost ...``) in its help text when the daemon of another node
-stops answering: the node died, or the network to it failed.
+stops answering: the node died, or the network to it failed; and ``MPI_ABORT was invoked on rank 3 in communicator
+MPI_COMM_WORLD with errorcode 1.`` when a rank aborted the whole job (``aborted_rank``, ``errorcode``).
 
 A task that cannot reach the coordination service at all says so in gRPC's words, through the coordination
 agent's log (``Coordination agent is set to be in error state: UNAVAILABLE: DNS resolution failed for
@@ -28,6 +29,8 @@ _JAX = lazy_re(r"JAX distributed service detected fatal errors\.?(?:[^\n]{0,400}
                r"\s{0,4}(?P<task>/job:[\w/:-]{1,100}))?")
 _COORDINATION = lazy_re(r"\b(?P<status>UNAVAILABLE|DEADLINE_EXCEEDED|INTERNAL|ABORTED|NOT_FOUND|FAILED_PRECONDITION|UNKNOWN): "
                         r"(?P<text>\S[^\n]{0,400})")
+_MPI_ABORT = lazy_re(r"MPI_ABORT was invoked on rank (?P<rank>\d{1,7}) in communicator (?P<comm>\S{1,80}?)"
+                     r"(?:\s{1,4}with errorcode (?P<code>-?\d{1,10}))?\.?\s*$")
 _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote daemon\b")
 
 
@@ -46,6 +49,13 @@ def classify_framework(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error",
                           {"framework": "jax", "status": m["status"], "error": m["text"].strip()})
+    if "MPI_ABORT was invoked" in line:
+        m = _MPI_ABORT.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            f = {"framework": "open-mpi", "aborted_rank": int(m["rank"])}
+            if m["code"]:
+                f["errorcode"] = int(m["code"])
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:

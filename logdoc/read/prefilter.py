@@ -60,7 +60,8 @@ KEYWORDS = (
               # `Unable to open /dev/kfd read-write: ...` (logdoc/classify/rocm.py)
     "GetDeviceCount returned", "<inactive>",  # cuda-samples' deviceQuery (`cudaGetDeviceCount returned 802`),
               # `nvidia-smi nvlink --status` (`Link 0: <inactive>`) (logdoc/classify/driver.py)
-    "remote daemon",  # Open MPI's launcher: `ORTE has lost communication with a remote daemon.` (logdoc/classify/frameworks.py)
+    "remote daemon", "MPI_ABORT was invoked",  # Open MPI's launcher: `ORTE has lost communication with a remote daemon.`,
+              # `MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD` (logdoc/classify/frameworks.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
