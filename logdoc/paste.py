@@ -339,6 +339,15 @@ class _Prefix:
         return m.end()
 
 
+_NAME = lazy_re(r"[ \t]*[\w.-]{1,253}[ \t]*$")
+
+
+def _a_name(rest: str) -> bool:
+    """What follows the tokens is one name and no message (``127.0.1.1   node1`` of /etc/hosts or
+    ``getent hosts``, a table's two columns): the tokens before it are data, not a prefix."""
+    return _NAME.match(rest) is not None
+
+
 def _learn_prefix(lines: list[str]) -> _Prefix | None:
     """The run of token classes that starts the largest share of the lines (at least
     :data:`PREFIX_SHARE` of the lines that could carry a prefix), as long as it can be."""
@@ -354,7 +363,7 @@ def _learn_prefix(lines: list[str]) -> _Prefix | None:
             continue
         eligible += 1
         toks = _tokens(h[1])
-        if toks and toks[-1][2] < len(h[1]):
+        if toks and toks[-1][2] < len(h[1]) and not _a_name(h[1][toks[-1][2]:]):
             seqs.append(tuple(_shape(tok) for tok, _, _ in toks))
     if not seqs:
         return None

@@ -20,6 +20,7 @@ from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cud
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
 from .container import classify_container
+from .hostcheck import classify_hostcheck
 from .ompi import classify_ompi_signal
 from .driver import classify_driver
 from .envinfo import classify_envinfo
@@ -84,6 +85,15 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_envinfo(first)
         if parsed is None:
             parsed = classify_container(first)
+        if parsed is None:
+            parsed = classify_hostcheck(first)
+        if parsed is None and "\n" in text:
+            # a command's indented output joined as one record (ibstat's and ibv_devinfo's port lines are
+            # tab-indented, which continues a record): a line of it that says something about the host
+            for line in text.split("\n", 64)[1:64]:
+                parsed = classify_hostcheck(line.strip())
+                if parsed is not None:
+                    break
     return parsed
 
 

@@ -1,0 +1,85 @@
+"""What a diagnostic command printed about the host, read where no other reader takes the line.
+
+Beside the job's output, or instead of it, people paste the commands an expert asks for. Each line
+below says something about the host by itself, in the command's own printed format:
+
+* ``lspci -vvv``'s ACS control line of a PCI bridge, ``ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+
+  ...``: a ``+`` on source validation or on the request / completion redirects is PCIe Access Control
+  Services enabled, which sends GPU peer-to-peer traffic up to the root complex (NCCL's troubleshooting
+  guide reads the same ``SrcValid+``): ``acs_enabled``, with the ``flags`` that are on;
+* a row of ``nvidia-smi``'s table with ``ERR!`` in one of its fields (``|   0  NVIDIA A100 ...  On  |
+  00000000:07:00.0 Off |   ERR! |``): NVML could not read that GPU: ``gpu_err``;
+* ``ibv_devinfo``'s port ``state: PORT_DOWN (1)`` (``PORT_INIT``, ``PORT_ARMED``) and ``ibstat``'s
+  ``State: Down`` (``Initializing``, ``Armed``) or ``Physical state: Polling`` (``Disabled``,
+  ``LinkErrorRecovery``): an InfiniBand / RoCE port that carries no traffic: ``ib_port_down``, with ``state``;
+* systemd's lines about the Fabric Manager's unit (in ``systemctl status`` and the journal):
+  ``nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE``, ``...: Failed with
+  result 'exit-code'.``, ``...: Start request repeated too quickly.``: ``fm_failed``, with ``status``;
+* ``ulimit -a``'s ``max locked memory (kbytes, -l) 64``: a locked-memory limit other than ``unlimited``:
+  ``memlock_limit``, with its ``size`` in KiB;
+* an ``/etc/hosts`` line that maps a host name to 127.0.1.1 (the entry Debian's and Ubuntu's installers
+  write for the machine's own name): ``hosts_loopback``, with ``host``;
+* ``ip addr``'s ``inet 172.17.0.2/16 brd 172.17.255.255 scope global eth0`` on an interface other than
+  ``docker0``: an address of Docker's default bridge network, the network of a container started without
+  ``--network host``: ``docker_bridge``, with ``address`` and ``interface``.
+
+Each becomes ``host.check`` with ``check`` and its fields. What a check means for a failure is the
+knowledge base's (knowledge/*.yaml rules on ``host.check``).
+"""
+from __future__ import annotations
+
+from ..grammar import Parsed
+from ..lazyre import lazy_re
+
+_ACS = lazy_re(r"^ACSCtl:\s+(?P<flags>(?:[A-Za-z]{4,12}[+-]\s*){3,8})$")
+_ACS_ON = ("SrcValid+", "ReqRedir+", "CmpltRedir+")
+_SMI_ROW = lazy_re(r"^\|.*\bERR!.*\|$")
+_DEVINFO_STATE = lazy_re(r"^state:\s+(?P<state>PORT_(?:DOWN|INIT|ARMED))\s*\(\d\)$")
+_IBSTAT_STATE = lazy_re(r"^(?:State:\s+(?P<state>Down|Initializing|Armed)|Physical state:\s+(?P<phys>Polling|Disabled|LinkErrorRecovery))$")
+_FM_UNIT = lazy_re(r"nvidia-fabricmanager(?:\.service)?: (?:Main process exited, code=\w+, status=(?P<status>[^\s,]{1,40})"
+                   r"|Failed with result '(?P<result>[\w-]{1,40})'|Start request repeated too quickly)")
+_MEMLOCK = lazy_re(r"^max locked memory\s+\(kbytes, -l\)\s+(?P<size>\d{1,12})$")
+_HOSTS_LOOPBACK = lazy_re(r"^127\.0\.1\.1\s+(?P<host>[A-Za-z0-9][\w.-]{0,252})(?:\s+[\w.-]{1,253})*\s*(?:#.*)?$")
+_BRIDGE_INET = lazy_re(r"^inet (?P<address>172\.17\.\d{1,3}\.\d{1,3})/16 (?:brd 172\.17\.255\.255 )?scope global "
+                       r"(?P<interface>[\w.@-]{1,30})$")
+
+
+def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
+    out = {"check": check}
+    out.update({k: v for k, v in fields.items() if v})
+    return Parsed("host.check", level, "host.check", out)
+
+
+def classify_hostcheck(line: str) -> Parsed | None:
+    """``host.check`` for a line of a diagnostic command's output (``line`` stripped); None otherwise."""
+    c = line[:1]
+    if c == "A" and line.startswith("ACSCtl:"):
+        m = _ACS.match(line)
+        if m is not None:
+            on = [f for f in m["flags"].split() if f in _ACS_ON]
+            return _check("acs_enabled", "WARN", flags=" ".join(on)) if on else None
+        return None
+    if c == "|" and "ERR!" in line:
+        return _check("gpu_err", "ERROR") if _SMI_ROW.match(line) else None
+    if c in "sSP" and ("tate:" in line):
+        m = _DEVINFO_STATE.match(line) or _IBSTAT_STATE.match(line)
+        if m is not None:
+            st = m.groupdict()
+            return _check("ib_port_down", "WARN", state=st.get("state") or "Physical state " + st["phys"])
+        return None
+    if "nvidia-fabricmanager" in line:
+        m = _FM_UNIT.search(line, 0, min(len(line), 512))
+        if m is not None:
+            return _check("fm_failed", "ERROR", status=m["status"] or m["result"] or "start request repeated too quickly")
+        return None
+    if c == "m" and line.startswith("max locked memory"):
+        m = _MEMLOCK.match(line)
+        return _check("memlock_limit", "WARN", size=m["size"]) if m is not None else None
+    if c == "1" and line.startswith("127.0.1.1"):
+        m = _HOSTS_LOOPBACK.match(line)
+        return _check("hosts_loopback", "WARN", host=m["host"]) if m is not None else None
+    if c == "i" and line.startswith("inet 172.17."):
+        m = _BRIDGE_INET.match(line)
+        if m is not None and not m["interface"].startswith("docker"):
+            return _check("docker_bridge", "WARN", address=m["address"], interface=m["interface"])
+    return None
