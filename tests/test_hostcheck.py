@@ -55,6 +55,16 @@ def test_ibstat_output_is_read_from_its_indented_lines():
     assert d and d[0]["id"] == "LD271" and "Down" in d[0]["title"]
 
 
+def test_systemctl_status_of_the_fabric_manager():
+    text = ("● nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+            "     Loaded: loaded (/lib/systemd/system/nvidia-fabricmanager.service; enabled; vendor preset: enabled)\n"
+            "     Active: failed (Result: exit-code) since Mon 2024-01-01 00:00:00 UTC; 1min ago\n")
+    d = _report(text)["diagnoses"]
+    assert d and d[0]["id"] == "LD895" and d[0]["severity"] == "error"
+    # the same state of another unit says nothing about the Fabric Manager
+    assert not _report(text.replace("nvidia-fabricmanager", "nvidia-persistenced"))["diagnoses"]
+
+
 def test_a_hosts_file_keeps_its_addresses():
     # three lines that each start with an address: the addresses are the file's data, not a prefix to peel
     text = "127.0.0.1       localhost\n127.0.1.1       trainer-0\n10.0.0.2        trainer-1\n"

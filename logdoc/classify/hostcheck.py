@@ -15,6 +15,9 @@ below says something about the host by itself, in the command's own printed form
 * systemd's lines about the Fabric Manager's unit (in ``systemctl status`` and the journal):
   ``nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE``, ``...: Failed with
   result 'exit-code'.``, ``...: Start request repeated too quickly.``: ``fm_failed``, with ``status``;
+  ``systemctl status``'s head line of the unit (``● nvidia-fabricmanager.service - NVIDIA fabric manager
+  service``): ``fm_unit``, and its ``Active: failed (Result: exit-code) since ...`` / ``Active: inactive (dead)``
+  line: ``unit_down`` with ``status`` (which unit it is about, the rule reads from the head line in the same file);
 * ``ulimit -a``'s ``max locked memory (kbytes, -l) 64``: a locked-memory limit other than ``unlimited``:
   ``memlock_limit``, with its ``size`` in KiB;
 * an ``/etc/hosts`` line that maps a host name to 127.0.1.1 (the entry Debian's and Ubuntu's installers
@@ -38,6 +41,8 @@ _DEVINFO_STATE = lazy_re(r"^state:\s+(?P<state>PORT_(?:DOWN|INIT|ARMED))\s*\(\d\
 _IBSTAT_STATE = lazy_re(r"^(?:State:\s+(?P<state>Down|Initializing|Armed)|Physical state:\s+(?P<phys>Polling|Disabled|LinkErrorRecovery))$")
 _FM_UNIT = lazy_re(r"nvidia-fabricmanager(?:\.service)?: (?:Main process exited, code=\w+, status=(?P<status>[^\s,]{1,40})"
                    r"|Failed with result '(?P<result>[\w-]{1,40})'|Start request repeated too quickly)")
+_FM_HEAD = lazy_re(r"^(?:[●○×*] )?nvidia-fabricmanager\.service(?: - |$)")
+_UNIT_DOWN = lazy_re(r"^Active: (?P<status>(?:failed|inactive) \([\w :-]{1,40}\)|activating \(auto-restart\))")
 _MEMLOCK = lazy_re(r"^max locked memory\s+\(kbytes, -l\)\s+(?P<size>\d{1,12})$")
 _HOSTS_LOOPBACK = lazy_re(r"^127\.0\.1\.1\s+(?P<host>[A-Za-z0-9][\w.-]{0,252})(?:\s+[\w.-]{1,253})*\s*(?:#.*)?$")
 _BRIDGE_INET = lazy_re(r"^inet (?P<address>172\.17\.\d{1,3}\.\d{1,3})/16 (?:brd 172\.17\.255\.255 )?scope global "
@@ -71,7 +76,12 @@ def classify_hostcheck(line: str) -> Parsed | None:
         m = _FM_UNIT.search(line, 0, min(len(line), 512))
         if m is not None:
             return _check("fm_failed", "ERROR", status=m["status"] or m["result"] or "start request repeated too quickly")
-        return None
+        return _check("fm_unit") if _FM_HEAD.match(line) else None
+    if c == "A" and line.startswith("Active: "):
+        m = _UNIT_DOWN.match(line)
+        if m is None:
+            return None
+        return _check("unit_down", "ERROR" if m["status"].startswith("failed") else "WARN", status=m["status"])
     if c == "m" and line.startswith("max locked memory"):
         m = _MEMLOCK.match(line)
         return _check("memlock_limit", "WARN", size=m["size"]) if m is not None else None
