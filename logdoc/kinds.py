@@ -207,9 +207,9 @@ KINDS: dict[str, KindSpec] = {
                           "logdoc/classify/container.py",
                           "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old;"
                           " df's row of /dev/shm (small or full); /dev/infiniband or any IB device missing"),
-    "host.check": _k(("check", "flags", "state", "status", "size", "host", "address", "interface"),
+    "host.check": _k(("check", "flags", "state", "status", "size", "host", "address", "interface", "setting"),
                      "logdoc/classify/hostcheck.py",
-                     "what a diagnostic command printed about the host: lspci's ACS control bits, an nvidia-smi row"
+                     "what a diagnostic command printed about the host: lspci's ACS control bits, the kernel's IOMMU, an nvidia-smi row"
                      " with ERR!, an IB port down (ibv_devinfo, ibstat), the Fabric Manager's unit failed, ulimit's"
                      " locked-memory limit, /etc/hosts mapping a name to 127.0.1.1, an address on Docker's bridge"),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),

@@ -156,9 +156,9 @@ def test_every_whole_line_template_is_a_candidate():
 # header, pieces of a multi-line report, lines of programs whose logs are read whole (Envoy, MPICH Hydra's
 # proxy), torch's capability warning shown without its `torch/cuda/__init__.py: UserWarning:` head, a c10 line
 # of a header file, and the output of diagnostic commands a post shows apart from the job's log (lspci's ACSCtl,
-# nvidia-smi's table, ibv_devinfo / ibstat, ulimit -a, /etc/hosts, ip addr: logdoc/classify/hostcheck.py)
+# nvidia-smi's table, ibv_devinfo / ibstat, /proc/cmdline, ulimit -a, /etc/hosts, ip addr: logdoc/classify/hostcheck.py)
 _EXAMPLES_IN_CONTEXT = {"LD519", "LD520", "LD534", "LD474", "LD171", "LD641", "LD848", "LD630",
-                        "LD892", "LD893", "LD271", "LD272", "LD691", "LD168"}
+                        "LD892", "LD893", "LD271", "LD272", "LD691", "LD168", "LD897"}
 
 
 def test_every_one_line_rule_example_is_a_candidate():

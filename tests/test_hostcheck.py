@@ -79,3 +79,15 @@ def test_a_host_check_is_context_beside_the_error_it_explains_not_above_it():
             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\n")
     cats = [d["category"] for d in _report(text)["diagnoses"]]
     assert cats[0] == "cuda_oom" and "p2p_acs_iommu_hang" in cats
+
+
+@pytest.mark.parametrize("line, setting", [
+    ("BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=1234 ro intel_iommu=on", "intel_iommu=on"),
+    ('GRUB_CMDLINE_LINUX="amd_iommu=on quiet"', "amd_iommu=on"),
+    ("BOOT_IMAGE=/vmlinuz-6.8.0 ro intel_iommu=on iommu=pt", None),          # passthrough: nothing translated
+    ("BOOT_IMAGE=/vmlinuz-6.8.0 ro amd_iommu=on iommu.passthrough=1", None),
+    ("echo intel_iommu=on >> notes.txt", None),                               # not a command line
+])
+def test_the_kernel_command_lines_iommu(line, setting):
+    p = classify_hostcheck(line)
+    assert (p.fields["setting"] if p is not None else None) == setting

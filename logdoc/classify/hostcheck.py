@@ -18,6 +18,10 @@ below says something about the host by itself, in the command's own printed form
   ``systemctl status``'s head line of the unit (``● nvidia-fabricmanager.service - NVIDIA fabric manager
   service``): ``fm_unit``, and its ``Active: failed (Result: exit-code) since ...`` / ``Active: inactive (dead)``
   line: ``unit_down`` with ``status`` (which unit it is about, the rule reads from the head line in the same file);
+* the kernel's command line (``/proc/cmdline``'s ``BOOT_IMAGE=... intel_iommu=on ...``, or the
+  ``GRUB_CMDLINE_LINUX="..."`` line of /etc/default/grub) turning the IOMMU on (``intel_iommu=on``,
+  ``amd_iommu=on``) without passthrough (``iommu=pt``, ``iommu.passthrough=1``): GPU peer-to-peer traffic is then
+  translated by the IOMMU, which CUDA does not support on bare metal: ``iommu_translated``, with ``setting``;
 * ``ulimit -a``'s ``max locked memory (kbytes, -l) 64``: a locked-memory limit other than ``unlimited``:
   ``memlock_limit``, with its ``size`` in KiB;
 * an ``/etc/hosts`` line that maps a host name to 127.0.1.1 (the entry Debian's and Ubuntu's installers
@@ -43,6 +47,9 @@ _FM_UNIT = lazy_re(r"nvidia-fabricmanager(?:\.service)?: (?:Main process exited,
                    r"|Failed with result '(?P<result>[\w-]{1,40})'|Start request repeated too quickly)")
 _FM_HEAD = lazy_re(r"^(?:[●○×*] )?nvidia-fabricmanager\.service(?: - |$)")
 _UNIT_DOWN = lazy_re(r"^Active: (?P<status>(?:failed|inactive) \([\w :-]{1,40}\)|activating \(auto-restart\))")
+_CMDLINE = lazy_re(r"^(?:BOOT_IMAGE=\S+ |GRUB_CMDLINE_LINUX(?:_DEFAULT)?=[\"'])")
+_IOMMU_ON = lazy_re(r"(?<![\w.-])(?P<setting>(?:intel|amd)_iommu=on)\b")
+_IOMMU_PT = lazy_re(r"(?<![\w.-])(?:iommu=pt|iommu\.passthrough=(?:1|on|y))\b")
 _MEMLOCK = lazy_re(r"^max locked memory\s+\(kbytes, -l\)\s+(?P<size>\d{1,12})$")
 _HOSTS_LOOPBACK = lazy_re(r"^127\.0\.1\.1\s+(?P<host>[A-Za-z0-9][\w.-]{0,252})(?:\s+[\w.-]{1,253})*\s*(?:#.*)?$")
 _BRIDGE_INET = lazy_re(r"^inet (?P<address>172\.17\.\d{1,3}\.\d{1,3})/16 (?:brd 172\.17\.255\.255 )?scope global "
@@ -82,6 +89,11 @@ def classify_hostcheck(line: str) -> Parsed | None:
         if m is None:
             return None
         return _check("unit_down", "ERROR" if m["status"].startswith("failed") else "WARN", status=m["status"])
+    if c in "BG" and _CMDLINE.match(line):
+        m = _IOMMU_ON.search(line, 0, min(len(line), 4096))
+        if m is not None and _IOMMU_PT.search(line, 0, min(len(line), 4096)) is None:
+            return _check("iommu_translated", "WARN", setting=m["setting"])
+        return None
     if c == "m" and line.startswith("max locked memory"):
         m = _MEMLOCK.match(line)
         return _check("memlock_limit", "WARN", size=m["size"]) if m is not None else None
