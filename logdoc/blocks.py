@@ -122,7 +122,7 @@ _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>
 
 MAX_WRAP_JOIN = 4
 WORD_SLACK = 20  # a word longer than this is rare in a message's prose
-_WRAP_GOES_ON = lazy_re(r"[ \t]*[a-z]")
+_WRAP_GOES_ON = lazy_re(r"[ \t]*[a-z_/]")  # (a word, a name or a path cut inside)
 _SENTENCE_END = lazy_re(r"[.!?][\"')\]]?[ \t]*$")
 
 
@@ -134,14 +134,33 @@ def _open_sentence(prev: str) -> bool:
     return len(prev) >= 24 and _SENTENCE_END.search(prev) is None
 
 
-def _goes_on(prev: str, text: str) -> bool:
+def _goes_on(prev: str, text: str, midword: bool = False) -> bool:
     """Whether ``text`` continues the sentence of ``prev`` cut by a hard wrap (see the module doc):
-    never a line with a header of its own (an NCCL line, ``host: ``), a frame or an exception line."""
+    never a line with a header of its own (an NCCL line, ``host: ``), a frame or an exception line,
+    unless the cut fell inside a word (``midword``: then what reads as a header is the word's rest)."""
     if not _open_sentence(prev) or _WRAP_GOES_ON.match(text) is None:
         return False
     t = text.lstrip()
     return (not t.startswith(("File ", "frame #", "at ")) and _EXC_LINE.match(t) is None
-            and _OWN_HEADER.match(t) is None)
+            and (midword or _OWN_HEADER.match(t) is None))
+
+
+def _glue(prev: str, piece: int, text: str, width: int) -> str:
+    """What stood between two pieces of a line a hard wrap cut: nothing where the first piece fills the
+    width to its last column and a word runs on over the cut (a terminal cuts at a column, inside a
+    word); a blank where the first piece stops short of the width (the wrap moved the next word down,
+    and the paste dropped the blank at the line's end) or the cut fell beside a blank."""
+    if piece >= width and _in_word(prev[-1:]) and _in_word(text[:1]):
+        return ""
+    return " "
+
+
+def _in_word(c: str) -> bool:
+    """A character of a word, a name or a path (what a cut inside one leaves at either side)."""
+    return c.isalnum() or (c != "" and c in "_/.-")
+
+
+_NAME_REST = lazy_re(r"[\w<>.]{1,80}")  # a function's name, the rest of a frame line cut inside it
 
 
 def _is_cont(text: str) -> bool:
@@ -229,7 +248,7 @@ _NO_KEY = Envelope().stream_key()  # the stream of a line that carried no envelo
 
 class _Block:
     __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type", "exc_at", "joined", "join",
-                 "last", "piece", "head", "head_next", "envs")
+                 "last", "piece", "head", "head_next", "envs", "glue", "run", "last_head")
 
     def __init__(self, kind: str, lineno: int, env: Envelope, text: str, state: str = "") -> None:
         self.kind = kind                     # traceback, child_failed, wrapped, message, frames
@@ -241,27 +260,32 @@ class _Block:
         self.need = 0                        # wrapped: lines still allowed
         self.exc_type = ""
         self.exc_at = -1                     # index in lines of the exception line whose message may be wrapped
-        self.joined = 0                      # lines joined into the exception line
+        self.joined = 0                      # lines joined into the line before them (all lines)
         self.join = False                    # the next add() joins its line to the exception line
         self.last = lineno                   # the last input line taken
-        self.piece = 0                       # the length of the last line joined to the exception line
+        self.piece = 0                       # the length of the last piece joined to the last line
         self.head = 0                        # the length of what the envelope peeled off the exception line
         self.head_next = 0                   # ... off the line the next add() joins to it
         self.envs: list[Envelope] | None = None  # a cut traceback's code lines: the envelope of each
+        self.glue = " "                      # what the next join puts between the pieces
+        self.run = 0                         # lines joined into the last line (its pieces after the first)
+        self.last_head = 0                   # the length of what the envelope peeled off the last line
 
-    def add(self, lineno: int, text: str) -> None:
+    def add(self, lineno: int, text: str, head: int = 0) -> None:
         self.last = lineno
         if self.join:
             self.join = False
             ln, prev = self.lines[-1]
-            joined = prev.rstrip() + " " + text.strip()
+            joined = prev.rstrip() + self.glue + text.strip()
             self.lines[-1] = (ln, joined)
             self.joined += 1
+            self.run += 1
             self.piece = len(text.strip()) + self.head_next
             self.size += len(text) + 1
-            if self.state == "wrap" and (self.joined >= MAX_WRAP_JOIN or not _open_sentence(joined)):
+            if self.state == "wrap" and (self.run >= MAX_WRAP_JOIN or not _open_sentence(joined)):
                 self.state = ""
             return
+        self.run = 0
         if self.state == "wrap":
             self.state = ""
         for ln, _env, t in self.pending:
@@ -270,6 +294,7 @@ class _Block:
         self.pending.clear()
         self.lines.append((lineno, text))
         self.size += len(text) + 1
+        self.last_head = head
 
     def wraps(self, text: str, probe: bool, width: int, head: int = 0) -> bool:
         """Whether ``text`` is the rest of the exception line just taken, cut by a hard wrap of a paste
@@ -277,16 +302,41 @@ class _Block:
         unless probing, the next ``add`` joins it to that line. A wrap at that width breaks a line only
         where its next word would not fit: a piece that had room for it by :data:`WORD_SLACK` characters
         more was not cut there."""
-        if (not width or self.exc_at != len(self.lines) - 1 or self.pending or self.joined >= MAX_WRAP_JOIN
-                or not _goes_on(self.lines[-1][1], text)):
+        if not width or self.exc_at != len(self.lines) - 1 or self.pending or self.run >= MAX_WRAP_JOIN:
             return False
+        prev = self.lines[-1][1]
         # a piece's width counts the prefix its envelope peeled (``head``: that of the line ``text`` is on)
-        piece = self.piece if self.joined else self.head + len(self.lines[-1][1])
-        if piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
+        piece = self.piece if self.run else self.head + len(prev)
+        glue = _glue(prev, piece, text, width)
+        if not _goes_on(prev, text, not glue) or piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
             return False
         if not probe:
             self.join = True
             self.head_next = head
+            self.glue = glue
+        return True
+
+    def frame_rest(self, text: str, probe: bool, width: int, head: int = 0) -> bool:
+        """Whether ``text`` (not indented) is the rest of the frame line just taken (``  File "...", line N,
+        in f``), cut by a hard wrap at ``width``: the frame line reaches the width, and the two read as one
+        frame line where the first alone does not (or the rest is the function's name alone); then,
+        unless probing, the next ``add`` joins them."""
+        if not width or self.pending or self.run >= MAX_WRAP_JOIN:
+            return False
+        prev = self.lines[-1][1]
+        if not prev.lstrip().startswith('File "') or text[:1] in " \t" or not text:
+            return False
+        piece = self.piece if self.run else self.last_head + len(prev)
+        if piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
+            return False
+        glue = _glue(prev, piece, text, width)
+        whole = FRAME_LINE.match(prev.rstrip() + glue + text.strip()) is not None
+        if not whole or FRAME_LINE.match(prev) is not None and (_NAME_REST.fullmatch(text) is None or glue):
+            return False
+        if not probe:
+            self.join = True
+            self.head_next = head
+            self.glue = glue
         return True
 
     def record(self) -> Record:
@@ -477,7 +527,7 @@ class BlockAssembler:
                                                 or block.size + len(text) > self.max_bytes):
                 verdict = "end"
             if verdict == "take":
-                block.add(lineno, text)
+                block.add(lineno, text, self._head)
                 self._touch(target_key)
                 if block.state == "done":
                     out.extend(self._close(target_key))
@@ -491,7 +541,7 @@ class BlockAssembler:
             b = self._open[key]
             verdict = self._accept(b, text, env)
             if verdict == "take":
-                b.add(lineno, text)
+                b.add(lineno, text, self._head)
                 return out
             out.extend(self._close(key))
         if not self._may_start(text, env) and not self._code_head(text):
@@ -583,6 +633,7 @@ class BlockAssembler:
                     b.state = "spawn"
                 elif _open_sentence(text):
                     b.state = "wrap"  # its next line may be the rest of it: not a quiet record (_takes_any_line)
+        b.last_head = self._head
         self._open[key] = b
         self._clock += 1
         self._touched[key] = self._clock
@@ -707,6 +758,8 @@ class BlockAssembler:
                 return "hold" if len(b.pending) < 2 else "end"
             if is_elision(text):
                 return "take"                          # `...` where a paste left frames out: not the exception
+            if b.frame_rest(text, probe, self.wrap_width, self._head):
+                return "take"                          # the rest of a frame line a hard wrap cut
             if st == "hframes" and _EXC_LINE.match(text) is None:
                 return "end"                           # frames without their head: only an exception line ends them
             if not probe:

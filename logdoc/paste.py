@@ -721,6 +721,9 @@ class Paste:
     joined: set[int] = field(default_factory=set)
     # the longest line of the source as it was read: a hard wrap (logdoc.blocks) cut no line that had room
     longest: int = 0
+    # line number -> how many characters the repair took off the line's front or end (a quote mark, a code
+    # block's indent, a learned prefix): part of the width a hard wrap measured (logdoc.blocks)
+    peeled: dict[int, int] = field(default_factory=dict)
 
     def apply(self, n: int, env: Envelope) -> None:
         got = self.ids.get(n)
@@ -1362,4 +1365,5 @@ def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Sour
     fixed, paste = got
     paste.every_line = short
     paste.longest = longest
+    paste.peeled = {i: len(a) - len(b) for i, (a, b) in enumerate(zip(lines, fixed), 1) if b and len(a) > len(b)}
     return Source(source.name, text="\n".join(fixed) + "\n"), paste

@@ -267,9 +267,11 @@ class Feeder:
             quoted = _quoted_warn(env, text, msg)
             if quoted[0] is not env and asm.awaits_quote(quoted[0]):
                 env, msg = quoted
+        head = len(text) - len(msg)
         if self.paste is not None:
             self.paste.apply(n, env)
-        recs = asm.feed(n, env, msg, len(text) - len(msg))
+            head += self.paste.peeled.get(n, 0)  # (what the paste repair took off the line counts too)
+        recs = asm.feed(n, env, msg, head)
         self._update_state()
         alone = False
         for r in recs:
