@@ -145,12 +145,13 @@ def _goes_on(prev: str, text: str, midword: bool = False) -> bool:
             and (midword or _OWN_HEADER.match(t) is None))
 
 
-def _glue(prev: str, piece: int, text: str, width: int) -> str:
-    """What stood between two pieces of a line a hard wrap cut: nothing where the first piece fills the
-    width to its last column and a word runs on over the cut (a terminal cuts at a column, inside a
-    word); a blank where the first piece stops short of the width (the wrap moved the next word down,
-    and the paste dropped the blank at the line's end) or the cut fell beside a blank."""
-    if piece >= width and _in_word(prev[-1:]) and _in_word(text[:1]):
+def _glue(prev: str, piece: int, text: str, width: int, cut: bool) -> str:
+    """What stood between two pieces of a line a hard wrap cut: nothing where the source was cut at a
+    column (``cut``), the first piece fills the width to its last column and a word runs on over the cut
+    (a terminal cuts inside a word); a blank where the first piece stops short of the width (the wrap
+    moved the next word down, and the paste dropped the blank at the line's end), the cut fell beside a
+    blank, or the source's lines were wrapped at words."""
+    if cut and piece >= width and _in_word(prev[-1:]) and _in_word(text[:1]):
         return ""
     return " "
 
@@ -296,7 +297,7 @@ class _Block:
         self.size += len(text) + 1
         self.last_head = head
 
-    def wraps(self, text: str, probe: bool, width: int, head: int = 0) -> bool:
+    def wraps(self, text: str, probe: bool, width: int, head: int = 0, cut: bool = False) -> bool:
         """Whether ``text`` is the rest of the exception line just taken, cut by a hard wrap of a paste
         whose longest line is ``width`` characters (0: a log as written, which no one wrapped); then,
         unless probing, the next ``add`` joins it to that line. A wrap at that width breaks a line only
@@ -307,7 +308,7 @@ class _Block:
         prev = self.lines[-1][1]
         # a piece's width counts the prefix its envelope peeled (``head``: that of the line ``text`` is on)
         piece = self.piece if self.run else self.head + len(prev)
-        glue = _glue(prev, piece, text, width)
+        glue = _glue(prev, piece, text, width, cut)
         if not _goes_on(prev, text, not glue) or piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
             return False
         if not probe:
@@ -316,7 +317,7 @@ class _Block:
             self.glue = glue
         return True
 
-    def frame_rest(self, text: str, probe: bool, width: int, head: int = 0) -> bool:
+    def frame_rest(self, text: str, probe: bool, width: int, head: int = 0, cut: bool = False) -> bool:
         """Whether ``text`` (not indented) is the rest of the frame line just taken (``  File "...", line N,
         in f``), cut by a hard wrap at ``width``: the frame line reaches the width, and the two read as one
         frame line where the first alone does not (or the rest is the function's name alone); then,
@@ -329,7 +330,7 @@ class _Block:
         piece = self.piece if self.run else self.last_head + len(prev)
         if piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
             return False
-        glue = _glue(prev, piece, text, width)
+        glue = _glue(prev, piece, text, width, cut)
         whole = FRAME_LINE.match(prev.rstrip() + glue + text.strip()) is not None
         if not whole or FRAME_LINE.match(prev) is not None and (_NAME_REST.fullmatch(text) is None or glue):
             return False
@@ -353,6 +354,9 @@ class BlockAssembler:
         # the longest line of a paste (logdoc.paste: Paste.longest), within which a hard wrap may have cut an
         # exception line; 0 for a log as written: a program's output is not hard-wrapped
         self.wrap_width = 0
+        # several lines of the source end at that width: a terminal cut them at a column (inside words),
+        # not a word wrap (whose longest line is one line that happened to be longest)
+        self.column_cut = False
         # a short source read line by line (logdoc.paste: Paste.every_line): a traceback the paste cut above
         # its last code lines is read from them (off for a log as written: its tracebacks have their frames)
         self.code_heads = False
@@ -712,7 +716,7 @@ class BlockAssembler:
             return "end"
         if not text:
             return "end"
-        if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head):
+        if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head, self.column_cut):
             return "take"
         if b.exc_type.endswith("ChildFailedError:") and _FRAME_EQ.match(text):
             if not probe:
@@ -758,7 +762,7 @@ class BlockAssembler:
                 return "hold" if len(b.pending) < 2 else "end"
             if is_elision(text):
                 return "take"                          # `...` where a paste left frames out: not the exception
-            if b.frame_rest(text, probe, self.wrap_width, self._head):
+            if b.frame_rest(text, probe, self.wrap_width, self._head, self.column_cut):
                 return "take"                          # the rest of a frame line a hard wrap cut
             if st == "hframes" and _EXC_LINE.match(text) is None:
                 return "end"                           # frames without their head: only an exception line ends them
@@ -813,7 +817,7 @@ class BlockAssembler:
             if not probe and text.startswith("Last error:") and not text[len("Last error:"):].strip():
                 b.state = "last_error"
             return "take"
-        if b.wraps(text, probe, self.wrap_width, self._head):
+        if b.wraps(text, probe, self.wrap_width, self._head, self.column_cut):
             return "take"
         return "end"
 

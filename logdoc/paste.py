@@ -724,6 +724,7 @@ class Paste:
     # line number -> how many characters the repair took off the line's front or end (a quote mark, a code
     # block's indent, a learned prefix): part of the width a hard wrap measured (logdoc.blocks)
     peeled: dict[int, int] = field(default_factory=dict)
+    at_width: int = 0  # how many lines are :attr:`longest` characters long
 
     def apply(self, n: int, env: Envelope) -> None:
         got = self.ids.get(n)
@@ -1360,10 +1361,12 @@ def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Sour
     got = None if not every_line and as_written(lines) else repair_lines(lines, source.name)
     short = every_line and len(lines) <= EVERY_LINE_MAX
     longest = max(map(len, lines))
+    at_width = sum(len(t) == longest for t in lines)
     if got is None:  # read as it is (a short source: every line of it)
-        return again, (Paste(every_line=True, longest=longest) if short else None)
+        return again, (Paste(every_line=True, longest=longest, at_width=at_width) if short else None)
     fixed, paste = got
     paste.every_line = short
     paste.longest = longest
+    paste.at_width = at_width
     paste.peeled = {i: len(a) - len(b) for i, (a, b) in enumerate(zip(lines, fixed), 1) if b and len(a) > len(b)}
     return Source(source.name, text="\n".join(fixed) + "\n"), paste

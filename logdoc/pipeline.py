@@ -345,6 +345,7 @@ class Feeder:
         self.lane = None
         self.every = paste.every_line
         self.asm.wrap_width = paste.longest
+        self.asm.column_cut = paste.at_width >= 2
         self.asm.code_heads = paste.every_line
 
     def read_lines(self, buf: bytes, start: int, end: int, sep: bytes, lineno: int) -> int:

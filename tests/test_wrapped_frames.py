@@ -21,9 +21,9 @@ def _hard_wrap(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def _records(lines: list[str], width: int) -> list[str]:
+def _records(lines: list[str], width: int, cut: bool = True) -> list[str]:
     ba = BlockAssembler()
-    ba.wrap_width = width
+    ba.wrap_width, ba.column_cut = width, cut
     recs = []
     for i, t in enumerate(lines, 1):
         recs.extend(ba.feed(i, Envelope(), t))
@@ -82,3 +82,14 @@ def test_a_quoted_paste_wrapped_at_80_columns_gets_the_unwrapped_diagnosis():
     want = build_report(parse_sources([("x.txt", quoted + "\n")]), rules)["diagnoses"][0]["id"]
     got = build_report(parse_sources([("x.txt", _hard_wrap(quoted, 80) + "\n")]), rules)["diagnoses"][0]["id"]
     assert got == want == "LD440"
+
+
+def test_a_line_wrapped_at_a_word_that_fills_the_width_keeps_its_blank():
+    # a word wrap's longest line is the one line that reached the width: no column cut, the blank stays
+    head = "RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus"
+    lines = ["Traceback (most recent call last):", '  File "/w/train.py", line 10, in <module>', "    main()",
+             head, "error. It is possible that dataloader's workers are out of shared memory."]
+    (rec,) = _records(lines, len(head), cut=False)
+    assert "signal: Bus error. It is possible" in rec
+    (rec,) = _records(lines, len(head), cut=True)
+    assert "signal: Buserror." in rec  # (several lines cut at that column: a terminal's cut inside a word)
