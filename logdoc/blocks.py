@@ -152,7 +152,10 @@ def _glue(prev: str, piece: int, text: str, width: int, cut: bool) -> str:
     moved the next word down, and the paste dropped the blank at the line's end), the cut fell beside a
     blank, or the source's lines were wrapped at words."""
     if cut and piece >= width and _in_word(prev[-1:]) and _in_word(text[:1]):
-        return ""
+        # (a name or a path: letters alone may be two words that a word wrap put apart at that column)
+        word = prev.rsplit(None, 1)[-1] + text.split(None, 1)[0].rstrip(".,;:)]'\"")
+        if any(c.isdigit() or c in "_/." for c in word):
+            return ""
     return " "
 
 
@@ -330,9 +333,10 @@ class _Block:
         piece = self.piece if self.run else self.last_head + len(prev)
         if piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
             return False
-        glue = _glue(prev, piece, text, width, cut)
-        whole = FRAME_LINE.match(prev.rstrip() + glue + text.strip()) is not None
-        if not whole or FRAME_LINE.match(prev) is not None and (_NAME_REST.fullmatch(text) is None or glue):
+        # the glue that makes one frame line of the two (inside a word first, where the source was cut at a column)
+        glue = next((g for g in ("", " ")[0 if cut and piece >= width else 1:]
+                     if FRAME_LINE.match(prev.rstrip() + g + text.strip()) is not None), None)
+        if glue is None or FRAME_LINE.match(prev) is not None and (_NAME_REST.fullmatch(text) is None or glue):
             return False
         if not probe:
             self.join = True
