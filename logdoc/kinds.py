@@ -177,8 +177,9 @@ KINDS: dict[str, KindSpec] = {
                        "a tqdm progress bar of the program's own work (how far, how long)"),
     "net.resolve_failed": _k(("host", "gai_strerror", "tool", "rest"), _T,
                              "a host name did not resolve (ssh's getaddrinfo failure, MPICH Hydra's lookup)", True),
-    "net.connect_failed": _k(("peer", "port", "local", "strerror"), _T,
-                             "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host)", True),
+    "net.connect_failed": _k(("peer", "port", "local", "strerror", "proto", "how", "ms", "gateway", "seq"), _T,
+                             "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host), or a connection "
+                             "check a paste shows failed (nc, ncat, telnet, curl, ssh, ping)", True),
     "framework.coordination_error": _k(("framework", "status", "error"), "logdoc/classify/frameworks.py",
                                        "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...)"),
     "framework.peer_lost": _k(("framework", "task", "launcher", "aborted_rank", "errorcode"), "logdoc/classify/frameworks.py",

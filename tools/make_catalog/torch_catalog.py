@@ -446,6 +446,25 @@ EXTRA = [
      "Host {host:word} not found: {gai_strerror=3(NXDOMAIN)|2(SERVFAIL)}"),
     ("logdoc:nc:getaddrinfo", "net.resolve_failed", "ERROR", "line", "",
      "nc: getaddrinfo for host \"{host}\" port {port:int}: {gai_strerror:line}"),
+    # the connection checks a paste shows beside the job's failure when nodes cannot reach each other: OpenBSD
+    # netcat (`nc: connect to <host> port <port> (tcp) failed: ` + strerror(), `... timed out: ` on -w), nmap's ncat
+    # (`Ncat: Connection refused.`), telnet (`telnet: Unable to connect to remote host: ` + strerror()), curl
+    # (CURLE_COULDNT_CONNECT, with `after N ms` since 7.76), OpenSSH (`ssh: connect to host <host> port <port>: `
+    # + strerror()) and iputils ping's ICMP reply (`From <gw> icmp_seq=N Destination Host Unreachable`)
+    ("logdoc:nc:connect-failed", "net.connect_failed", "ERROR", "line", "",
+     "nc: connect to {peer:word} port {port:int} ({proto:word}) {how=failed|timed out}: {strerror:line}"),
+    ("logdoc:ncat:connect-failed", "net.connect_failed", "ERROR", "line", "",
+     "Ncat: {strerror=Connection refused|No route to host|Connection timed out|TIMEOUT|Network is unreachable|Host is unreachable}."),
+    ("logdoc:telnet:unable-to-connect", "net.connect_failed", "ERROR", "line", "",
+     "telnet: Unable to connect to remote host: {strerror:line}"),
+    ("logdoc:curl:failed-to-connect", "net.connect_failed", "ERROR", "line", "",
+     "curl: (7) Failed to connect to {peer:word} port {port:int} after {ms:int} ms: {strerror:line}"),
+    ("logdoc:curl:failed-to-connect-old", "net.connect_failed", "ERROR", "line", "",
+     "curl: (7) Failed to connect to {peer:word} port {port:int}: {strerror:line}"),
+    ("logdoc:ssh:connect-to-host", "net.connect_failed", "ERROR", "line", "",
+     "ssh: connect to host {peer:word} port {port:int}: {strerror:line}"),
+    ("logdoc:ping:unreachable", "net.connect_failed", "ERROR", "line", "",
+     "From {gateway:word} icmp_seq={seq:int} {strerror=Destination Host Unreachable|Destination Net Unreachable|Destination Port Unreachable}"),
     # MPICH's Hydra launcher (mpiexec and its proxies, src/pm/hydra): HYDU_sock_connect's lookup and connect
     # failures, and a proxy that cannot connect back to mpiexec (pmip.c), after the `[proxy:0:1@host] func
     # (file:line): ` head the envelope peels
