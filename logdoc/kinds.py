@@ -211,7 +211,7 @@ KINDS: dict[str, KindSpec] = {
     "host.check": _k(("check", "flags", "state", "status", "size", "host", "address", "interface", "setting"),
                      "logdoc/classify/hostcheck.py",
                      "what a diagnostic command printed about the host: lspci's ACS control bits, the kernel's IOMMU, an nvidia-smi row"
-                     " with ERR!, an IB port down (ibv_devinfo, ibstat), the Fabric Manager's unit failed, ulimit's"
+                     " with ERR!, the GPU's fabric registration not completed, an IB port down (ibv_devinfo, ibstat), the Fabric Manager's unit failed, ulimit's"
                      " locked-memory limit, /etc/hosts mapping a name to 127.0.1.1, an address on Docker's bridge"),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,

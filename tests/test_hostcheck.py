@@ -24,6 +24,7 @@ def _report(text: str) -> dict:
      "fm_failed", {"status": "1/FAILURE"}),
     ("max locked memory       (kbytes, -l) 65536", "memlock_limit", {"size": "65536"}),
     ("127.0.1.1\tdgx-03", "hosts_loopback", {"host": "dgx-03"}),
+    ("State                             : In Progress", "fabric_state", {"state": "In Progress"}),
     ("inet 172.17.0.5/16 brd 172.17.255.255 scope global eth0", "docker_bridge",
      {"address": "172.17.0.5", "interface": "eth0"}),
 ])
@@ -40,6 +41,7 @@ def test_each_check_reads_its_commands_format(line, check, fields):
     "state:\t\t\tPORT_ACTIVE (4)",
     "State: Active",
     "State: Down for maintenance until 5 pm",
+    "State                             : Completed",
     "max locked memory       (kbytes, -l) unlimited",
     "127.0.0.1 localhost",
     "inet 172.17.0.1/16 brd 172.17.255.255 scope global docker0",   # the host's own bridge

@@ -9,6 +9,9 @@ below says something about the host by itself, in the command's own printed form
   guide reads the same ``SrcValid+``): ``acs_enabled``, with the ``flags`` that are on;
 * a row of ``nvidia-smi``'s table with ``ERR!`` in one of its fields (``|   0  NVIDIA A100 ...  On  |
   00000000:07:00.0 Off |   ERR! |``): NVML could not read that GPU: ``gpu_err``;
+* ``nvidia-smi -q``'s Fabric section with the GPU's registration with the NVLink fabric ``State :
+  In Progress`` or ``Not Started`` (the Fabric Manager user guide: ``In Progress`` means the Fabric Manager is likely
+  not running): ``fabric_state``, with ``state``;
 * ``ibv_devinfo``'s port ``state: PORT_DOWN (1)`` (``PORT_INIT``, ``PORT_ARMED``) and ``ibstat``'s
   ``State: Down`` (``Initializing``, ``Armed``) or ``Physical state: Polling`` (``Disabled``,
   ``LinkErrorRecovery``): an InfiniBand / RoCE port that carries no traffic: ``ib_port_down``, with ``state``;
@@ -41,6 +44,7 @@ from ..lazyre import lazy_re
 _ACS = lazy_re(r"^ACSCtl:\s+(?P<flags>(?:[A-Za-z]{4,12}[+-]\s*){3,8})$")
 _ACS_ON = ("SrcValid+", "ReqRedir+", "CmpltRedir+")
 _SMI_ROW = lazy_re(r"^\|.*\bERR!.*\|$")
+_FABRIC_STATE = lazy_re(r"^State\s+: (?P<state>In Progress|Not Started)$")
 _DEVINFO_STATE = lazy_re(r"^state:\s+(?P<state>PORT_(?:DOWN|INIT|ARMED))\s*\(\d\)$")
 _IBSTAT_STATE = lazy_re(r"^(?:State:\s+(?P<state>Down|Initializing|Armed)|Physical state:\s+(?P<phys>Polling|Disabled|LinkErrorRecovery))$")
 _FM_UNIT = lazy_re(r"nvidia-fabricmanager(?:\.service)?: (?:Main process exited, code=\w+, status=(?P<status>[^\s,]{1,40})"
@@ -73,6 +77,9 @@ def classify_hostcheck(line: str) -> Parsed | None:
         return None
     if c == "|" and "ERR!" in line:
         return _check("gpu_err", "ERROR") if _SMI_ROW.match(line) else None
+    if c == "S" and line.startswith("State ") and " : " in line:
+        m = _FABRIC_STATE.match(line)
+        return _check("fabric_state", "ERROR", state=m["state"]) if m is not None else None
     if c in "sSP" and ("tate:" in line):
         m = _DEVINFO_STATE.match(line) or _IBSTAT_STATE.match(line)
         if m is not None:
