@@ -77,3 +77,10 @@ def test_mpi_abort_names_the_aborting_rank():
     assert d and d[0]["id"] == "LD726"
     p = classify_framework("MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD with errorcode 1.")
     assert p is not None and p.fields == {"framework": "open-mpi", "aborted_rank": 3, "errorcode": 1}
+
+
+def test_a_coordination_deadline_is_not_called_the_programs_error():
+    ids = _ids("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded\n\nAdditional GRPC error"
+               " information from remote target unknown_target_for_coordination_leader while calling"
+               " /tensorflow.CoordinationService/RegisterTask:\n")
+    assert ids and ids[0] == "LD625" and "LD710" not in ids
