@@ -314,6 +314,10 @@ class _Block:
         glue = _glue(prev, piece, text, width, cut)
         if not _goes_on(prev, text, not glue) or piece + 1 + len(text.split(None, 1)[0]) + WORD_SLACK <= width:
             return False
+        return self._joins(probe, head, glue)
+
+    def _joins(self, probe: bool, head: int, glue: str) -> bool:
+        """Unless probing, the next ``add`` joins its line to the last one with ``glue``; true."""
         if not probe:
             self.join = True
             self.head_next = head
@@ -338,11 +342,7 @@ class _Block:
                      if FRAME_LINE.match(prev.rstrip() + g + text.strip()) is not None), None)
         if glue is None or FRAME_LINE.match(prev) is not None and (_NAME_REST.fullmatch(text) is None or glue):
             return False
-        if not probe:
-            self.join = True
-            self.head_next = head
-            self.glue = glue
-        return True
+        return self._joins(probe, head, glue)
 
     def record(self) -> Record:
         return Record(self.lines[0][0], max(self.lines[-1][0], self.last), self.env,

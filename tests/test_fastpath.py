@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import random
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent / "perf"))
 from nccl_render import catalog_rows, render_line  # noqa: E402
 
 
-@contextmanager
-def fastpath(on: bool):
-    before = fast.enabled()
-    fast.set_enabled(on)
-    try:
-        yield
-    finally:
-        fast.set_enabled(before)
+fastpath = fast.switched  # the fast paths on or off for a block
 
 
 def _result(sources):

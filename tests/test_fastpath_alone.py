@@ -8,7 +8,6 @@ counted at once; a dense region told plain by a rare first byte of the escapes w
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,7 @@ from logdoc.read.source import Source
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
-@contextmanager
-def fastpath(on: bool):
-    before = fast.enabled()
-    fast.set_enabled(on)
-    try:
-        yield
-    finally:
-        fast.set_enabled(before)
+fastpath = fast.switched  # the fast paths on or off for a block
 
 
 def _result(path: Path, reduce: bool):

@@ -8,7 +8,6 @@ CRLF line ends; read with grep naming the keyword lines and without, folded and 
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 
 import pytest
 
@@ -19,14 +18,7 @@ from logdoc.read.source import Source
 OPS = ("AllReduce", "AllReduce", "AllGather", "ReduceScatter", "Broadcast")
 
 
-@contextmanager
-def fastpath(on: bool):
-    before = fast.enabled()
-    fast.set_enabled(on)
-    try:
-        yield
-    finally:
-        fast.set_enabled(before)
+fastpath = fast.switched  # the fast paths on or off for a block
 
 
 def _folded_thrice(path, reduce=True):

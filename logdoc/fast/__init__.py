@@ -22,7 +22,8 @@ Their preconditions are asked of the modules that own them (:mod:`logdoc.envelop
 from __future__ import annotations
 
 import os
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 _HEX = b"0123456789abcdef"
 _ON = [not os.environ.get("LOGDOC_NO_FASTPATH")]
@@ -40,6 +41,17 @@ def set_enabled(on: bool) -> None:
     _ON[0] = bool(on)
     for fn in list(_SUBSCRIBERS):
         fn(_ON[0])
+
+
+@contextmanager
+def switched(on: bool) -> Iterator[None]:
+    """The fast paths on or off for the ``with`` block, then as they were (the differential tests)."""
+    before = enabled()
+    set_enabled(on)
+    try:
+        yield
+    finally:
+        set_enabled(before)
 
 
 def subscribe(fn: Callable[[bool], None]) -> None:
