@@ -15,14 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from logdoc.api import build_report
 from logdoc.envelope import unwrap
-from logdoc.kb import load_rules
-from logdoc.pipeline import parse_sources
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import envelope_shapes as S  # noqa: E402
+from test_envelope_matrix import _first, rules  # noqa: E402,F401  (the rules fixture and the first diagnosis of a text)
 
 _TB = ('Traceback (most recent call last):\n  File "/workspace/train.py", line 120, in <module>\n    dist.barrier()\n'
        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 3696, in barrier\n'
@@ -61,15 +59,6 @@ BLOCKS = {
 }
 
 
-@pytest.fixture(scope="module")
-def rules():
-    return load_rules()
-
-
-def _first(text: str, rules) -> str | None:
-    report = build_report(parse_sources([("rank0.log", text + "\n")]), rules)
-    found = (report.get("diagnoses") or []) or (report.get("notes") or [])
-    return found[0]["id"] if found else None
 
 
 def test_the_clean_blocks_get_their_rule(rules):

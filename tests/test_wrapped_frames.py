@@ -4,21 +4,21 @@ the join: a piece that fills the width to its last column was cut at a column, i
 path, and joins its rest without a blank; a piece that stops short of the width lost a blank."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from logdoc import kb
 from logdoc.api import build_report
 from logdoc.blocks import BlockAssembler
 from logdoc.events import Envelope
 from logdoc.pipeline import parse_sources
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import field_damage  # noqa: E402
+
 
 def _hard_wrap(text: str, width: int) -> str:
-    out = []
-    for line in text.split("\n"):
-        while len(line) > width:
-            out.append(line[:width])
-            line = line[width:]
-        out.append(line)
-    return "\n".join(out)
+    return field_damage._wrap(width)(text)  # the damage tool's own hard wrap
 
 
 def _records(lines: list[str], width: int, cut: bool = True) -> list[str]:
