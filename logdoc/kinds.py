@@ -204,10 +204,11 @@ KINDS: dict[str, KindSpec] = {
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context", "code", "gpu_node", "address"), _T,
                      "another CUDA error (or ROCm's: logdoc/classify/rocm.py)", True),
-    "container.check": _k(("check", "size", "use_pct", "path", "framework", "required", "found", "status", "gpu"),
+    "container.check": _k(("check", "size", "use_pct", "path", "framework", "required", "found", "status", "gpu", "gpus"),
                           "logdoc/classify/container.py",
                           "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old;"
-                          " df's row of /dev/shm (small or full); /dev/infiniband or any IB device missing"),
+                          " df's row of /dev/shm (small or full); /dev/infiniband or any IB device missing; a docker run of several GPUs"
+                          " that leaves /dev/shm at Docker's default"),
     "host.check": _k(("check", "flags", "state", "status", "size", "host", "address", "interface", "setting"),
                      "logdoc/classify/hostcheck.py",
                      "what a diagnostic command printed about the host: lspci's ACS control bits, the kernel's IOMMU, an nvidia-smi row"

@@ -19,7 +19,7 @@ from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cud
                          classify_errno_line, classify_iommu_fault, classify_signal_report,
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
-from .container import classify_container
+from .container import classify_container, classify_docker_run
 from .hostcheck import classify_hostcheck
 from .ompi import classify_ompi_signal
 from .driver import classify_driver
@@ -85,6 +85,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_envinfo(first)
         if parsed is None:
             parsed = classify_container(first)
+        if parsed is None and " run " in first and "--gpus" in text:
+            parsed = classify_docker_run(text)
         if parsed is None:
             parsed = classify_hostcheck(first)
         if parsed is None and "\n" in text:

@@ -28,6 +28,14 @@ directory`` (the uverbs and rdma_cm device files a container gets only with ``--
 device plugin) and ibv_devinfo's / ibv_devices' ``No IB devices found`` (libibverbs found no device) are
 ``no_rdma_devices``.
 
+The container as the command that started it shows it: ``docker run`` (``docker container run``, ``nvidia-docker
+run``, ``podman run``) with ``--gpus`` naming more than one GPU (``all``, a count of 2 or more, ``device=0,1``) and
+none of ``--ipc=host`` (or ``--ipc container:NAME``), ``--shm-size`` or a volume or mount on /dev/shm: every
+rank of the job in it shares Docker's default /dev/shm of 64 MiB (Docker's run reference: ``--shm-size``
+defaults to 64m). The command is read whole: its lines continued with a trailing backslash are joined when the
+paste holds them, and a command whose continuation is not there says nothing. It is
+``docker_run_default_shm`` with ``gpus`` (what ``--gpus`` asked for).
+
 Each becomes ``container.check`` with ``check`` (which of them), and where the line says it ``framework``,
 ``required`` / ``found`` (driver releases), ``status`` (the compatibility probe's verdict), ``gpu``, and a df row's
 ``size`` and ``use_pct``.
@@ -81,6 +89,42 @@ def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
     out = {"check": check}
     out.update({k: v for k, v in fields.items() if v})
     return Parsed("container.check", level, "container.check", out)
+
+
+# `$ ` / `# ` / `user@host:~$ ` prompts and sudo before the command; the command's own words
+_DOCKER_RUN = lazy_re(r"^(?:[\w@.:~/-]{0,80}[$#]\s*)?(?:sudo\s+(?:-E\s+)?)?(?:docker(?:\s+container)?|nvidia-docker|podman)\s+run\s")
+_GPUS = lazy_re(r"\s--gpus(?:=|\s+)['\"]{0,2}(?P<gpus>all|\d{1,3}|device=[\w,-]{1,200})['\"]{0,2}(?=\s|$)")
+_SHM_GIVEN = lazy_re(r"\s--(?:ipc(?:=|\s+)['\"]?(?:host|container:)|shm-size\b)|[\s=:,]/dev/shm\b")
+_COMMAND_MAX = 16384
+
+
+def _joined_command(text: str) -> str | None:
+    """The command a record's first line starts, its ``\\``-continued lines joined; None when the record
+    does not hold the whole of it."""
+    out: list[str] = []
+    for part in text[:_COMMAND_MAX].split("\n"):
+        part = part.strip()
+        if not part.endswith("\\"):
+            out.append(part)
+            return " ".join(out)
+        out.append(part[:-1])
+    return None
+
+
+def classify_docker_run(text: str) -> Parsed | None:
+    """``container.check`` ``docker_run_default_shm`` for a ``docker run`` of several GPUs that leaves
+    /dev/shm at Docker's default (the module says how it is read); None otherwise."""
+    if not _DOCKER_RUN.match(text.lstrip()[:200]):
+        return None
+    command = _joined_command(text.lstrip())
+    if command is None or _SHM_GIVEN.search(command) is not None:
+        return None
+    m = _GPUS.search(command)
+    if m is None:
+        return None
+    gpus = m["gpus"]
+    many = gpus == "all" or (gpus.isdigit() and int(gpus) > 1) or "," in gpus
+    return _check("docker_run_default_shm", "INFO", gpus=gpus) if many else None
 
 
 def classify_container(line: str) -> Parsed | None:

@@ -1,0 +1,75 @@
+"""The command that started a container, pasted beside the job's log: ``docker run`` of several GPUs that leaves
+/dev/shm at Docker's default (logdoc/classify/container.py, ``docker_run_default_shm``) and what the rules make of it."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc.api import explain
+from logdoc.classify.container import classify_docker_run
+from logdoc.pipeline import parse_text
+
+SYSTEM_ERROR = ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+                "unhandled system error, NCCL version 2.14.3\n")
+
+
+@pytest.mark.parametrize("command, gpus", [
+    ("docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py", "all"),
+    ("docker run --gpus=4 --network host my-image bash run.sh", "4"),
+    ("docker run --gpus '\"device=0,1\"' --rm my-image python train.py", "device=0,1"),
+    ("sudo docker container run --rm --gpus \"device=2,3\" my-image", "device=2,3"),
+    ("nvidia-docker run --gpus all my-image", "all"),
+    ("$ docker run --gpus all my-image", "all"),
+    ("root@dgx-01:~# docker run --gpus all my-image", "all"),
+    # continued lines that the record holds (an indented command) are read with it
+    ("docker run --gpus all \\\n\t-v /data:/data \\\n\tmy-image", "all"),
+])
+def test_a_docker_run_of_several_gpus_without_shm_options(command, gpus):
+    p = classify_docker_run(command)
+    assert p is not None and p.kind == "container.check"
+    assert p.fields == {"check": "docker_run_default_shm", "gpus": gpus}
+
+
+@pytest.mark.parametrize("command", [
+    "docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 -it nvcr.io/nvidia/pytorch:24.01-py3",
+    "docker run --gpus all --ipc host my-image",
+    "docker run --gpus all --ipc=container:trainer my-image",
+    "docker run --gpus all --shm-size=16g my-image",
+    "docker run --gpus all --shm-size 1g my-image",
+    "docker run --gpus all -v /dev/shm:/dev/shm my-image",
+    "docker run --gpus all --mount type=tmpfs,destination=/dev/shm,tmpfs-size=8g my-image",
+    "docker run --gpus 1 my-image",                       # one GPU: nothing shares /dev/shm between GPUs
+    "docker run --gpus device=0 my-image",
+    "docker run -it --rm ubuntu bash",                    # no GPU asked for
+    "docker run --gpus all -it --rm \\",                  # the rest of the command is not in the record
+    "docker run --gpus all \\\n  -it \\",                 # nor here
+    "docker ps --gpus all",
+    "I ran docker run --gpus all my-image and it failed",  # a sentence about a command
+    "docker run --gpusall my-image",
+])
+def test_other_commands_say_nothing(command):
+    assert classify_docker_run(command) is None
+
+
+@pytest.mark.parametrize("text", [
+    "docker run --gpus all my-image torchrun --nproc_per_node=8 train.py\n",
+    "```\n$ docker run --gpus all my-image torchrun --nproc_per_node=8 train.py\n```\n",   # a markdown code block
+    "> ```bash\n> docker run --gpus all my-image torchrun --nproc_per_node=8 train.py\n> ```\n",  # quoted in a reply
+])
+def test_the_command_is_read_in_a_paste(text):
+    checks = [(e.kind, e.fields.get("check")) for e in parse_text(text).events]
+    assert checks == [("container.check", "docker_run_default_shm")]
+
+
+def test_the_command_alone_is_a_note_not_an_error():
+    report = explain("$ docker run --gpus all -it my-image torchrun --nproc_per_node=8 train.py\n")
+    assert not report["diagnoses"]
+    assert [n["id"] for n in report["notes"]] == ["LD330"]
+
+
+def test_system_error_in_a_container_started_without_shm_options():
+    report = explain("$ docker run --gpus all -it my-image torchrun --nproc_per_node=8 train.py\n" + SYSTEM_ERROR)
+    first = report["diagnoses"][0]
+    assert first["id"] == "LD331" and first["category"] == "shm_exhausted"
+    # with --ipc=host the same error is not blamed on /dev/shm
+    other = explain("$ docker run --gpus all --ipc=host -it my-image torchrun --nproc_per_node=8 train.py\n" + SYSTEM_ERROR)
+    assert "LD331" not in [d["id"] for d in other["diagnoses"]]
