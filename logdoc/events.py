@@ -174,3 +174,35 @@ def _share_long(v: Any, held: dict[str, str], depth: int) -> None:
                 v[k] = held.setdefault(x, x)
         elif (t is dict or t is list) and depth < 4:
             _share_long(x, held, depth + 1)
+
+
+# A class per field-name tuple whose instances' ``__dict__`` keep their names in one table that
+# every dict of that tuple shares (CPython's key-sharing dicts, what instance attributes use): a
+# plain ``dict`` to every reader, with only its values of its own. Over _SPLIT_KEYS names the
+# shared table costs more than it saves (at 30, CPython's most, a dict of 30 took 1.5 kB).
+_SCHEMAS: dict[tuple, type] = {}
+_SPLIT_KEYS = 28
+_SCHEMAS_MAX = 1 << 12
+
+
+def share_keys(events: Iterable[Event]) -> None:
+    """Hold each event's ``fields`` as a dict that shares its table of names with every other
+    event's of the same names in the same order, in place: the same dict to every reader (equal,
+    ordered alike, written and pickled alike; a name added later gives that one dict a table of its
+    own), about half the memory of a dict of its own (an event of 12 fields: 190 bytes instead of
+    470). Run where events are made (per source, and on the events a worker process sends)."""
+    schemas, new = _SCHEMAS, object.__new__
+    for ev in events:
+        f = ev.fields
+        if not f or len(f) > _SPLIT_KEYS or f.__class__ is not dict:
+            continue
+        keys = tuple(f)
+        cls = schemas.get(keys)
+        if cls is None:
+            if len(schemas) >= _SCHEMAS_MAX or not all(k.__class__ is str for k in keys):
+                continue
+            cls = schemas[keys] = type("Fields", (), {})
+        d = new(cls).__dict__
+        for k, v in f.items():  # one at a time: ``update`` would give the dict a table of its own
+            d[k] = v
+        ev.fields = d

@@ -579,7 +579,7 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
     folded: list[dict] = []
     add = progress.add_bytes if progress is not None else None
     from .digest import is_digest
-    from .events import share_long_values, share_texts
+    from .events import share_keys, share_long_values, share_texts
 
     for src in srcs:
         head = _head(src)
@@ -599,6 +599,7 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
             # job of many ranks holds every event of the parse at once, and a worker sends them so
             share_texts(events[at:])
             share_long_values(events[at:])  # a failure's message its lines repeat: one object
+            share_keys(events[at:])  # the field names of events alike: one table
         if progress is not None:
             progress.file_done(src.name)
     return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)
