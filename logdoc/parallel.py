@@ -130,11 +130,9 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
     names = []
     folded = []
     from .digest import share_numbers
-    from .events import share_keys
 
     for r in results:
         share_numbers(r.events)  # compact: the worker shared the strings they repeat (_one), not numbers
-        share_keys(r.events)  # unpickled, each dict has a table of names of its own again
         events.extend(r.events)
         stats.merge(r.stats)
         room = MAX_UNRECOGNIZED - len(unrecognized)

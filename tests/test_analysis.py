@@ -760,6 +760,12 @@ def test_shared_text_reads_as_the_line():
     assert other.text == "RuntimeError: boom"
     back = pickle.loads(pickle.dumps(evs[0]))
     assert back == evs[0] and back.text == evs[0].text and copy.copy(evs[1]).text == evs[1].text
+    # a worker's events pickled together: their head is still one object in the parent
+    from logdoc.events import _TEXT
+
+    sent = pickle.loads(pickle.dumps(evs))
+    assert sent == evs and _TEXT.__get__(sent[0]) is _TEXT.__get__(sent[1])
+    assert copy.copy(evs[0]).fields is evs[0].fields
     assert evs[0].to_dict()["text"] == head + "NET/Plugin: No plugin found"
     evs[1].text = "replaced"
     assert evs[1].text == "replaced"
