@@ -234,6 +234,13 @@ def _stdlib(m: re.Match, env: Envelope) -> str:
     return "pylog"
 
 
+def _stdlib_cut(m: re.Match, env: Envelope) -> str:
+    """The stdlib logger's ``LEVEL:name:msg`` with its level cut off by a paste (a selection that began
+    a few characters late): the logger's dotted name, glued to its message by the colon."""
+    env.source = m["logger"]
+    return "pylog"
+
+
 def _syslog(m: re.Match, env: Envelope) -> str:
     """syslog / journald's short format: ``Dec  2 09:00:00 host ident[pid]: `` (RFC 3164), also after
     an ISO stamp (``journalctl -o short-iso``)."""
@@ -366,6 +373,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
      lazy_re(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
     ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
+    # (a module path of three names or more, lower case, then the message with no blank: never an exception's
+    # `pkg.mod.SomeError: ` nor a `host.domain:port`)
+    ("abcdefghijklmnopqrstuvwxyz", lazy_re(r"(?P<logger>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}):(?=[A-Za-z])"), _stdlib_cut),
     ("abcdefghijklmnopqrstuvwxyz", lazy_re(rf"(?P<host>{_HOST}): "), _pdsh),
     # grep's name of the file a line came from (`grep -r`, `grep -H`, `-n`): `logs/rank3.log:`, `LOG1.0.txt:12:`
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",

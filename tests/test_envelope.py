@@ -86,6 +86,12 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
         ("INFO 2020-06-10 10:00:00,000 Rendezvous timeout occured in EtcdRendezvousHandler",
          {"level": "INFO", "time": "2020-06-10T10:00:00.000"}, "Rendezvous timeout occured in EtcdRendezvousHandler"),
         ("INFO 2020 was a good year", {"level": None}, "INFO 2020 was a good year"),
+        # the same stdlib line with its `LEVEL:` cut by a paste's selection (the logger's name stays)
+        ("torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 7) of binary: python",
+         {"level": None, "source": "torch.distributed.elastic.multiprocessing.api"},
+         "failed (exitcode: -9) local_rank: 0 (pid: 7) of binary: python"),
+        ("ch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers",
+         {"source": "ch.distributed.elastic.agent.server.api"}, "Received 15 death signal, shutting down workers"),
     ],
 )
 def test_envelopes(line, expect, msg):
@@ -105,6 +111,12 @@ def test_envelopes(line, expect, msg):
     "KeyError: 'x'",
     "[Rank 0] Watchdog caught collective operation timeout",  # ProcessGroupNCCL's own prefix
     "mlx5: gpu-node-7: got completion with error:",  # rdma-core's provider name, not a pdsh host
+    # a dotted name and a colon that are no cut logger line: an exception's module path, a host and port,
+    # a name with upper case, two names only
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "node1.cluster.local:29500 refused the connection",
+    "torch.distributed.DistStoreError:Socket Timeout",
+    "torch.cuda:available",
 ])
 def test_messages_are_not_mistaken_for_envelopes(line):
     env, text = unwrap(line)

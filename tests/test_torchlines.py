@@ -382,6 +382,14 @@ def test_spawn_process_raised_and_exited():
     p = c("torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL")
     assert (p.kind, p.fields["local_rank"], p.fields["signal"], p.fields["launcher"]) == \
         ("torchrun.worker_failed", 1, "SIGKILL", "spawn")
+    # torch <= 1.5 raised the base class: the line pasted alone is the same worker's death
+    p = c("Exception: process 1 terminated with signal SIGKILL")
+    assert (p.kind, p.fields["local_rank"], p.fields["signal"], p.fields["exc_type"]) == \
+        ("torchrun.worker_failed", 1, "SIGKILL", "Exception")
+    p = c("Exception: process 0 terminated with exit code 1")
+    assert (p.kind, p.fields["exitcode"]) == ("torchrun.worker_failed", 1)
+    # the base class's name alone is an exception line only with its colon (c10's backtrace head is not one)
+    assert classify("Exception raised from foo at bar.cpp:1 (most recent call first):", NONE).kind == "torch.cxx_backtrace"
 
 
 def test_terminate():

@@ -17,7 +17,9 @@ from .torchrun import child_failed
 from ...lazyre import lazy_re
 
 EXC_LINE = lazy_re(
-    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|(?:socket\.)?(?:gaierror|herror))"
+    # (the base class alone only with its colon: `Exception: process 1 terminated with signal SIGKILL`, what
+    # torch.multiprocessing.spawn raised before ProcessExitedException; `Exception raised from` is c10's)
+    r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|(?:socket\.)?(?:gaierror|herror)|Exception(?=:))"
     r"(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
 
 
