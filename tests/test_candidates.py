@@ -214,3 +214,19 @@ def test_a_cut_traceback_waiting_in_main_process_first_names_the_timeout():
 def test_a_nonblocking_call_timeout_is_a_missing_peer_with_the_timeout_next():
     cats = _top3("RuntimeError: NCCL timeout when waiting for nonblocking call to become successful.\n")
     assert cats[0] == "collective_timeout_hung_rank" and cats[1] == "timeout_misconfigured", cats
+
+
+def test_a_python_exception_that_is_only_a_connect_error_is_a_network_card_not_the_programs_bug():
+    # PyTorch 1.x's TCPStore raised its connect's error text bare; Python's socket raises its own types
+    for line in ("RuntimeError: Connection refused", "ConnectionRefusedError: [Errno 111] Connection refused",
+                 "TimeoutError: [Errno 110] Connection timed out", "OSError: [Errno 113] No route to host",
+                 "RuntimeError: Network is unreachable"):
+        diags = _report({"rank0.log": line + "\n"})["diagnoses"]
+        assert diags and diags[0]["id"] == "family:socket_connect_failed", (line, [d["id"] for d in diags])
+        cats = {d["category"] for d in diags}
+        assert {"firewall_or_unreachable_peer", "rendezvous_store_failure"} <= cats, line
+    # near-misses: a program's own exception stays the program's; a Gloo mesh that was refused keeps its rule
+    assert _report({"r.log": "ValueError: bad shape\n"})["diagnoses"][0]["id"] == "LD710"
+    gloo = ("RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152] "
+            "timed out connecting: SO_ERROR: Connection refused, remote=[10.0.0.2]:18306\n")
+    assert not _report({"r.log": gloo})["diagnoses"][0]["id"].startswith("family:")
