@@ -89,14 +89,15 @@ def test_as_written_sees_every_damage(damage):
 def test_the_lines_read_as_without_prefix_start_no_envelope():
     """_NO_PREFIX counts a line that starts with a lower-case word without a digit or a colon, or
     with punctuation that starts no envelope, as one no prefix is learned from: unwrap() must peel
-    nothing from it. Only pdsh's `host: ` (it needs the colon), grep's `file.log:` (the colon too),
-    Compose's `<service>-<n>  | ` (it needs the digit) and the readers that apply only after an ISO
-    stamp start with a lower-case letter."""
-    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _pdsh
+    nothing from it. Only pdsh's `host: ` (it needs the colon), grep's `file.log:` (the colon too), a
+    stdlib logger line whose level a paste cut (`torch.distributed.x.api:msg`, the colon too), Compose's
+    `<service>-<n>  | ` (it needs the digit) and the readers that apply only after an ISO stamp start
+    with a lower-case letter."""
+    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _pdsh, _stdlib_cut
 
     for c, readers in _BY_FIRST.items():
         if c.islower():
-            assert all(fn in (_pdsh, _compose, _grepped) or fn in AFTER_TIME for _rx, fn in readers), c
+            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut) or fn in AFTER_TIME for _rx, fn in readers), c
         assert c not in "{'\"=#@!$%&.,;/?_\\", c
     from logdoc.envelope import unwrap
 
