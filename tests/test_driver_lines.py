@@ -44,6 +44,15 @@ def test_cuda_initialisation_errors_name_their_cause(form, code, text, rule):
      "NVIDIA driver is installed and running.", "LD809", "container_missing_devices"),
     ("RuntimeError: No CUDA GPUs are available", "LD809", "container_missing_devices"),
     ("Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error", "LD844", "fabric_manager_or_driver"),
+    # the container toolkit's own start-up failures, bare and inside Docker's error (escaped as runc repeats it)
+    ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object "
+     "file: no such file or directory: unknown.", "LD856", "container_missing_devices"),
+    ("docker: Error response from daemon: OCI runtime create failed: container_linux.go:349: starting container process "
+     "caused \"process_linux.go:449: container init caused \\\"process_linux.go:432: running prestart hook 1 caused "
+     "\\\\\\\"error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: requirement error: "
+     "unsatisfied condition: cuda>=10.2, please update your driver to a newer version, or use an earlier cuda "
+     "container\\\\\\\\n\\\\\\\"\\\"\": unknown", "LD857", "fabric_manager_or_driver"),
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.0", "LD857", "fabric_manager_or_driver"),
 ])
 def test_driver_stack_lines_name_their_cause(line, rule, category):
     d = _first(line + "\n")
@@ -208,3 +217,19 @@ def test_device_query_names_the_code_and_leaves_active_links():
     p = classify_driver("cudaGetDeviceCount returned 35")
     assert p is not None and p.fields["error"] == "cudaErrorInsufficientDriver" and p.fields["code"] == 35
     assert classify_driver("\t Link 0: 26.562 GB/s") is None
+
+
+@pytest.mark.parametrize("line, error", [
+    ("nvidia-container-cli: initialization error: load library failed: libcuda.so.1: cannot open shared object file: "
+     "no such file or directory: unknown.", "load library failed: libcuda.so.1: cannot open shared object file"),
+    ("stderr: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver",
+     "unsatisfied condition: cuda>=12.8"),
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda >= 9.0\\\\n\\\"", "unsatisfied condition: cuda >= 9.0"),
+])
+def test_the_container_toolkits_failures_are_read(line, error):
+    parsed = classify_driver(line)
+    assert parsed is not None and parsed.fields["error"] == error and parsed.fields["context"] == "nvidia-container-cli"
+
+
+def test_a_library_that_python_cannot_load_is_not_the_toolkits():
+    assert classify_driver("ImportError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory") is None

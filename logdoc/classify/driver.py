@@ -22,7 +22,10 @@ own failures beside its Xid lines (``NVRM: ... GPU has fallen off the bus``, ``R
 and the NVSwitch driver's SXid errors; cuda-samples' deviceQuery (``cudaGetDeviceCount returned 802`` then
 ``-> system not yet initialized``: the code is named by the runtime's enum, :data:`_RUNTIME_ERRORS`), torch.cuda's
 ``CUDA driver initialization failed, you might not have a CUDA gpu`` (cudaErrorInitializationError), and
-``nvidia-smi nvlink --status`` listing a GPU's NVLink links as ``Link 0: <inactive>``.
+``nvidia-smi nvlink --status`` listing a GPU's NVLink links as ``Link 0: <inactive>``; the container toolkit's own
+start-up failures (``nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: ...``: no
+driver library on the host; ``requirement error: unsatisfied condition: cuda>=12.8``: the image's CUDA needs a newer
+host driver).
 
 Each becomes ``cuda.error`` with ``error`` (the failure's own words, as the CUDA runtime, NVML or
 Docker wrote them) and ``context`` (who printed it). What the words mean is the knowledge base's
@@ -65,6 +68,11 @@ _HELPER_CUDA = lazy_re(r"CUDA error at (?P<file>[\w./+-]{1,200}):(?P<line>\d{1,6
 # libnvidia-container's check of the GPUs a container asks for (NVIDIA_VISIBLE_DEVICES, `--gpus device=...`) against
 # those NVML enumerates: `nvidia-container-cli: device error: 2: unknown device: unknown` (the OCI hook's words; the
 # envelope may have taken the program name)
+# libnvidia-container's start-up when the host's driver libraries cannot be loaded or the image's CUDA requirement
+# (NVIDIA_REQUIRE_CUDA) is above what the host driver supports, as the OCI hook prints them to stderr and Docker,
+# containerd and Kubernetes repeat them inside their own (often escaped) error.
+_CLI_LOAD = lazy_re(r"initialization error: load library failed: (?P<lib>[\w.+-]{1,80}): (?P<text>[^\n\\\"':]{3,120})")
+_CLI_REQUIRE = lazy_re(r"requirement error: unsatisfied condition: (?P<cond>[^\n\\\"',]{2,120}?)\s*(?:,|:|\\|\"|'|$)")
 _CLI_DEVICE = lazy_re(r"(?:nvidia-container-cli(?:\.real)?: )?device error: (?P<device>[^\s:]{1,200}): unknown device\b")
 # torch.cuda's initialisation when cudaGetDeviceCount gives cudaErrorUnknown (c10/cuda/CUDAFunctions.cpp), warned with
 # `CUDA initialization: ` before it or raised: `CUDA unknown error - this may be due to an incorrectly set up environment,
@@ -153,6 +161,10 @@ def classify_driver(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error",
                           {"error": f"unknown device {m['device']}", "context": "nvidia-container-cli"})
+    if "load library failed" in line or "unsatisfied condition" in line:
+        parsed = _container_cli(line)
+        if parsed is not None:
+            return parsed
     if _CUDA_UNKNOWN in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": "CUDA unknown error", "context": "torch.cuda's initialisation"})
     if "fabric" in line or "NVSwitch" in line:
@@ -173,6 +185,21 @@ def classify_driver(line: str) -> Parsed | None:
         m = _DOCKER_NO_GPU.search(line, 0, min(len(line), 2048))
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error", {"error": m[0], "context": "docker"})
+    return None
+
+
+def _container_cli(line: str) -> Parsed | None:
+    """``cuda.error`` for nvidia-container-cli's load or requirement failure; None otherwise."""
+    m = _CLI_LOAD.search(line, 0, min(len(line), 4096))
+    if m is not None:
+        return Parsed("cuda.error", "ERROR", "cuda.error",
+                      {"error": f"load library failed: {m['lib']}: {m['text'].strip()}", "library": m["lib"],
+                       "context": "nvidia-container-cli"})
+    m = _CLI_REQUIRE.search(line, 0, min(len(line), 4096))
+    if m is not None:
+        return Parsed("cuda.error", "ERROR", "cuda.error",
+                      {"error": f"unsatisfied condition: {m['cond'].strip()}", "requirement": m["cond"].strip(),
+                       "context": "nvidia-container-cli"})
     return None
 
 
