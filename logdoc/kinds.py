@@ -90,9 +90,12 @@ KINDS: dict[str, KindSpec] = {
     "ucx.error": _k(("message", "code_location", "ucx_host", "ucx_pid"), _N, "an error line of UCX (`UCX ERROR ...`)"),
     "os.error": _k(("errno_text", "errno_name", "errno", "context"), _N,
                    "a program's own error line ending in an errno text (`... Too many open files (os error 24)`)"),
-    "process.signal": _k(("signal", "signal_name", "reason", "printer", "signal_host", "signal_pid", "command"), _N,
+    "process.signal": _k(("signal", "signal_name", "reason", "printer", "signal_host", "signal_pid", "command", "library"), _N,
                          "a report of the signal that kills the process (UCX `Caught signal N (...)`, a shell's"
-                         " `Segmentation fault (core dumped)`, faulthandler, Abseil, glog, Open MPI `Signal: Bus error (7)`)"),
+                         " `Segmentation fault (core dumped)`, faulthandler, Abseil, glog, Open MPI `Signal: Bus error (7)`,"
+                         " the kernel's `segfault at ... in <library>`)"),
+    "process.native_frame": _k(("library", "symbol", "frame_format"), _N,
+                               "a frame of a native backtrace (UCX, gdb, Abseil, glog, backtrace_symbols) that lies in NCCL"),
     "nccltests.device": _k(("test_rank", "group", "test_pid", "test_host", "device", "bus", "gpu"), _N,
                            "a line of nccl-tests' device list (one per rank of the run)"),
     "stack.collective": _k(("function", "frame_file", "frame_line", "format"), _N,

@@ -22,6 +22,7 @@ from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cud
 from .container import classify_container, classify_docker_run
 from .hostcheck import classify_hostcheck
 from .ompi import classify_ompi_signal
+from .native import classify_native
 from .driver import classify_driver
 from .envinfo import classify_envinfo
 from .p2ptest import classify_p2p_test
@@ -52,6 +53,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_signal_report(first)
         if parsed is None and "Signal: " in first:
             parsed = classify_ompi_signal(first)
+        if parsed is None and ("nccl" in first or "segfault at" in first or first.startswith("Program terminated with signal")):
+            parsed = classify_native(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)
         if parsed is None and "exceeds memory available in" in first:

@@ -1,0 +1,55 @@
+"""A native crash inside NCCL, in the words of the program that printed its backtrace (logdoc/classify/native.py
+reads the lines; knowledge/versions_config.yaml LD435/LD436 explain them)."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.classify.native import classify_native
+from logdoc.pipeline import parse_sources
+
+
+def _ids(text: str) -> list[str]:
+    return [d["id"] for d in build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]]
+
+
+@pytest.mark.parametrize("line, fmt, library, symbol", [
+    (" 1 0x00000000000a1b2c ncclProxyProgress()  ???:0", "ucx", None, "ncclProxyProgress"),
+    (" 3  /opt/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]", "backtrace_symbols", "libnccl.so", None),
+    ("[node2:00956] [ 4] /usr/local/nccl/lib/libnccl.so.2(ncclGroupEnd+0x2c)[0x7d1d0c8f372c]", "backtrace_symbols",
+     "libnccl.so.2", "ncclGroupEnd"),
+    ("#0  0x00007ffff7a1b2c3 in ncclProxyProgress () from /usr/lib/x86_64-linux-gnu/libnccl.so.2", "gdb", "libnccl.so.2",
+     "ncclProxyProgress"),
+    ("PC: @     0xe1e2567f5014  (unknown)  ncclLocalOpAppend()", "abseil", None, "ncclLocalOpAppend"),
+    ("    @     0x7f1234567890 ncclProxyService()", "abseil", None, "ncclProxyService"),
+])
+def test_a_frame_in_nccl_is_read(line, fmt, library, symbol):
+    p = classify_native(line)
+    assert p is not None and p.kind == "process.native_frame"
+    assert (p.fields["frame_format"], p.fields.get("library"), p.fields.get("symbol")) == (fmt, library, symbol)
+
+
+@pytest.mark.parametrize("line", [
+    " 1 0x00000000000a1b2c at::native::copy_()  ???:0",
+    " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fedc925c274]",
+    "#1  0x00007ffff7a1c000 in start_thread () from /lib/x86_64-linux-gnu/libpthread.so.0",
+    "node1:12:12 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+])
+def test_other_frames_and_lines_are_not_read_as_nccls(line):
+    assert classify_native(line) is None
+
+
+def test_the_kernels_segfault_report_names_the_library():
+    p = classify_native("[ 12.5] pt_main_thread[12345]: segfault at 8 ip 00007f1a2b3c4d5e sp 00007f1a2b3c4000 error 4 "
+                        "in libnccl.so.2.18.1[7f1a2b000000+1c00000]")
+    assert p is not None and p.kind == "process.signal"
+    assert (p.fields["signal"], p.fields["library"], p.fields["command"], p.fields["signal_pid"]) == (
+        11, "libnccl.so.2.18.1", "pt_main_thread", 12345)
+
+
+def test_a_crash_with_nccl_frames_is_read_as_nccls_and_one_without_is_not():
+    crash = ("[node1:123:0:456] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)\n"
+             "==== backtrace (tid:    456) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n")
+    assert _ids(crash + " 1 0x00000000000a1b2c ncclProxyProgress()  ???:0\n")[0] == "LD435"
+    assert _ids(crash + " 1 0x00000000000a1b2c at::native::copy_()  ???:0\n")[0] == "LD760"
