@@ -1052,13 +1052,15 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
             continue
         j = i + 1
         last = i  # the last line joined into line i
-        first, first_literal = _reading(t)
+        first = first_literal = None  # line i's own reading, read once a next line may continue it
         texts = [t]  # the join so far, read with a blank or without at each cut not yet read whole
         while j < len(out) and j - i < MAX_WRAP_JOIN and tries < MIDWORD_TRIES:
             nxt = out[j]
             if (not nxt or len(nxt) > LONG or _rule(nxt) or nxt[:8] == t[:8] or _new_line(nxt)
                     or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None):
                 break
+            if first_literal is None:
+                first, first_literal = _reading(t)
             tries += 1
             # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a
             # word (a blank the cut left first on the line stays)
@@ -1098,8 +1100,8 @@ def _new_line(text: str) -> bool:
     """A line that starts something of its own (an envelope, an NCCL header, a traceback ...)."""
     if not text or text[0] in " \t":
         return text[:1] in (" ", "\t") and text.lstrip().startswith(("File ", "frame #"))
-    if len(text) > LONG:
-        return True
+    if len(text) > LONG or text.startswith(("Exception raised from ", "frame #")):
+        return True  # (c10's backtrace starts on a line of its own after an exception's text)
     env, msg = unwrap(text)
     if env.layers and env.layers != ("paste",):
         return True

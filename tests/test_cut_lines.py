@@ -115,3 +115,27 @@ def test_a_cut_message_under_another_net_name_keeps_its_reading(rules, lead):
     line = lead + "Got completion from peer 10.1.2.3<36315> with status=12 opcode=32698 len=32696 vendor err 1"
     assert _categories(line, rules)[:1] == ["ib_transport_error"]
     assert _categories(NCCL + line, rules)[:1] == ["ib_transport_error"]
+
+
+def test_the_cut_mark_is_found_from_the_end_as_a_search_of_the_whole_text_finds_it():
+    # strip_mark searches only the end of a long text; a mark whose blanks or dots run further back is
+    # still taken whole. Held to the plain search over texts of every length around the window.
+    import random
+    from logdoc.classify.cut import CUT_MARK
+
+    def plain(text):
+        m = CUT_MARK.search(text)
+        if m is None or m.start() == m.end() or not text[m.start():].strip():
+            return text, False
+        return text[:m.start()].rstrip(), True
+
+    pieces = ["word", " ", "  ", ".", "...", "\u2026", "[truncated]", " (3 more characters)", "<trimmed>", "x" * 37,
+              "\t", "[", "]", "a.b", "....................................................................."]
+    rng = random.Random(5)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 60)))
+        assert strip_mark(text) == plain(text), repr(text)
+    for n in range(100, 260):
+        for tail in ("...", " [truncated]", "." * 200, " " * 200 + "...", "\u2026 (12 more characters)  "):
+            text = ("w" * n + tail)
+            assert strip_mark(text) == plain(text), (n, tail)

@@ -32,12 +32,34 @@ CUT_MARK = lazy_re(r"(?:\s*(?:\.{3,}|\u2026))?(?:\s*[\[(<][^\[\]()<>]{0,40}?\b(?
                    r"\b[^\[\]()<>]{0,20}[\])>])?\s*\Z", re.I)
 
 
+_MARK_SPAN = 160  # past the longest mark's part that is neither blanks nor dots (about 80 characters)
+
+
 def strip_mark(text: str) -> tuple[str, bool]:
     """``text`` without a viewer's cut mark at its end, and whether it had one."""
-    m = CUT_MARK.search(text)
+    # The mark is at the end: searched from where it can begin, not tried at every position of a long
+    # text. A mark that began before that position would run through it with blanks or dots only.
+    pos = len(text.rstrip()) - _MARK_SPAN
+    if pos <= 0 or text[pos] in _RUN:
+        pos = 0
+    m = CUT_MARK.search(text, pos)
     if m is None or m.start() == m.end() or not text[m.start():].strip():
         return text, False
     return text[:m.start()].rstrip(), True
+
+
+_RUN = frozenset(".\u2026 \t\r\n\x0b\x0c")
+
+
+def _wordy(text: str) -> bool:
+    """At least :data:`CUT_MIN_WORDY` letters (counted up to there only)."""
+    n = 0
+    for c in text:
+        if c.isalpha():
+            n += 1
+            if n >= CUT_MIN_WORDY:
+                return True
+    return False
 
 
 def _word_prefixes(word: str) -> str | None:
@@ -165,7 +187,7 @@ class CutIndex(Generic[T]):
         text = text.strip()
         if len(text) < CUT_MIN_LITERAL or len(text) > MAX_CUT_TEXT or "\n" in text:
             return None
-        if sum(c.isalpha() for c in text) < CUT_MIN_WORDY:  # a rule of `****` or `====` is no message's head
+        if not _wordy(text):  # a rule of `****` or `====` is no message's head
             return None
         rows = self.by_word.get(text.split(None, 1)[0])
         if not rows:
