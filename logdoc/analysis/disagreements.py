@@ -236,8 +236,8 @@ def env_settings(job: Job) -> tuple[dict[str, dict[Any, str]], dict[Any, list[Ev
     printers: set = set()
     for i in job.by_kind.get("nccl.env", ()):
         ev = job.events[i]
-        if ev.fields.get("from_environment") is False:
-            continue
+        if ev.fields.get("from_environment") is False or ev.fields.get("source") == "shell":
+            continue  # (a shell's printout of the environment is no process's report of what it read)
         name, value = ev.fields.get("name"), ev.fields.get("value")
         if not name:
             continue

@@ -11,6 +11,13 @@ wrapper loaded (vllm/distributed/device_communicators/pynccl.py: ``vLLM is using
 program may print ``torch.cuda.nccl.version()``: a tuple ``(2, 18, 1)`` (torch >= 1.13; an int such as
 ``2708`` before), read only where a label says what it is.
 
+The settings a paste shows as the shell prints them: ``env | grep NCCL``, ``printenv`` and ``export -p`` / ``declare
+-p`` (``declare -x NCCL_IB_DISABLE="1"``) print one ``NAME=value`` a line, and a job script sets them with
+``export NCCL_SOCKET_IFNAME=eth0``. A line that is only an ``NCCL_*`` assignment becomes ``nccl.env`` (the kind of
+NCCL's own ``NCCL_IB_DISABLE set by environment to 1.``) with ``name``, ``value``, ``from_environment`` and
+``source: shell``: the rules on a setting read it, and the comparison of settings across ranks leaves it out (it
+is no rank's own report of what it read).
+
 An NCCL release becomes ``nccl.version`` with ``source`` (where it was stated): a fact the version-gated
 rules read (``with: {kind: nccl.version}``) but no rank's banner, so the comparison of versions across
 ranks (logdoc/analysis/disagreements.py) leaves it out. The rest becomes ``env.fact`` (``fact``: one of
@@ -35,6 +42,9 @@ _VLLM = lazy_re(r"(?:^|\] |\s)vLLM is using nccl==(?P<v>\d+\.\d+\.\d+)\b")
 # torch.cuda.nccl.version() printed with a label that names it
 _TUPLE = lazy_re(r"(?:^|[\s(\[{'\"])(?:torch\.cuda\.nccl\.version\(\)|nccl\.version\(\)|NCCL[ _]version|nccl[ _]version)"
                  r"['\"]?\s*[:=]?\s*\((?P<a>\d{1,2}),\s*(?P<b>\d{1,3}),\s*(?P<c>\d{1,3})\)")
+# `NCCL_X=value` as env / printenv / export -p / a script's export print it; the value as the shell quotes it
+_SHELL_ENV = lazy_re(r"^(?:export\s+|declare\s+-x\s+)?(?P<name>NCCL_[A-Z0-9_]{1,60})="
+                     r"(?P<q>[\"']?)(?P<value>[^\s\"'=;|&$`]{1,200})(?P=q)\s*$")
 
 
 def _nccl(version: str, source: str) -> Parsed:
@@ -53,6 +63,12 @@ def classify_envinfo(line: str) -> Parsed | None:
                 return None
             return Parsed("env.fact", "INFO", "env.fact",
                           {"fact": _FACT[m["key"]], "value": value, "source": "collect_env"})
+    if "NCCL_" in line[:20]:
+        m = _SHELL_ENV.match(line)
+        if m is not None:
+            return Parsed("nccl.env", "INFO", "nccl.env",
+                          {"name": m["name"], "value": m["value"], "from_environment": True, "source": "shell"})
+        return None
     if line.startswith("[pip"):
         m = _PIP_NCCL.match(line)
         return _nccl(m["v"], f"pip {m['pkg']}") if m is not None else None
