@@ -82,7 +82,8 @@ def classify_bare(text: str) -> Parsed | None:
         if parsed is None and ("HSA_STATUS_ERROR" in first or "access fault" in first or "/dev/kfd" in first or "/dev/dri" in first):
             parsed = classify_rocm(first)
         if parsed is None and ("JAX distributed service" in first or "remote daemon" in first or "oordination" in first
-                               or "MPI_ABORT was invoked" in first):
+                               or "MPI_ABORT was invoked" in first or "non-zero status" in first
+                               or "terminated normally, but" in first or first.startswith("Process name: [[")):
             parsed = classify_framework(first)
         if parsed is None:
             parsed = classify_envinfo(first)

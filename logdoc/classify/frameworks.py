@@ -9,7 +9,15 @@ glog level F), often with ``The following tasks are unhealthy (stopped sending h
 names (``/job:jax_worker/replica:0/task:1``). Open MPI's launcher (ORTE before 5.0, PRRTE from 5.0) says ``ORTE has
 lost communication with a remote daemon.`` (``PRTE has lost ...``) in its help text when the daemon of another node
 stops answering: the node died, or the network to it failed; and ``MPI_ABORT was invoked on rank 3 in communicator
-MPI_COMM_WORLD with errorcode 1.`` when a rank aborted the whole job (``aborted_rank``, ``errorcode``).
+MPI_COMM_WORLD with errorcode 1.`` when a rank aborted the whole job (``aborted_rank``, ``errorcode``). When a
+process returns a non-zero exit code, the launcher (orte/mca/errmgr/default_hnp/errmgr_default_hnp.c and its help
+text; PRRTE's the same) ends the job with ``Primary job terminated normally, but 1 process returned`` / ``a non-zero
+exit code. Per user-direction, the job has been aborted.`` (``Child job 2 ...`` for a spawned job) and ``mpirun
+detected that one or more processes exited with non-zero status, thus causing`` / ``the job to be terminated. The
+first process to do so was:`` / ``Process name: [[17468,1],3]`` / ``Exit code: 1`` (``mpiexec``, ``prterun`` by the
+name it was run as): the first two lines become ``nonzero_exit`` with ``tool`` (who printed it) or ``count`` (how
+many processes), the process's name ``exited_rank`` (the last number of ``[[jobid,step],rank]``: its rank in
+MPI_COMM_WORLD) with ``mpi_job``.
 
 A task that cannot reach the coordination service at all says so in gRPC's words, through the coordination
 agent's log (``Coordination agent is set to be in error state: UNAVAILABLE: DNS resolution failed for
@@ -31,6 +39,10 @@ _COORDINATION = lazy_re(r"\b(?P<status>UNAVAILABLE|DEADLINE_EXCEEDED|INTERNAL|AB
                         r"(?P<text>\S[^\n]{0,400})")
 _MPI_ABORT = lazy_re(r"MPI_ABORT was invoked on rank (?P<rank>\d{1,7}) in communicator (?P<comm>\S{1,80}?)"
                      r"(?:\s{1,4}with errorcode (?P<code>-?\d{1,10}))?\.?\s*$")
+_NONZERO = lazy_re(r"^(?:(?P<tool>mpirun|mpiexec|orterun|prterun|prte|prun|shmemrun|oshrun) detected that one or more processes "
+                   r"exited with non-zero status(?:,|$)|(?:Primary|Child) job\s+(?:\d{1,6} )?terminated normally, but "
+                   r"(?P<count>\d{1,7}) process(?:es)? returned)")
+_PROCESS_NAME = lazy_re(r"^Process name: \[\[(?P<job>\d{1,10},\d{1,6})\],(?P<rank>\d{1,7})\]$")
 _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote daemon\b")
 
 
@@ -56,6 +68,17 @@ def classify_framework(line: str) -> Parsed | None:
             if m["code"]:
                 f["errorcode"] = int(m["code"])
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if "non-zero" in line or "terminated normally, but" in line:
+        m = _NONZERO.match(line)
+        if m is not None:
+            f = {"framework": "open-mpi", "nonzero_exit": True}
+            f.update({"tool": m["tool"]} if m["tool"] else {"count": int(m["count"])})
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if line.startswith("Process name: [["):
+        m = _PROCESS_NAME.match(line)
+        if m is not None:
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost",
+                          {"framework": "open-mpi", "exited_rank": int(m["rank"]), "mpi_job": m["job"]})
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:
