@@ -225,6 +225,8 @@ KINDS: dict[str, KindSpec] = {
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),
     "p2ptest.verify_error": _k(("element", "value", "expected"), "logdoc/classify/p2ptest.py",
                                "a wrong element that cuda-samples' simpleP2P read back after a GPU peer copy"),
+    "p2ptest.no_peer_access": _k(("device", "peer"), "logdoc/classify/p2ptest.py",
+                                 "a pair of GPUs that cuda-samples' p2pBandwidthLatencyTest found without peer access"),
     "gloo.error": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "a Gloo enforce or I/O failure", True),
     "gloo.connect_full_mesh": _k(GLOO_FIELDS + EXCEPTION_FIELDS + _NESTED, _T, "Gloo connectFullMesh failed", True),
     "gloo.debug": _k(GLOO_FIELDS + EXCEPTION_FIELDS + ("self_addr", "what", "gloo_rank", "gloo_size", "local", "local_addr", "local_port",

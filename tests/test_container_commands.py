@@ -60,10 +60,16 @@ def test_the_command_is_read_in_a_paste(text):
     assert checks == [("container.check", "docker_run_default_shm")]
 
 
-def test_the_command_alone_is_a_note_not_an_error():
-    report = explain("$ docker run --gpus all -it my-image torchrun --nproc_per_node=8 train.py\n")
-    assert not report["diagnoses"]
-    assert [n["id"] for n in report["notes"]] == ["LD330"]
+def test_the_command_alone_is_a_warning_not_an_error():
+    d = explain("$ docker run --gpus all -it my-image torchrun --nproc_per_node=8 train.py\n")["diagnoses"]
+    assert [(x["id"], x["severity"]) for x in d] == [("LD330", "warning")]
+
+
+def test_the_command_comes_after_the_jobs_own_error():
+    text = ("$ docker run --gpus all -it my-image torchrun --nproc_per_node=8 train.py\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\n")
+    cats = [x["category"] for x in explain(text)["diagnoses"]]
+    assert cats[0] == "cuda_oom" and "shm_exhausted" in cats
 
 
 def test_system_error_in_a_container_started_without_shm_options():

@@ -89,3 +89,49 @@ def test_rccl_iommu_warning_gives_way_to_an_error():
     r = _report(text)
     assert r["diagnoses"][0]["id"] != "LD891"
     assert r["diagnoses"][0]["severity"] == "error"
+
+
+# ---- p2pBandwidthLatencyTest's peer-access lines (p2ptest.no_peer_access, LD862) ----
+
+P2P_BANDWIDTH = """\
+[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]
+Device: 0, NVIDIA GeForce RTX 4090, pciBusID: 1, pciDeviceID: 0, pciDomainID:0
+Device: 1, NVIDIA GeForce RTX 4090, pciBusID: 41, pciDeviceID: 0, pciDomainID:0
+Device=0 CANNOT Access Peer Device=1
+Device=1 CANNOT Access Peer Device=0
+
+***NOTE: In case a device doesn't have P2P access to other one, it falls back to normal memcopy procedure.
+So you can see lesser Bandwidth (GB/s) and unstable Latency (us) in those cases.
+
+P2P Connectivity Matrix
+     D\\D     0     1
+     0\t     1     0
+     1\t     0     1
+"""
+
+
+def test_no_peer_access_lines_are_read():
+    from logdoc.classify.p2ptest import classify_p2p_test
+    p = classify_p2p_test("Device=3 CANNOT Access Peer Device=12")
+    assert p is not None and p.kind == "p2ptest.no_peer_access" and p.fields == {"device": 3, "peer": 12}
+    for line in ("Device=0 CAN Access Peer Device=1", "Device: 0, NVIDIA GeForce RTX 4090, pciBusID: 1, pciDeviceID: 0, pciDomainID:0",
+                 "Device=0 CANNOT Access Peer Device=1 (see above)"):
+        assert classify_p2p_test(line) is None, line
+
+
+@pytest.mark.parametrize("text", [
+    P2P_BANDWIDTH,
+    "```\n$ ./p2pBandwidthLatencyTest\n" + P2P_BANDWIDTH + "```\n",            # a markdown code block
+    "".join("gpu-node-3: " + ln + "\n" for ln in P2P_BANDWIDTH.splitlines()),   # pdsh's host prefix
+])
+def test_the_test_without_peer_access_is_a_warning(text):
+    from logdoc.api import explain
+    d = explain(text)["diagnoses"]
+    assert d and d[0]["id"] == "LD862" and d[0]["severity"] == "warning"
+    assert not [x for x in d if x["severity"] == "error"]
+
+
+def test_pairs_with_peer_access_say_nothing():
+    from logdoc.api import explain
+    text = P2P_BANDWIDTH.replace("CANNOT", "CAN")
+    assert not explain(text)["diagnoses"]

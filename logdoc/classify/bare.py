@@ -75,7 +75,7 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_cuda_driver_error(first)
         if parsed is None and "DMAR" in first:
             parsed = classify_iommu_fault(first)
-        if parsed is None and first.startswith("Verification error @ "):
+        if parsed is None and (first.startswith("Verification error @ ") or first.startswith("Device=")):
             parsed = classify_p2p_test(first)
         if parsed is None:
             parsed = classify_driver(first)
