@@ -168,7 +168,10 @@ def test_every_whole_line_template_is_a_candidate():
 # nvidia-smi's table, ibv_devinfo / ibstat, /proc/cmdline, ulimit -a, /etc/hosts, ip addr: logdoc/classify/hostcheck.py)
 _EXAMPLES_IN_CONTEXT = {"LD519", "LD520", "LD534", "LD474", "LD171", "LD641", "LD848", "LD630",
                         "LD892", "LD893", "LD271", "LD272", "LD691", "LD168", "LD897",
-                        "LD179", "LD169", "LD898"}  # (and the connection checks of _COMMAND_OUTPUT)
+                        "LD179", "LD169", "LD898",
+                        # paste21: a diagnostic's output pasted alone (p2pBandwidthLatencyTest's CANNOT Access Peer,
+                        # dcgmi diag's rows); Open MPI's banner, whose `Primary job  terminated ...` line holds a keyword
+                        "LD862", "LD863", "LD864", "LD743"}  # (and the connection checks of _COMMAND_OUTPUT)
 
 
 def test_every_one_line_rule_example_is_a_candidate():

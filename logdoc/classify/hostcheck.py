@@ -33,6 +33,10 @@ below says something about the host by itself, in the command's own printed form
   ``docker0``: an address of Docker's default bridge network, the network of a container started without
   ``--network host``: ``docker_bridge``, with ``address`` and ``interface``.
 
+* a result row of ``dcgmi diag``'s table (DCGM Diagnostics: ``| PCIe                      | Fail - All  |``,
+  ``| GPU Memory | Fail - GPU: 0 |``, DCGM 3.3+'s lower-case ``| memory | Fail |``) whose test failed:
+  ``dcgm_fail``, with ``test`` and the ``gpus`` it names (``All``, ``GPU: 0``).
+
 Each becomes ``host.check`` with ``check`` and its fields. What a check means for a failure is the
 knowledge base's (knowledge/*.yaml rules on ``host.check``).
 """
@@ -43,6 +47,15 @@ from ..lazyre import lazy_re
 
 _ACS = lazy_re(r"^ACSCtl:\s+(?P<flags>(?:[A-Za-z]{4,12}[+-]\s*){3,8})$")
 _ACS_ON = ("SrcValid+", "ReqRedir+", "CmpltRedir+")
+# dcgmi diag's tests (Deployment, Integration, Hardware, Stress) by the names its table prints
+_DCGM_TESTS = frozenset((
+    "blacklist", "denylist", "nvml library", "cuda main library", "cuda toolkit libraries", "permissions and os blocks",
+    "persistence mode", "environment variables", "page retirement/row remap", "graphics processes", "inforom",
+    "software", "context create", "pcie", "gpu memory", "memory", "diagnostic", "sm stress", "targeted stress",
+    "targeted power", "memory bandwidth", "memtest", "pulse test", "eud", "cpu eud", "nvbandwidth"))
+# a row; searched along the line, since a paste's repair joins the table's lines of one width into one (a hard wrap)
+_DCGM_ROW = lazy_re(r"(?:^|[|+])\|[ \t]{0,40}(?P<test>[A-Za-z][\w /()+.-]{0,40}?)[ \t]{0,60}\|[ \t]{0,4}Fail"
+                    r"(?:[ \t]{0,4}-[ \t]{0,4}(?P<gpus>All|GPUs?:[ \t]{0,4}\d{1,3}(?:,[ \t]{0,4}\d{1,3}){0,63}))?[ \t]{0,80}\|(?=[|+]|$)")
 _SMI_ROW = lazy_re(r"^\|.*\bERR!.*\|$")
 _FABRIC_STATE = lazy_re(r"^State\s+: (?P<state>In Progress|Not Started)$")
 _DEVINFO_STATE = lazy_re(r"^state:\s+(?P<state>PORT_(?:DOWN|INIT|ARMED))\s*\(\d\)$")
@@ -74,6 +87,11 @@ def classify_hostcheck(line: str) -> Parsed | None:
         if m is not None:
             on = [f for f in m["flags"].split() if f in _ACS_ON]
             return _check("acs_enabled", "WARN", flags=" ".join(on)) if on else None
+        return None
+    if c in "|+" and "| Fail" in line:
+        for m in _DCGM_ROW.finditer(line, 0, min(len(line), 65536)):
+            if m["test"].lower().replace("_", " ") in _DCGM_TESTS:
+                return _check("dcgm_fail", "ERROR", test=m["test"], gpus=m["gpus"] or "All")
         return None
     if c == "|" and "ERR!" in line:
         return _check("gpu_err", "ERROR") if _SMI_ROW.match(line) else None
