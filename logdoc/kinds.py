@@ -206,7 +206,7 @@ KINDS: dict[str, KindSpec] = {
                               "a worker's error.json (torch.distributed.elastic error file)"),
     "env.fact": _k(("fact", "value", "source"), "logdoc/classify/envinfo.py",
                    "a fact about the environment a paste states (torch.utils.collect_env: PyTorch version, its CUDA, "
-                   "the driver version, GPUs)"),
+                   "the driver version, GPUs, whether CUDA is available; nvidia-smi's CUDA Version, nvcc's release)"),
     "cuda.oom": _k(EXCEPTION_FIELDS + ("error", "context"), _T, "CUDA out of memory", True),
     "cuda.error": _k(EXCEPTION_FIELDS + ("error", "source_location", "context", "code", "gpu_node", "address"), _T,
                      "another CUDA error (or ROCm's: logdoc/classify/rocm.py)", True),
@@ -286,9 +286,9 @@ KINDS: dict[str, KindSpec] = {
                                  "ranks of one communicator on the same GPU"),
     "analysis.context": _k(ORIGIN_FIELDS + ("aspect", "nodes", "basis", "single", "hints", "transports", "intra",
                                             "inter", "ranks", "devices", "nranks", "wrap", "transport", "interfaces", "values",
-                                            "hosts", "reasons"), _A,
+                                            "hosts", "reasons", "built", "driver", "major", "built_by"), _A,
                            "the job's shape as the log shows it: nodes, container hints, NCCL's transports, "
-                           "ranks of several nodes taken for one host"),
+                           "ranks of several nodes taken for one host, a CUDA build newer than the driver"),
     "analysis.restart": _k(ORIGIN_FIELDS + ("attempt", "later_attempts", "origin_ranks", "origin_hosts",
                                             "first_failure", "last_attempt_failure"), _A,
                            "the job restarted after a failure"),

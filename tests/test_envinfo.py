@@ -41,7 +41,7 @@ def test_collect_env_lines_are_facts():
     evs = _events(COLLECT_ENV)
     facts = {e.fields["fact"]: e.fields["value"] for e in evs if e.kind == "env.fact"}
     assert facts == {"torch_version": "2.1.0+cu121", "torch_cuda": "12.1",
-                     "gpu": "GPU 0: NVIDIA A100-SXM4-80GB", "driver_version": "535.104.05"}
+                     "gpu": "GPU 0: NVIDIA A100-SXM4-80GB", "driver_version": "535.104.05", "cuda_available": "True"}
     nv = [e for e in evs if e.kind == "nccl.version"]
     assert [(e.fields["version"], e.fields["source"]) for e in nv] == [("2.19.3", "pip nvidia-nccl-cu12")]
 

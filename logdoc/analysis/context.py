@@ -27,7 +27,12 @@ the differentials (``for`` / ``against``) can argue from it:
 * ``same_host``: ``ranks`` (two ranks on one CUDA device, connected by a transport NCCL uses only
   inside one host), ``devices`` (how many devices the host's lines show), ``nranks``, ``wrap`` (every
   rank r on device r mod devices: several nodes of that many GPUs each, taken for one host),
-  ``transport``.
+  ``transport``;
+* ``cuda_driver``: ``built`` (the CUDA release PyTorch was built with, collect_env's ``CUDA used to build
+  PyTorch``, else the toolkit's ``nvcc --version``), ``driver`` (the newest CUDA release the driver supports,
+  nvidia-smi's ``CUDA Version``), ``major`` (the driver is of an older major release: CUDA cannot run at all;
+  else only through CUDA's minor version compatibility), ``built_by``; only when the paste shows both and the
+  build is newer.
 
 Standard library only (it runs in the browser too).
 """
@@ -58,7 +63,7 @@ MAX_TEXT = 4000   # characters of an event's text looked at for container words
 def analyze(job: Job) -> list[Event]:
     rdma = _rdma_names(job)  # (read once: rdma_netdev and ib_expected both argue from it)
     found = (_nodes(job), _container(job), _rdma_netdev(rdma), _net_plugin(job), _transport(job), _same_host(job),
-             _ib_expected(job, rdma))
+             _ib_expected(job, rdma), _cuda_driver(job))
     return [ev for ev in found if ev is not None]
 
 
@@ -324,3 +329,30 @@ def _wraps(devs: dict[int, str]) -> bool:
         nums[r] = n
     g = max(nums.values()) + 1 if nums else 0
     return g >= 2 and max(nums) >= g and all(n == r % g for r, n in nums.items())
+
+
+_RELEASE = lazy_re(r"^(\d{1,2})\.(\d{1,2})\b")
+
+
+def _release(value: object) -> tuple[int, int] | None:
+    m = _RELEASE.match(str(value or ""))
+    return (int(m[1]), int(m[2])) if m is not None else None
+
+
+def _cuda_driver(job: Job) -> Event | None:
+    """The CUDA release the paste's PyTorch (or toolkit) was built with, newer than the driver's (both stated)."""
+    facts: dict[str, Event] = {}
+    for e in _of(job, "env.fact"):
+        facts.setdefault(str(e.fields.get("fact")), e)
+    drv = facts.get("driver_cuda")
+    built = facts.get("torch_cuda") or facts.get("nvcc_cuda")
+    if drv is None or built is None:
+        return None
+    d, b = _release(drv.fields.get("value")), _release(built.fields.get("value"))
+    if d is None or b is None or b <= d:
+        return None
+    by = "PyTorch" if built.fields.get("fact") == "torch_cuda" else "nvcc"
+    text = (f"{by} is built for CUDA {b[0]}.{b[1]}, the driver supports CUDA {d[0]}.{d[1]}"
+            + (" (an older major release)" if b[0] > d[0] else " (the same major release: minor version compatibility)"))
+    return synthetic(KIND, text, [built, drv], level="INFO", aspect="cuda_driver", built=f"{b[0]}.{b[1]}",
+                     driver=f"{d[0]}.{d[1]}", major=b[0] > d[0], built_by=by)

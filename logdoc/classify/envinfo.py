@@ -21,7 +21,10 @@ is no rank's own report of what it read).
 An NCCL release becomes ``nccl.version`` with ``source`` (where it was stated): a fact the version-gated
 rules read (``with: {kind: nccl.version}``) but no rank's banner, so the comparison of versions across
 ranks (logdoc/analysis/disagreements.py) leaves it out. The rest becomes ``env.fact`` (``fact``: one of
-``torch_version``, ``torch_cuda``, ``driver_version``, ``gpu``; ``value``; ``source``).
+``torch_version``, ``torch_cuda``, ``driver_version``, ``gpu``, ``cuda_available`` (collect_env's ``Is CUDA
+available: False``); ``driver_cuda``, the newest CUDA release the driver supports, from nvidia-smi's header
+(``CUDA Version: 12.2``); ``nvcc_cuda``, the toolkit's release from ``nvcc --version`` (``Cuda compilation tools,
+release 12.4, V12.4.131``); ``value``; ``source``).
 """
 from __future__ import annotations
 
@@ -30,9 +33,15 @@ from ..lazyre import lazy_re
 
 # collect_env's own lines (`Key: value`); the values it prints for nothing known are not facts
 _COLLECT_ENV = lazy_re(r"^(?P<key>PyTorch version|CUDA used to build PyTorch|Nvidia driver version"
-                       r"|GPU models and configuration):[ \t]*(?P<value>\S[^\n]{0,200}?)?\s*$")
+                       r"|GPU models and configuration|Is CUDA available):[ \t]*(?P<value>\S[^\n]{0,200}?)?\s*$")
 _FACT = {"PyTorch version": "torch_version", "CUDA used to build PyTorch": "torch_cuda",
-         "Nvidia driver version": "driver_version", "GPU models and configuration": "gpu"}
+         "Nvidia driver version": "driver_version", "GPU models and configuration": "gpu",
+         "Is CUDA available": "cuda_available"}
+# nvidia-smi's header (`| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2  |`; searched
+# along the line: a paste's repair may join the table's lines of one width into one) and nvcc --version's release
+_SMI_HEADER = lazy_re(r"NVIDIA-SMI \d{2,4}\.\d{1,3}(?:\.\d{1,3})?\s{1,40}Driver Version: \d{2,4}\.\d{1,3}(?:\.\d{1,3})?"
+                      r"\s{1,40}CUDA Version: (?P<cuda>\d{1,2}\.\d{1,2})\b")
+_NVCC = lazy_re(r"^Cuda compilation tools, release (?P<cuda>\d{1,2}\.\d{1,2}), V\d")
 _NOTHING = frozenset(("N/A", "None", "Could not collect", "No CUDA"))
 # collect_env's package lines: pip's freeze format and conda list's columns
 _PIP_NCCL = lazy_re(r"^\[pip3?\] (?P<pkg>nvidia-nccl-cu\d+|nccl)==(?P<v>\d+\.\d+\.\d+)(?:\.\d+)?(?:[\w.+-]*)\s*$")
@@ -69,6 +78,14 @@ def classify_envinfo(line: str) -> Parsed | None:
             return Parsed("nccl.env", "INFO", "nccl.env",
                           {"name": m["name"], "value": m["value"], "from_environment": True, "source": "shell"})
         return None
+    if "NVIDIA-SMI " in line and "ERR!" not in line:  # (a GPU's ERR! in a joined table is the host check's)
+        m = _SMI_HEADER.search(line, 0, min(len(line), 65536))
+        if m is not None:
+            return Parsed("env.fact", "INFO", "env.fact", {"fact": "driver_cuda", "value": m["cuda"], "source": "nvidia-smi"})
+    if line.startswith("Cuda compilation tools"):
+        m = _NVCC.match(line)
+        if m is not None:
+            return Parsed("env.fact", "INFO", "env.fact", {"fact": "nvcc_cuda", "value": m["cuda"], "source": "nvcc"})
     if line.startswith("[pip"):
         m = _PIP_NCCL.match(line)
         return _nccl(m["v"], f"pip {m['pkg']}") if m is not None else None

@@ -57,6 +57,7 @@ _DCGM_TESTS = frozenset((
 _DCGM_ROW = lazy_re(r"(?:^|[|+])\|[ \t]{0,40}(?P<test>[A-Za-z][\w /()+.-]{0,40}?)[ \t]{0,60}\|[ \t]{0,4}Fail"
                     r"(?:[ \t]{0,4}-[ \t]{0,4}(?P<gpus>All|GPUs?:[ \t]{0,4}\d{1,3}(?:,[ \t]{0,4}\d{1,3}){0,63}))?[ \t]{0,80}\|(?=[|+]|$)")
 _SMI_ROW = lazy_re(r"^\|.*\bERR!.*\|$")
+_SMI_FIELD = lazy_re(r"\|[^|\n]{0,200}\bERR![^|\n]{0,200}\|")
 _FABRIC_STATE = lazy_re(r"^State\s+: (?P<state>In Progress|Not Started)$")
 _DEVINFO_STATE = lazy_re(r"^state:\s+(?P<state>PORT_(?:DOWN|INIT|ARMED))\s*\(\d\)$")
 _IBSTAT_STATE = lazy_re(r"^(?:State:\s+(?P<state>Down|Initializing|Armed)|Physical state:\s+(?P<phys>Polling|Disabled|LinkErrorRecovery))$")
@@ -93,8 +94,10 @@ def classify_hostcheck(line: str) -> Parsed | None:
             if m["test"].lower().replace("_", " ") in _DCGM_TESTS:
                 return _check("dcgm_fail", "ERROR", test=m["test"], gpus=m["gpus"] or "All")
         return None
-    if c == "|" and "ERR!" in line:
-        return _check("gpu_err", "ERROR") if _SMI_ROW.match(line) else None
+    if c in "|+" and "ERR!" in line:
+        # (a table whose lines a paste's hard-wrap repair joined into one: a field of one of its rows)
+        hit = _SMI_ROW.match(line) if c == "|" else _SMI_FIELD.search(line, 0, min(len(line), 65536))
+        return _check("gpu_err", "ERROR") if hit is not None else None
     if c == "S" and line.startswith("State ") and " : " in line:
         m = _FABRIC_STATE.match(line)
         return _check("fabric_state", "ERROR", state=m["state"]) if m is not None else None
