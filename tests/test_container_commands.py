@@ -79,3 +79,56 @@ def test_system_error_in_a_container_started_without_shm_options():
     # with --ipc=host the same error is not blamed on /dev/shm
     other = explain("$ docker run --gpus all --ipc=host -it my-image torchrun --nproc_per_node=8 train.py\n" + SYSTEM_ERROR)
     assert "LD331" not in [d["id"] for d in other["diagnoses"]]
+
+
+# ---- a Kubernetes pod spec (container.check k8s_gpus / k8s_mounts / k8s_shm_mount, LD332) ----
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer-0
+spec:
+  containers:
+  - name: trainer
+    image: nvcr.io/nvidia/pytorch:24.01-py3
+    command: ["torchrun", "--nproc_per_node=8", "train.py"]
+    resources:
+      limits:
+        nvidia.com/gpu: 8
+    volumeMounts:
+    - name: data
+      mountPath: /data
+  volumes:
+  - name: data
+    persistentVolumeClaim:
+      claimName: data
+"""
+
+
+@pytest.mark.parametrize("text", [
+    POD,
+    "```yaml\n" + POD + "```\n",                                          # a markdown code block
+    "".join("> " + ln + "\n" for ln in POD.splitlines()),                # quoted in a reply
+])
+def test_a_pod_of_several_gpus_without_a_shm_mount(text):
+    d = explain(text)["diagnoses"]
+    assert [(x["id"], x["severity"]) for x in d] == [("LD332", "warning")]
+
+
+@pytest.mark.parametrize("text", [
+    POD.replace("mountPath: /data", "mountPath: /dev/shm"),               # the memory-backed emptyDir is mounted
+    POD.replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 1"),                # one GPU
+    POD.split("    volumeMounts:")[0],                                    # the mounts are not in the paste
+])
+def test_other_specs_say_nothing(text):
+    assert "LD332" not in [x["id"] for x in explain(text)["diagnoses"]]
+
+
+def test_the_spec_lines():
+    from logdoc.classify.container import classify_container
+    assert classify_container('        "nvidia.com/gpu": "4",').fields == {"check": "k8s_gpus", "gpus": "4"}
+    assert classify_container("    - mountPath: /dev/shm").fields == {"check": "k8s_shm_mount"}
+    assert classify_container("    volumeMounts:").fields == {"check": "k8s_mounts"}
+    assert classify_container("    mountPath: /dev/shm/cache") is None
+    assert classify_container("nvidia.com/gpu is the resource name") is None

@@ -36,6 +36,12 @@ defaults to 64m). The command is read whole: its lines continued with a trailing
 paste holds them, and a command whose continuation is not there says nothing. It is
 ``docker_run_default_shm`` with ``gpus`` (what ``--gpus`` asked for).
 
+A Kubernetes pod spec (a Pod, or the pod template of a Deployment, Job, PyTorchJob, ...) as YAML shows three lines
+that matter here: the container's GPU request ``nvidia.com/gpu: 8`` (under ``resources.limits``, NVIDIA's device
+plugin's resource name) is ``k8s_gpus`` with ``gpus``; a ``volumeMounts:`` key (the container's mounts are in the
+paste) is ``k8s_mounts``; a mount at /dev/shm (``- mountPath: /dev/shm``, the memory-backed ``emptyDir`` that
+replaces the runtime's 64 MiB /dev/shm) is ``k8s_shm_mount``. The rules decide from the three together.
+
 Each becomes ``container.check`` with ``check`` (which of them), and where the line says it ``framework``,
 ``required`` / ``found`` (driver releases), ``status`` (the compatibility probe's verdict), ``gpu``, and a df row's
 ``size`` and ``use_pct``.
@@ -127,8 +133,28 @@ def classify_docker_run(text: str) -> Parsed | None:
     return _check("docker_run_default_shm", "INFO", gpus=gpus) if many else None
 
 
+# a pod spec's lines (YAML, as `kubectl get pod -o yaml` and manifests write them; JSON's quoted keys too)
+_K8S_GPUS = lazy_re(r"""^(?:-\s{1,4})?["']?nvidia\.com/gpu["']?\s{0,4}:\s{0,4}["']?(?P<gpus>\d{1,3})["']?,?\s*$""")
+_K8S_MOUNTS = lazy_re(r"""^(?:-\s{1,4})?["']?volumeMounts["']?\s{0,4}:\s{0,4}\[?\s*$""")
+_K8S_SHM = lazy_re(r"""^(?:-\s{1,4})?["']?mountPath["']?\s{0,4}:\s{0,4}["']?/dev/shm/?["']?,?\s*$""")
+
+
+def _k8s(line: str) -> Parsed | None:
+    t = line.strip()
+    if "nvidia.com/gpu" in t:
+        m = _K8S_GPUS.match(t)
+        return _check("k8s_gpus", gpus=m["gpus"]) if m is not None else None
+    if "volumeMounts" in t:
+        return _check("k8s_mounts") if _K8S_MOUNTS.match(t) else None
+    if "mountPath" in t:
+        return _check("k8s_shm_mount") if _K8S_SHM.match(t) else None
+    return None
+
+
 def classify_container(line: str) -> Parsed | None:
     """``container.check`` for a line of an NGC image's start-up checks; None otherwise."""
+    if "nvidia.com/gpu" in line or "volumeMounts" in line or "mountPath" in line:
+        return _k8s(line)
     if "/dev/shm" in line and "%" in line:
         return _df_shm(line)
     if "/dev/infiniband" in line:
