@@ -286,9 +286,9 @@ KINDS: dict[str, KindSpec] = {
                                  "ranks of one communicator on the same GPU"),
     "analysis.context": _k(ORIGIN_FIELDS + ("aspect", "nodes", "basis", "single", "hints", "transports", "intra",
                                             "inter", "ranks", "devices", "nranks", "wrap", "transport", "interfaces", "values",
-                                            "hosts", "reasons", "built", "driver", "major", "built_by"), _A,
+                                            "hosts", "reasons", "built", "driver", "major", "built_by", "installs"), _A,
                            "the job's shape as the log shows it: nodes, container hints, NCCL's transports, "
-                           "ranks of several nodes taken for one host, a CUDA build newer than the driver"),
+                           "ranks of several nodes taken for one host, a CUDA build newer than the driver, two NCCL installations"),
     "analysis.restart": _k(ORIGIN_FIELDS + ("attempt", "later_attempts", "origin_ranks", "origin_hosts",
                                             "first_failure", "last_attempt_failure"), _A,
                            "the job restarted after a failure"),

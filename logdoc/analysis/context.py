@@ -32,7 +32,9 @@ the differentials (``for`` / ``against``) can argue from it:
   PyTorch``, else the toolkit's ``nvcc --version``), ``driver`` (the newest CUDA release the driver supports,
   nvidia-smi's ``CUDA Version``), ``major`` (the driver is of an older major release: CUDA cannot run at all;
   else only through CUDA's minor version compatibility), ``built_by``; only when the paste shows both and the
-  build is newer.
+  build is newer;
+* ``nccl_installs``: ``installs`` (two NCCL installations in one paste: packages of different releases from
+  ``pip list``, ``conda list``, ``dpkg -l`` or collect_env, or one library name at two paths of ``ldconfig -p``).
 
 Standard library only (it runs in the browser too).
 """
@@ -63,7 +65,7 @@ MAX_TEXT = 4000   # characters of an event's text looked at for container words
 def analyze(job: Job) -> list[Event]:
     rdma = _rdma_names(job)  # (read once: rdma_netdev and ib_expected both argue from it)
     found = (_nodes(job), _container(job), _rdma_netdev(rdma), _net_plugin(job), _transport(job), _same_host(job),
-             _ib_expected(job, rdma), _cuda_driver(job))
+             _ib_expected(job, rdma), _cuda_driver(job), _nccl_installs(job))
     return [ev for ev in found if ev is not None]
 
 
@@ -356,3 +358,33 @@ def _cuda_driver(job: Job) -> Event | None:
             + (" (an older major release)" if b[0] > d[0] else " (the same major release: minor version compatibility)"))
     return synthetic(KIND, text, [built, drv], level="INFO", aspect="cuda_driver", built=f"{b[0]}.{b[1]}",
                      driver=f"{d[0]}.{d[1]}", major=b[0] > d[0], built_by=by)
+
+
+_PACKAGE_SOURCES = ("pip ", "conda ", "dpkg ")
+
+
+def _nccl_installs(job: Job) -> Event | None:
+    """Two NCCL installations the paste lists (packages of different releases, or one soname at two paths)."""
+    pkgs: dict[str, Event] = {}
+    for e in _of(job, "nccl.version"):
+        src = str(e.fields.get("source") or "")
+        if src.startswith(_PACKAGE_SOURCES) and e.fields.get("version"):
+            pkgs.setdefault(f"{e.fields['version']} ({src})", e)
+    paths: dict[str, dict[str, Event]] = {}
+    for e in _of(job, "env.fact"):
+        if e.fields.get("fact") == "nccl_library":
+            for path in str(e.fields.get("value") or "").split("; "):
+                paths.setdefault(path.rsplit("/", 1)[-1], {}).setdefault(path, e)
+    installs: list[str] = []
+    evidence: list[Event] = []
+    if len({k.split(" ", 1)[0] for k in pkgs}) > 1:
+        installs += sorted(pkgs)
+        evidence += [pkgs[k] for k in sorted(pkgs)]
+    for so, at in sorted(paths.items()):
+        if len(at) > 1:
+            installs += sorted(at)
+            evidence += [e for e in (at[k] for k in sorted(at)) if all(e is not x for x in evidence)]
+    if not installs:
+        return None
+    return synthetic(KIND, "Two NCCL installations: " + ", ".join(installs), evidence, level="INFO",
+                     aspect="nccl_installs", installs=installs)

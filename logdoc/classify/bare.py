@@ -24,7 +24,7 @@ from .hostcheck import classify_hostcheck
 from .ompi import classify_ompi_signal
 from .native import classify_native
 from .driver import classify_driver
-from .envinfo import classify_envinfo
+from .envinfo import classify_envinfo, classify_ldconfig
 from .p2ptest import classify_p2p_test
 from .rocm import classify_rocm
 from .frameworks import classify_framework
@@ -85,6 +85,8 @@ def classify_bare(text: str) -> Parsed | None:
                                or "MPI_ABORT was invoked" in first or "non-zero status" in first
                                or "terminated normally, but" in first or first.startswith("Process name: [[")):
             parsed = classify_framework(first)
+        if parsed is None and first.startswith("libnccl.so") and "\n" in text:
+            parsed = classify_ldconfig(text.lstrip())  # (ldconfig's tab-indented lines are one record)
         if parsed is None:
             parsed = classify_envinfo(first)
         if parsed is None:

@@ -24,7 +24,10 @@ ranks (logdoc/analysis/disagreements.py) leaves it out. The rest becomes ``env.f
 ``torch_version``, ``torch_cuda``, ``driver_version``, ``gpu``, ``cuda_available`` (collect_env's ``Is CUDA
 available: False``); ``driver_cuda``, the newest CUDA release the driver supports, from nvidia-smi's header
 (``CUDA Version: 12.2``); ``nvcc_cuda``, the toolkit's release from ``nvcc --version`` (``Cuda compilation tools,
-release 12.4, V12.4.131``); ``value``; ``source``).
+release 12.4, V12.4.131``); ``nccl_library``, the paths of ``ldconfig -p``'s ``libnccl.so.2 (libc6,x86-64) =>
+/usr/lib/x86_64-linux-gnu/libnccl.so.2`` (a record's lines joined by ``; ``); ``value``; ``source``). NCCL packages as ``pip list`` / ``pip freeze``
+(``nvidia-nccl-cu12   2.20.5``) and ``dpkg -l`` (``ii  libnccl2  2.18.3-1+cuda12.2  amd64  ...``) list them are
+``nccl.version`` with ``source`` as collect_env's.
 """
 from __future__ import annotations
 
@@ -41,6 +44,11 @@ _FACT = {"PyTorch version": "torch_version", "CUDA used to build PyTorch": "torc
 # along the line: a paste's repair may join the table's lines of one width into one) and nvcc --version's release
 _SMI_HEADER = lazy_re(r"NVIDIA-SMI \d{2,4}\.\d{1,3}(?:\.\d{1,3})?\s{1,40}Driver Version: \d{2,4}\.\d{1,3}(?:\.\d{1,3})?"
                       r"\s{1,40}CUDA Version: (?P<cuda>\d{1,2}\.\d{1,2})\b")
+# NCCL installed by hand as the package tools list it: `pip list` / `pip freeze`, `dpkg -l`, `ldconfig -p`
+_PIP_LIST = lazy_re(r"^(?P<pkg>nvidia-nccl-cu\d{2})(?:\s{1,60}|==)(?P<v>\d{1,2}\.\d{1,3}\.\d{1,3})(?:\.\d{1,3})?\s*$")
+_DPKG = lazy_re(r"^ii\s{1,8}(?P<pkg>libnccl2|libnccl-dev)(?::\w{1,10})?\s{1,60}(?P<v>\d{1,2}\.\d{1,3}\.\d{1,3})-\d{1,3}"
+                r"(?:\+cuda(?P<cuda>\d{1,2}\.\d{1,2}))?\s")
+_LDCONFIG = lazy_re(r"^(?P<so>libnccl\.so(?:\.\d{1,3}){0,3})\s{1,8}\([^)\n]{1,60}\)\s{1,8}=>\s{1,8}(?P<path>/\S{1,300})$")
 _NVCC = lazy_re(r"^Cuda compilation tools, release (?P<cuda>\d{1,2}\.\d{1,2}), V\d")
 _NOTHING = frozenset(("N/A", "None", "Could not collect", "No CUDA"))
 # collect_env's package lines: pip's freeze format and conda list's columns
@@ -59,6 +67,32 @@ _SHELL_ENV = lazy_re(r"^(?:export\s+|declare\s+-x\s+)?(?P<name>NCCL_[A-Z0-9_]{1,
 def _nccl(version: str, source: str) -> Parsed:
     return Parsed("nccl.version", "INFO", "nccl.version",
                   {"version": version, "suffix": None, "cuda": None, "source": source})
+
+
+def _nccl_install(line: str) -> Parsed | None:
+    m = _PIP_LIST.match(line)
+    if m is not None:
+        return _nccl(m["v"], f"pip {m['pkg']}")
+    m = _DPKG.match(line)
+    if m is not None:
+        p = _nccl(m["v"], f"dpkg {m['pkg']}")
+        p.fields["cuda"] = m["cuda"]
+        return p
+    return classify_ldconfig(line)
+
+
+def classify_ldconfig(text: str) -> Parsed | None:
+    """``env.fact`` ``nccl_library`` for ``ldconfig -p``'s NCCL lines: the paths of a record's lines joined by
+    ``; `` (its tab-indented lines are one record); None when its first line is none of them."""
+    paths: list[str] = []
+    for line in text.split("\n", 64)[:64]:
+        m = _LDCONFIG.match(line.strip())
+        if m is None:
+            break
+        paths.append(m["path"])
+    if not paths:
+        return None
+    return Parsed("env.fact", "INFO", "env.fact", {"fact": "nccl_library", "value": "; ".join(paths), "source": "ldconfig"})
 
 
 def classify_envinfo(line: str) -> Parsed | None:
@@ -86,6 +120,8 @@ def classify_envinfo(line: str) -> Parsed | None:
         m = _NVCC.match(line)
         if m is not None:
             return Parsed("env.fact", "INFO", "env.fact", {"fact": "nvcc_cuda", "value": m["cuda"], "source": "nvcc"})
+    if line.startswith(("nvidia-nccl-cu", "ii ", "libnccl.so")):
+        return _nccl_install(line)
     if line.startswith("[pip"):
         m = _PIP_NCCL.match(line)
         return _nccl(m["v"], f"pip {m['pkg']}") if m is not None else None
