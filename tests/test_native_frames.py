@@ -23,6 +23,7 @@ def _ids(text: str) -> list[str]:
      "ncclProxyProgress"),
     ("PC: @     0xe1e2567f5014  (unknown)  ncclLocalOpAppend()", "abseil", None, "ncclLocalOpAppend"),
     ("    @     0x7f1234567890 ncclProxyService()", "abseil", None, "ncclProxyService"),
+    ("    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)", "py-spy", None, "ncclLaunchKernelBefore_NoUncapturedCuda"),
 ])
 def test_a_frame_in_nccl_is_read(line, fmt, library, symbol):
     p = classify_native(line)
@@ -35,6 +36,8 @@ def test_a_frame_in_nccl_is_read(line, fmt, library, symbol):
     " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fedc925c274]",
     "#1  0x00007ffff7a1c000 in start_thread () from /lib/x86_64-linux-gnu/libpthread.so.0",
     "node1:12:12 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
+    "    all_reduce (torch/distributed/distributed_c10d.py:2050)",
+    "    sched_yield (libc.so.6)",
 ])
 def test_other_frames_and_lines_are_not_read_as_nccls(line):
     assert classify_native(line) is None
@@ -53,3 +56,10 @@ def test_a_crash_with_nccl_frames_is_read_as_nccls_and_one_without_is_not():
              "==== backtrace (tid:    456) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n")
     assert _ids(crash + " 1 0x00000000000a1b2c ncclProxyProgress()  ???:0\n")[0] == "LD435"
     assert _ids(crash + " 1 0x00000000000a1b2c at::native::copy_()  ???:0\n")[0] == "LD760"
+
+
+def test_a_stack_waiting_in_nccls_work_fifo_is_read_unless_the_release_rewrote_it():
+    stack = ("Thread 1302975 (active): \"MainThread\"\n    sched_yield (libc.so.6)\n"
+             "    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)\n    ncclAllReduce (collectives.cc:49)\n")
+    assert _ids(stack)[:1] == ["LD437"]
+    assert "LD437" not in _ids("node1:7:7 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n" + stack)

@@ -10,6 +10,7 @@ belonged to. The formats, each a line of its own:
   prints them too: ``[host:pid] [ 4] /usr/lib/libnccl.so.2(ncclProxyProgress+0x2c)[0x7f...]``);
 - gdb: ``#0  0x00007f... in ncclProxyProgress () from /usr/lib/x86_64-linux-gnu/libnccl.so.2``;
 - Abseil and glog: ``PC: @     0x7f...  (unknown)  ncclLocalOpAppend()``, ``    @     0x7f... ncclProxyService()``;
+- py-spy's native frames: ``    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)``;
 - gdb on a core file: ``Program terminated with signal SIGSEGV, Segmentation fault.`` (the signal);
 - the kernel (dmesg): ``python[1234]: segfault at 8 ip 00007f... sp 00007f... error 4 in libnccl.so.2.18.1[7f...+1c00000]``.
 
@@ -33,6 +34,8 @@ _KERNEL_SEGV = lazy_re(r"(?P<comm>[^\s\[\]:]{1,64})\[(?P<pid>\d{1,10})\]: segfau
 # gdb on a core file: `Program terminated with signal SIGSEGV, Segmentation fault.`
 _GDB_CORE = lazy_re(r"^Program terminated with signal (?P<sig>SIG[A-Z]{2,6}), (?P<name>[A-Z][\w /-]{2,40}?)\.?\s*$")
 _SIGNALS = {"SIGILL": 4, "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8, "SIGSEGV": 11}
+# py-spy dump --native: `    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)`, `    sched_yield (libc.so.6)`
+_PYSPY = lazy_re(r"^\s{0,12}(?P<sym>[A-Za-z_][\w:~]{0,200}) \((?P<where>[^()\s]{1,200})\)\s*$")
 _NCCL_LIB = lazy_re(r"(?:^|/)libnccl[\w.+-]{0,80}$")
 _NCCL_SYMBOL = lazy_re(r"^_{0,2}nccl[A-Z_]\w*$")
 
@@ -61,7 +64,8 @@ def classify_native(line: str) -> Parsed | None:
         return None
     if "nccl" not in line:
         return None
-    for fmt, rx in (("ucx", _SYMBOL_FIRST), ("gdb", _GDB), ("abseil", _AT_FRAME), ("backtrace_symbols", _LIB_FIRST)):
+    for fmt, rx in (("ucx", _SYMBOL_FIRST), ("gdb", _GDB), ("abseil", _AT_FRAME), ("py-spy", _PYSPY),
+                    ("backtrace_symbols", _LIB_FIRST)):
         m = (rx.search if rx is _LIB_FIRST else rx.match)(line, 0, min(len(line), 1024))
         if m is None:
             continue
