@@ -220,7 +220,8 @@ def test_a_python_exception_that_is_only_a_connect_error_is_a_network_card_not_t
     # PyTorch 1.x's TCPStore raised its connect's error text bare; Python's socket raises its own types
     for line in ("RuntimeError: Connection refused", "ConnectionRefusedError: [Errno 111] Connection refused",
                  "TimeoutError: [Errno 110] Connection timed out", "OSError: [Errno 113] No route to host",
-                 "RuntimeError: Network is unreachable"):
+                 "RuntimeError: Network is unreachable", "OSError: [Errno 99] Cannot assign requested address",
+                 "RuntimeError: Address family not supported by protocol"):
         diags = _report({"rank0.log": line + "\n"})["diagnoses"]
         assert diags and diags[0]["id"] == "family:socket_connect_failed", (line, [d["id"] for d in diags])
         cats = {d["category"] for d in diags}
