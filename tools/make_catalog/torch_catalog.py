@@ -427,6 +427,10 @@ EXTRA = [
     ("logdoc:pg:unique-ids-multiget-failed", "store.nccl_unique_id", "ERROR", "body", "",
      "{head}setting up NCCL communicators and {retrieving|retreiving} ncclUniqueId from roots via "
      "{store=TCPStore|c10d key-value store} by key '{keys_json}', but got error: {exception:rest}"),
+    # c10d's store server when getnameinfo() cannot name a client that connected (socket.cpp, torch 2.x
+    # `... err=<gai code>`, earlier releases `..., error code: <gai code>.`): a warning it logs and goes on after
+    ("logdoc:c10d:client-hostname-not-retrieved", "torch.message", "WARN", "body", "torch/csrc/distributed/c10d/socket.cpp",
+     "The hostname of the client socket cannot be retrieved{sep=. err=|, error code: }{code:int}{end:rest}"),
     # OpenSSH's getaddrinfo failure (launchers that reach nodes over ssh: DeepSpeed, pdsh, mpirun)
     ("logdoc:ssh:could-not-resolve", "net.resolve_failed", "ERROR", "line", "",
      "ssh: Could not resolve hostname {host:word}: {gai_strerror:line}"),
