@@ -287,10 +287,16 @@ def _family_comm_arrow(msg: str) -> str | None:
     return "backtrace" if " -> " in msg else None
 
 
+# The first words that _family's checks of a first letter C, N, B or U may hold (as their words' starts:
+# `Channel `, `Connected all `, `NET/Socket : Using [`, `NET/IB : Using [`, `NCCL version `, `NCCL_`,
+# `Bootstrap`, `Using network `): a word that starts with none of them leaves _family to _family_rest.
+_FAMILY_WORDS = ("Channel", "Connected", "NET/Socket", "NET/IB", "NCCL", "Bootstrap", "Using")
+
+
 def family_for(word: str):
     """A function equal to :func:`_family` on every message whose first word (``msg.split(" ",
     1)[0]``) is ``word``, doing only the checks that word leaves open."""
-    if word[:1] in ("C", "N", "B", "U") or word in ("comm", "Ring"):
+    if word.startswith(_FAMILY_WORDS) or word in ("comm", "Ring"):
         return _family
     if ":" in word:  # the first character leads to _family_rest, which does not start with "comm 0x"
         return _family_comm_arrow

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from logdoc import fast, paste, pipeline
-from logdoc.fast import lane, plans
+from logdoc.fast import lane, plans, runs
 from logdoc.read.source import Source
 
 OPS = ("AllReduce", "AllReduce", "AllGather", "ReduceScatter", "Broadcast")
@@ -22,10 +22,16 @@ fastpath = fast.switched  # the fast paths on or off for a block
 
 
 def _folded_thrice(path, reduce=True):
+    """The plain path, the fast path twice (its memos filled the second time), and the fast path without
+    runs (``fast.runs``: every line through ``scan._dense``'s loop)."""
     out = []
-    for on in (False, True, True):
-        with fastpath(on):
-            res = pipeline.parse_sources([Source(str(path), path=str(path))], reduce=reduce)
+    for on, with_runs in ((False, True), (True, True), (True, True), (True, False)):
+        runs.ON[0] = with_runs
+        try:
+            with fastpath(on):
+                res = pipeline.parse_sources([Source(str(path), path=str(path))], reduce=reduce)
+        finally:
+            runs.ON[0] = True
         out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
     return out
 
@@ -109,12 +115,23 @@ def test_launches_from_bytes_same_folded_parse(tmp_path, monkeypatch, eol, trunc
         return got
 
     monkeypatch.setattr(lane.Lane, "launch", launch)
+    in_runs = []
+    orig_run = runs.run
+
+    def run(lane_, lines_, i, lineno, nothing):
+        j = orig_run(lane_, lines_, i, lineno, nothing)
+        in_runs.append(j - i)
+        return j
+
+    monkeypatch.setattr(runs, "run", run)
     plans._HEADS.clear()
     out = _folded_thrice(p)
-    assert out[0] == out[1] == out[2]
+    assert out[0] == out[1] == out[2] == out[3]
     if eol == "\r\n":  # every line cleaned (a CR at its end): the lanes take none
-        assert not counted
+        assert not counted and not any(in_runs)
     else:
         assert sum(counted) > 1500 and not all(counted)
+    if eol == "\n":  # (a region that holds a CR is not plain: no runs)
+        assert sum(in_runs) > 1500 and 0 in in_runs
     unfolded = _folded_thrice(p, reduce=False)
-    assert unfolded[0] == unfolded[1] == unfolded[2]
+    assert unfolded[0] == unfolded[1] == unfolded[2] == unfolded[3]

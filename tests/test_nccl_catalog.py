@@ -69,7 +69,8 @@ def test_family_for_a_first_word_is_family():
     extra = []
     for m in msgs:
         first, sep, rest = m.partition(" ")
-        for w in (first + ":", "C" + first, "N" + first, "comm", "x:y", "Bootstrap", "Using"):
+        for w in (first + ":", "C" + first, "N" + first, "B" + first + ":", "U" + first, "comm", "x:y", "Bootstrap",
+                  "Bootstrap:", "Using", "Channel", "Connected", "NET/IB", "NET/Socket", "NCCL", "NCCL_X", "Broadcast:"):
             extra.append(w + sep + rest)
         extra.append(first + sep + "comm 0x1 " + rest)
         extra.append(first + ": a -> b " + rest)

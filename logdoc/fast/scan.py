@@ -21,6 +21,7 @@ from .grep import DENSE_BYTES, GrepFailed
 from .alone import _NOTHING, _OPENERS, alone_raw, opener, opener_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
+from . import runs
 
 DENSE = 0.25   # a block with more candidate lines than this share is read line by line
 SMALL = 64     # regions with fewer lines are read line by line
@@ -147,7 +148,11 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     last = len(lines) - 1
     pairs = lane is not None and sep == b"\n" and feeder.paste is None and not every  # (fast.alone.opener)
     skip = -1
+    run = runs.run if bulk is not None and ctrl is None and runs.ON[0] else None  # (fast.runs)
+    resume = 0
     for i, raw in enumerate(lines):
+        if i < resume:
+            continue  # counted by runs.run
         lineno += 1
         if i == skip:
             continue  # the line after an opener, read with it
@@ -161,6 +166,11 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
             continue
         if lane is not None:
             st = feeder.lane_state
+            if st == 0 and run is not None and i != resume:  # (not the line a run stopped at)
+                resume = run(lane, lines, i, lineno, nothing)
+                if resume > i:
+                    lineno += resume - i - 1
+                    continue
             if st == 0 or st == 1:
                 seen = raw_lane.get(raw)
                 if seen is not None and (st == 0 or seen.quiet_ok):

@@ -1,0 +1,133 @@
+"""A run of lane lines counted in one loop; plain twin: the loop of :func:`logdoc.fast.scan._dense`
+(each line through its checks, :meth:`~logdoc.fast.lane.Lane.fold` and :meth:`~logdoc.fast.lane.Lane.launch`).
+
+In a dense NCCL INFO region (folding, no control byte in the region, nothing open: ``lane_state`` 0),
+most lines are either lines whose bytes the lane read before and whose group is full (``_RAW_LANE``,
+:meth:`Lane.fold`) or collective launches of a quick plan (:meth:`Lane.launch`). Neither changes the
+feeder's state: the state that let the first line of a run through lets the next ones through, so
+:func:`run` takes them one after the other in one loop (the checks of ``_dense`` that would give
+another path first, a bar's ``%|`` and ``alone._NOTHING``, asked of each line), with their counts
+(``Reducer.count_into``, ``Reducer.count_launch``) made inline. It stops at the first line that is
+neither, or that any check would send elsewhere, and leaves that line to ``_dense``, which reads it
+as before; a launch is counted here only when :meth:`Lane.launch` would count it the same way.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from .. import nccl
+from ..classify.formats import SHORT_TEXT
+from .lane import _RAW_LANE
+from .plans import _BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD
+
+ON = [True]  # off: _dense reads every line itself (tests/test_fastpath_launch.py compares both)
+
+
+def run(lane, lines: list, i: int, lineno: int, nothing) -> int:
+    """Count ``lines[i]`` (line ``lineno``) and the lines after it while each is a saturated lane line
+    read before or a quick collective launch :meth:`Lane.launch` counts; the index of the first line
+    not counted (``i`` when none was). Only when ``lane_state`` is 0, folding, in a region without
+    control bytes or escapes written out as text (the caller's conditions)."""
+    out = lane.out
+    name = lane.name
+    raw_lane = _RAW_LANE
+    plans = _BULK_PLANS
+    heads = _HEADS
+    hexb = _HEXB
+    blank = _BLANK_END
+    msf = _MSF_BYTES
+    tails = lane.launch_tails
+    refused = nccl.grammar_refused
+    build = lane._build_raw
+    n = lineno - 1
+    j = i
+    end = len(lines)
+    folded = 0
+    while j < end:
+        raw = lines[j]
+        if b"%|" in raw or (nothing is not None and raw in nothing):
+            break  # (a bar, a line whose record gave nothing: _dense's earlier checks)
+        n += 1
+        seen = raw_lane.get(raw)
+        if seen is not None:
+            if seen.out is not out:
+                break  # (Lane.fold finds the group first)
+            g = seen.group  # Lane.fold -> Reducer.count_into
+            g[0] += 1
+            if n < g[3]:
+                g[3] = n
+            if n > g[4]:
+                g[4] = n
+            last = g[2]
+            if last is None or n > (last[0] if type(last) is tuple else last.line):
+                g[2] = (n, _lazy(seen.hit, name, n, seen.text))
+            folded += 1
+            j += 1
+            continue
+        if b"NCCL INFO " not in raw:
+            break
+        plan = plans.get(raw.translate(None, hexb))
+        if plan is None or plan.quick is None:
+            break
+        # Lane.launch with lane_state 0: any line it would give to Lane.bulk, or refuse, is left to it
+        k = raw.find(b" NCCL INFO ") + 11
+        if k < 11 or len(raw) >= 640 or raw[-1] in blank or raw[0] in msf or len(raw) - k > SHORT_TEXT \
+                or not raw.isascii():
+            break
+        head = heads.get(raw[:k], _NO_HEAD)
+        if head is _NO_HEAD or head is None:
+            break
+        msg = raw[k:].decode()
+        if plan.family(msg) is not None and not refused(msg):
+            break
+        word = plan.word
+        if not msg.startswith(word) or (len(msg) > len(word) and msg[len(word)] != " "):
+            break
+        got = plan.std.match(msg)
+        if got is None:
+            break
+        _, _, og, cg, kg = plan.quick
+        oc, comm = got.group(og - _HEAD_GROUPS, cg - _HEAD_GROUPS)
+        try:
+            int(oc, 16)
+        except (TypeError, ValueError):
+            break
+        if kg is None:
+            coll = plan.launch[1]
+        else:
+            coll = got.group(kg - _HEAD_GROUPS)
+            if not coll:
+                break
+        t = tails.get((head[0], head[1], comm))
+        if t is None or n < t[5].line:
+            break
+        pend = t[7]  # Reducer.count_launch
+        if pend is None:
+            pend = t[7] = deque(maxlen=t[1])
+        elif pend and n <= pend[-1][0]:
+            break
+        t[0] += 1
+        if n < t[3]:
+            t[3] = n
+        if n > t[4]:
+            t[4] = n
+        ops = t[6]
+        o = ops.get(coll)
+        if o is None:
+            ops[coll] = [1, n, oc, n, oc]
+        else:
+            o[0] += 1
+            if n < o[1]:
+                o[1], o[2] = n, oc
+            if n >= o[3]:
+                o[3], o[4] = n, oc
+        pend.append((n, raw, build))
+        folded += 1
+        j += 1
+    lane.folded += folded
+    return j
+
+
+def _lazy(hit, name: str, n: int, text: str):
+    """The event of a folded line, built only if it stays its group's last (``Lane.fold``'s lambda)."""
+    return lambda: hit.event(name, n, text)
