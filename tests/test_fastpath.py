@@ -946,11 +946,14 @@ def test_lane_message_fold_from_bytes_same_folded_parse(tmp_path, monkeypatch):
         return out
 
     monkeypatch.setattr(lane.Lane, "fold", fold)
-    for no_grep in ("1", ""):
+    from logdoc.fast import runs
+
+    for no_grep, with_runs in (("1", False), ("", False), ("1", True)):
         monkeypatch.setenv("LOGDOC_NO_GREP", no_grep)
+        monkeypatch.setattr(runs, "ON", [with_runs, with_runs])  # (fast.runs counts them inline, without Lane.fold)
         lane._RAW_LANE.clear()
         lane._RAW_ONCE.clear()
         del from_bytes[:]
         out = _folded_thrice(lambda: [Source(str(a), path=str(a)), Source(str(b), path=str(b))])
         assert out[0] == out[1] == out[2]
-        assert sum(from_bytes) > 300
+        assert sum(from_bytes) > 300 or with_runs

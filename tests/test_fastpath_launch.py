@@ -26,12 +26,12 @@ def _folded_thrice(path, reduce=True):
     runs (``fast.runs``: every line through ``scan._dense``'s loop)."""
     out = []
     for on, with_runs in ((False, True), (True, True), (True, True), (True, False)):
-        runs.ON[0] = with_runs
+        runs.ON[:] = [with_runs, with_runs]
         try:
             with fastpath(on):
                 res = pipeline.parse_sources([Source(str(path), path=str(path))], reduce=reduce)
         finally:
-            runs.ON[0] = True
+            runs.ON[:] = [True, True]
         out.append(([e.to_dict() for e in res.events], res.stats.to_dict(), res.folded))
     return out
 
@@ -118,12 +118,21 @@ def test_launches_from_bytes_same_folded_parse(tmp_path, monkeypatch, eol, trunc
     in_runs = []
     orig_run = runs.run
 
-    def run(lane_, lines_, i, lineno, nothing):
-        j = orig_run(lane_, lines_, i, lineno, nothing)
+    def run(lane_, lines_, i, lineno, nothing, message=None):
+        j = orig_run(lane_, lines_, i, lineno, nothing, message)
         in_runs.append(j - i)
         return j
 
     monkeypatch.setattr(runs, "run", run)
+    by_message = []
+    orig_message = runs.message_raw
+
+    def message_raw(lane_, n, raw):
+        got = orig_message(lane_, n, raw)
+        by_message.append(got)
+        return got
+
+    monkeypatch.setattr(runs, "message_raw", message_raw)
     plans._HEADS.clear()
     out = _folded_thrice(p)
     assert out[0] == out[1] == out[2] == out[3]
@@ -133,5 +142,6 @@ def test_launches_from_bytes_same_folded_parse(tmp_path, monkeypatch, eol, trunc
         assert sum(counted) > 1500 and not all(counted)
     if eol == "\n":  # (a region that holds a CR is not plain: no runs)
         assert sum(in_runs) > 1500 and 0 in in_runs
+        assert sum(by_message) > 50 and not all(by_message)  # (connection lines of other threads)
     unfolded = _folded_thrice(p, reduce=False)
     assert unfolded[0] == unfolded[1] == unfolded[2] == unfolded[3]

@@ -261,9 +261,9 @@ class Lane:
         return True
 
     def _remember_raw(self, raw: bytes, text: str, m, got: tuple, g: list) -> None:
-        """Remember the bytes of a line that :meth:`_fold_message` counted into the full group ``g``, the second time
-        (its message's reading ``got``, its header's match ``m``): the next line of the same bytes is
-        the same text, read while the lane's state lets it pass (``Seen.quiet_ok``), so
+        """Remember the bytes of a line that :meth:`_fold_message` counted into the full group ``g``, the
+        second time (its message's reading ``got``, its header's match ``m`` or None): the next line of the
+        same bytes is the same text, read while the lane's state lets it pass (``Seen.quiet_ok``), so
         :meth:`fold` counts it into the same group (a full group stays full), its event, if built,
         :func:`message_event`'s (the reading plus the header's values); for another source's reducer
         the hit is what :meth:`line` is given for a line the lane read before (``_LANE_MEMO``)."""
@@ -273,6 +273,8 @@ class Lane:
             _RAW_ONCE[raw] = None
             return
         kind, level, template, rest = got
+        if m is None:
+            m = LANE_HEAD.match(text)
         fields = {"tid": int(m.group(3)), "dev": int(m.group(4))}
         for k, v in rest.items():
             fields[k] = _deep(v) if isinstance(v, (list, dict)) else v

@@ -17,17 +17,20 @@ from collections import deque
 
 from .. import nccl
 from ..classify.formats import SHORT_TEXT
-from .lane import _RAW_LANE
-from .plans import _BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD
+from .lane import _LANE_MEMO, _RAW_LANE
+from .messages import _MESSAGE_MEMO, message_event
+from .plans import _BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD, _head_of
 
-ON = [True]  # off: _dense reads every line itself (tests/test_fastpath_launch.py compares both)
+# [runs, message_raw in runs]; off: _dense reads those lines itself (tests/test_fastpath_launch.py compares)
+ON = [True, True]
 
 
-def run(lane, lines: list, i: int, lineno: int, nothing) -> int:
+def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
     """Count ``lines[i]`` (line ``lineno``) and the lines after it while each is a saturated lane line
     read before or a quick collective launch :meth:`Lane.launch` counts; the index of the first line
     not counted (``i`` when none was). Only when ``lane_state`` is 0, folding, in a region without
-    control bytes or escapes written out as text (the caller's conditions)."""
+    control bytes or escapes written out as text (the caller's conditions). ``message``: :func:`message_raw`
+    when the feeder has no paste repair (the lines of no bulk plan it counts are taken too)."""
     out = lane.out
     name = lane.name
     raw_lane = _RAW_LANE
@@ -67,7 +70,12 @@ def run(lane, lines: list, i: int, lineno: int, nothing) -> int:
         if b"NCCL INFO " not in raw:
             break
         plan = plans.get(raw.translate(None, hexb))
-        if plan is None or plan.quick is None:
+        if plan is None:
+            if message is None or not message(lane, n, raw):
+                break
+            j += 1
+            continue
+        if plan.quick is None:
             break
         # Lane.launch with lane_state 0: any line it would give to Lane.bulk, or refuse, is left to it
         k = raw.find(b" NCCL INFO ") + 11
@@ -131,3 +139,41 @@ def run(lane, lines: list, i: int, lineno: int, nothing) -> int:
 def _lazy(hit, name: str, n: int, text: str):
     """The event of a folded line, built only if it stays its group's last (``Lane.fold``'s lambda)."""
     return lambda: hit.event(name, n, text)
+
+
+def message_raw(lane, n: int, raw: bytes) -> bool:
+    """What ``Feeder.line`` -> :meth:`Lane.line` -> :meth:`Lane._fold_message` does with line ``n`` when its
+    message was counted into its process's full group before (``Lane.message_groups``), found from the
+    header's bytes and the message's: without the text's ``LANE_HEAD`` twice, ``Feeder.line``'s branches
+    and ``Lane.ok`` for the lines it refuses. For a lane line (``NCCL INFO `` in its bytes) of no bulk plan,
+    read while ``lane_state`` is 0 in a region without control bytes (its bytes are its text) and no paste
+    repair (the caller's conditions). The refusal is the cheap part: the header's bytes (``_HEADS``: the
+    host and pid ``LANE_HEAD`` reads, which ends at the first `` NCCL INFO ``) and one look-up of (message,
+    host, pid); then the checks of the usual path (``Lane.ok``, ``_LANE_MEMO``, the length). False: nothing
+    was done."""
+    k = raw.find(b" NCCL INFO ") + 11
+    if k < 11 or len(raw) >= 640:
+        return False
+    head = _HEADS.get(raw[:k], _NO_HEAD)
+    if head is _NO_HEAD:
+        head = _head_of(raw[:k]) if raw.isascii() else None
+    if head is None:
+        return False
+    try:
+        msg = raw[k:].decode()
+    except UnicodeDecodeError:
+        return False
+    g = lane.message_groups.get((msg, head[0], head[1]))
+    if g is None:
+        return False
+    text = raw.decode()
+    if text in _LANE_MEMO or not lane.ok(text):
+        return False  # (Lane.line reads it from its memo; Feeder.line feeds it)
+    name = lane.name
+    classify = lane.classify
+    lane.out.count_into(g, n, lambda: message_event(name, n, text, classify))
+    lane.folded += 1
+    got = _MESSAGE_MEMO.get(msg)
+    if got is not None:
+        lane._remember_raw(raw, text, None, got, g)
+    return True

@@ -149,6 +149,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     pairs = lane is not None and sep == b"\n" and feeder.paste is None and not every  # (fast.alone.opener)
     skip = -1
     run = runs.run if bulk is not None and ctrl is None and runs.ON[0] else None  # (fast.runs)
+    message = runs.message_raw if feeder.paste is None and runs.ON[1] else None
     resume = 0
     for i, raw in enumerate(lines):
         if i < resume:
@@ -167,7 +168,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
         if lane is not None:
             st = feeder.lane_state
             if st == 0 and run is not None and i != resume:  # (not the line a run stopped at)
-                resume = run(lane, lines, i, lineno, nothing)
+                resume = run(lane, lines, i, lineno, nothing, message)
                 if resume > i:
                     lineno += resume - i - 1
                     continue
