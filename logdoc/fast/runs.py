@@ -1,15 +1,17 @@
 """A run of lane lines counted in one loop; plain twin: the loop of :func:`logdoc.fast.scan._dense`
-(each line through its checks, :meth:`~logdoc.fast.lane.Lane.fold` and :meth:`~logdoc.fast.lane.Lane.launch`).
+(each line through its checks, then :meth:`~logdoc.fast.lane.Lane.fold`, ``Lane.launch``, ``Feeder.line``).
 
 In a dense NCCL INFO region (folding, no control byte in the region, nothing open: ``lane_state`` 0),
-most lines are either lines whose bytes the lane read before and whose group is full (``_RAW_LANE``,
-:meth:`Lane.fold`) or collective launches of a quick plan (:meth:`Lane.launch`). Neither changes the
-feeder's state: the state that let the first line of a run through lets the next ones through, so
-:func:`run` takes them one after the other in one loop (the checks of ``_dense`` that would give
-another path first, a bar's ``%|`` and ``alone._NOTHING``, asked of each line), with their counts
-(``Reducer.count_into``, ``Reducer.count_launch``) made inline. It stops at the first line that is
-neither, or that any check would send elsewhere, and leaves that line to ``_dense``, which reads it
-as before; a launch is counted here only when :meth:`Lane.launch` would count it the same way.
+most lines are lines whose bytes the lane read before (``_RAW_LANE``, :meth:`Lane.fold` or
+:meth:`Lane.hit`), lines of a bulk plan (:meth:`Lane.bulk`), collective launches of a quick plan
+(:meth:`Lane.launch`) or lines whose message their process printed before into a full group
+(:func:`message_raw`). None of them changes the feeder's state: the state that let the first line of
+a run through lets the next ones through, so :func:`run` takes them one after the other in one loop
+(the checks of ``_dense`` that would give another path first, a bar's ``%|`` and ``alone._NOTHING``,
+asked of each line), the commonest counts (``Reducer.count_into``, ``Reducer.count_launch``) made
+inline. It stops at the first line that is none of them, or that any check would send elsewhere,
+and leaves that line to ``_dense``, which reads it as before; a launch is counted here only when
+:meth:`Lane.launch` would count it the same way.
 """
 from __future__ import annotations
 
@@ -26,11 +28,11 @@ ON = [True, True]
 
 
 def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
-    """Count ``lines[i]`` (line ``lineno``) and the lines after it while each is a saturated lane line
-    read before or a quick collective launch :meth:`Lane.launch` counts; the index of the first line
-    not counted (``i`` when none was). Only when ``lane_state`` is 0, folding, in a region without
-    control bytes or escapes written out as text (the caller's conditions). ``message``: :func:`message_raw`
-    when the feeder has no paste repair (the lines of no bulk plan it counts are taken too)."""
+    """Count ``lines[i]`` (line ``lineno``) and the lines after it while each is a lane line read before,
+    a line :meth:`Lane.bulk` counts, a quick collective launch :meth:`Lane.launch` counts or a line
+    ``message`` (:func:`message_raw`, when the feeder has no paste repair) counts; the index of the first
+    line not counted (``i`` when none was). Only when ``lane_state`` is 0, folding, in a region without
+    control bytes or escapes written out as text (the caller's conditions)."""
     out = lane.out
     name = lane.name
     raw_lane = _RAW_LANE
@@ -53,8 +55,11 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
         n += 1
         seen = raw_lane.get(raw)
         if seen is not None:
-            if seen.out is not out:
-                break  # (Lane.fold finds the group first)
+            if seen.out is not out:  # (another source's, or no group yet: _dense's way, which changes no state)
+                if not lane.fold(n, seen):
+                    lane.hit(n, seen)
+                j += 1
+                continue
             g = seen.group  # Lane.fold -> Reducer.count_into
             g[0] += 1
             if n < g[3]:
@@ -76,7 +81,10 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
             j += 1
             continue
         if plan.quick is None:
-            break
+            if not lane.bulk(n, raw, plan):
+                break  # (_dense asks it again, then reads the line as usual)
+            j += 1
+            continue
         # Lane.launch with lane_state 0: any line it would give to Lane.bulk, or refuse, is left to it
         k = raw.find(b" NCCL INFO ") + 11
         if k < 11 or len(raw) >= 640 or raw[-1] in blank or raw[0] in msf or len(raw) - k > SHORT_TEXT \
