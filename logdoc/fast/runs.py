@@ -21,7 +21,7 @@ from .. import nccl
 from ..classify.formats import SHORT_TEXT
 from .lane import _LANE_MEMO, _RAW_LANE
 from .messages import _MESSAGE_MEMO, message_event
-from .plans import _BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD, _head_of
+from .plans import _BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD, LANE_HEAD, _head_of
 
 # [runs, message_raw in runs]; off: _dense reads those lines itself (tests/test_fastpath_launch.py compares)
 ON = [True, True]
@@ -76,7 +76,7 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
             break
         plan = plans.get(raw.translate(None, hexb))
         if plan is None:
-            if message is None or not message(lane, n, raw):
+            if message is None or not message(lane, n, raw) and not _line(lane, n, raw):
                 break
             j += 1
             continue
@@ -184,4 +184,19 @@ def message_raw(lane, n: int, raw: bytes) -> bool:
     got = _MESSAGE_MEMO.get(msg)
     if got is not None:
         lane._remember_raw(raw, text, None, got, g)
+    return True
+
+
+def _line(lane, n: int, raw: bytes) -> bool:
+    """What ``_dense`` and ``Feeder.line`` do with a lane line of no bulk plan that :func:`message_raw` refused,
+    in a run (its bytes hold ``NCCL``, a keyword: a candidate; no paste repair): its text read by
+    :meth:`Lane.line` when ``LANE_HEAD`` matches it and :meth:`Lane.ok` vouches for it (that changes no
+    state of the feeder: the line is its own record, settled or counted). False: nothing was done."""
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:
+        return False
+    if LANE_HEAD.match(text) is None or not lane.ok(text):
+        return False
+    lane.line(n, text, raw)
     return True
