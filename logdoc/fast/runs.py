@@ -8,14 +8,12 @@ most lines are lines whose bytes the lane read before (``_RAW_LANE``, :meth:`Lan
 (:func:`message_raw`). None of them changes the feeder's state: the state that let the first line of
 a run through lets the next ones through, so :func:`run` takes them one after the other in one loop
 (the checks of ``_dense`` that would give another path first, a bar's ``%|`` and ``alone._NOTHING``,
-asked of each line), the commonest counts (``Reducer.count_into``, ``Reducer.count_launch``) made
-inline. It stops at the first line that is none of them, or that any check would send elsewhere,
+asked of each line), counted by :meth:`Lane.fold` and ``Reducer.count_launch`` as ``_dense``'s path
+counts them. It stops at the first line that is none of them, or that any check would send elsewhere,
 and leaves that line to ``_dense``, which reads it as before; a launch is counted here only when
 :meth:`Lane.launch` would count it the same way.
 """
 from __future__ import annotations
-
-from collections import deque
 
 from .. import nccl
 from ..classify.formats import SHORT_TEXT
@@ -33,8 +31,6 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
     ``message`` (:func:`message_raw`, when the feeder has no paste repair) counts; the index of the first
     line not counted (``i`` when none was). Only when ``lane_state`` is 0, folding, in a region without
     control bytes or escapes written out as text (the caller's conditions)."""
-    out = lane.out
-    name = lane.name
     raw_lane = _RAW_LANE
     plans = _BULK_PLANS
     heads = _HEADS
@@ -44,6 +40,7 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
     tails = lane.launch_tails
     refused = nccl.grammar_refused
     build = lane._build_raw
+    count_launch = lane.out.count_launch  # (Reducer's static method)
     n = lineno - 1
     j = i
     end = len(lines)
@@ -55,21 +52,8 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
         n += 1
         seen = raw_lane.get(raw)
         if seen is not None:
-            if seen.out is not out:  # (another source's, or no group yet: _dense's way, which changes no state)
-                if not lane.fold(n, seen):
-                    lane.hit(n, seen)
-                j += 1
-                continue
-            g = seen.group  # Lane.fold -> Reducer.count_into
-            g[0] += 1
-            if n < g[3]:
-                g[3] = n
-            if n > g[4]:
-                g[4] = n
-            last = g[2]
-            if last is None or n > (last[0] if type(last) is tuple else last.line):
-                g[2] = (n, _lazy(seen.hit, name, n, seen.text))
-            folded += 1
+            if not lane.fold(n, seen):  # (_dense's way, which changes no state)
+                lane.hit(n, seen)
             j += 1
             continue
         if b"NCCL INFO " not in raw:
@@ -115,38 +99,12 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
             if not coll:
                 break
         t = tails.get((head[0], head[1], comm))
-        if t is None or n < t[5].line:
+        if t is None or not count_launch(t, n, coll, oc, raw, build):
             break
-        pend = t[7]  # Reducer.count_launch
-        if pend is None:
-            pend = t[7] = deque(maxlen=t[1])
-        elif pend and n <= pend[-1][0]:
-            break
-        t[0] += 1
-        if n < t[3]:
-            t[3] = n
-        if n > t[4]:
-            t[4] = n
-        ops = t[6]
-        o = ops.get(coll)
-        if o is None:
-            ops[coll] = [1, n, oc, n, oc]
-        else:
-            o[0] += 1
-            if n < o[1]:
-                o[1], o[2] = n, oc
-            if n >= o[3]:
-                o[3], o[4] = n, oc
-        pend.append((n, raw, build))
         folded += 1
         j += 1
     lane.folded += folded
     return j
-
-
-def _lazy(hit, name: str, n: int, text: str):
-    """The event of a folded line, built only if it stays its group's last (``Lane.fold``'s lambda)."""
-    return lambda: hit.event(name, n, text)
 
 
 def message_raw(lane, n: int, raw: bytes) -> bool:
