@@ -397,6 +397,9 @@ _EMBEDDED = lazy_re(r"\[rank\d+\]:\[[FEWIV]")
 EMBED_MARK = "]:["  # in every line where _EMBEDDED finds a c10 envelope after residue
 RAY_SUFFIX = "across cluster]"  # the end of every line _RAY_REPEAT matches
 _PDSH_NEEDS_DIGIT, _LEVEL_WORDS = lazy_re(r"[\d-]"), ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# systemd's unit names (`nvidia-fabricmanager.service: Main process exited, ...` in `systemctl status` and the
+# journal) end like a host name with a dash: a unit's type is never a host's last label
+_UNIT_TYPES = (".service", ".socket", ".mount", ".timer", ".target", ".slice", ".scope", ".swap", ".path", ".device")
 
 MAX_LAYERS = 8
 
@@ -469,7 +472,7 @@ def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
             m = rx.match(line, pos)
             if m is None:
                 continue
-            if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"])):
+            if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"]) or m["host"].endswith(_UNIT_TYPES)):
                 continue  # a bare word and a colon is far more often a message than a host
             before = (env.time,)
             layers.append(fn(m, env))

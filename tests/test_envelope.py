@@ -111,6 +111,9 @@ def test_envelopes(line, expect, msg):
     "KeyError: 'x'",
     "[Rank 0] Watchdog caught collective operation timeout",  # ProcessGroupNCCL's own prefix
     "mlx5: gpu-node-7: got completion with error:",  # rdma-core's provider name, not a pdsh host
+    # systemd's unit names end like a host name with a dash: a unit's type is never a host's last label
+    "nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
+    "nvidia-persistenced.service: Failed with result 'exit-code'.",
     # a dotted name and a colon that are no cut logger line: an exception's module path, a host and port,
     # a name with upper case, two names only
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",

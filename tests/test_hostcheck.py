@@ -22,6 +22,13 @@ def _report(text: str) -> dict:
     ("Physical state: Polling", "ib_port_down", {"state": "Physical state Polling"}),
     ("Dec 04 10:00:00 n1 systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE",
      "fm_failed", {"status": "1/FAILURE"}),
+    # the unit starts a script (`Control process`), systemctl's own answer, the start script's line
+    ("nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
+     "fm_failed", {"status": "1/FAILURE"}),
+    ("Job for nvidia-fabricmanager.service failed because the control process exited with error code.",
+     "fm_failed", {"status": "the control process exited with error code"}),
+    ('Sep 18 03:19:01 n1 nvidia-fabricmanager-start.sh[4753]: "/usr/bin/nv-fabricmanager -c '
+     '/usr/share/nvidia/nvswitch/fabricmanager.cfg" failed! Exit code: 1', "fm_failed", {"status": "exit code 1"}),
     ("max locked memory       (kbytes, -l) 65536", "memlock_limit", {"size": "65536"}),
     ("127.0.1.1\tdgx-03", "hosts_loopback", {"host": "dgx-03"}),
     ("State                             : In Progress", "fabric_state", {"state": "In Progress"}),
@@ -44,6 +51,8 @@ def test_each_check_reads_its_commands_format(line, check, fields):
     "State                             : Completed",
     "max locked memory       (kbytes, -l) unlimited",
     "127.0.0.1 localhost",
+    "Job for nvidia-persistenced.service failed because the control process exited with error code.",
+    "nvidia-fabricmanager.service: Deactivated successfully.",
     "inet 172.17.0.1/16 brd 172.17.255.255 scope global docker0",   # the host's own bridge
     "inet 172.17.0.2/16 is what the container got",
 ])
@@ -65,6 +74,16 @@ def test_systemctl_status_of_the_fabric_manager():
     assert d and d[0]["id"] == "LD895" and d[0]["severity"] == "error"
     # the same state of another unit says nothing about the Fabric Manager
     assert not _report(text.replace("nvidia-fabricmanager", "nvidia-persistenced"))["diagnoses"]
+
+
+def test_the_fabric_managers_own_reason_leads_the_units_failure():
+    text = ("Nov 15 14:15:47 n1 nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch "
+            "driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n"
+            "Nov 15 14:15:47 n1 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+            "status=1/FAILURE\n")
+    ids = [d["id"] for d in _report(text)["diagnoses"]]
+    assert ids[:1] == ["LD818"] and "LD894" not in ids
+    assert [d["id"] for d in _report(text.split("\n", 1)[1])["diagnoses"]][:1] == ["LD894"]
 
 
 def test_a_hosts_file_keeps_its_addresses():

@@ -17,7 +17,10 @@ below says something about the host by itself, in the command's own printed form
   ``LinkErrorRecovery``): an InfiniBand / RoCE port that carries no traffic: ``ib_port_down``, with ``state``;
 * systemd's lines about the Fabric Manager's unit (in ``systemctl status`` and the journal):
   ``nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE``, ``...: Failed with
-  result 'exit-code'.``, ``...: Start request repeated too quickly.``: ``fm_failed``, with ``status``;
+  result 'exit-code'.``, ``...: Start request repeated too quickly.``, ``Control process exited, ...`` (the unit
+  starts a script), systemctl's ``Job for nvidia-fabricmanager.service failed because the control process exited
+  with error code.`` and the start script's ``"/usr/bin/nv-fabricmanager -c ..." failed! Exit code: 1``:
+  ``fm_failed``, with ``status``;
   ``systemctl status``'s head line of the unit (``● nvidia-fabricmanager.service - NVIDIA fabric manager
   service``): ``fm_unit``, and its ``Active: failed (Result: exit-code) since ...`` / ``Active: inactive (dead)``
   line: ``unit_down`` with ``status`` (which unit it is about, the rule reads from the head line in the same file);
@@ -61,8 +64,10 @@ _SMI_FIELD = lazy_re(r"\|[^|\n]{0,200}\bERR![^|\n]{0,200}\|")
 _FABRIC_STATE = lazy_re(r"^State\s+: (?P<state>In Progress|Not Started)$")
 _DEVINFO_STATE = lazy_re(r"^state:\s+(?P<state>PORT_(?:DOWN|INIT|ARMED))\s*\(\d\)$")
 _IBSTAT_STATE = lazy_re(r"^(?:State:\s+(?P<state>Down|Initializing|Armed)|Physical state:\s+(?P<phys>Polling|Disabled|LinkErrorRecovery))$")
-_FM_UNIT = lazy_re(r"nvidia-fabricmanager(?:\.service)?: (?:Main process exited, code=\w+, status=(?P<status>[^\s,]{1,40})"
-                   r"|Failed with result '(?P<result>[\w-]{1,40})'|Start request repeated too quickly)")
+_FM_UNIT = lazy_re(r"nvidia-fabricmanager(?:\.service)?: (?:(?:Main|Control) process exited, code=\w+, status=(?P<status>[^\s,]{1,40})"
+                   r"|Failed with result '(?P<result>[\w-]{1,40})'|Start request repeated too quickly)"
+                   r"|Job for nvidia-fabricmanager\.service failed because (?P<why>[\w ]{1,80}?)\."
+                   r"|nv-fabricmanager [^\"]{0,200}\" failed! Exit code: (?P<code>\d{1,3})")
 _FM_HEAD = lazy_re(r"^(?:[●○×*] )?nvidia-fabricmanager\.service(?: - |$)")
 _UNIT_DOWN = lazy_re(r"^Active: (?P<status>(?:failed|inactive) \([\w :-]{1,40}\)|activating \(auto-restart\))")
 _CMDLINE = lazy_re(r"^(?:BOOT_IMAGE=\S+ |GRUB_CMDLINE_LINUX(?:_DEFAULT)?=[\"'])")
@@ -107,10 +112,11 @@ def classify_hostcheck(line: str) -> Parsed | None:
             st = m.groupdict()
             return _check("ib_port_down", "WARN", state=st.get("state") or "Physical state " + st["phys"])
         return None
-    if "nvidia-fabricmanager" in line:
+    if "-fabricmanager" in line:
         m = _FM_UNIT.search(line, 0, min(len(line), 512))
         if m is not None:
-            return _check("fm_failed", "ERROR", status=m["status"] or m["result"] or "start request repeated too quickly")
+            status = m["status"] or m["result"] or m["why"] or (m["code"] and f"exit code {m['code']}")
+            return _check("fm_failed", "ERROR", status=status or "start request repeated too quickly")
         return _check("fm_unit") if _FM_HEAD.match(line) else None
     if c == "A" and line.startswith("Active: "):
         m = _UNIT_DOWN.match(line)
