@@ -793,3 +793,42 @@ def test_token_index_picks_what_the_full_table_scan_picks():
                 assert (got and (got[0].id, got[1])) == (want and (want[0].id, want[1])), body
                 tried += 1
     assert tried > 20000
+
+
+@pytest.mark.parametrize("line, note", [
+    ("[W Utils.hpp:133] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use "
+     "TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function getCvarInt)", "logdoc:c10d:env-deprecated"),
+    ("[W ProcessGroupNCCL.cpp:1692] Warning: 0NCCL_AVOID_RECORD_STREAMS=1 has no effect for point-to-point collectives. "
+     "(function operator())", "logdoc:pg:avoid-record-streams-p2p"),
+    ("[W127 18:33:23.970348032 ProcessGroupNCCL.cpp:981] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default now, "
+     "this environment variable is thus deprecated. (function operator())", "logdoc:pg:avoid-record-streams-default"),
+    ("[rank0]:[W207 01:57:35.912382100 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed "
+     "before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group to "
+     "ensure that any pending NCCL operations have finished in this process. (function operator())",
+     "logdoc:pg:not-destroyed-before-destruct"),
+    ("/opt/conda/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:4631: UserWarning: No device id is "
+     "provided via `init_process_group` or `barrier `. Using the current device set by the user.",
+     "logdoc:c10d:no-device-id"),
+])
+def test_distributed_advice_warnings_are_explained_as_harmless(line, note):
+    """The distributed package's deprecation and advice warnings are read and explained as notes (never
+    listed as not understood, never a diagnosis)."""
+    from logdoc import kb
+    from logdoc.api import build_report
+    from logdoc.pipeline import parse_sources
+
+    report = build_report(parse_sources([("x.log", line + "\n")]), kb.load_rules())
+    assert not report["diagnoses"] and not report.get("unrecognized")
+    assert [n["id"] for n in report["notes"]] == [f"note:{note}"]
+
+
+def test_the_device_guess_of_newer_releases_is_the_barrier_guess():
+    from logdoc import kb
+    from logdoc.api import build_report
+    from logdoc.pipeline import parse_sources
+
+    line = ("[rank1]:[W508 15:19:59.517997423 ProcessGroupNCCL.cpp:4715] [PG ID 0 PG GUID 0 Rank 1]  using GPU 1 as "
+            "device used by this process is currently unknown. This can potentially cause a hang if this rank to GPU "
+            "mapping is incorrect. You can pecify device_id in init_process_group() to force use of a particular device.\n")
+    report = build_report(parse_sources([("x.log", line)]), kb.load_rules())
+    assert [n["id"] for n in report["notes"]] == ["LD455"] and "GPU 1" in report["notes"][0]["title"]

@@ -482,6 +482,29 @@ EXTRA = [
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
      "Launch proxy failed{rest:rest}"),
+    # The distributed package's advice and deprecation warnings that carry no failure, read so that a paste of them
+    # is explained, not listed as not understood: c10d's getCvar* for an old variable name (Utils.hpp, torch >= 2.2),
+    # ProcessGroupNCCL's constructor on TORCH_NCCL_AVOID_RECORD_STREAMS (its `0` is TORCH_WARN_ONCE's stray flag in
+    # 2.1-2.3) and its destructor before destroy_process_group (2.4-2.6: `we destruct` / `we destructProcessGroupNCCL`;
+    # 2.7 and later is the catalog's `destroy_process_group() was not called`), barrier()'s guessed device in the wording
+    # of 2.6 and later (the catalog has the earlier one), and distributed_c10d.py's and torch/cuda/nccl.py's
+    # warnings.warn (after Python's `file.py:N: UserWarning: ` head)
+    ("logdoc:c10d:env-deprecated", "torch.message", "WARN", "body", "torch/csrc/distributed/c10d/Utils.hpp",
+     "Environment variable {old:word} is deprecated; use {new:word} instead"),
+    ("logdoc:pg:avoid-record-streams-p2p", "torch.pg_info", "WARN", "body", "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+     "{variable=0TORCH_NCCL_AVOID_RECORD_STREAMS|TORCH_NCCL_AVOID_RECORD_STREAMS|0NCCL_AVOID_RECORD_STREAMS|NCCL_AVOID_RECORD_STREAMS}"
+     "=1 has no effect for point-to-point collectives."),
+    ("logdoc:pg:avoid-record-streams-default", "torch.pg_info", "WARN", "body", "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+     "TORCH_NCCL_AVOID_RECORD_STREAMS is the default now, this environment variable is thus deprecated."),
+    ("logdoc:pg:not-destroyed-before-destruct", "torch.pg_info", "WARN", "body", "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+     "WARNING: process group has NOT been destroyed before {when=we destruct ProcessGroupNCCL|we destructProcessGroupNCCL|it is being destructed}."
+     "{rest:rest}"),
+    ("logdoc:pg:device-currently-unknown", "torch.message", "WARN", "body", "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+     "using GPU {device_index:int} as device used by this process is currently unknown.{rest:rest}"),
+    ("logdoc:c10d:no-device-id", "torch.message", "WARN", "line", "torch/distributed/distributed_c10d.py",
+     "No device id is provided via `init_process_group` or `barrier `. Using the current device set by the user."),
+    ("logdoc:cuda:not-compiled-with-nccl", "torch.message", "WARN", "line", "torch/cuda/nccl.py",
+     "PyTorch is not compiled with NCCL support"),
     # a Rust program's panic on an OS error (routers and servers written in Rust)
     ("logdoc:rust:unwrap-os-error", "torch.exception", "ERROR", "line", "",
      "called `Result::unwrap()` on an `Err` value: {exc_message:rest}"),
