@@ -106,13 +106,24 @@ class _Head(str):
     __slots__ = ()
 
 
+class _Around(tuple):
+    """A record's text held as ``(before, name, after)``: the text is ``before`` followed by its field
+    ``name`` and ``after`` (a ``terminate called ...`` record around its ``what()``), the field's long
+    text held once and the parts shared by the records that print the same ones."""
+
+    __slots__ = ()
+
+
 _TEXT = Event.text  # the slot itself (the property below reads and writes through it)
 
 
-def _text(ev: Event, _get=_TEXT.__get__, _head=_Head) -> str:
+def _text(ev: Event, _get=_TEXT.__get__, _head=_Head, _around=_Around) -> str:
     t = _get(ev)
-    if t.__class__ is _head:
+    c = t.__class__
+    if c is _head:
         return t + ev.fields["message"]
+    if c is _around:
+        return t[0] + ev.fields[t[1]] + t[2]
     return t
 
 
@@ -134,6 +145,8 @@ def share_texts(events: Iterable[Event]) -> None:
     for ev in events:
         t = get(ev)
         if t.__class__ is not str:
+            if t.__class__ is _Around:  # read back from a worker: its parts shared with the job's again
+                put(ev, _Around((_intern(t[0]), t[1], _intern(t[2]))))
             continue
         m = ev.fields.get("message") if ev.fields else None
         if m.__class__ is not str or not m or not t.endswith(m):
@@ -148,32 +161,67 @@ def share_texts(events: Iterable[Event]) -> None:
 
 
 
+LONG_FIELD = 2 * SHORT_TEXT  # a field this long that a text holds is held once (_Around): it saves more than the parts cost
+
+
+def _around(ev: Event, t: str, put) -> None:
+    """Hold ``t`` as the parts around the longest text field of ``ev`` that it holds (see :class:`_Around`)."""
+    best = None
+    for k, v in ev.fields.items():
+        if v.__class__ is str and len(v) > LONG_FIELD and (best is None or len(v) > len(best[1])):
+            at = t.find(v)
+            if at >= 0:
+                best = (k, v, at)
+    if best is not None:
+        k, v, at = best
+        put(ev, _Around((_intern(t[:at]), k, _intern(t[at + len(v):]))))
+
+
 def share_long_values(events: Iterable[Event]) -> None:
     """Hold each long text equal to one held before (in this call) as that one object, in place: an
     event's text and its field values, nested records (a cause) included. The lines of one process's
     failure repeat the same message: a watchdog's timeout is its own line, the exception of the line
     that reports the watchdog's death, the ``what()`` of the ``terminate called`` record and its
     cause's exception, each a separate copy as parsed. Run per source (one rank's file, one digest):
-    equal texts of different ranks are rare, and a table of a whole job's texts would cost more."""
+    equal texts of different ranks are rare, and a table of a whole job's texts would cost more.
+    A long text that no other value of the source repeats and that holds one of its event's long
+    fields is held as the parts around that field (:class:`_Around`, the parts interned: the
+    ``terminate called ...`` record of every rank prints the same head and frames around its own
+    ``what()``); it reads the same."""
     held: dict[str, str] = {}
+    twice: set[int] = set()   # ids of the held texts that another value repeated
     get, put = _TEXT.__get__, _TEXT.__set__
+    alone: list[Event] = []   # events whose long text was the first of its value
     for ev in events:
         t = get(ev)
         if t.__class__ is str and len(t) > SHORT_TEXT:
-            put(ev, held.setdefault(t, t))
+            got = held.setdefault(t, t)
+            if got is t:
+                if len(t) > LONG_FIELD and ev.fields:
+                    alone.append(ev)
+            else:
+                put(ev, got)
+                twice.add(id(got))
         if ev.fields:
-            _share_long(ev.fields, held, 0)
+            _share_long(ev.fields, held, twice, 0)
+    # a long text that nothing else of the source repeats: held as the parts around the field it holds
+    for ev in alone:
+        t = get(ev)
+        if id(t) not in twice:
+            _around(ev, t, put)
 
 
-def _share_long(v: Any, held: dict[str, str], depth: int) -> None:
+def _share_long(v: Any, held: dict[str, str], twice: set[int], depth: int) -> None:
     items = v.items() if v.__class__ is dict else enumerate(v) if v.__class__ is list else ()
     for k, x in items:
         t = x.__class__
         if t is str:
             if len(x) > SHORT_TEXT:
-                v[k] = held.setdefault(x, x)
+                got = v[k] = held.setdefault(x, x)
+                if got is not x:
+                    twice.add(id(got))
         elif (t is dict or t is list) and depth < 4:
-            _share_long(x, held, depth + 1)
+            _share_long(x, held, twice, depth + 1)
 
 
 # A class per field-name tuple whose instances' ``__dict__`` keep their names in one table that

@@ -790,6 +790,46 @@ def test_long_values_equal_within_a_source_are_one_object():
     assert second.text == "[PG 0] terminated: " + msg and short.text == "short" and short.fields == {"a": "short"}
 
 
+def test_a_long_text_around_its_field_is_held_as_parts():
+    """share_long_values: a long text that holds one of its event's long fields (a ``terminate called``
+    record around its ``what()``) and that nothing else of the source repeats is held as the parts
+    around it (interned: every rank's record shares its head and frames); it reads the same, pickled,
+    copied and written; a long text another value repeats stays one shared string."""
+    import copy
+    import pickle
+
+    from logdoc.events import LONG_FIELD, _TEXT, Event, _Around, share_long_values, share_texts
+
+    head = "terminate called after throwing an instance of 'c10::DistBackendError'\n  what():  "
+    frames = "\nException raised from checkTimeout at ProcessGroupNCCL.cpp:635 (most recent call first):\nframe #0: x"
+    evs = []
+    for r in (3, 4):
+        what = f"[PG ID 0 Rank {r}] watchdog thread terminated with exception: " + "w" * LONG_FIELD
+        text = "".join([head, what, frames])  # new objects, as a parse makes them
+        evs.append(Event("torch.terminate", "ERROR", f"r{r}.log", 9, text, fields={"cxx_type": "E", "what": what}))
+        share_long_values([evs[-1]])  # per source
+    held = [_TEXT.__get__(e) for e in evs]
+    assert all(h.__class__ is _Around for h in held)
+    assert held[0][0] is held[1][0] and held[0][2] is held[1][2]  # the head and the frames: one object each
+    for r, e in zip((3, 4), evs):
+        assert e.text == head + e.fields["what"] + frames and f"Rank {r}]" in e.text
+        back = pickle.loads(pickle.dumps(e))
+        assert back == e and back.text == e.text and copy.copy(e).text == e.text
+        assert e.to_dict()["text"] == e.text
+    sent = pickle.loads(pickle.dumps(evs))
+    share_texts(sent)  # what analyze runs on a worker's events: the parts shared with the job's again
+    assert _TEXT.__get__(sent[0])[0] is held[0][0] and [e.text for e in sent] == [e.text for e in evs]
+    # a long text that another value of the source repeats is that one string, not parts
+    msg = "[Rank 5] Watchdog caught collective operation timeout: " + "t" * LONG_FIELD
+    own = Event("torch.watchdog_timeout", "ERROR", "r5.log", 1, "".join(["[E] ", msg]), fields={"m": "".join(msg)})
+    echo = Event("torch.watchdog_failure", "ERROR", "r5.log", 2, "".join(["[E] ", msg]), fields={"m": "".join(msg)})
+    share_long_values([own, echo])
+    assert _TEXT.__get__(own).__class__ is str and _TEXT.__get__(own) is _TEXT.__get__(echo)
+    short = Event("torch.terminate", "ERROR", "r6.log", 1, "a" * LONG_FIELD, fields={"what": "a" * (LONG_FIELD - 1)})
+    share_long_values([short])  # a field too short to pay for the parts
+    assert _TEXT.__get__(short).__class__ is str
+
+
 def test_a_ranks_failure_message_is_held_once_after_the_parse():
     """The parse shares per source: the watchdog's message a rank's failure lines repeat is one object."""
     from logdoc.pipeline import parse_text
