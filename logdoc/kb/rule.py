@@ -95,10 +95,7 @@ class Rule:
             if m is None:
                 return None
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
-            span = (m.start(), m.end())
-            groups_all = m.group(0)
-        else:
-            groups_all = None
+            span = m.span()
         captures: dict[str, Any] = {}
         if self._fields is not None and not self._fields.test(_values(ev, groups), captures):
             return None
@@ -121,9 +118,12 @@ class Rule:
             if job.find(clause, ev) is not None:
                 return None
         # an empty mapping is one shared dict (a rule that fires on every rank makes thousands of
-        # matches; nothing writes into a match's mappings once it is made)
+        # matches; nothing writes into a match's mappings once it is made), and so are groups and a
+        # span equal to an earlier match's of the job
+        if groups or span is not None:
+            groups, span = job.held(groups, span)
         return Match(rule=self, event=ev, groups=groups or _EMPTY, span=span, related=related or _EMPTY,
-                     captures=captures or _EMPTY, extra_groups=extra_groups or _EMPTY, matched_text=groups_all)
+                     captures=captures or _EMPTY, extra_groups=extra_groups or _EMPTY)
 
 
 _EMPTY: dict = {}  # read only: the mappings of a match that has none
@@ -243,6 +243,9 @@ class _ScopeIndex:
         return [self.events[i] for i in sorted({i for g in groups for i in g})]
 
 
+_HELD_MAX = 1 << 12  # matches' groups and spans held by value per job (beyond: started again)
+
+
 class _Job:
     """All the events of one run, indexed by kind, for ``with`` / ``without`` look-ups."""
 
@@ -253,6 +256,20 @@ class _Job:
         self.resolver = resolver
         self._ids: dict[int, frozenset[str]] = {}
         self._accepted: dict[tuple[int, str], list] = {}
+        # the groups and spans of the matches made, by value: a rule that fires on every rank of a large
+        # job captures the same values at the same place thousands of times (read only, as _EMPTY)
+        self._held: dict = {}
+
+    def held(self, groups: dict, span: tuple | None) -> tuple[dict, tuple | None]:
+        """``groups`` and ``span`` as the objects of an earlier match of the job equal to them."""
+        held = self._held
+        if len(held) >= _HELD_MAX:
+            held.clear()
+        if groups:
+            groups = held.setdefault(tuple(groups.items()), groups)
+        if span is not None:
+            span = held.setdefault(span, span)
+        return groups, span
 
     def ids(self, ev: Event) -> frozenset[str]:
         """The event's catalog template id and the other ids of its annotation group."""
@@ -327,7 +344,12 @@ class Match:
     related: dict[str, Event] = field(default_factory=dict)
     captures: dict[str, Any] = field(default_factory=dict)
     extra_groups: dict[str, str] = field(default_factory=dict)
-    matched_text: str | None = None
+
+    @property
+    def matched_text(self) -> str | None:
+        """The text the rule's pattern matched (read from the event by the span, not held per match)."""
+        span = self.span
+        return None if span is None else (self.event.text or "")[span[0]:span[1]]
 
     @property
     def events(self) -> list[Event]:
