@@ -77,3 +77,29 @@ def test_scoped_lookup_is_every_event_compared():
                     plain = (key, other)
             found = job.find(clause, ev)
             assert (found[0] if found else None) is (plain[1] if plain else None), (scope, ev)
+
+
+def test_matches_alike_share_their_groups_and_span_and_read_their_text():
+    """A rule that fires on every rank: the matches' equal groups and spans are one object each (per
+    job), a match's text is read from its event by its span, and different values stay apart."""
+    from logdoc import kb
+    from logdoc.events import Event
+
+    rule, probs = kb.build_rule({
+        "id": "ACME005", "category": "peer_process_died", "severity": "error", "role": "symptom",
+        "title": "timeout {op}", "match": {"kind": "torch.watchdog_timeout",
+                                           "pattern": "OpType=(?P<op>[A-Z]+)(?P<never>ZZZ)?"},
+        "explanation": "e", "fix": ["f"], "confirm": ["c"], "examples": {"match": ["x"]}}, origin="user")
+    assert rule is not None, probs
+    ops = ["ALLREDUCE", "ALLREDUCE", "BROADCAST", "ALLREDUCE"]
+    evs = [Event("torch.watchdog_timeout", "ERROR", f"r{r}.log", 1,
+                 "".join([f"[Rank {r}] WorkNCCL(SeqNum=5, OpType=", op, ")"])) for r, op in enumerate(ops)]
+    job = kb._Job(evs)
+    ms = [rule.match_event(ev, job) for ev in evs]
+    assert [m.groups for m in ms] == [{"op": op} for op in ops]
+    assert ms[0].groups is ms[1].groups is ms[3].groups and ms[2].groups is not ms[0].groups
+    assert ms[0].span == (28, 44) and ms[0].span is ms[1].span is ms[2].span
+    assert [m.matched_text for m in ms] == [f"OpType={op}" for op in ops]
+    assert [m.render()["title"] for m in ms] == [f"timeout {op}" for op in ops]
+    other = kb._Job(evs[:1])  # another job holds its own
+    assert rule.match_event(evs[0], other).groups is not ms[0].groups
