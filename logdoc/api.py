@@ -62,13 +62,21 @@ def _build_report(result: ParseResult, rules, redact: bool) -> dict[str, Any]:
     analysis = analyze(result.events, files=result.files)
     events = list(analysis.events) + list(analysis.synthetic)
     diagnoses, notes, problems = diagnose(events, rules, analysis)
+    if not diagnoses:
+        from .bare import reread
+
+        # nothing explains the job: its lines not understood, read as messages without their headers
+        got = reread(result, events, rules, analysis)
+        if got is not None:
+            diagnoses, notes = got
     report = {
         "schema": SCHEMA,
         "diagnoses": diagnoses,
         "notes": notes,
         "job": analysis.anatomy,
         "stats": result.stats.to_dict(),
-        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text[:500]} for u in result.unrecognized[:50]],
+        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text[:500]}
+                         for u in [u for u in result.unrecognized if not u.loose][:50]],
         "problems": [str(p) for p in problems],
         "files": result.files,
         # the picture of the failure: one row per rank, time across (logdoc/report/picture.py)

@@ -711,7 +711,8 @@ def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str
         "stats": result.stats.to_dict(),
         "streams": streams(result.events),
         "folded": fold_summary(folded if folded is not None else getattr(result, "folded", []) or []),
-        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text} for u in result.unrecognized],
+        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text, **({"loose": True} if u.loose else {})}
+                         for u in result.unrecognized],
         "file_names": names,
         # events grouped by kind and format (they compress twice as well), "s" their place among
         # the events of one line; reading puts them back in file order (load)
@@ -805,7 +806,7 @@ def _load(data: bytes | str, name: str) -> dict[str, Any]:
 def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognized: list, files: list[str],
            max_unrecognized: int) -> None:
     """Merge a loaded digest into the parts of a parse result."""
-    from .results import Unrecognized
+    from .results import Unread, Unrecognized
 
     s = d.get("stats") or {}
     for k in ("files", "lines_read", "irrelevant", "relevant", "understood", "not_understood", "events", "cut_lines"):
@@ -815,6 +816,12 @@ def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognize
     evs = d.get("events") or ()
     events.extend(evs)  # Event objects, compact: load() unpacked them (unpack)
     for u in d.get("unrecognized") or ():
-        if len(unrecognized) < max_unrecognized:
-            unrecognized.append(Unrecognized(u["file"], u["line"], u["text"]))
+        got = Unrecognized(u["file"], u["line"], u["text"], bool(u.get("loose")))
+        if got.loose:
+            if isinstance(unrecognized, Unread):
+                unrecognized.append(got)  # (settle_unread keeps the first of each text)
+        elif isinstance(unrecognized, Unread):
+            unrecognized.add_marked(got)
+        elif len(unrecognized) < max_unrecognized:
+            unrecognized.append(got)
     files.extend(d.get("files") or ())

@@ -146,7 +146,7 @@ KINDS: dict[str, KindSpec] = {
         "TORCH_DISTRIBUTED_DEBUG=DETAIL mismatch report", True),
     "torch.monitored_barrier": _k(PG_FIELDS + EXCEPTION_FIELDS + _NESTED + ("failed_ranks", "timeout_ms", "original_exception",
                                                                   "rank"), _T, "monitored_barrier failure", True),
-    "torch.exception": _k(EXCEPTION_FIELDS + ("spawn_process", "cut", "dist_call", "dist_where") + _NESTED, _T, "a Python traceback / exception line",
+    "torch.exception": _k(EXCEPTION_FIELDS + ("spawn_process", "cut", "dist_call", "dist_where", "bare") + _NESTED, _T, "a Python traceback / exception line",
                           True),
     "torch.terminate": _k(("cxx_type", "what", "cause", "cxx_frames") + _NESTED, _T,
                           "terminate called after throwing ...", True),

@@ -91,7 +91,7 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from .results import MAX_UNRECOGNIZED, ParseResult, Stats
+    from .results import ParseResult, Stats, Unread, settle_unread
 
     import gc
 
@@ -126,7 +126,7 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
         return parse_sources(srcs, jobs=1, progress=progress, reduce=reduce)
     stats = Stats()
     events = []
-    unrecognized = []
+    unrecognized = Unread()
     names = []
     folded = []
     from .digest import share_numbers
@@ -135,9 +135,11 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
         share_numbers(r.events)  # compact: the worker shared the strings they repeat (_one), not numbers
         events.extend(r.events)
         stats.merge(r.stats)
-        room = MAX_UNRECOGNIZED - len(unrecognized)
-        if room > 0:
-            unrecognized.extend(r.unrecognized[:room])
+        for u in r.unrecognized:
+            if u.loose:
+                unrecognized.append(u)
+            else:
+                unrecognized.add_marked(u)
         names.extend(r.files)
         folded.extend(r.folded)
-    return ParseResult(events, stats, unrecognized, names, folded)
+    return ParseResult(events, stats, settle_unread(unrecognized, names), names, folded)

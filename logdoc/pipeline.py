@@ -36,7 +36,7 @@ import os
 import re
 from dataclasses import replace
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from . import nccl, nested, results, stops
 from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
@@ -55,13 +55,13 @@ from .lazyre import lazy_re
 from .read import prefilter
 from .read.source import ReadStats, Source, _clean, _close, expand, open_text, read_blocks
 from .residue import leading_prefixes
-from .results import ParseResult, Stats, Unrecognized
+from .results import ParseResult, Stats, Unread, Unrecognized, settle_unread
 
 if TYPE_CHECKING:
     from .paste import Paste
 
 __all__ = ["Feeder", "Gate", "LaneGate", "classify_record", "source_events", "parse_sources", "parse_paths",
-           "parse_text", "region_reader", "in_file_order"]
+           "parse_text", "region_reader"]
 
 WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
 IDLE = 2000    # lines after which a record that took nothing is closed
@@ -170,12 +170,13 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
-                 "paste", "every", "owed", "unwrap")
+                 "paste", "every", "owed", "unwrap", "loose")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
         self.stats = stats
         self.unrecognized = unrecognized
+        self.loose: set[str] = set()  # the texts of the loose lines kept (results.Unread)
         self.asm = BlockAssembler()
         self.until = 0
         self.out = out
@@ -312,10 +313,19 @@ class Feeder:
             elif prefilter.marked(rec.text):
                 stats.relevant += n
                 stats.not_understood += n
-                if len(self.unrecognized) < results.MAX_UNRECOGNIZED:
-                    self.unrecognized.append(Unrecognized(name, rec.line, rec.text))
+                unread = self.unrecognized
+                if unread.__class__ is Unread:
+                    unread.add_marked(Unrecognized(name, rec.line, rec.text))
+                elif len(unread) < results.MAX_UNRECOGNIZED:
+                    unread.append(Unrecognized(name, rec.line, rec.text))
             else:
                 stats.irrelevant += n
+                loose = self.loose
+                if (rec.text not in loose and len(loose) < results.MAX_LOOSE and self.unrecognized.__class__ is Unread
+                        and "\n" not in rec.text and prefilter.candidate(rec.text)):
+                    # kept for the reading of a job nothing else explains (logdoc/bare.py)
+                    loose.add(rec.text)
+                    self.unrecognized.append(Unrecognized(name, rec.line, rec.text, True))
 
     def _pay(self, rec: Record) -> int:
         """The lines of ``rec`` not to count: the pieces after the first of a line read as several
@@ -516,7 +526,10 @@ def prepared_events(source: Source, paste: Paste | None, stats: Stats, unrecogni
         except GrepFailed:
             # fast: grep did not read the whole file: read it again without grep, from the counts before it
             stats.restore(before[0])
-            del unrecognized[before[1]:]
+            if isinstance(unrecognized, Unread):
+                unrecognized.truncate(before[1])
+            else:
+                del unrecognized[before[1]:]
             feeder, rstats = start()
             read_source(source, feeder, rstats, fast=fast, progress=None, grep=False)
         feeder.finish()
@@ -573,7 +586,7 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
         if worth_it(srcs, jobs):
             return parse_parallel(parse_sources, srcs, jobs, progress=progress, reduce=reduce)
     stats = Stats()
-    unrecognized: list[Unrecognized] = []
+    unrecognized = Unread()
     events: list[Event] = []
     names: list[str] = []
     folded: list[dict] = []
@@ -602,14 +615,9 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
             share_keys(events[at:])  # the field names of events alike: one table
         if progress is not None:
             progress.file_done(src.name)
-    return ParseResult(events, stats, in_file_order(unrecognized, names), names, folded)
+    return ParseResult(events, stats, settle_unread(unrecognized, names), names, folded)
 
 
-def in_file_order(unrecognized: list[Unrecognized], names: Sequence[str]) -> list[Unrecognized]:
-    """The lines not understood in the order of the files and of their lines, whatever order their
-    records settled in (interleaved streams settle out of order)."""
-    order = {n: i for i, n in enumerate(names)}
-    return sorted(unrecognized, key=lambda u: (order.get(u.file, len(order)), u.line))
 
 
 def add_digest(src: Source, stats: Stats, events: list[Event], unrecognized: list[Unrecognized], names: list[str],

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field, fields
 from .events import Event
 
 MAX_UNRECOGNIZED = 200  # lines not understood that a parse lists (all are counted)
+# Candidate lines that no grammar understood and that carry no strong marker (counted as irrelevant): the first of each
+# text, kept (flagged `loose`) for the reading of a job nothing else explains (logdoc/bare.py), never listed
+MAX_LOOSE = 64
 
 
 @dataclass(slots=True)
@@ -71,6 +74,45 @@ class Unrecognized:
     file: str
     line: int
     text: str
+    loose: bool = False  # a candidate without a strong marker (MAX_LOOSE): not "relevant", never listed
+
+
+class Unread(list):
+    """The lines of a parse not understood (:class:`Unrecognized`): the first MAX_UNRECOGNIZED that carry a strong
+    marker (``marked`` counts them), and the loose lines the feeders of its sources kept (the first line of each of
+    MAX_LOOSE texts per source: :func:`settle_unread` keeps the first of each text, MAX_LOOSE of them, in file order)."""
+
+    __slots__ = ("marked",)
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.marked = sum(1 for u in self if not u.loose)
+
+    def add_marked(self, u: Unrecognized) -> None:
+        if self.marked < MAX_UNRECOGNIZED:
+            self.marked += 1
+            self.append(u)
+
+    def truncate(self, n: int) -> None:
+        """Back to its first ``n`` lines (a source read again)."""
+        del self[n:]
+        self.marked = sum(1 for u in self if not u.loose)
+
+
+def settle_unread(unrecognized: list[Unrecognized], names) -> list[Unrecognized]:
+    """The lines not understood in the order of the files and of their lines (interleaved streams settle out of
+    order), the loose ones the first line of each text, MAX_LOOSE texts at most: the same whatever the number of
+    processes that read the files (each kept the first MAX_LOOSE texts of each of its files)."""
+    order = {n: i for i, n in enumerate(names)}
+    out: list[Unrecognized] = []
+    seen: set[str] = set()
+    for u in sorted(unrecognized, key=lambda u: (order.get(u.file, len(order)), u.line)):
+        if u.loose:
+            if u.text in seen or len(seen) >= MAX_LOOSE:
+                continue
+            seen.add(u.text)
+        out.append(u)
+    return out
 
 
 @dataclass(slots=True)

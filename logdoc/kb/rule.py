@@ -77,6 +77,11 @@ class Rule:
     def family(self) -> str | None:
         return FAMILIES.get(self.id[2]) if BUILTIN_ID.match(self.id) else None
 
+    @property
+    def names_words(self) -> bool:
+        """Whether the rule names its message by its words (a pattern, or catalog templates), not by its kind alone."""
+        return self._pattern is not None or bool(self._templates)
+
     def to_dict(self) -> dict[str, Any]:
         return dict(self.data)
 

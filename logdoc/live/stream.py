@@ -6,10 +6,10 @@ from typing import Any, Sequence
 
 from ..events import Event
 from ..paste import REPAIR_MAX, prepare_bytes
-from ..pipeline import Feeder, in_file_order, prepared_events, region_reader
+from ..pipeline import Feeder, prepared_events, region_reader
 from ..read.gunzip import TRUNCATED, Gunzip, trailing_message
 from ..read.lines import LineSplitter
-from ..results import MAX_UNRECOGNIZED, ParseResult, Stats, Unrecognized
+from ..results import ParseResult, Stats, Unread, settle_unread
 from ..read.source import SNIFF, ReadStats, looks_binary
 
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
@@ -37,7 +37,7 @@ class LiveParser:
     def __init__(self, name: str = "<stdin>") -> None:
         self.name = name
         self.stats = Stats()
-        self.unrecognized: list[Unrecognized] = []
+        self.unrecognized = Unread()
         self.events: list[Event] = []
         self.feeder = Feeder(name, self.stats, self.unrecognized, self.events)
         self.rstats = ReadStats()
@@ -123,9 +123,9 @@ class LiveParser:
         source, paste = prepare_bytes(self.name, data)
         if paste is None:
             return None  # read as it is: the parse so far is the file reader's
-        stats, unrecognized = Stats(), []
+        stats, unrecognized = Stats(), Unread()
         events = prepared_events(source, paste, stats, unrecognized, fast=False)
-        return ParseResult(events, stats, in_file_order(unrecognized, [self.name]), [self.name])
+        return ParseResult(events, stats, settle_unread(unrecognized, [self.name]), [self.name])
 
     def _start(self, final: bool) -> None:
         head, self._head = self._head, b""
@@ -222,7 +222,7 @@ class LiveParser:
             return self.result()
         c = LiveParser.__new__(LiveParser)
         c.__dict__.update(self.__dict__)
-        c.stats, c.unrecognized, c.events, c.rstats = Stats(), [], [], ReadStats()
+        c.stats, c.unrecognized, c.events, c.rstats = Stats(), Unread(), [], ReadStats()
         c.feeder = self.feeder.fork(c.stats, c.unrecognized, c.events)
         c._lines = copy.copy(self._lines)
         c._lines.stats = c.rstats
@@ -232,23 +232,27 @@ class LiveParser:
         if c._final is not None:
             return c._final
         return ParseResult(sorted(self.events + c.events, key=lambda e: e.line), self._all_stats(),
-                           in_file_order(self.unrecognized, [self.name]), [self.name])
+                           settle_unread(self.unrecognized, [self.name]), [self.name])
 
     def result(self) -> ParseResult:
         if self._final is not None:
             return self._final
-        return ParseResult(self.sorted_events(), self._all_stats(), in_file_order(self.unrecognized, [self.name]),
+        return ParseResult(self.sorted_events(), self._all_stats(), settle_unread(self.unrecognized, [self.name]),
                            [self.name])
 
 
 def merge_results(results: Sequence[ParseResult]) -> ParseResult:
     stats = Stats()
     events: list[Event] = []
-    unrecognized: list[Unrecognized] = []
+    unrecognized = Unread()
     files: list[str] = []
     for r in results:
         stats.merge(r.stats)
         events.extend(r.events)
-        unrecognized.extend(r.unrecognized[: max(0, MAX_UNRECOGNIZED - len(unrecognized))])
+        for u in r.unrecognized:
+            if u.loose:
+                unrecognized.append(u)
+            else:
+                unrecognized.add_marked(u)
         files.extend(r.files)
-    return ParseResult(events, stats, unrecognized, files)
+    return ParseResult(events, stats, settle_unread(unrecognized, files), files)

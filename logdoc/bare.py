@@ -1,0 +1,82 @@
+"""When no rule explains a job: its lines read once more as messages printed without their headers.
+
+People paste the message they saw, not the line that carried it: ``Horovod has been shut down. This was
+caused by an exception on one of the ranks ...`` without the ``HorovodInternalError: `` before it, an
+errno text a program printed after words of its own, a message a launcher quoted. When the rules explain
+nothing in a job, each line that holds a keyword but that no grammar understood (the parse keeps them:
+:class:`logdoc.results.Unread`, the first line of each text) is read as the message of an exception whose
+type line was lost (an event of kind ``torch.exception`` without ``exc_type``, flagged ``bare``, its text
+the line as read). A diagnosis is taken from that second reading only when a rule names the message by
+its words (a rule with a pattern or catalog templates): the readings of a kind alone (an exception of the
+program, a cut traceback) and the catalog, family and candidate cards are not, since any line that says
+"error" would give them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .events import Event
+from .results import ParseResult
+
+# the cards (not rules): what a message's family or its catalog entry says, candidates after a vague first diagnosis
+_CARD = ("family:", "candidate:", "catalog:", "note:")
+_MAX_LINE = 2000
+# what the report says of such a diagnosis, and how much less sure it is than on the line as printed
+READ_AS = ("read as a message printed without its header: nothing in the log as printed matched a rule, and this "
+           "line's words are the message the rule names")
+_DISCOUNT = 0.8
+
+
+def bare_events(result: ParseResult) -> list[Event]:
+    """The lines of ``result`` that no grammar understood, read as exception messages without their type."""
+    from .pipeline import _classify_text
+    from .envelope import unwrap
+
+    out: list[Event] = []
+    for u in result.unrecognized:
+        text = u.text
+        if "\n" in text or len(text) > _MAX_LINE:
+            continue
+        env, msg = unwrap(text)
+        msg = msg.strip()
+        if not msg:
+            continue
+        parsed = _classify_text("RuntimeError: " + msg, env)
+        if parsed is None:
+            continue
+        fields = {k: v for k, v in parsed.fields.items() if k != "exc_type"}
+        fields["bare"] = True
+        out.append(Event(parsed.kind, "ERROR", u.file, u.line, text, u.line, env.rank, env.local_rank,
+                         env.node_rank, env.host, env.pid, env.time, parsed.template, fields))
+    return out
+
+
+def reread(result: ParseResult, events: list[Event], rules, analysis) -> tuple[list[dict], list[dict]] | None:
+    """The diagnoses (and notes) of the job with its lines not understood read as bare messages; None when
+    no rule names one of them by its words."""
+    from .diagnose import diagnose
+
+    bare = bare_events(result)
+    if not bare:
+        return None
+    at = {(e.file, e.line) for e in bare}
+    diagnoses, notes, _ = diagnose(events + bare, rules, analysis)
+    kept = [d for d in diagnoses if _specific(d, rules) and any((ev.get("file"), ev.get("line")) in at
+                                                                 for ev in d.get("evidence") or ())]
+    if not kept:
+        return None
+    for d in kept:
+        d["read_as"] = "bare message"
+        d["confidence"] = round(d["confidence"] * _DISCOUNT, 2)
+        d["finding"] = READ_AS + (f"; {d['finding']}" if d.get("finding") else "")
+    return kept, notes
+
+
+def _specific(d: dict[str, Any], rules) -> bool:
+    """A diagnosis of a rule that names its message by its words (not a card, not a rule of a kind alone such as
+    LD710's exception of the program or LD772's cut traceback)."""
+    rid = str(d.get("id") or "")
+    if rid.startswith(_CARD):
+        return False
+    rule = rules.get(rid)
+    return rule is not None and rule.names_words

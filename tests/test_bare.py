@@ -1,0 +1,78 @@
+"""logdoc/bare.py: when no rule explains a job, its lines that no grammar understood are read once more as
+messages printed without their headers; results.Unread: which of those lines a parse keeps."""
+from __future__ import annotations
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.bare import READ_AS
+from logdoc.pipeline import parse_sources
+from logdoc.results import MAX_LOOSE, MAX_UNRECOGNIZED, Unread, Unrecognized, settle_unread
+
+HOROVOD = ("Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to "
+           "allreduce, allgather or broadcast a tensor after one of the ranks finished execution.")
+
+
+def _report(text: str, jobs: int = 1) -> dict:
+    return build_report(parse_sources([("x.log", text)], jobs=jobs), kb.load_rules())
+
+
+def test_a_message_without_its_exception_line_is_named_by_its_rule():
+    with_head = _report("horovod.common.exceptions.HorovodInternalError: " + HOROVOD + "\n")
+    assert [d["id"] for d in with_head["diagnoses"]][:1] == ["LD725"] and "read_as" not in with_head["diagnoses"][0]
+    bare = _report(HOROVOD + "\n")
+    d = bare["diagnoses"][0]
+    assert d["id"] == "LD725" and d["read_as"] == "bare message" and d["finding"].startswith(READ_AS)
+    assert d["confidence"] < with_head["diagnoses"][0]["confidence"]
+    assert d["evidence"][0]["line"] == 1 and d["evidence"][0]["text"] == HOROVOD  # the line as read
+    # the line is still counted as it was read, and never listed as not understood
+    assert bare["stats"]["irrelevant"] == 1 and bare["unrecognized"] == []
+
+
+def test_words_no_rule_names_stay_silent():
+    """A line that says error (and would give only the program's own exception or a cut traceback) explains nothing."""
+    for text in ("step 10 failed: loss error 0.3\n", "Exception in thread ignored\n", "retrying after error 3 (timeout)\n"):
+        assert _report(text)["diagnoses"] == [], text
+
+
+def test_the_second_reading_only_when_nothing_else_explains_the_job():
+    warn = "node1:1:2 [0] transport/net_socket.cc:565 NCCL WARN NET/Socket : peer 10.0.0.2<5> message truncated : receiving 8 bytes instead of 4\n"
+    ids = [d["id"] for d in _report(warn + HOROVOD + "\n")["diagnoses"]]
+    assert ids and "LD725" not in ids and all(not d.get("read_as") for d in _report(warn)["diagnoses"])
+
+
+def test_the_same_reading_from_several_files_and_processes():
+    texts = [("a.log", "step 1\n" + HOROVOD + "\n"), ("b.log", "step 2\n" + HOROVOD + "\n")] + \
+            [(f"r{i}.log", "step\n" * 3) for i in range(6)]
+    one = build_report(parse_sources(texts, jobs=1), kb.load_rules())
+    two = build_report(parse_sources(texts, jobs=2), kb.load_rules())
+    assert [d["id"] for d in one["diagnoses"]] == [d["id"] for d in two["diagnoses"]] == ["LD725"]
+    assert one["diagnoses"][0]["evidence"][0]["file"] == "a.log"
+
+
+def test_unread_keeps_the_first_not_understood_and_the_first_line_of_each_loose_text():
+    u = Unread()
+    for i in range(MAX_UNRECOGNIZED + 5):
+        u.add_marked(Unrecognized("f", i, f"NCCL x {i}"))
+    assert len(u) == u.marked == MAX_UNRECOGNIZED
+    u += [Unrecognized("g", 1000 + i, f"failed {i % (MAX_LOOSE + 3)}", True) for i in range(2 * MAX_LOOSE)]
+    u.append(Unrecognized("a", 5000, "failed 7", True))  # an earlier file, a text kept later too
+    got = settle_unread(u, ["a", "f", "g"])
+    loose = [x for x in got if x.loose]
+    assert len(loose) == MAX_LOOSE and len({x.text for x in loose}) == MAX_LOOSE
+    assert loose[0].file == "a" and loose[1].line == 1000 and "failed 7" not in [x.text for x in loose[1:]]
+    assert sum(not x.loose for x in got) == MAX_UNRECOGNIZED
+    u.truncate(3)
+    assert len(u) == 3 and u.marked == 3
+
+
+def test_a_digest_keeps_the_loose_lines(tmp_path):
+    from logdoc import digest
+    from logdoc.pipeline import parse_paths
+
+    text = "step 1\n" + HOROVOD + "\n"
+    raw = build_report(parse_sources([("node1.log", text)]), kb.load_rules())
+    d = tmp_path / "node1.digest.json.gz"
+    digest.write(parse_sources([("node1.log", text)], reduce=True), str(d))
+
+    got = build_report(parse_paths([str(d)]), kb.load_rules())
+    assert [x["id"] for x in got["diagnoses"]] == [x["id"] for x in raw["diagnoses"]] == ["LD725"]
