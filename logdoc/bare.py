@@ -57,7 +57,9 @@ def reread(result: ParseResult, events: list[Event], rules, analysis) -> tuple[l
     from .diagnose import diagnose
 
     bare = bare_events(result)
-    if not bare:
+    # (a job nothing explains may be a large healthy one: the whole job is matched again only when a rule that names
+    # its message by its words takes one of these lines on its own)
+    if not bare or not any(m.rule.names_words for m in rules.match(bare)):
         return None
     at = {(e.file, e.line) for e in bare}
     diagnoses, notes, _ = diagnose(events + bare, rules, analysis)
