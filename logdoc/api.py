@@ -63,7 +63,7 @@ def _build_report(result: ParseResult, rules, redact: bool) -> dict[str, Any]:
     events = list(analysis.events) + list(analysis.synthetic)
     diagnoses, notes, problems = diagnose(events, rules, analysis)
     if not diagnoses:
-        from .bare import reread
+        from .reread import reread
 
         # nothing explains the job: its lines not understood, read as messages without their headers
         got = reread(result, events, rules, analysis)

@@ -323,7 +323,7 @@ class Feeder:
                 loose = self.loose
                 if (rec.text not in loose and len(loose) < results.MAX_LOOSE and self.unrecognized.__class__ is Unread
                         and "\n" not in rec.text and prefilter.candidate(rec.text)):
-                    # kept for the reading of a job nothing else explains (logdoc/bare.py)
+                    # kept for the reading of a job nothing else explains (logdoc/reread.py)
                     loose.add(rec.text)
                     self.unrecognized.append(Unrecognized(name, rec.line, rec.text, True))
 

@@ -14,7 +14,7 @@ from .events import Event
 
 MAX_UNRECOGNIZED = 200  # lines not understood that a parse lists (all are counted)
 # Candidate lines that no grammar understood and that carry no strong marker (counted as irrelevant): the first of each
-# text, kept (flagged `loose`) for the reading of a job nothing else explains (logdoc/bare.py), never listed
+# text, kept (flagged `loose`) for the reading of a job nothing else explains (logdoc/reread.py), never listed
 MAX_LOOSE = 64
 
 

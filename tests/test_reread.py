@@ -1,10 +1,10 @@
-"""logdoc/bare.py: when no rule explains a job, its lines that no grammar understood are read once more as
+"""logdoc/reread.py: when no rule explains a job, its lines that no grammar understood are read once more as
 messages printed without their headers; results.Unread: which of those lines a parse keeps."""
 from __future__ import annotations
 
 from logdoc import kb
 from logdoc.api import build_report
-from logdoc.bare import READ_AS
+from logdoc.reread import READ_AS
 from logdoc.pipeline import parse_sources
 from logdoc.results import MAX_LOOSE, MAX_UNRECOGNIZED, Unread, Unrecognized, settle_unread
 
