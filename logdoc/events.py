@@ -249,6 +249,12 @@ def _split(f: dict, schemas=_SCHEMAS, new=object.__new__) -> dict:
     return d
 
 
+def keyed(row: dict) -> dict:
+    """``row`` as a dict that shares its table of names with every other row of the same names (as
+    :func:`share_keys` does for fields): a table's per-rank rows of a job of many ranks, equal to ``row``."""
+    return _split(row)
+
+
 def share_keys(events: Iterable[Event]) -> None:
     """Hold each event's ``fields`` as a dict that shares its table of names with every other
     event's of the same names in the same order, in place: the same dict to every reader (equal,

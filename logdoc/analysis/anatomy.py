@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..events import Event
+from ..events import Event, keyed
 from ..lazyre import lazy_re
 from ..shorten import shorten
 from .attribution import TRUST
@@ -195,7 +195,7 @@ def _ranks(job: Job) -> list[dict[str, Any]]:
     for r in sorted(per):
         d = per[r]
         one = lambda s: (sorted(s)[0] if len(s) == 1 else (sorted(s) if s else None))  # noqa: E731
-        out.append({
+        out.append(keyed({  # a row per rank: its names held once for the job
             "rank": r,
             "host": one(d["hosts"]),
             "hosts": sorted(d["hosts"]),
@@ -210,7 +210,7 @@ def _ranks(job: Job) -> list[dict[str, Any]]:
             "errors": d["errors"],
             "last_activity": tl.iso_seconds(d["_last"]),
             "rank_sources": sorted(d["sources"]),
-        })
+        }))
     return out
 
 
@@ -226,8 +226,8 @@ def _files(job: Job) -> list[dict[str, Any]]:
     out = []
     for name, d in per.items():
         pi = job.attr.paths.get(name)
-        out.append({"file": name, "ranks": sorted(d["ranks"])[:64], "events": d["events"],
-                    "named_as": pi.how if pi else None})
+        out.append(keyed({"file": name, "ranks": sorted(d["ranks"])[:64], "events": d["events"],
+                          "named_as": pi.how if pi else None}))
     return out
 
 
