@@ -215,11 +215,13 @@ KINDS: dict[str, KindSpec] = {
                           "a start-up check of an NGC container: /dev/shm at Docker's default, no driver, a driver too old;"
                           " df's row of /dev/shm (small or full); /dev/infiniband or any IB device missing; a docker run of several GPUs"
                           " that leaves /dev/shm at Docker's default"),
-    "host.check": _k(("check", "flags", "state", "status", "size", "host", "address", "interface", "setting", "test", "gpus"),
+    "host.check": _k(("check", "flags", "state", "status", "size", "host", "address", "interface", "setting", "test", "gpus",
+                      "gpu", "nic", "paths"),
                      "logdoc/classify/hostcheck.py",
                      "what a diagnostic command printed about the host: lspci's ACS control bits, the kernel's IOMMU, an nvidia-smi row"
                      " with ERR!, the GPU's fabric registration not completed, an IB port down (ibv_devinfo, ibstat), the Fabric Manager's unit failed, ulimit's"
-                     " locked-memory limit, /etc/hosts mapping a name to 127.0.1.1, an address on Docker's bridge, a dcgmi diag test that failed"),
+                     " locked-memory limit, /etc/hosts mapping a name to 127.0.1.1, an address on Docker's bridge, a dcgmi diag test that failed;"
+                     " nvidia-smi topo -m: a GPU with no path within a PCIe switch or over NVLink, a NIC far from every GPU"),
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),

@@ -6,7 +6,7 @@ or torch.distributed line: PyTorch's CUDA initialisation (``c10/cuda/CUDAFunctio
 initialized (Triggered internally at ...)``, or the same words raised), NVML as ``nvidia-smi`` and the
 NVIDIA container runtime print its failures (``Failed to initialize NVML: Driver/library version
 mismatch``, ``nvidia-container-cli: initialization error: nvml error: driver/library version mismatch``),
-``nvidia-smi``'s own "couldn't communicate with the NVIDIA driver", and Docker refusing ``--gpus``
+``nvidia-smi``'s own "couldn't communicate with the NVIDIA driver" and "No devices were found", and Docker refusing ``--gpus``
 without the NVIDIA runtime (``could not select device driver "" with capabilities: [[gpu]]``) or the container toolkit
 refusing a GPU the host does not have (``nvidia-container-cli: device error: 2: unknown device``), cuda-samples'
 checkCudaErrors (``CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(dev)"``), and
@@ -56,6 +56,9 @@ _CAPABILITY = lazy_re(r"(?:(?P<name>[A-Za-z][^\n]{0,80}?) with CUDA capability (
                       r"capability (?:\(CC\) )?(?P<cc>\d{1,2}\.\d{1,2}))")
 # nvidia-smi when no NVIDIA kernel driver answers (not loaded, or a container without the devices).
 _SMI_NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+# nvidia-smi when the driver is loaded but initialised no GPU (its whole output; the kernel log says why:
+# `NVRM: ... RmInitAdapter failed!`, a GPU fallen off the bus, a VM without the GPU passed through)
+_SMI_NO_DEVICES = "No devices were found"
 # nvidia-smi for a GPU that the driver lists but cannot open (`Unable to determine the device handle for
 # GPU0000:3B:00.0: Unknown Error`, `... for GPU1: 0000:34:00.0: GPU is lost`).
 _SMI_HANDLE = lazy_re(r"Unable to determine the device handle for GPU ?(?P<gpu>[0-9A-Fa-f:.]{1,16})(?:: [0-9A-Fa-f:.]{7,16})?: "
@@ -154,6 +157,8 @@ def classify_driver(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("cuda.error", "WARN", "cuda.error",
                           {"error": f"NVLink link {m['link']} inactive", "context": "nvidia-smi nvlink --status"})
+    if line == _SMI_NO_DEVICES:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DEVICES, "context": "nvidia-smi"})
     if _SMI_NO_DRIVER in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
     if "unknown device" in line:

@@ -40,6 +40,16 @@ below says something about the host by itself, in the command's own printed form
   ``| GPU Memory | Fail - GPU: 0 |``, DCGM 3.3+'s lower-case ``| memory | Fail |``) whose test failed:
   ``dcgm_fail``, with ``test`` and the ``gpus`` it names (``All``, ``GPU: 0``).
 
+* a row of ``nvidia-smi topo -m``'s matrix (``GPU0     X      SYS     SYS     0-23    0``; the legend: ``X`` self,
+  ``NV#`` a bonded set of # NVLinks, ``PIX`` / ``PXB`` one or several PCIe bridges, ``PHB`` a PCIe host bridge,
+  ``NODE`` the host bridges of one NUMA node, ``SYS`` the SMP interconnect between NUMA nodes, ``SOC`` its name
+  before ``SYS``): a GPU's row whose every path is ``PHB``, ``NODE`` or ``SYS`` (no NVLink, no PCIe switch shared
+  with any other device, which is past NCCL's default P2P level ``PXB``, src/graph/paths.cc): ``topo_no_nvlink``,
+  with ``gpu`` and the ``paths`` it shows; a NIC's row (``NIC0``, or the device name ``mlx5_0`` of older releases)
+  whose paths to the GPUs are all ``PHB``, ``NODE`` or ``SYS`` (past NCCL's default GPUDirect RDMA level ``PXB``):
+  ``topo_nic_far``, with ``nic`` and ``paths``. The GPUs come first in the matrix, so a GPU's ``X`` stands at its
+  index, and a NIC's paths to the GPUs are the cells before its ``X`` less one per NIC before it.
+
 Each becomes ``host.check`` with ``check`` and its fields. What a check means for a failure is the
 knowledge base's (knowledge/*.yaml rules on ``host.check``).
 """
@@ -75,6 +85,9 @@ _IOMMU_ON = lazy_re(r"(?<![\w.-])(?P<setting>(?:intel|amd)_iommu=on)\b")
 _IOMMU_PT = lazy_re(r"(?<![\w.-])(?:iommu=pt|iommu\.passthrough=(?:1|on|y))\b")
 _MEMLOCK = lazy_re(r"^max locked memory\s+\(kbytes, -l\)\s+(?P<size>\d{1,12})$")
 _HOSTS_LOOPBACK = lazy_re(r"^127\.0\.1\.1\s+(?P<host>[A-Za-z0-9][\w.-]{0,252})(?:\s+[\w.-]{1,253})*\s*(?:#.*)?$")
+_TOPO_CELL = frozenset(("X", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX"))
+_TOPO_FAR = frozenset(("SYS", "SOC", "NODE", "PHB"))
+_TOPO_DEV = lazy_re(r"^(?:GPU(?P<gpu>\d{1,2})|NIC(?P<nic>\d{1,2})|(?P<name>mlx\d_(?:bond_)?\d{1,3}))$")
 _BRIDGE_INET = lazy_re(r"^inet (?P<address>172\.17\.\d{1,3}\.\d{1,3})/16 (?:brd 172\.17\.255\.255 )?scope global "
                        r"(?P<interface>[\w.@-]{1,30})$")
 
@@ -83,6 +96,37 @@ def _check(check: str, level: str = "INFO", **fields: str | None) -> Parsed:
     out = {"check": check}
     out.update({k: v for k, v in fields.items() if v})
     return Parsed("host.check", level, "host.check", out)
+
+
+def _topo_cells(tokens: list[str]) -> list[str]:
+    """The leading path cells of a ``nvidia-smi topo -m`` row (after its device name)."""
+    cells = []
+    for t in tokens:
+        if t not in _TOPO_CELL and not (t.startswith("NV") and t[2:].isdigit() and len(t) <= 4):
+            break
+        cells.append(t)
+    return cells
+
+
+def _topo_row(line: str) -> Parsed | None:
+    """``topo_no_nvlink`` / ``topo_nic_far`` for a row of ``nvidia-smi topo -m``'s matrix; None otherwise."""
+    tokens = line.split(None, 80)
+    m = _TOPO_DEV.match(tokens[0])
+    if m is None:
+        return None
+    cells = _topo_cells(tokens[1:80])
+    if len(cells) < 2 or cells.count("X") != 1 or len(cells) < len(tokens) - 1 - 6:
+        return None
+    x = cells.index("X")
+    if m["gpu"] is not None:
+        others = [c for c in cells if c != "X"]
+        if x != int(m["gpu"]) or not all(c in _TOPO_FAR for c in others):
+            return None
+        return _check("topo_no_nvlink", gpu=m["gpu"], paths=", ".join(sorted(set(others))))
+    gpus = cells[:x - int(m["nic"])] if m["nic"] is not None else [c for c in cells if c != "X"]
+    if not gpus or not all(c in _TOPO_FAR for c in gpus):
+        return None
+    return _check("topo_nic_far", nic=tokens[0], paths=", ".join(sorted(set(gpus))))
 
 
 def classify_hostcheck(line: str) -> Parsed | None:
@@ -134,6 +178,8 @@ def classify_hostcheck(line: str) -> Parsed | None:
     if c == "1" and line.startswith("127.0.1.1"):
         m = _HOSTS_LOOPBACK.match(line)
         return _check("hosts_loopback", "WARN", host=m["host"]) if m is not None else None
+    if c in "GNm" and (line.startswith("GPU") or line.startswith("NIC") or line.startswith("mlx")):
+        return _topo_row(line)
     if c == "i" and line.startswith("inet 172.17."):
         m = _BRIDGE_INET.match(line)
         if m is not None and not m["interface"].startswith("docker"):
