@@ -35,9 +35,9 @@ def _ids(rep: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("line, check, fields", [
-    ("GPU0\t X \tSYS\tSYS\t0-23\t0\t\tN/A", "topo_no_nvlink", {"gpu": "0", "paths": "SYS"}),
-    ("GPU1     PHB      X      NODE    0-15    0", "topo_no_nvlink", {"gpu": "1", "paths": "NODE, PHB"}),
-    ("GPU1\tSOC\t X \t6-11", "topo_no_nvlink", {"gpu": "1", "paths": "SOC"}),   # before SYS was called SYS
+    ("GPU0\t X \tSYS\tSYS\t0-23\t0\t\tN/A", "topo_no_nvlink", {"gpu": "GPU0", "paths": "SYS"}),
+    ("GPU1     PHB      X      NODE    0-15    0", "topo_no_nvlink", {"gpu": "GPU1", "paths": "NODE, PHB"}),
+    ("GPU1\tSOC\t X \t6-11", "topo_no_nvlink", {"gpu": "GPU1", "paths": "SOC"}),   # before SYS was called SYS
     ("NIC0\tSYS\tSYS\t X \tPIX", "topo_nic_far", {"nic": "NIC0", "paths": "SYS"}),
     ("NIC1\tNODE\tSYS\tPIX\t X", "topo_nic_far", {"nic": "NIC1", "paths": "NODE, SYS"}),
     ("mlx5_0\tPHB\tPHB\t X ", "topo_nic_far", {"nic": "mlx5_0", "paths": "PHB"}),

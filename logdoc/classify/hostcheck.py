@@ -45,7 +45,7 @@ below says something about the host by itself, in the command's own printed form
   ``NODE`` the host bridges of one NUMA node, ``SYS`` the SMP interconnect between NUMA nodes, ``SOC`` its name
   before ``SYS``): a GPU's row whose every path is ``PHB``, ``NODE`` or ``SYS`` (no NVLink, no PCIe switch shared
   with any other device, which is past NCCL's default P2P level ``PXB``, src/graph/paths.cc): ``topo_no_nvlink``,
-  with ``gpu`` and the ``paths`` it shows; a NIC's row (``NIC0``, or the device name ``mlx5_0`` of older releases)
+  with ``gpu`` (the row's name, ``GPU0``) and the ``paths`` it shows; a NIC's row (``NIC0``, or the device name ``mlx5_0`` of older releases)
   whose paths to the GPUs are all ``PHB``, ``NODE`` or ``SYS`` (past NCCL's default GPUDirect RDMA level ``PXB``):
   ``topo_nic_far``, with ``nic`` and ``paths``. The GPUs come first in the matrix, so a GPU's ``X`` stands at its
   index, and a NIC's paths to the GPUs are the cells before its ``X`` less one per NIC before it.
@@ -122,7 +122,7 @@ def _topo_row(line: str) -> Parsed | None:
         others = [c for c in cells if c != "X"]
         if x != int(m["gpu"]) or not all(c in _TOPO_FAR for c in others):
             return None
-        return _check("topo_no_nvlink", gpu=m["gpu"], paths=", ".join(sorted(set(others))))
+        return _check("topo_no_nvlink", gpu=tokens[0], paths=", ".join(sorted(set(others))))
     gpus = cells[:x - int(m["nic"])] if m["nic"] is not None else [c for c in cells if c != "X"]
     if not gpus or not all(c in _TOPO_FAR for c in gpus):
         return None
