@@ -225,6 +225,8 @@ KINDS: dict[str, KindSpec] = {
     "kernel.xid": _k(("xid", "pci", "detail", "message"), _T, "an NVIDIA Xid kernel message", True),
     "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),
+    "perftest.error": _k(("step", "errno", "state", "ret", "peer", "port"), "logdoc/classify/perftest.py",
+                         "a failure line of perftest (ib_write_bw, ib_send_lat ...): buffer registration, queue pair, TCP connection"),
     "p2ptest.verify_error": _k(("element", "value", "expected"), "logdoc/classify/p2ptest.py",
                                "a wrong element that cuda-samples' simpleP2P read back after a GPU peer copy"),
     "p2ptest.no_peer_access": _k(("device", "peer"), "logdoc/classify/p2ptest.py",

@@ -182,7 +182,9 @@ _EXAMPLES_IN_CONTEXT = {"LD519", "LD520", "LD534", "LD474", "LD171", "LD641", "L
                         # dcgmi diag's rows); Open MPI's banner, whose `Primary job  terminated ...` line holds a keyword
                         "LD862", "LD863", "LD864", "LD743",
                         # paste22: nvidia-smi topo -m's rows, nvidia-smi's `No devices were found` (its whole output)
-                        "LD868", "LD234", "LD869"}  # (and the connection checks of _COMMAND_OUTPUT)
+                        "LD868", "LD234", "LD869",
+                        # perftest's stderr lines and Go's dial errors pasted alone
+                        "LD235", "LD236", "LD237", "LD238", "LD239", "LD643", "LD644"}  # (and the connection checks of _COMMAND_OUTPUT)
 
 
 def test_every_one_line_rule_example_is_a_candidate():

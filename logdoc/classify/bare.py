@@ -26,6 +26,8 @@ from .native import classify_native
 from .driver import classify_driver
 from .envinfo import classify_envinfo, classify_ldconfig
 from .p2ptest import classify_p2p_test
+from .perftest import classify_perftest
+from .godial import classify_go_net
 from .rocm import classify_rocm
 from .frameworks import classify_framework
 
@@ -77,6 +79,10 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_iommu_fault(first)
         if parsed is None and (first.startswith("Verification error @ ") or first.startswith("Device=")):
             parsed = classify_p2p_test(first)
+        if parsed is None and ("Couldn't " in first or " QP" in first):
+            parsed = classify_perftest(first)
+        if parsed is None and ("lookup " in first or "dial " in first):
+            parsed = classify_go_net(first)
         if parsed is None:
             parsed = classify_driver(first)
         if parsed is None and ("HSA_STATUS_ERROR" in first or "access fault" in first or "/dev/kfd" in first or "/dev/dri" in first):
