@@ -16,7 +16,6 @@ handlers, the residue peel after the table and the queries of the fast path read
 from __future__ import annotations
 
 import re
-import string
 from typing import Callable
 
 from .events import Envelope
@@ -131,14 +130,6 @@ def _ray_pylog(m: re.Match, env: Envelope) -> str:
     env.level = _LEVEL[m["lvl"]]
     env.source = m["src"]
     return "pylog"
-
-
-def _pywarn(m: re.Match, env: Envelope) -> str:
-    """Python's ``warnings`` module: ``/site-packages/torch/distributed/distributed_c10d.py:4631: UserWarning: msg``
-    (``warnings.formatwarning``: the file, the line, the category, the message; the source line follows it)."""
-    env.level = "WARN"
-    env.source = f"{m['file']}:{m['line']}"
-    return "pywarn"
 
 
 def _srun(m: re.Match, env: Envelope) -> str:
@@ -382,9 +373,6 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
      lazy_re(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
     ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
-    # Python's warnings (a file ending in .py, its line, a category ending in Warning): POSIX, relative and Windows paths
-    ("/\\.~_" + string.ascii_letters, lazy_re(r"(?P<file>(?:[A-Za-z]:)?[\w.~+\\/-]{0,400}?\.py):(?P<line>\d{1,6}): "
-                                             r"(?P<category>[A-Z]\w{0,40}Warning): "), _pywarn),
     # (a module path of three names or more, lower case, then the message with no blank: never an exception's
     # `pkg.mod.SomeError: ` nor a `host.domain:port`)
     ("abcdefghijklmnopqrstuvwxyz", lazy_re(r"(?P<logger>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}):(?=[A-Za-z])"), _stdlib_cut),
@@ -463,7 +451,6 @@ def _envelope_at(line: str, pos: int) -> bool:
 
 # Tests a line passes at p wherever the envelope's pattern matches (a level word; compose: `|`, a digit, a blank)
 _FIRST_TEST = {_compose: lambda s, p: "|" in s and (i := s.find(" ", p)) > p and s[i - 1].isdecimal(),
-               _pywarn: lambda s, p: (i := s.find("Warning: ", p)) > p and s.find(".py:", p, i) > p,
                **dict.fromkeys((_stdlib, _ray_pylog, _vllm), lambda s, p: s.startswith(_LEVEL_WORDS, p)),
                _grepped: lambda s, p: (i := s.find(":", p)) > p and s[i - 4:i] in _GREP_EXTS}
 _GREP_EXTS = (".log", ".txt", ".out", ".err")

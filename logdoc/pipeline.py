@@ -321,9 +321,11 @@ class Feeder:
             else:
                 stats.irrelevant += n
                 loose = self.loose
-                if (rec.text not in loose and len(loose) < results.MAX_LOOSE and self.unrecognized.__class__ is Unread
-                        and "\n" not in rec.text and prefilter.candidate(rec.text)):
-                    # kept for the reading of a job nothing else explains (logdoc/reread.py)
+                if (self.every and rec.text not in loose and len(loose) < results.MAX_LOOSE
+                        and self.unrecognized.__class__ is Unread and "\n" not in rec.text and prefilter.candidate(rec.text)):
+                    # kept for the reading of a job nothing else explains (logdoc/reread.py), from a short source
+                    # only (a paste, read line by line on every path: a large file's fast path counts such lines from
+                    # their bytes once it has seen them, in this process, and would keep fewer)
                     loose.add(rec.text)
                     self.unrecognized.append(Unrecognized(name, rec.line, rec.text, True))
 

@@ -91,22 +91,19 @@ def test_the_lines_read_as_without_prefix_start_no_envelope():
     with punctuation that starts no envelope, as one no prefix is learned from: unwrap() must peel
     nothing from it. Only pdsh's `host: ` (it needs the colon), grep's `file.log:` (the colon too), a
     stdlib logger line whose level a paste cut (`torch.distributed.x.api:msg`, the colon too), Compose's
-    `<service>-<n>  | ` (it needs the digit), Python's warnings head (`train.py:12: UserWarning: `, the colon
-    and the digits) and the readers that apply only after an ISO stamp start with a lower-case letter."""
-    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _pdsh, _pywarn, _stdlib_cut
+    `<service>-<n>  | ` (it needs the digit) and the readers that apply only after an ISO stamp start
+    with a lower-case letter."""
+    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _pdsh, _stdlib_cut
 
     for c, readers in _BY_FIRST.items():
         if c.islower():
-            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut, _pywarn) or fn in AFTER_TIME
-                       for _rx, fn in readers), c
-        # (Python's warnings head may start with a path's punctuation: its first word holds the line's digits)
-        assert c not in "{'\"=#@!$%&.,;/?_\\" or all(fn is _pywarn for _rx, fn in readers), c
+            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut) or fn in AFTER_TIME for _rx, fn in readers), c
+        assert c not in "{'\"=#@!$%&.,;/?_\\", c
     from logdoc.envelope import unwrap
 
     assert unwrap("stderr F saving checkpoint")[0].layers == () and unwrap("step | loss")[0].layers == ()
-    lines = ["step 1 | loss 2.0", "{'loss': 2.0}", "saving checkpoint", "  indented", "", "eval: ok",
-             "/usr/lib/python3/torch/x.py:12: UserWarning: w", "./x.py:12: UserWarning: w"]
-    assert len(paste._NO_PREFIX.findall("\n" + "\n".join(lines))) == 4  # (not the blank line, `eval:`, a warnings head)
+    lines = ["step 1 | loss 2.0", "{'loss': 2.0}", "saving checkpoint", "  indented", "", "eval: ok"]
+    assert len(paste._NO_PREFIX.findall("\n" + "\n".join(lines))) == 4  # (not the blank line nor `eval:`)
 
 
 def test_bare_line_between_nccl_lines():
