@@ -318,6 +318,15 @@ def test_store_messages():
     assert p.kind == "store.nccl_unique_id" and p.fields["rank"] == 1 and p.fields["cause"]["kind"] == "store.wait_timeout"
 
 
+def test_c10d_debug_and_trace_tags_are_peeled():
+    # C10D_DEBUG / C10D_TRACE write `[c10d - debug] ` / `[c10d - trace] ` where C10D_INFO writes `[c10d] `
+    env = Envelope(level="I", source="TCPStore.cpp:342")
+    for tag in ("[c10d] ", "[c10d - debug] ", "[c10d - trace] "):
+        p = c(tag + "TCP client connected to host node1:29500", env)
+        assert (p.kind, p.fields["host"], p.fields["port"]) == ("store.info", "node1", 29500), tag
+    assert classify("[c10d - verbose] TCP client connected to host node1:29500", env) is None
+
+
 # --------------------------------------------------------------------------------------------
 # Python exceptions, terminate, torchrun, spawn
 

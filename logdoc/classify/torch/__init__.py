@@ -59,6 +59,19 @@ __all__ = ["classify", "KINDS"]
 KINDS = tuple(k for k, spec in _kinds.KINDS.items() if spec.producer == "logdoc/classify/torch")
 
 _RANK_LABEL = lazy_re(r"\[rank\d+\][ \t]+(?=[A-Z\[])")
+# c10d's own logging macros put a tag before the message: `[c10d] ` (C10D_ERROR/WARNING/INFO),
+# `[c10d - debug] ` and `[c10d - trace] ` (C10D_DEBUG/TRACE, torch/csrc/distributed/c10d/logging.h)
+_C10D_TAGS = ("[c10d] ", "[c10d - debug] ", "[c10d - trace] ")
+
+
+def _c10d_tag(s: str) -> str:
+    """`s` without c10d's logging tag, when it starts with one."""
+    for tag in _C10D_TAGS:
+        if s.startswith(tag):
+            return s[len(tag):]
+    return s
+
+
 _JSON_MESSAGE = lazy_re(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
 _WATCHDOG_PARTS = (("seq", lazy_re(r"\bSeqNum=(\d+)")), ("op_type", lazy_re(r"\bOpType=([A-Za-z_]\w*)")),
                    ("timeout_ms", lazy_re(r"\bTimeout\(ms\)=(\d+)")),
@@ -164,8 +177,8 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         if m and m.end() < len(s):
             s = s[m.end():]
             c0 = s[:1]
-    if c0 == "[" and s.startswith("[c10d] "):
-        s = s[7:]
+    if c0 == "[" and s.startswith("[c10d"):
+        s = _c10d_tag(s)
         c0 = s[:1]
     pg: dict[str, Any] | None = None
     body = s
@@ -175,8 +188,8 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
             pg, body = got
             if body.startswith(":"):
                 body = body[1:].lstrip()
-            if body.startswith("[c10d] "):
-                body = body[7:]
+            if body.startswith("[c10d"):
+                body = _c10d_tag(body)
     # a Python exception line: `Type: message`
     if body[:1].isalpha() and pg is None:
         m = EXC_LINE.match(body, 0, min(len(body), 400))
