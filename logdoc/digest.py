@@ -52,7 +52,7 @@ import os
 from collections import deque
 from typing import Any, Iterable
 
-from .events import Event
+from .events import Envelope, Event
 from .lazyre import lazy_re
 
 SCHEMA = "logdoc.digest/2"
@@ -711,8 +711,8 @@ def to_dict(result, folded: list[dict[str, Any]] | None = None, inputs: list[str
         "stats": result.stats.to_dict(),
         "streams": streams(result.events),
         "folded": fold_summary(folded if folded is not None else getattr(result, "folded", []) or []),
-        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text, **({"loose": True} if u.loose else {})}
-                         for u in result.unrecognized],
+        "unrecognized": [{"file": u.file, "line": u.line, "text": u.text, **({"loose": True} if u.loose else {}),
+                          **_who(u.env)} for u in result.unrecognized],
         "file_names": names,
         # events grouped by kind and format (they compress twice as well), "s" their place among
         # the events of one line; reading puts them back in file order (load)
@@ -803,6 +803,26 @@ def _load(data: bytes | str, name: str) -> dict[str, Any]:
     return d
 
 
+# what an envelope says of who printed a line not understood (kept in a digest, read again by logdoc/reread.py)
+_WHO = ("rank", "local_rank", "node_rank", "host", "pid", "time")
+
+
+def _who(env) -> dict[str, Any]:
+    if env is None:
+        return {}
+    who = {k: getattr(env, k) for k in _WHO if getattr(env, k) is not None}
+    return {"who": who} if who else {}
+
+
+def _envelope(who: Any) -> Envelope | None:
+    """The envelope a digest kept for a line not understood; what is not of its type is left out."""
+    if not isinstance(who, dict):
+        return None
+    kept = {k: who[k] for k in _WHO if isinstance(who.get(k), str if k in ("host", "time") else int)
+            and not isinstance(who.get(k), bool)}
+    return Envelope(**kept) if kept else None
+
+
 def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognized: list, files: list[str],
            max_unrecognized: int) -> None:
     """Merge a loaded digest into the parts of a parse result."""
@@ -816,7 +836,7 @@ def add_to(d: dict[str, Any], name: str, stats, events: list[Event], unrecognize
     evs = d.get("events") or ()
     events.extend(evs)  # Event objects, compact: load() unpacked them (unpack)
     for u in d.get("unrecognized") or ():
-        got = Unrecognized(u["file"], u["line"], u["text"], bool(u.get("loose")))
+        got = Unrecognized(u["file"], u["line"], u["text"], bool(u.get("loose")), _envelope(u.get("who")))
         if got.loose:
             if isinstance(unrecognized, Unread):
                 unrecognized.append(got)  # (settle_unread keeps the first of each text)

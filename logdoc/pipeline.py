@@ -315,9 +315,9 @@ class Feeder:
                 stats.not_understood += n
                 unread = self.unrecognized
                 if unread.__class__ is Unread:
-                    unread.add_marked(Unrecognized(name, rec.line, rec.text))
+                    unread.add_marked(Unrecognized(name, rec.line, rec.text, False, rec.env))
                 elif len(unread) < results.MAX_UNRECOGNIZED:
-                    unread.append(Unrecognized(name, rec.line, rec.text))
+                    unread.append(Unrecognized(name, rec.line, rec.text, False, rec.env))
             else:
                 stats.irrelevant += n
                 loose = self.loose
@@ -327,7 +327,7 @@ class Feeder:
                     # only (a paste, read line by line on every path: a large file's fast path counts such lines from
                     # their bytes once it has seen them, in this process, and would keep fewer)
                     loose.add(rec.text)
-                    self.unrecognized.append(Unrecognized(name, rec.line, rec.text, True))
+                    self.unrecognized.append(Unrecognized(name, rec.line, rec.text, True, rec.env))
 
     def _pay(self, rec: Record) -> int:
         """The lines of ``rec`` not to count: the pieces after the first of a line read as several

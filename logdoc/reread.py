@@ -6,7 +6,7 @@ errno text a program printed after words of its own, a message a launcher quoted
 nothing in a job, each line that holds a keyword but that no grammar understood (the parse keeps them:
 :class:`logdoc.results.Unread`, the first line of each text) is read as the message of an exception whose
 type line was lost (an event of kind ``torch.exception`` without ``exc_type``, flagged ``bare``, its text
-the line as read). A diagnosis is taken from that second reading only when a rule names the message by
+the line as read, its rank and host those its envelope said as the line was first read). A diagnosis is taken from that second reading only when a rule names the message by
 its words (a rule with a pattern or catalog templates): the readings of a kind alone (an exception of the
 program, a cut traceback) and the catalog, family and candidate cards are not, since any line that says
 "error" would give them.
@@ -25,6 +25,7 @@ _MAX_LINE = 2000
 READ_AS = ("read as a message printed without its header: nothing in the log as printed matched a rule, and this "
            "line's words are the message the rule names")
 _DISCOUNT = 0.8
+_WHO = ("rank", "local_rank", "node_rank", "host", "pid", "time")
 
 
 def bare_events(result: ParseResult) -> list[Event]:
@@ -41,6 +42,8 @@ def bare_events(result: ParseResult) -> list[Event]:
         msg = msg.strip()
         if not msg:
             continue
+        if u.env is not None:  # (the text was peeled of its envelope as it was read: what it said of who printed it)
+            env = _with_who(env, u.env)
         parsed = _classify_text("RuntimeError: " + msg, env)
         if parsed is None:
             continue
@@ -49,6 +52,14 @@ def bare_events(result: ParseResult) -> list[Event]:
         out.append(Event(parsed.kind, "ERROR", u.file, u.line, text, u.line, env.rank, env.local_rank,
                          env.node_rank, env.host, env.pid, env.time, parsed.template, fields))
     return out
+
+
+def _with_who(env, outer):
+    """``env`` with what ``outer`` (the envelope peeled as the line was read) said of who printed the line."""
+    from dataclasses import replace
+
+    got = {k: getattr(outer, k) for k in _WHO if getattr(env, k) is None and getattr(outer, k) is not None}
+    return replace(env, **got) if got else env
 
 
 def reread(result: ParseResult, events: list[Event], rules, analysis) -> tuple[list[dict], list[dict]] | None:

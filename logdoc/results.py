@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from .events import Event
+from .events import Envelope, Event
 
 MAX_UNRECOGNIZED = 200  # lines not understood that a parse lists (all are counted)
 # Candidate lines that no grammar understood and that carry no strong marker (counted as irrelevant): the first of each
@@ -75,6 +75,7 @@ class Unrecognized:
     line: int
     text: str
     loose: bool = False  # a candidate without a strong marker (MAX_LOOSE): not "relevant", never listed
+    env: Envelope | None = None  # what its envelope said (rank, host ...): the line read again keeps it (logdoc/reread.py)
 
 
 class Unread(list):

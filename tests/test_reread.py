@@ -76,3 +76,28 @@ def test_a_digest_keeps_the_loose_lines(tmp_path):
 
     got = build_report(parse_paths([str(d)]), kb.load_rules())
     assert [x["id"] for x in got["diagnoses"]] == [x["id"] for x in raw["diagnoses"]] == ["LD725"]
+
+
+def test_the_line_read_again_keeps_who_printed_it(tmp_path):
+    """The envelope peeled as the line was read (a rank prefix, a pdsh host) still names the rank and host of the
+    diagnosis read from it, in one process, in several and through a digest."""
+    from logdoc import digest
+    from logdoc.pipeline import parse_paths
+
+    filler = [(f"r{i}.log", "step\n" * 3) for i in range(6)]
+    for prefix, who in (("[rank3]: ", ("ranks", [3])), ("node7: ", ("hosts", ["node7"]))):
+        texts = [("a.log", "step 1\n" + prefix + HOROVOD + "\n")]
+        for jobs in (1, 2):
+            d = build_report(parse_sources(texts + filler, jobs=jobs), kb.load_rules())["diagnoses"][0]
+            assert d["id"] == "LD725" and d[who[0]] == who[1], (prefix, jobs)
+        path = tmp_path / "n.digest.json.gz"
+        digest.write(parse_sources(texts, reduce=True), str(path))
+        d = build_report(parse_paths([str(path)]), kb.load_rules())["diagnoses"][0]
+        assert d["id"] == "LD725" and d[who[0]] == who[1], prefix
+
+
+def test_a_digest_with_a_bad_who_is_read_without_it():
+    from logdoc.digest import _envelope
+
+    assert _envelope({"rank": "3", "host": 7, "pid": True}) is None
+    assert _envelope({"rank": 3, "host": "n1", "x": 1}).rank == 3 and _envelope(None) is None
