@@ -24,6 +24,9 @@ def _ids(text: str) -> list[str]:
     ("PC: @     0xe1e2567f5014  (unknown)  ncclLocalOpAppend()", "abseil", None, "ncclLocalOpAppend"),
     ("    @     0x7f1234567890 ncclProxyService()", "abseil", None, "ncclProxyService"),
     ("    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)", "py-spy", None, "ncclLaunchKernelBefore_NoUncapturedCuda"),
+    # a function of NCCL's RAS subsystem (ras<Name>) on a line that names nccl
+    (" 1 0x0000000000122927 rasMsgHandlePeersUpdate()  /opt/nccl/src/ras/ras.cc:1010", "ucx", None,
+     "rasMsgHandlePeersUpdate"),
 ])
 def test_a_frame_in_nccl_is_read(line, fmt, library, symbol):
     p = classify_native(line)
@@ -38,6 +41,7 @@ def test_a_frame_in_nccl_is_read(line, fmt, library, symbol):
     "node1:12:12 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE",
     "    all_reduce (torch/distributed/distributed_c10d.py:2050)",
     "    sched_yield (libc.so.6)",
+    " 1 0x0000000000122927 rasterizeTile()  /opt/nccl/src/x.cc:10",   # ras + lower case: not RAS's naming
 ])
 def test_other_frames_and_lines_are_not_read_as_nccls(line):
     assert classify_native(line) is None
@@ -63,3 +67,10 @@ def test_a_stack_waiting_in_nccls_work_fifo_is_read_unless_the_release_rewrote_i
              "    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)\n    ncclAllReduce (collectives.cc:49)\n")
     assert _ids(stack)[:1] == ["LD437"]
     assert "LD437" not in _ids("node1:7:7 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n" + stack)
+
+
+def test_a_crash_in_ncclS_ras_thread_is_read_as_that_and_a_crash_elsewhere_in_nccl_is_not():
+    crash = ("[node1:123:0:456] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x48)\n"
+             "==== backtrace (tid:    456) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n")
+    assert _ids(crash + " 1 0x0000000000122927 rasMsgHandlePeersUpdate()  /opt/nccl/src/ras/ras.cc:1010\n")[0] == "LD441"
+    assert _ids(crash + " 1 0x00000000000a1b2c ncclProxyProgress()  ???:0\n")[0] == "LD435"

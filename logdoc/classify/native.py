@@ -38,6 +38,8 @@ _SIGNALS = {"SIGILL": 4, "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8, "SIGSEGV": 11}
 _PYSPY = lazy_re(r"^\s{0,12}(?P<sym>[A-Za-z_][\w:~]{0,200}) \((?P<where>[^()\s]{1,200})\)\s*$")
 _NCCL_LIB = lazy_re(r"(?:^|/)libnccl[\w.+-]{0,80}$")
 _NCCL_SYMBOL = lazy_re(r"^_{0,2}nccl[A-Z_]\w*$")
+# NCCL's RAS subsystem (src/ras/*.cc, 2.24+) names its functions ras<Name>: NCCL's when the line names nccl (a path)
+_RAS_SYMBOL = lazy_re(r"^ras[A-Z]\w*$")
 
 
 def _basename(path: str | None) -> str | None:
@@ -71,7 +73,7 @@ def classify_native(line: str) -> Parsed | None:
             continue
         lib = m.groupdict().get("lib")
         sym = m["sym"]
-        if (lib and _NCCL_LIB.search(lib)) or (sym and _NCCL_SYMBOL.match(sym)) or (
+        if (lib and _NCCL_LIB.search(lib)) or (sym and (_NCCL_SYMBOL.match(sym) or _RAS_SYMBOL.match(sym))) or (
                 not lib and "libnccl" in (m.groupdict().get("where") or "")):
             f = {"frame_format": fmt}
             if lib:
