@@ -55,7 +55,8 @@ class Event:
     attempt: int | None = None
     process: str | None = None  # the name a peeled prefix gave the process (Envelope.process)
     # Events of the same process this one stands for besides itself: INFO facts that nothing reads
-    # one by one, folded into the event before them (logdoc/facts.py); counted wherever events are.
+    # one by one, folded into the event before them, and the other lines of a progress bar
+    # (logdoc/facts.py); counted wherever events are.
     folds: int = 0
 
     def __post_init__(self) -> None:

@@ -382,3 +382,75 @@ def test_unread_facts_folded_give_the_same_report(name, tmp_path, monkeypatch):
     want = json.dumps(build_report(every, rules()), sort_keys=True, default=str)
     assert json.dumps(build_report(folded, rules()), sort_keys=True, default=str) == want
     assert json.dumps(build_report(from_digest, rules()), sort_keys=True, default=str) == want
+
+
+def _bar(line: int, done: int, elapsed: int, total: int = 1000, file: str = "r0.log") -> Event:
+    pct = done * 100 // total
+    text = f"Epoch 0: {pct:4d}%|{'#' * (pct // 10):10}| {done}/{total} [{elapsed // 60:02d}:{elapsed % 60:02d}<01:00,  1.27it/s]"
+    return Event("app.progress", "INFO", file, line, text, template="logdoc:app:progress-bar",
+                 fields={"desc": "Epoch 0", "percent": pct, "done": str(done), "total": str(total),
+                         "elapsed_s": elapsed, "remaining_s": 60})
+
+
+def test_progress_bar_lines_folded_keep_the_busy_checks_bar():
+    """logdoc/facts.py: the lines of one bar of one process, one after the other, are one event that
+    counts the others (Event.folds); the one kept is the one the busy-rank check would choose (the
+    longest run unfinished, the first of equals), whichever of the two comes first."""
+    from logdoc import facts
+
+    evs = [_bar(1, 10, 300), _bar(2, 20, 300), _bar(3, 30, 400), _bar(4, 1000, 900), _bar(5, 40, 400)]
+    out = facts.fold_unread(evs)
+    assert [(e.line, e.folds) for e in out] == [(3, 4)]  # 400 s, its first line; 100% finished counts for nothing
+    assert facts.fold_unread(list(out)) == out
+    # another bar (another description), another file, or an event between: not folded
+    other = _bar(2, 10, 300)
+    other.text = other.text.replace("Epoch 0", "Evaluating")
+    evs = [_bar(1, 10, 300), other, _bar(1, 10, 300, file="r1.log"),
+           Event("nccl.env", "INFO", "r0.log", 3, "x"), _bar(4, 20, 300)]
+    assert [e.folds for e in facts.fold_unread(evs)] == [0, 0, 0, 0, 0]
+
+
+def test_progress_bars_folded_give_the_same_report(tmp_path, monkeypatch):
+    """A job folder whose ranks print tqdm bars: the report with a bar's lines folded is the one every
+    line gives (counts per rank, file, attempt and source included), raw and from a digest."""
+    import gen_logs
+    from logdoc import facts
+
+    job = tmp_path / "job"
+    gen_logs.job_folder(str(job), nranks=24, file_mb=0.01, seed=5)
+    paths = [str(job)]
+    folded = parse_paths(paths, reduce=True)
+    out = tmp_path / "d.json"
+    digest.write(folded, str(out))
+    from_digest = parse_paths([str(out)], reduce=True)
+    with monkeypatch.context() as m:
+        m.setattr(facts, "fold_unread", list)
+        every = parse_paths(paths, reduce=True)
+    bars = [e for e in folded.events if e.kind == "app.progress"]
+    assert bars and sum(1 + e.folds for e in bars) > len(bars)
+    assert sum(1 + e.folds for e in folded.events) == len(every.events)
+    want = json.dumps(build_report(every, rules()), sort_keys=True, default=str)
+    assert json.dumps(build_report(folded, rules()), sort_keys=True, default=str) == want
+    assert json.dumps(build_report(from_digest, rules()), sort_keys=True, default=str) == want
+
+
+def test_a_bar_folded_through_the_timeout_is_still_the_busy_rank(tmp_path, monkeypatch):
+    """The busy-rank check (LD544) cites the same bar line whether a bar's lines are folded or not."""
+    from logdoc import facts
+
+    bar = "Tokenizing:  {p}%|██████████          | {d}/20000 [{e}<57:14, 3.88 examples/s]"
+    wd = ("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+          "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800328 milliseconds before timing out.")
+    log = tmp_path / "rank1.log"
+    log.write_text("\n".join([bar.format(p=30, d=6000, e="25:00"), bar.format(p=35, d=7000, e="30:01"),
+                              bar.format(p=36, d=7200, e="30:01"), bar.format(p=37, d=7400, e="29:00"), wd]) + "\n")
+    folded = parse_paths([str(log)], reduce=True)
+    with monkeypatch.context() as m:
+        m.setattr(facts, "fold_unread", list)
+        every = parse_paths([str(log)], reduce=True)
+    assert [(e.line, e.folds) for e in folded.events if e.kind == "app.progress"] == [(2, 3)]
+    want = build_report(every, rules())
+    got = build_report(folded, rules())
+    assert got["diagnoses"][0]["id"] == "LD544"
+    assert json.dumps(got["diagnoses"], sort_keys=True, default=str) == json.dumps(want["diagnoses"], sort_keys=True,
+                                                                                  default=str)
