@@ -209,6 +209,16 @@ def _grepped(m: re.Match, env: Envelope) -> str:
     return "grep"
 
 
+def _header_cut(m: re.Match, env: Envelope) -> str:
+    """The end of a c10 / glog header whose start a paste cut (``ProcessGroupNCCL.cpp:1234] ``,
+    ``.685814139 ProcessGroupNCCL.cpp:1234] ``, ``E1129 17:01:53.685 socket.cpp:663] ``): its source, and its
+    level when the level letter is still there."""
+    if m["lvl"]:
+        env.level = _LEVEL[m["lvl"]]
+    env.source = f"{m['file']}:{m['line']}"
+    return "header-cut"
+
+
 def _similar(m: re.Match, env: Envelope) -> str:
     """A log viewer's fold marker: ``[24 similar log lines] msg`` (the line stands for N like it)."""
     return "similar"
@@ -380,6 +390,11 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # grep's name of the file a line came from (`grep -r`, `grep -H`, `-n`): `logs/rank3.log:`, `LOG1.0.txt:12:`
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
      lazy_re(r"(?P<file>(?:[\w.+-]+/)*[\w.+-]*\w\.(?:log|txt|out|err))(?::\d+)?:(?=\S)"), _grepped),
+    # a c10 / glog header cut at its left by the paste: what is left of its clock, then `file.cpp:N] ` and the
+    # message (a source file's name without a folder: the rest of a wrapped `[/path/to/pair.cc:152]` has one)
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+     lazy_re(r"(?:(?P<lvl>[FEWIV])?\d{3,4} )?[\d:.]{0,24}[ \t]{0,2}"
+             r"(?P<file>[\w+-]{1,80}\.(?:cpp|cc|cu|cuh|hpp|h|c)):(?P<line>\d{1,6})\] ?(?=\S)"), _header_cut),
 ]
 
 # readers of a line's start that apply only after an ISO stamp (unwrap)

@@ -161,6 +161,14 @@ def test_messages_are_not_mistaken_for_envelopes(line):
         ("INFO 2024-05-01T10:00:00.123Z [W socket.cpp:663] [c10d] The IPv6 x", {"level": "WARN"},
          "[c10d] The IPv6 x"),
         ("\t[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught x", {"level": "ERROR"}, "[Rank 0] Watchdog caught x"),
+        # a c10 / glog header a paste cut at its left: its source and, when left, its level
+        ("ProcessGroupNCCL.cpp:4715] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0", {"source": "ProcessGroupNCCL.cpp:4715"},
+         "[PG ID 0 PG GUID 0 Rank 0]  using GPU 0"),
+        ("ocket.cpp:663] [c10d] The IPv6 x", {"source": "ocket.cpp:663"}, "[c10d] The IPv6 x"),
+        ("01:53.685814139 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught x", {"source": "ProcessGroupNCCL.cpp:632"},
+         "[Rank 1] Watchdog caught x"),
+        ("E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught x", {"level": "ERROR"},
+         "[Rank 1] Watchdog caught x"),
     ],
 )
 def test_more_envelopes(line, expect, msg):
@@ -178,6 +186,10 @@ def test_more_envelopes(line, expect, msg):
     "gpu-node-01 python3[4001]: x",             # a syslog tail only after a stamp
     "Epoch 1 | loss 3",
     "see [E foo:475] for x",                    # a c10 header names a source file
+    "main.c:12:5: error: x",                    # a compiler's location: no `] `
+    "Error: foo.cpp:12] x",                     # a location inside a message
+    "ransport/tcp/pair.cc:152] timed out",      # the rest of a wrapped `[/path/pair.cc:152]`: a folder
+    "pair.cc:152]",                             # ... and nothing after it
 ])
 def test_residue_that_is_not_a_prefix_stays(line):
     env, text = unwrap(line)

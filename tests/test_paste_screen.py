@@ -91,13 +91,15 @@ def test_the_lines_read_as_without_prefix_start_no_envelope():
     with punctuation that starts no envelope, as one no prefix is learned from: unwrap() must peel
     nothing from it. Only pdsh's `host: ` (it needs the colon), grep's `file.log:` (the colon too), a
     stdlib logger line whose level a paste cut (`torch.distributed.x.api:msg`, the colon too), Compose's
-    `<service>-<n>  | ` (it needs the digit) and the readers that apply only after an ISO stamp start
-    with a lower-case letter."""
-    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _pdsh, _stdlib_cut
+    `<service>-<n>  | ` (it needs the digit), a c10 / glog header cut at its left (`ocket.cpp:663] `, the colon
+    and a digit in its first word) and the readers that apply only after an ISO stamp start with a lower-case
+    letter."""
+    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _header_cut, _pdsh, _stdlib_cut
 
     for c, readers in _BY_FIRST.items():
         if c.islower():
-            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut) or fn in AFTER_TIME for _rx, fn in readers), c
+            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut, _header_cut) or fn in AFTER_TIME
+                       for _rx, fn in readers), c
         assert c not in "{'\"=#@!$%&.,;/?_\\", c
     from logdoc.envelope import unwrap
 
