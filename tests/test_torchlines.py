@@ -325,6 +325,10 @@ def test_c10d_debug_and_trace_tags_are_peeled():
         p = c(tag + "TCP client connected to host node1:29500", env)
         assert (p.kind, p.fields["host"], p.fields["port"]) == ("store.info", "node1", 29500), tag
     assert classify("[c10d - verbose] TCP client connected to host node1:29500", env) is None
+    # a debug or trace message the catalog does not hold (it lists c10d's errors, warnings and infos) is still c10d's
+    p = c("[c10d - debug] The client socket will attempt to connect to an IPv6 address of (10.0.0.1, 2222).", env)
+    assert (p.kind, p.level) == ("torch.message", "DEBUG")
+    assert c("[c10d - trace] Uv main loop running", env).level == "TRACE"
 
 
 # --------------------------------------------------------------------------------------------

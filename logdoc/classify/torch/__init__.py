@@ -60,16 +60,17 @@ KINDS = tuple(k for k, spec in _kinds.KINDS.items() if spec.producer == "logdoc/
 
 _RANK_LABEL = lazy_re(r"\[rank\d+\][ \t]+(?=[A-Z\[])")
 # c10d's own logging macros put a tag before the message: `[c10d] ` (C10D_ERROR/WARNING/INFO),
-# `[c10d - debug] ` and `[c10d - trace] ` (C10D_DEBUG/TRACE, torch/csrc/distributed/c10d/logging.h)
-_C10D_TAGS = ("[c10d] ", "[c10d - debug] ", "[c10d - trace] ")
+# `[c10d - debug] ` and `[c10d - trace] ` (C10D_DEBUG/TRACE, torch/csrc/distributed/c10d/logging.h), with the
+# level the tag says (None: the c10 header's)
+_C10D_TAGS = (("[c10d] ", None), ("[c10d - debug] ", "DEBUG"), ("[c10d - trace] ", "TRACE"))
 
 
-def _c10d_tag(s: str) -> str:
-    """`s` without c10d's logging tag, when it starts with one."""
-    for tag in _C10D_TAGS:
+def _c10d_tag(s: str) -> tuple[str, str | None]:
+    """`s` without c10d's logging tag, when it starts with one, and the level its tag says."""
+    for tag, level in _C10D_TAGS:
         if s.startswith(tag):
-            return s[len(tag):]
-    return s
+            return s[len(tag):], level
+    return s, None
 
 
 _JSON_MESSAGE = lazy_re(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
@@ -177,8 +178,9 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
         if m and m.end() < len(s):
             s = s[m.end():]
             c0 = s[:1]
+    debug = None  # the level of c10d's debug or trace tag
     if c0 == "[" and s.startswith("[c10d"):
-        s = _c10d_tag(s)
+        s, debug = _c10d_tag(s)
         c0 = s[:1]
     pg: dict[str, Any] | None = None
     body = s
@@ -189,7 +191,7 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
             if body.startswith(":"):
                 body = body[1:].lstrip()
             if body.startswith("[c10d"):
-                body = _c10d_tag(body)
+                body, debug = _c10d_tag(body)
     # a Python exception line: `Type: message`
     if body[:1].isalpha() and pg is None:
         m = EXC_LINE.match(body, 0, min(len(body), 400))
@@ -205,7 +207,9 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
     if p is not None:
         return p
     if pg is not None:
-        return Parsed("torch.message", level_of(env, "ERROR"), None, dict(pg))
+        return Parsed("torch.message", debug or level_of(env, "ERROR"), None, dict(pg))
+    if debug is not None:  # c10d's debug and trace messages are not in the catalog (only its errors, warnings, infos)
+        return Parsed("torch.message", debug, None, {})
     return _quoted_by_program(body, env)
 
 
