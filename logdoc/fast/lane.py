@@ -101,7 +101,7 @@ class Lane:
     from the feeder: what its open records may take)."""
 
     __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys",
-                 "launch_tails", "bulk_groups", "message_groups")
+                 "launch_tails", "raw_tails", "bulk_groups", "message_groups")
 
     def __init__(self, feeder, classify: Callable[[Record, str], Event | None]) -> None:
         self.feeder = feeder
@@ -118,6 +118,7 @@ class Lane:
         self.folded = 0  # lines understood and counted into a saturated group (added to stats by finish)
         self.bar_keys: dict[tuple, tuple] = {}  # the app.progress group of a stream (bar)
         self.launch_tails: dict[tuple, list] = {}  # (host, pid, comm) text -> its Reducer tail (_launch)
+        self.raw_tails: dict[tuple, list] = {}  # (header, comm) bytes -> the same tail (fast.runs)
         self.bulk_groups: dict[tuple, list] = {}   # a bulk group key -> its full Reducer group (bulk)
         self.message_groups: dict[tuple, list] = {}  # (message, host, pid) text -> its full group (_fold_message)
 

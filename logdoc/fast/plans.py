@@ -51,6 +51,9 @@ class BulkPlan:
     head_std: Any = None          # LANE_HEAD and the template's plain pattern as one (_head_std), or None
     quick: tuple | None = None    # a launch that Lane.launch reads from head_std alone: the groups of the
                                   # host, pid, opCount, comm and collective (or None) in head_std (_quick)
+    raw_std: Any = None           # a quick launch: std without its ^ on bytes, matched at the message's start (_raw_std)
+    no_family: bool = False       # no message of this shape is one a grammar may read (_no_family)
+    word_b: bytes = b""           # word's bytes
 
 
 _BULK_PLANS: dict[bytes, BulkPlan] = {}
@@ -98,8 +101,49 @@ def learn(raw: bytes, text: str, ev: Event) -> None:
         if std.groups == nargs:
             g = _HEAD_GROUPS + 1  # the template's first group in head_std
             quick = (1, 2, g + launch[2], g + nargs - 3, None if launch[0] is None else g + launch[0])
-    _BULK_PLANS[key] = BulkPlan(entry[0], entry[1], word, ("b", ev.kind, ev.template), std, {},
-                                nccl.family_for(word), words, launch, both, quick)
+    family = nccl.family_for(word)
+    raw_std = _raw_std(std) if quick is not None else None
+    _BULK_PLANS[key] = BulkPlan(entry[0], entry[1], word, ("b", ev.kind, ev.template), std, {}, family, words, launch,
+                                both, quick, raw_std, _no_family(family, key), word.encode())
+
+
+def _raw_std(std) -> Any:
+    """``std`` (led by ``^``) without its ``^``, compiled on bytes: on an ASCII line without control bytes
+    (a run's, :mod:`logdoc.fast.runs`), ``p.match(raw, k)`` matches exactly when ``std.match(raw[k:].decode())``
+    does, with the same groups as bytes: on ASCII text ``\\d``, ``\\w``, ``\\b`` and case folding read
+    the same in both, ``\\s`` differs only on the control bytes 28 to 31, which such a line does not hold,
+    and ``match`` at ``k`` without ``^`` is anchored there (what could look before ``k``, a lookbehind or
+    ``\\A``, is refused by :func:`_head_std`, which a quick plan has). None when the pattern holds a
+    character not ASCII or a construct bytes refuse."""
+    pat = std.pattern
+    if not isinstance(pat, str) or not pat.startswith("^") or _head_std(std) is None:
+        return None
+    try:
+        return re.compile(pat[1:].encode("ascii"), std.flags & ~re.UNICODE)
+    except (UnicodeEncodeError, re.error):
+        return None
+
+
+_COMM_SHAPE = b" comm 0x".translate(None, _HEXB)  # as it shows in a shape: ` omm x`
+
+
+def _no_family(family, key: bytes) -> bool:
+    """Whether ``family`` (``nccl.family_for``'s check) is None for every message of a lane line of shape
+    ``key`` (the line's bytes without hex digits; the header ``host:pid:tid [dev] NCCL INFO `` holds four
+    blanks, the host none, so the message is what follows the shape's fourth blank). Decided for
+    ``_family_comm_arrow`` (the first words with a colon: the launches): it is not None only when the
+    message holds `` -> `` (no hex digit: as it is in the shape) or `` comm 0x`` with two blanks or fewer
+    before it (`` omm x`` in the shape, the blanks before it the same)."""
+    if family is not nccl._family_comm_arrow:
+        return False
+    parts = key.split(b" ", 4)
+    if len(parts) < 5:
+        return False
+    msg = parts[4]
+    if b" -> " in msg:
+        return False
+    at = msg.find(_COMM_SHAPE)
+    return at < 0 or msg.count(b" ", 0, at) > 2
 
 
 _HEAD_GROUPS = 4   # LANE_HEAD's groups: host, pid, tid, dev

@@ -19,7 +19,8 @@ from .. import nccl
 from ..classify.formats import SHORT_TEXT
 from .lane import _LANE_MEMO, _RAW_LANE
 from .messages import _MESSAGE_MEMO, message_event
-from .plans import _BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD, LANE_HEAD, _head_of
+from .plans import (_BLANK_END, _BULK_PLANS, _HEAD_GROUPS, _HEADS, _HEXB, _MSF_BYTES, _NO_HEAD, LANE_HEAD,
+                    MAX_BULK_PLANS, _head_of)
 
 # [runs, message_raw in runs]; off: _dense reads those lines itself (tests/test_fastpath_launch.py compares)
 ON = [True, True]
@@ -38,6 +39,7 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
     blank = _BLANK_END
     msf = _MSF_BYTES
     tails = lane.launch_tails
+    raw_tails = lane.raw_tails
     refused = nccl.grammar_refused
     build = lane._build_raw
     count_launch = lane.out.count_launch  # (Reducer's static method)
@@ -74,6 +76,47 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
         if k < 11 or len(raw) >= 640 or raw[-1] in blank or raw[0] in msf or len(raw) - k > SHORT_TEXT \
                 or not raw.isascii():
             break
+        rx = plan.raw_std
+        if rx is not None and plan.no_family:
+            # the message matched on its bytes (plans._raw_std), the family check settled by the shape
+            # (plans._no_family), the tail found by the header's and the comm's bytes
+            word = plan.word_b
+            w = k + len(word)
+            if not raw.startswith(word, k) or (len(raw) > w and raw[w] != 32):
+                break
+            got = rx.match(raw, k)
+            if got is None:
+                break
+            _, _, og, cg, kg = plan.quick
+            oc, comm = got.group(og - _HEAD_GROUPS, cg - _HEAD_GROUPS)
+            try:
+                int(oc, 16)
+            except (TypeError, ValueError):
+                break
+            if kg is None:
+                coll = plan.launch[1]
+            else:
+                coll = got.group(kg - _HEAD_GROUPS)
+                if not coll:
+                    break
+                coll = coll.decode()
+            tk = (raw[:k], comm)
+            t = raw_tails.get(tk)
+            if t is None:
+                head = heads.get(tk[0], _NO_HEAD)
+                if head is _NO_HEAD or head is None:
+                    break
+                t = tails.get((head[0], head[1], comm.decode()))
+                if t is None:
+                    break
+                if len(raw_tails) >= MAX_BULK_PLANS:
+                    raw_tails.clear()
+                raw_tails[tk] = t
+            if not count_launch(t, n, coll, oc.decode(), raw, build):
+                break
+            folded += 1
+            j += 1
+            continue
         head = heads.get(raw[:k], _NO_HEAD)
         if head is _NO_HEAD or head is None:
             break
