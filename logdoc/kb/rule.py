@@ -90,13 +90,15 @@ class Rule:
     def templates(self) -> frozenset[str]:
         return self._templates
 
-    def match_event(self, ev: Event, job: "_Job") -> "Match | None":
+    def match_event(self, ev: Event, job: "_Job", text: str | None = None) -> "Match | None":
+        """The rule's match on ``ev``, its pattern searched in ``text`` when given (the event's text
+        with a cut tail completed, :mod:`logdoc.cuttail`), else in the event's text."""
         groups: dict[str, str] = {}
         span = None
         if self._templates and not (self._templates & job.ids(ev)):
             return None
         if self._pattern is not None:
-            m = self._pattern.search(ev.text or "")
+            m = self._pattern.search(ev.text or "" if text is None else text)
             if m is None:
                 return None
             groups = {k: v for k, v in m.groupdict().items() if v is not None}

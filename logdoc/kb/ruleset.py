@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ..events import Event
+from ..cuttail import complete
 from .patterns import MATCH_TIMEOUT, RuleTimeout
 from .rule import Match, Rule, _Job
 from .schema import Problem
@@ -124,10 +125,14 @@ class RuleSet:
             if not prep:
                 continue
             text = ev.text or ""
+            # the text with a phrase a viewer cut written out (logdoc/cuttail.py): a rule that does
+            # not match the text is tried on it too
+            whole = complete(text)
             low = None
             for rule, needs, fold in prep:
                 if disabled and rule.id in disabled:
                     continue
+                ok = True
                 if needs is not None:
                     # the pattern's own first test (patterns.py), without the calls: none of the texts
                     # every match holds is in the text, so the rule does not match
@@ -142,9 +147,13 @@ class RuleSet:
                             if lit in hay:
                                 break
                         else:
-                            continue
+                            ok = False
+                    if not ok and whole is None:
+                        continue
                 try:
-                    m = rule.match_event(ev, job)
+                    m = rule.match_event(ev, job) if ok else None
+                    if m is None and whole is not None and rule._pattern is not None and _may_match(needs, fold, whole):
+                        m = rule.match_event(ev, job, whole)
                 except RuleTimeout:
                     disabled.add(rule.id)
                     self.run_problems.append(Problem(
@@ -155,6 +164,21 @@ class RuleSet:
                 if m is not None:
                     out.append(m)
         return out
+
+
+def _may_match(needs, fold: bool, text: str) -> bool:
+    """The pattern's own first test (patterns.py), without the calls: False when none of the texts
+    every match holds is in ``text``, so the rule does not match."""
+    if needs is None:
+        return True
+    if fold:
+        if not text.isascii():
+            return True
+        text = text.lower()
+    for lit in needs:
+        if lit in text:
+            return True
+    return False
 
 
 def _prepared(rules: list[Rule]) -> tuple:

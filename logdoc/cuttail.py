@@ -1,0 +1,137 @@
+"""A message cut inside a phrase of a closed list, completed: what the rules match a cut line against.
+
+A viewer or terminal that cuts a line at its width often cuts it inside the last words a rule needs:
+the ``strerror`` text of a failed call (``Socket creation failed : Address family not sup``,
+``Cannot assign requeste``), a CUDA runtime error string (``CUDA driver version is insufficien``) or
+an NCCL result string. Those texts come from closed lists, so a cut head of one names it:
+:func:`complete` returns the message with the phrase it ends inside written out in full, and the rule
+matcher (:mod:`logdoc.kb.ruleset`) tries a rule that did not match the message on that text as well.
+The event keeps its own text (the evidence shows what was pasted).
+
+A tail is completed only when it is certain:
+
+- the message ends (before a viewer's cut mark, :func:`logdoc.classify.cut.strip_mark`) with a proper
+  prefix of a listed phrase of at least :data:`MIN_PREFIX` characters that starts a word;
+- every phrase it can be the head of completes it the same way (``Connection re`` is refused or reset:
+  no completion; ``Too many open fil`` is ``Too many open files``, which the longer
+  ``Too many open files in system`` begins with);
+- the message does not already end with a whole phrase (``... returned Too many open files`` is not
+  cut).
+
+The lists: glibc's ``strerror`` texts on Linux (``sysdeps/gnu/errlist.h``; the same as
+``os.strerror``), the CUDA runtime's ``cudaGetErrorString`` texts that name a failure
+(https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html), and ``ncclGetErrorString``'s
+result strings (NCCL ``src/init.cc``; /work's catalog ``nccl-result-codes.tsv``).
+
+The look-up costs one dictionary probe per message: phrases are filed by the :data:`MIN_PREFIX`
+characters that end each of their prefixes, and a message asks with its own last characters.
+"""
+from __future__ import annotations
+
+from .classify.cut import strip_mark
+
+MIN_PREFIX = 8  # characters of a phrase a cut tail must hold
+
+ERRNO_TEXTS = (
+    "Operation not permitted", "No such file or directory", "No such process", "Interrupted system call",
+    "Input/output error", "No such device or address", "Argument list too long", "Exec format error",
+    "Bad file descriptor", "No child processes", "Resource temporarily unavailable", "Cannot allocate memory",
+    "Permission denied", "Bad address", "Device or resource busy", "File exists", "Invalid cross-device link",
+    "No such device", "Not a directory", "Is a directory", "Invalid argument", "Too many open files in system",
+    "Too many open files", "Inappropriate ioctl for device", "Text file busy", "File too large",
+    "No space left on device", "Read-only file system", "Too many links", "Broken pipe",
+    "Numerical result out of range", "Resource deadlock avoided", "File name too long", "No locks available",
+    "Function not implemented", "Directory not empty", "Too many levels of symbolic links", "No data available",
+    "Timer expired", "Machine is not on the network", "Protocol error", "Bad message",
+    "Value too large for defined data type", "Socket operation on non-socket", "Destination address required",
+    "Message too long", "Protocol wrong type for socket", "Protocol not available", "Protocol not supported",
+    "Socket type not supported", "Operation not supported", "Protocol family not supported",
+    "Address family not supported by protocol", "Address already in use", "Cannot assign requested address",
+    "Network is down", "Network is unreachable", "Network dropped connection on reset",
+    "Software caused connection abort", "Connection reset by peer", "No buffer space available",
+    "Transport endpoint is already connected", "Transport endpoint is not connected",
+    "Cannot send after transport endpoint shutdown", "Connection timed out", "Connection refused",
+    "Host is down", "No route to host", "Operation already in progress", "Operation now in progress",
+    "Stale file handle", "Remote I/O error", "Disk quota exceeded", "Operation canceled",
+    "Memory page has hardware error",
+)
+
+CUDA_TEXTS = (
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "API call is not supported in the installed CUDA driver",
+    "no CUDA-capable device is detected",
+    "all CUDA-capable devices are busy or unavailable",
+    "system has unsupported display driver / cuda driver combination",
+    "forward compatibility was attempted on non supported HW",
+    "system not yet initialized",
+    "an illegal memory access was encountered",
+    "an illegal instruction was encountered",
+    "device-side assert triggered",
+    "unspecified launch failure",
+    "the launch timed out and was terminated",
+    "too many resources requested for launch",
+    "uncorrectable ECC error encountered",
+    "invalid device ordinal",
+    "peer access is not supported between these two devices",
+    "no kernel image is available for execution on the device",
+    "operation not permitted when stream is capturing",
+    "initialization error",
+    "misaligned address",
+    "invalid argument",
+    "out of memory",
+)
+
+NCCL_RESULT_TEXTS = (
+    "unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    "unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    "internal error - please report this issue to the NCCL developers",
+    "invalid argument (run with NCCL_DEBUG=WARN for details)",
+    "invalid usage (run with NCCL_DEBUG=WARN for details)",
+    "remote process exited or there was a network error",
+    "NCCL operation in progress",
+)
+
+PHRASES = tuple(dict.fromkeys(ERRNO_TEXTS + CUDA_TEXTS + NCCL_RESULT_TEXTS))
+
+
+def _index(phrases: tuple[str, ...]) -> dict[str, list[tuple[str, int]]]:
+    """``(phrase, k)`` for every prefix ``phrase[:k]`` of at least :data:`MIN_PREFIX` characters
+    (the whole phrase too: a message that ends with it is not cut), filed by its last characters."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for p in phrases:
+        for k in range(MIN_PREFIX, len(p) + 1):
+            out.setdefault(p[k - MIN_PREFIX:k], []).append((p, k))
+    return out
+
+
+_BY_TAIL = _index(PHRASES)
+_MARK_END = frozenset(".\u2026])>")  # how a text with a viewer's cut mark ends
+
+
+def complete(text: str) -> str | None:
+    """``text`` with the listed phrase it was cut inside written out (and without the viewer's cut
+    mark), or None when its end is no certain cut of one (see the module docstring)."""
+    if not text:
+        return None
+    body = text.rstrip()
+    if body and body[-1] in _MARK_END:
+        body, _ = strip_mark(body)
+    rows = _BY_TAIL.get(body[-MIN_PREFIX:])
+    if not rows:
+        return None
+    found: dict[str, int] = {}
+    for phrase, k in rows:
+        start = len(body) - k
+        if start < 0 or not body.endswith(phrase[:k]):
+            continue
+        if start > 0 and (body[start - 1].isalnum() or body[start - 1] == "_"):
+            continue  # inside a word: `xCannot assign` is not the phrase
+        if k == len(phrase):
+            return None  # it ends with a whole phrase: not cut there
+        found.setdefault(phrase, k)
+    if not found:
+        return None
+    shortest = min(found, key=len)
+    if any(not p.startswith(shortest) for p in found):
+        return None  # the heads of two phrases: no certain completion
+    return body[:len(body) - found[shortest]] + shortest

@@ -1,0 +1,76 @@
+"""A message cut inside a closed-list phrase is completed for the rules (logdoc/cuttail.py): what it
+completes, what it refuses, and a cut line that a rule recognises through it."""
+from __future__ import annotations
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.cuttail import MIN_PREFIX, complete
+from logdoc.pipeline import parse_sources
+
+
+@pytest.mark.parametrize("text, whole", [
+    ("Socket creation failed : Address family not sup",
+     "Socket creation failed : Address family not supported by protocol"),
+    ("bind failed: Cannot assign requeste", "bind failed: Cannot assign requested address"),
+    ("Cuda failure 'CUDA driver version is insufficien",
+     "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version"),
+    ("CUDA error: API call is not suppor", "CUDA error: API call is not supported in the installed CUDA driver"),
+    ("connect returned No route", "connect returned No route to host"),
+    # a viewer's cut mark goes with the cut
+    ("bind failed: Cannot assign requeste\u2026 [truncated]", "bind failed: Cannot assign requested address"),
+    ("bind failed: Cannot assign req...", "bind failed: Cannot assign requested address"),
+    # the head of a phrase that a longer one begins with is the shorter phrase
+    ("accept: Too many open fil", "accept: Too many open files"),
+    ("CUDA error: invalid argum", "CUDA error: invalid argument"),
+    ("ncclCommInitRank failed: unhandled system err",
+     "ncclCommInitRank failed: unhandled system error (run with NCCL_DEBUG=INFO for details)"),
+])
+def test_a_cut_phrase_is_written_out(text, whole):
+    assert complete(text) == whole
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "connect returned Connection re",        # refused or reset: two phrases
+    "returned Connect",                      # too short, and many phrases
+    "bind failed: Cannot a",                 # shorter than MIN_PREFIX
+    "returned Too many open files",          # a whole phrase: not cut
+    "returned Connection timed out",
+    "xCannot assign requeste",               # inside a word
+    "NET/OFI Request 0x7fbb944701b8 comple...",  # no listed phrase
+    "Training step 100 done",
+])
+def test_no_completion_when_it_is_not_certain(text):
+    assert complete(text) is None
+
+
+def test_min_prefix_is_a_floor():
+    assert complete("x: Cannot a") is None  # 8 characters, and the heads of two phrases
+    assert complete("x: Cannot as") == "x: Cannot assign requested address"
+    assert complete("x: Permiss") is None  # 7 characters
+    assert complete("x: Permissi") == "x: Permission denied"
+    assert MIN_PREFIX >= 8
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return kb.load_rules()
+
+
+def _top(text: str, rules) -> str | None:
+    got = build_report(parse_sources([("x.log", text + "\n")]), rules)
+    return got["diagnoses"][0]["category"] if got["diagnoses"] else None
+
+
+def test_a_cut_line_is_recognised_through_its_completed_tail(rules):
+    line = "0a1b2c3d4e5f:210:210 [0] misc/socket.cc:311 NCCL WARN Socket creation failed : Address family not sup"
+    assert _top(line, rules) == "container_network_isolation"
+
+
+def test_the_evidence_is_the_line_as_pasted(rules):
+    line = "0a1b2c3d4e5f:210:210 [0] misc/socket.cc:311 NCCL WARN Socket creation failed : Address family not sup"
+    got = build_report(parse_sources([("x.log", line + "\n")]), rules)
+    texts = [e.get("text", "") for d in got["diagnoses"][:1] for e in d.get("evidence", [])]
+    assert any(t.endswith("Address family not sup") for t in texts), texts
