@@ -190,7 +190,8 @@ def _pylog21(m: re.Match, env: Envelope) -> str:
 
 
 def _deepspeed(m: re.Match, env: Envelope) -> str:
-    env.time = _iso(m["ts"])
+    """DeepSpeed's logger: ``[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] ``."""
+    env.time = _iso(m["ts"]) if m["ts"] else env.time
     env.level = _LEVEL.get(m["lvl"].upper(), env.level)
     env.source = m["src"]
     return "deepspeed"
@@ -334,6 +335,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?"), _glog),
     ("[", lazy_re(rf"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] (?P<logger>[\w.]+): \[(?P<lvl>[A-Z]+)\] "), _pylog21),
     ("[", lazy_re(rf"\[(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] \[(?P<lvl>[A-Z]+)\] \[(?P<src>[\w.]+:\d+:\w+)\] "), _deepspeed),
+    # the same without its time (a viewer that shows the time in a column of its own, a paste that cut it)
+    ("[", lazy_re(r"\[(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[(?P<src>[\w.]+\.py:\d+:\w+)\] (?P<ts>)"), _deepspeed),
     ("[", lazy_re(rf"\[(?P<ts>{_TS})\](?:\[(?P<src>[^\[\]\s]{{1,120}})\])?\[(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]"
                   r"(?:\[(?P<src2>[^\[\]\s]{1,120})\])?(?: - | )"), _dashed),
     # torchelastic's launcher (pytorch/elastic, before torch 1.9): `[%(levelname)s] %(asctime)s %(module)s: `

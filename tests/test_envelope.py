@@ -161,6 +161,9 @@ def test_messages_are_not_mistaken_for_envelopes(line):
         ("INFO 2024-05-01T10:00:00.123Z [W socket.cpp:663] [c10d] The IPv6 x", {"level": "WARN"},
          "[c10d] The IPv6 x"),
         ("\t[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught x", {"level": "ERROR"}, "[Rank 0] Watchdog caught x"),
+        # DeepSpeed's logger line without its time
+        ("[WARNING] [comm.py:152:init_deepspeed_backend] NCCL backend in DeepSpeed not yet implemented",
+         {"level": "WARN", "source": "comm.py:152:init_deepspeed_backend"}, "NCCL backend in DeepSpeed not yet implemented"),
         # a c10 / glog header a paste cut at its left: its source and, when left, its level
         ("ProcessGroupNCCL.cpp:4715] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0", {"source": "ProcessGroupNCCL.cpp:4715"},
          "[PG ID 0 PG GUID 0 Rank 0]  using GPU 0"),
@@ -190,6 +193,7 @@ def test_more_envelopes(line, expect, msg):
     "Error: foo.cpp:12] x",                     # a location inside a message
     "ransport/tcp/pair.cc:152] timed out",      # the rest of a wrapped `[/path/pair.cc:152]`: a folder
     "pair.cc:152]",                             # ... and nothing after it
+    "[INFO] [a:b:c] x",                         # a level and a bracket that name no Python file
 ])
 def test_residue_that_is_not_a_prefix_stays(line):
     env, text = unwrap(line)
