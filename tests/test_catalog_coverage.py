@@ -54,9 +54,9 @@ def test_it_tells_a_rule_from_a_generic_card():
     shm = ("node1:1234:1234 [0] misc/shmutils.cc:82 NCCL WARN Error while creating shared memory segment "
            "/dev/shm/nccl-abc123 (size 9637888)")
     items = [("nccl", "v2.21.5-1 src/misc/shmutils.cc:82", shm, "shm"),
-             ("nccl", "v2.30.3-1 src/os/windows.cc:755",
-              "node1:1234:1234 [0] os/windows.cc:755 NCCL WARN Failed to load nvml.dll, error code: 126",
-              "nvml"),
+             ("nccl", "v2.29.2-1 src/os/windows.cc:718",
+              "node1:1234:1234 [0] os/windows.cc:718 NCCL WARN GetProcessAffinityMask failed with error: 5",
+              "affinity"),
              ("nccl", "not a catalog line", "hello world")]
     rows: list = []
     tallies, misses = cc.measure(items, rules, each=rows)
@@ -64,7 +64,7 @@ def test_it_tells_a_rule_from_a_generic_card():
     assert [r[5] for r in rows] == ["rule", "card", "none"]
     listing = cc.by_family(rows)
     assert listing[0] == "nccl os/windows.cc: 1 of 1 formats get only a generic card"
-    assert "Failed to load nvml.dll" in listing[1] and not any("shared memory" in l for l in listing)
+    assert "GetProcessAffinityMask failed" in listing[1] and not any("shared memory" in l for l in listing)
     assert cc.group_of("torch", "torch torch:TCPStore:some-message") == "TCPStore"
     assert cc.group_of("nccl", "v2.19.3-1 src/transport/net_ib.cc:839 src/transport/net_ib.cc:901") == "transport/net_ib.cc"
 
@@ -85,7 +85,9 @@ def test_it_tells_a_rule_from_a_generic_card():
 # 2682 -> 2690 (session 19, kb18): NCCL's NVML table limit (LD826), 2.3-2.11's "NVML failure '%s'" (LD827), 2.4's
 # network table limit "CUDA device %d >= MAX %d" (LD418), and 2.19-2.23's "Unknown device code index" without the
 # index (LD232).
-EXPLAINED_BY_A_RULE_FLOOR = 2690
+# 2699 -> 2701 (session 23, kb23): Windows' "Failed to load nvml.dll" (os/windows.cc, 2.30.3+, both layouts) is
+# LD823's, like Linux's "Failed to open libnvidia-ml.so.1".
+EXPLAINED_BY_A_RULE_FLOOR = 2701
 
 
 def test_the_rules_explain_at_least_the_floor():
