@@ -18,6 +18,10 @@ A tail is completed only when it is certain:
 - the message does not already end with a whole phrase (``... returned Too many open files`` is not
   cut).
 
+The completion also closes what the format opened before the phrase: a quote right before it and the
+brackets still open (``Cuda failure 'CUDA driver version is insufficien`` reads ``... runtime version'``;
+``(errno: 110 - Connection t`` reads ``(errno: 110 - Connection timed out)``).
+
 The lists: glibc's ``strerror`` texts on Linux (``sysdeps/gnu/errlist.h``; the same as
 ``os.strerror``), the CUDA runtime's ``cudaGetErrorString`` texts that name a failure
 (https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html), and ``ncclGetErrorString``'s
@@ -75,6 +79,7 @@ CUDA_TEXTS = (
     "peer access is not supported between these two devices",
     "no kernel image is available for execution on the device",
     "operation not permitted when stream is capturing",
+    "operation not supported",
     "initialization error",
     "misaligned address",
     "invalid argument",
@@ -134,4 +139,23 @@ def complete(text: str) -> str | None:
     shortest = min(found, key=len)
     if any(not p.startswith(shortest) for p in found):
         return None  # the heads of two phrases: no certain completion
-    return body[:len(body) - found[shortest]] + shortest
+    start = len(body) - found[shortest]
+    return body[:start] + shortest + _closers(body[:start])
+
+
+_PAIRS = {"(": ")", "[": "]"}
+_QUOTES = "'\"`"
+
+
+def _closers(head: str) -> str:
+    """What closes the quote that opens right before the phrase (``Cuda failure 'CUDA driver ...``) and
+    the brackets left open before it (``(errno: 110 - Connection t``): the format's closing marks a
+    pattern may require after the phrase, which the cut took with the rest."""
+    out = head[-1] if head and head[-1] in _QUOTES else ""
+    stack: list[str] = []
+    for c in head:
+        if c in _PAIRS:
+            stack.append(_PAIRS[c])
+        elif stack and c == stack[-1]:
+            stack.pop()
+    return out + "".join(reversed(stack))

@@ -14,8 +14,11 @@ from logdoc.pipeline import parse_sources
     ("Socket creation failed : Address family not sup",
      "Socket creation failed : Address family not supported by protocol"),
     ("bind failed: Cannot assign requeste", "bind failed: Cannot assign requested address"),
+    # the quote and the brackets the format opened before the phrase are closed
     ("Cuda failure 'CUDA driver version is insufficien",
-     "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version"),
+     "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'"),
+    ("failed to connect to [node1]:29500 (errno: 110 - Connection t",
+     "failed to connect to [node1]:29500 (errno: 110 - Connection timed out)"),
     ("CUDA error: API call is not suppor", "CUDA error: API call is not supported in the installed CUDA driver"),
     ("connect returned No route", "connect returned No route to host"),
     # a viewer's cut mark goes with the cut

@@ -51,8 +51,9 @@ _NVML = lazy_re(r"(?P<who>Failed to initialize NVML|nvml error|NVML (?:error|fai
 # build runs on a GPU: `<name> with CUDA capability sm_120 is not compatible with the current PyTorch installation.`
 # (1.8-2.7), `Found GPU0 <name> which is of compute capability (CC) 12.0.` (2.8 on), `Found GPU0 <name> which is
 # of cuda capability 3.0.` / `PyTorch no longer supports this GPU because it is too old.` (before 1.8).
-_CAPABILITY = lazy_re(r"(?:(?P<name>[A-Za-z][^\n]{0,80}?) with CUDA capability (?P<sm>sm_\d{2,3}) is not compatible with the current "
-                      r"PyTorch installation|Found GPU(?P<index>\d{1,3}) (?P<name2>[^\n]{1,80}?) which is of (?:compute|cuda) "
+# (A viewer's cut after `is not compatible` keeps all the check needs.)
+_CAPABILITY = lazy_re(r"(?:(?P<name>[A-Za-z][^\n]{0,80}?) with CUDA capability (?P<sm>sm_\d{2,3}) is not compatible(?: with the current "
+                      r"PyTorch installation)?|Found GPU(?P<index>\d{1,3}) (?P<name2>[^\n]{1,80}?) which is of (?:compute|cuda) "
                       r"capability (?:\(CC\) )?(?P<cc>\d{1,2}\.\d{1,2}))")
 # nvidia-smi when no NVIDIA kernel driver answers (not loaded, or a container without the devices).
 _SMI_NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
@@ -93,7 +94,8 @@ _FM_SERVICE = "Failed to start NVIDIA fabric manager service"
 # (`NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.`), one it could not initialise (`NVRM: RmInitAdapter failed!
 # (0x26:0x56:1474)`), one its probe rejected (`NVRM: The NVIDIA probe routine failed for 1 device(s).`), and the
 # NVSwitch driver's SXid errors (`nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 30 LTSSM Fault Up`).
-_NVRM = lazy_re(r"NVRM: (?:GPU [0-9A-Fa-f:.]{7,16}: )?(?P<text>GPU has fallen off the bus|RmInitAdapter failed!(?: \([0-9a-fx:]{1,40}\))?"
+# A line cut after `GPU has fallen off` is still that GPU lost.
+_NVRM = lazy_re(r"NVRM: (?:GPU [0-9A-Fa-f:.]{7,16}: )?(?P<text>GPU has fallen off(?: the bus)?|RmInitAdapter failed!(?: \([0-9a-fx:]{1,40}\))?"
                 r"|The NVIDIA probe routine failed for \d{1,4} device\(s\))")
 _SXID = lazy_re(r"nvidia-nvswitch\d{0,3}: SXid \(PCI:(?P<pci>[0-9A-Fa-f:.]{7,16})\): (?P<sxid>\d{1,6}), (?P<sev>Non-fatal|Fatal)"
                 r"(?P<detail>[^\n]{0,200})")
