@@ -77,3 +77,10 @@ def test_the_evidence_is_the_line_as_pasted(rules):
     got = build_report(parse_sources([("x.log", line + "\n")]), rules)
     texts = [e.get("text", "") for d in got["diagnoses"][:1] for e in d.get("evidence", [])]
     assert any(t.endswith("Address family not sup") for t in texts), texts
+
+
+def test_a_field_that_holds_the_cut_end_is_read_completed(rules):
+    # LD261 reads the parsed errno text (a field), not the message: `Cannot al` is `Cannot allocate memory`
+    head = "[1700000000.123456] [node1:1234:0]        ib_iface.c:695  UCX  ERROR ibv_create_cq(cqe=4096) failed: "
+    assert _top(head + "Cannot al", rules) == "container_missing_devices"
+    assert _top(head + "Cannot a", rules) != "container_missing_devices"  # allocate or assign

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..cuttail import complete
 from ..events import Event
 from .conditions import _Cond
 from .patterns import _Pattern
@@ -104,7 +105,7 @@ class Rule:
             groups = {k: v for k, v in m.groupdict().items() if v is not None}
             span = m.span()
         captures: dict[str, Any] = {}
-        if self._fields is not None and not self._fields.test(_values(ev, groups), captures):
+        if self._fields is not None and not self._fields.test(_values(ev, groups, text is not None), captures):
             return None
         related: dict[str, Event] = {}
         extra_groups: dict[str, str] = {}
@@ -178,9 +179,23 @@ class _Values(Mapping):
         return len(self._dict())
 
 
-def _values(ev: Event, groups: Mapping[str, str]) -> Mapping[str, Any]:
-    """What ``fields`` conditions see (:class:`_Values`)."""
-    return _Values(ev, groups)
+class _CompletedValues(_Values):
+    """:class:`_Values` of an event whose text was cut inside a listed phrase: a field that holds the
+    cut end of the text is read with the phrase written out (:func:`logdoc.cuttail.complete`), as the
+    pattern reads the text (``errno_text: Cannot al`` is ``Cannot allocate memory``)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name: str) -> Any:
+        v = super().__getitem__(name)
+        if isinstance(v, str) and v.strip() and (self.ev.text or "").rstrip().endswith(v.rstrip()):
+            return complete(v) or v
+        return v
+
+
+def _values(ev: Event, groups: Mapping[str, str], completed: bool = False) -> Mapping[str, Any]:
+    """What ``fields`` conditions see (:class:`_Values`; :class:`_CompletedValues` for a cut text)."""
+    return _CompletedValues(ev, groups) if completed else _Values(ev, groups)
 
 
 def _same_process(a: Event, b: Event) -> bool:

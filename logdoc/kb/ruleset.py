@@ -152,7 +152,8 @@ class RuleSet:
                         continue
                 try:
                     m = rule.match_event(ev, job) if ok else None
-                    if m is None and whole is not None and rule._pattern is not None and _may_match(needs, fold, whole):
+                    if (m is None and whole is not None and (rule._pattern is not None or rule._fields is not None)
+                            and _may_match(needs, fold, whole)):
                         m = rule.match_event(ev, job, whole)
                 except RuleTimeout:
                     disabled.add(rule.id)
