@@ -376,6 +376,23 @@ def test_stamps_and_year_borrowing():
     assert [e.line for e in tl.events] == [1, 1, 2, 3]
 
 
+def test_timeline_order_is_its_key_order():
+    """The order sorted from one packed number an event (timeline.sorted_positions) is the order of
+    Timeline.key_at, equals in their order: times before none, across files, lines out of order, a
+    line 0, days apart."""
+    import random
+
+    rnd = random.Random(4)
+    evs = []
+    for i in range(400):
+        t = rnd.choice([None, None, "--01-01T21:57:19", "--01-01T21:57:20", "2026-03-01T00:00:01",
+                        "2025-12-31T23:59:59"])
+        evs.append(Event("torch.x", "ERROR", f"r{rnd.randrange(7)}.log", rnd.randrange(0, 40), "x", time=t))
+    for n in (0, 1, 2, 400):
+        tl = Timeline(evs[:n])
+        assert list(tl._order) == sorted(range(n), key=tl.key_at)
+
+
 def test_new_year_borrows_the_nearest_year():
     evs = [Event("nccl.warn", "WARN", "a.log", 1, "x", time="2026-01-01T00:00:05"),
            Event("torch.x", "ERROR", "b.log", 1, "y", time="--12-31T23:59:59")]

@@ -40,6 +40,7 @@ split would pass between modules; the path and torchrun readers it needs are sma
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -295,8 +296,9 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     by_file: dict[str, list[int]] = {}
     for i, ev in enumerate(events):
         by_file.setdefault(ev.file, []).append(i)
-    for idxs in by_file.values():
+    for name, idxs in by_file.items():
         idxs.sort(key=lambda i: (events[i].line, i))
+        by_file[name] = array("i", idxs)  # (4 bytes a position, not a number object each)
 
     _assign_attempts(events, by_file, paths)
 
@@ -411,6 +413,10 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     uf = _UF()
     keys_of: list[tuple] = [None] * n  # type: ignore[list-item]
     single = _single_process_files(events, by_file, paths)
+    del by_file
+    # one object per key and per (level, rank) pair for the events that share it: a job of many ranks
+    # would hold a tuple an event in each list below (about 130 bytes an event at the peak of analyze)
+    held: dict[tuple, tuple] = {}
     last_ks: list[tuple] | None = None
     for i, ev in enumerate(events):
         agent = agent_flags[i]
@@ -433,7 +439,8 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             for k in ks[1:]:
                 uf.union(ks[0], k)
             last_ks = ks
-        keys_of[i] = ks[0]
+        k0 = ks[0]
+        keys_of[i] = held.setdefault(k0, k0)
     roots: dict[Any, int] = {}
     key_root: dict[Any, int] = {}
     proc_of = [0] * n
@@ -465,13 +472,13 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
     own: list[tuple[int, int] | None] = [None] * n
     for i, ev in enumerate(events):
         if envelope[i] is not None:
-            own[i] = (0, envelope[i])  # type: ignore[assignment]
+            own[i] = _pair(held, 0, envelope[i])  # type: ignore[assignment]
             continue
         f = ev.fields
         if one_node and (f.get("spawn_process") is not None or f.get("launcher") == "spawn"):
             idx = as_int(f.get("spawn_process")) if f.get("spawn_process") is not None else as_int(f.get("local_rank"))
             if idx is not None:
-                own[i] = (1, idx)
+                own[i] = _pair(held, 1, idx)
                 continue
         cand = _torchrun_rank(ev, paths, rdzv, cf_local, cf_node_local, cf_hosts_by_attempt, events, cf_by_pid,
                               cf_pid_any, pid_key)
@@ -481,27 +488,27 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             if seen and len({r for _, r in seen}) == 1 and all(a != ev.attempt for a, _ in seen):
                 cand = next(iter(seen))[1]
         if cand is not None:
-            own[i] = (1, cand)
+            own[i] = _pair(held, 1, cand)
             continue
         if not ev.kind.startswith("nccl.") and not agent_flags[i]:
             pid_, desc, prank = pg_of(ev)
             if prank is not None and (is_default_pg(pid_, desc) or not non_default):
-                own[i] = (2, prank)
+                own[i] = _pair(held, 2, prank)
                 continue
             if ev.kind == "torch.pg_info" or "global rank:" in ev.text:
                 m = _GLOBAL_RANK.search(ev.text)
                 if m:
-                    own[i] = (2, int(m.group(1)))
+                    own[i] = _pair(held, 2, int(m.group(1)))
                     continue
         if ev.pid is not None and not agent_flags[i]:
             k = pid_key(ev.file, ev.pid, ev.host)
             r = nccl_rank.get(k[1:]) if k[0] == "pid" else None
             if r is not None:
-                own[i] = (3, r)
+                own[i] = _pair(held, 3, r)
                 continue
         pi = paths[ev.file]
         if pi.rank is not None and not agent_flags[i]:
-            own[i] = (4, pi.rank)
+            own[i] = _pair(held, 4, pi.rank)
 
     # process-level: pid facts (NCCL world comm, child-failed pids) and the best own candidate
     proc_best: list[tuple[int, int] | None] = [None] * nproc
@@ -680,6 +687,12 @@ def _rdzv_rank(facts: dict | None, lr: int) -> int | None:
     if g is not None and lrs:
         return g * len(lrs) + lr
     return None
+
+
+def _pair(held: dict, level: int, rank: int) -> tuple[int, int]:
+    """``(level, rank)``, one object for every event that has it."""
+    t = (level, rank)
+    return held.setdefault(t, t)
 
 
 def _single_process_files(events: list[Event], by_file: dict[str, list[int]], paths: dict[str, PathInfo]) -> set[str]:

@@ -152,6 +152,31 @@ class Entry(NamedTuple):
     key: tuple            # the sort key of the timeline
 
 
+def sorted_positions(run: list[int | None], fidx: array, lines: list[int]) -> array:
+    """The positions ``0..n-1`` in the order of :meth:`Timeline.key_at` (known second first, by second,
+    file and line; equals in their order), sorted as one number an event: the key's parts and the
+    position packed side by side, each in the bits its range needs. A tuple an event (and the list of
+    positions ``sorted`` makes beside its keys) cost about 150 bytes an event at the peak of
+    ``analyze``, 30 MB at 10,000 ranks; one number about 50."""
+    n = len(run)
+    if not n:
+        return array("i")
+    known = [o for o in run if o is not None]
+    base = min(known) if known else 0
+    b_o = ((max(known) - base) if known else 0).bit_length()
+    low = min(lines)
+    b_l = (max(lines) - low).bit_length()
+    b_f = max(fidx).bit_length()
+    b_i = n.bit_length()
+    # an unknown second after every known one (key_at's first part, 0 or 1), then the second, file, line
+    keys = [(((((1 << b_o) if o is None else o - base) << b_f | f) << b_l | (line - low)) << b_i) | i
+            for i, (o, f, line) in enumerate(zip(run, fidx, lines))]
+    del known
+    keys.sort()
+    mask = (1 << b_i) - 1
+    return array("i", (k & mask for k in keys))
+
+
 class Timeline:
     """All events of a job, ordered by time where known and by file order within a file."""
 
@@ -228,9 +253,7 @@ class Timeline:
         # asked for (:meth:`key_at`), the order of the events is an array of positions
         self._run = order
         self._fidx = array("i", (file_index[ev.file] for ev in events))
-        keys = [self.key_at(i) for i in range(n)]
-        self._order = array("i", sorted(range(n), key=keys.__getitem__))
-        del keys
+        self._order = sorted_positions(order, self._fidx, [ev.line for ev in events])
 
     # -- access -------------------------------------------------------------------------------
 
