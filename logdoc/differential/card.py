@@ -105,21 +105,37 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     if diffs is None:
         return [], [], []
     resolver = rules.resolver()
-    matches = list(matches)
-    explained = {id(e) for m in matches for e in m.events}
+    # The events the matches explain, and their lines (per file, the line numbers: a job of many ranks
+    # has a match on every rank's lines, and a tuple an event cost 13 MB at 10,000 ranks). A matched
+    # event that is not a synthetic one stands on an explained line, so only a nested event (judged
+    # by the lines of root causes) needs its own identity looked up.
+    explained: set[int] = set()
     # a note's synthetic event stands on the line of its first evidence (the first line of a rank's log, say),
     # which it does not explain
-    explained_lines = {(e.file, e.line) for m in matches for e in m.events
-                       if not (m.rule.role == "context" and e.kind.startswith("analysis."))}
+    explained_lines: dict[str, set[int]] = {}
     # a message nested in a carrier that only a symptom explains ("the communicator was aborted; the
     # original reason was: ...") still needs its own card: its line is explained only by a root cause
-    caused_lines = {(e.file, e.line) for m in matches if m.rule.role != "symptom" for e in m.events}
+    caused_lines: dict[str, set[int]] = {}
+    for m in matches:
+        role = m.rule.role
+        for e in m.events:
+            analysis = e.kind.startswith("analysis.")
+            if not analysis and (e.fields or {}).get("nested_in"):
+                explained.add(id(e))
+            if not (role == "context" and analysis):
+                _add_line(explained_lines, e)
+            if role != "symptom":
+                _add_line(caused_lines, e)
     cards: dict[str, _Card] = {}
     notes: dict[str, _Card] = {}
     fam_memo: dict[tuple, Family | None] = {}
+    none: frozenset = frozenset()
     for ev in events:
-        if ev.kind.startswith("analysis.") or id(ev) in explained or (ev.file, ev.line) in (
-                caused_lines if (ev.fields or {}).get("nested_in") else explained_lines):
+        if ev.kind.startswith("analysis."):
+            continue
+        nested = (ev.fields or {}).get("nested_in")
+        if nested and id(ev) in explained or ev.line in (caused_lines if nested else explained_lines).get(ev.file,
+                                                                                                            none):
             continue
         errorish = ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn" or _strong(ev)
         if not errorish and ev.level != "WARN":
@@ -154,6 +170,13 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         (symptoms if out["role"] == "symptom" else roots).append(out)
     note_out = [_render(c, diffs, ctx, order_key, note=True) for c in notes.values()]
     return roots, symptoms, note_out
+
+
+def _add_line(lines: dict[str, set[int]], ev) -> None:
+    got = lines.get(ev.file)
+    if got is None:
+        got = lines[ev.file] = set()
+    got.add(ev.line)
 
 
 def _went_on(evs: Sequence, ctx: _Context) -> bool:

@@ -75,10 +75,10 @@ def timeline_section(analysis) -> dict[str, Any] | None:
     failures = [e for e in events if is_failure(e)]
     if not failures:
         return None
-    keys = {id(e): tl.key(e) for e in failures}  # the timeline's key of the events drawn
+    key = tl.key  # the timeline's key of an event drawn (asked again, not held for every failure of the job)
     ff = analysis.first_failure(failures)
     first_ev = ff.event if ff else None
-    axis = "time" if all(keys[id(e)][0] == 0 for e in failures) else "order"
+    axis = "time" if all(key(e)[0] == 0 for e in failures) else "order"
     run = tl.runs(events)  # per event, its second in the timeline's order (None: no time known)
     known = [o for o in run if o is not None]
     start = min(known) if axis == "time" and known else None
@@ -86,8 +86,8 @@ def timeline_section(analysis) -> dict[str, Any] | None:
     def x_of(ev) -> int | None:
         if axis != "time" or start is None:
             return None  # without usable times only the order inside one row is known: set below
-        k = keys.get(id(ev))
-        return k[1] - start if k is not None and k[0] == 0 else None
+        k = key(ev)
+        return k[1] - start if k[0] == 0 else None
 
     def new_row(label, host, ranks):
         return {"label": label, "host": host, "ranks": ranks, "from": None, "to": None, "state": None,
@@ -117,7 +117,7 @@ def timeline_section(analysis) -> dict[str, Any] | None:
             row["from"] = x if row["from"] is None else min(row["from"], x)
             row["to"] = x if row["to"] is None else max(row["to"], x)
     # failure lines per row: torchrun attempts in their order, then the timeline's order
-    for ev in sorted(failures, key=lambda e: (e.attempt or 0, keys[id(e)])):
+    for ev in sorted(failures, key=lambda e: (e.attempt or 0, key(e))):
         if ev.rank is None and ev.kind == "torchrun.child_failed" and ev is not first_ev:
             continue  # the launcher's summary repeats what the ranks said
         row_for(ev)["_evs"].append(ev)
