@@ -391,6 +391,10 @@ def test_timeline_order_is_its_key_order():
     for n in (0, 1, 2, 400):
         tl = Timeline(evs[:n])
         assert list(tl._order) == sorted(range(n), key=tl.key_at)
+        # one number a place, the same order as the key (equals in their order), unknown events last
+        other = Event("torch.x", "ERROR", "elsewhere.log", 3, "x")
+        some = evs[:n:3] + [other]
+        assert sorted(some, key=tl.place) == sorted(some, key=tl.key)
 
 
 def test_new_year_borrows_the_nearest_year():

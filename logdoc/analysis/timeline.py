@@ -254,6 +254,7 @@ class Timeline:
         self._run = order
         self._fidx = array("i", (file_index[ev.file] for ev in events))
         self._order = sorted_positions(order, self._fidx, [ev.line for ev in events])
+        self._places: array | None = None  # the inverse of _order, made when asked (place)
 
     # -- access -------------------------------------------------------------------------------
 
@@ -287,6 +288,19 @@ class Timeline:
                 return i
             k += 1
         return None
+
+    def place(self, ev: Event) -> int:
+        """The event's place in the order (0 first): what :meth:`key` orders, one number; events unknown to
+        this timeline after every known one, by line (as :meth:`key` puts them)."""
+        i = self._index(ev)
+        if i is None:
+            return len(self._order) + max(ev.line, 0)
+        places = self._places
+        if places is None:
+            places = self._places = array("i", bytes(4 * len(self._order)))
+            for k, j in enumerate(self._order):
+                places[j] = k
+        return places[i]
 
     def entry(self, ev: Event) -> Entry | None:
         i = self._index(ev)

@@ -112,10 +112,10 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     explained: set[int] = set()
     # a note's synthetic event stands on the line of its first evidence (the first line of a rank's log, say),
     # which it does not explain
-    explained_lines: dict[str, set[int]] = {}
+    explained_lines: dict[str, Any] = {}
     # a message nested in a carrier that only a symptom explains ("the communicator was aborted; the
     # original reason was: ...") still needs its own card: its line is explained only by a root cause
-    caused_lines: dict[str, set[int]] = {}
+    caused_lines: dict[str, Any] = {}
     for m in matches:
         role = m.rule.role
         for e in m.events:
@@ -172,11 +172,22 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     return roots, symptoms, note_out
 
 
-def _add_line(lines: dict[str, set[int]], ev) -> None:
+_FEW_LINES = 16  # the lines of a file held as a list up to this many, then as a set
+
+
+def _add_line(lines: dict[str, Any], ev) -> None:
+    """``ev``'s line among the lines of its file: a short list while the file has few (a rank's log of a
+    large job has a handful: a set each would cost 7 MB at 10,000 ranks), a set beyond."""
     got = lines.get(ev.file)
     if got is None:
-        got = lines[ev.file] = set()
-    got.add(ev.line)
+        lines[ev.file] = [ev.line]
+    elif got.__class__ is list:
+        if ev.line not in got:
+            got.append(ev.line)
+            if len(got) > _FEW_LINES:
+                lines[ev.file] = set(got)
+    else:
+        got.add(ev.line)
 
 
 def _went_on(evs: Sequence, ctx: _Context) -> bool:

@@ -117,7 +117,8 @@ def timeline_section(analysis) -> dict[str, Any] | None:
             row["from"] = x if row["from"] is None else min(row["from"], x)
             row["to"] = x if row["to"] is None else max(row["to"], x)
     # failure lines per row: torchrun attempts in their order, then the timeline's order
-    for ev in sorted(failures, key=lambda e: (e.attempt or 0, key(e))):
+    at = tl.place  # (one number a failure for the sort: its place in the timeline's order, as its key orders it)
+    for ev in sorted(failures, key=lambda e: ((e.attempt or 0) << 32) + at(e)):
         if ev.rank is None and ev.kind == "torchrun.child_failed" and ev is not first_ev:
             continue  # the launcher's summary repeats what the ranks said
         row_for(ev)["_evs"].append(ev)
