@@ -49,7 +49,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections import deque
+from collections import Counter, deque
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Iterable
 
 from .events import Envelope, Event
@@ -315,6 +317,15 @@ def _line(e) -> int:
     return e.line
 
 
+def _text(x) -> str:
+    return x if type(x) is str else x.decode()
+
+
+_COLL = itemgetter(1)
+_LINE0 = itemgetter(0)
+_TEXT3 = itemgetter(3)
+
+
 def _tail_line(e) -> int:
     return e[0] if type(e) is tuple else e.line
 
@@ -477,6 +488,49 @@ class Reducer:
                 o[3], o[4] = line, op_count
         pend.append((line, text, build))
         return True
+
+    @staticmethod
+    def count_launches(t: list, items: list, build) -> None:
+        """:meth:`count_launch` of each launch of ``items`` (``(line, collective, opCount, text)``, in file order,
+        each after every launch the tail ``t`` counted before, none before its first launch: what
+        ``count_launch`` would take of them all; the opCount and the collective may be ASCII bytes), counted at
+        once: the tail's count and first and last lines, per collective its count and first and last lines and
+        opCounts (read from its first and last launch among them), the last ``limit`` launches' lines and texts.
+        :mod:`logdoc.fast.runs` keeps a communicator's launches so (``Lane.count_pending``)."""
+        pend = t[7]
+        if pend is None:
+            pend = t[7] = deque(maxlen=t[1])
+        t[0] += len(items)
+        first = items[0][0]
+        last = items[-1][0]
+        if first < t[3]:
+            t[3] = first
+        if last > t[4]:
+            t[4] = last
+        ops = t[6]
+        colls = list(map(_COLL, items))
+        counts = Counter(colls)
+        if len(counts) == 1:
+            firsts = lasts = None
+        else:
+            lasts = dict(zip(colls, items))
+            firsts = dict(zip(reversed(colls), reversed(items)))
+        for coll, c in counts.items():
+            f = items[0] if firsts is None else firsts[coll]
+            z = items[-1] if lasts is None else lasts[coll]
+            if type(coll) is not str:
+                coll = coll.decode()
+            o = ops.get(coll)
+            if o is None:
+                o = ops[coll] = [0, f[0], _text(f[2]), z[0], _text(z[2])]
+            else:
+                if f[0] < o[1]:
+                    o[1], o[2] = f[0], _text(f[2])
+                if z[0] >= o[3]:
+                    o[3], o[4] = z[0], _text(z[2])
+            o[0] += c
+        kept = items[-t[1]:]
+        pend.extend(zip(map(_LINE0, kept), map(_TEXT3, kept), repeat(build)))
 
     def extend(self, evs: Iterable[Event]) -> None:
         for ev in evs:

@@ -348,6 +348,7 @@ class Feeder:
         self.settle(self.asm.flush())
         self._update_state()
         if self.lane is not None:
+            self.lane.flush()  # (the launches fast.runs kept, counted)
             self.stats.understood_line(self.lane.folded)
             self.lane.folded = 0
 

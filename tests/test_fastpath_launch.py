@@ -145,3 +145,43 @@ def test_launches_from_bytes_same_folded_parse(tmp_path, monkeypatch, eol, trunc
         assert sum(by_message) > 50 and not all(by_message)  # (connection lines of other threads)
     unfolded = _folded_thrice(p, reduce=False)
     assert unfolded[0] == unfolded[1] == unfolded[2] == unfolded[3]
+
+
+@pytest.mark.parametrize("limit", [1, 3, 1 << 10])
+def test_launches_kept_per_communicator_same_folded_parse(tmp_path, monkeypatch, limit):
+    """The launches a run keeps per communicator (``fast.runs._pending``) and counts later
+    (``Lane.count_pending``, ``Reducer.count_launches``: once ``MAX_PENDING`` are kept, before ``Lane.launch`` counts another launch
+    of the same tail, and when the source ends) give what the plain path gives: counted at once, by
+    threes and by the thousand, grep on and off."""
+    monkeypatch.setattr(paste, "REPAIR_MAX", 1 << 10)
+    monkeypatch.setenv("LOGDOC_NO_GREP", "1" if limit == 3 else "")
+    monkeypatch.setattr(runs, "MAX_PENDING", limit)
+    lines = _dense_job(11 + limit, 6000)
+    p = tmp_path / "dense.log"
+    p.write_text("\n".join(lines) + "\n")
+    flushed = []
+    orig_flush = lane.Lane.count_pending
+
+    def count_pending(self, q):
+        flushed.append(len(q[2]))
+        orig_flush(self, q)
+
+    monkeypatch.setattr(lane.Lane, "count_pending", count_pending)
+    before = []
+    orig_count = lane.Lane.count_launch
+
+    def count_launch(self, tk, t, n, coll, oc, text, build):
+        q = self.pending.get(tk)
+        before.append(bool(q and q[2]))
+        return orig_count(self, tk, t, n, coll, oc, text, build)
+
+    monkeypatch.setattr(lane.Lane, "count_launch", count_launch)
+    out = _folded_thrice(p)
+    assert out[0] == out[1] == out[2] == out[3]
+    assert sum(flushed) > 1500  # (the launches runs kept)
+    if limit == 1:
+        assert max(flushed) == 1
+    else:  # a launch counted by Lane.launch after launches of its tail that a run kept
+        assert any(before)
+    unfolded = _folded_thrice(p, reduce=False)
+    assert unfolded[0] == unfolded[1] == unfolded[2] == unfolded[3]

@@ -101,7 +101,7 @@ class Lane:
     from the feeder: what its open records may take)."""
 
     __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys",
-                 "launch_tails", "raw_tails", "bulk_groups", "message_groups")
+                 "launch_tails", "raw_tails", "pending", "bulk_groups", "message_groups")
 
     def __init__(self, feeder, classify: Callable[[Record, str], Event | None]) -> None:
         self.feeder = feeder
@@ -118,9 +118,31 @@ class Lane:
         self.folded = 0  # lines understood and counted into a saturated group (added to stats by finish)
         self.bar_keys: dict[tuple, tuple] = {}  # the app.progress group of a stream (bar)
         self.launch_tails: dict[tuple, list] = {}  # (host, pid, comm) text -> its Reducer tail (_launch)
-        self.raw_tails: dict[tuple, list] = {}  # (header, comm) bytes -> the same tail (fast.runs)
+        self.raw_tails: dict[tuple, list] = {}  # (header, comm) bytes -> its launches not yet counted (fast.runs)
+        self.pending: dict[tuple, list] = {}  # (host, pid, comm) text -> the same (fast.runs._pending)
         self.bulk_groups: dict[tuple, list] = {}   # a bulk group key -> its full Reducer group (bulk)
         self.message_groups: dict[tuple, list] = {}  # (message, host, pid) text -> its full group (_fold_message)
+
+    def count_launch(self, tk: tuple, t: list, n: int, coll: str, oc: str, text, build) -> bool:
+        """``Reducer.count_launch`` of a launch of the tail ``t`` (key ``tk`` in :attr:`launch_tails`), once the
+        launches :mod:`logdoc.fast.runs` kept for that tail are counted (they come before it)."""
+        q = self.pending.get(tk)
+        if q is not None and q[2]:
+            self.count_pending(q)
+        return self.out.count_launch(t, n, coll, oc, text, build)
+
+    def count_pending(self, q: list) -> None:
+        """Count the launches :mod:`logdoc.fast.runs` kept in ``q`` (``[tail key, tail, launches]``) into
+        their tail (``Reducer.count_launches``)."""
+        items = q[2]
+        if items:
+            q[2] = []
+            self.out.count_launches(q[1], items, self._build_raw)
+
+    def flush(self) -> None:
+        """Count every launch :mod:`logdoc.fast.runs` kept (the source ends: ``Feeder.finish``)."""
+        for q in self.pending.values():
+            self.count_pending(q)
 
     def ok(self, text: str) -> bool:
         """For a line that starts with :data:`LANE_HEAD`: whether ``feed`` would give it back as a
@@ -396,7 +418,7 @@ class Lane:
             if t is None:
                 return False
             tails[tk] = t
-        if not self.out.count_launch(t, n, coll, oc, text, self._build):
+        if not self.count_launch(tk, t, n, coll, oc, text, self._build):
             return False
         self.folded += 1
         return True
@@ -447,7 +469,7 @@ class Lane:
             if t is None:
                 return False
             self.launch_tails[tk] = t
-        if not self.out.count_launch(t, n, coll, oc, raw, self._build_raw):
+        if not self.count_launch(tk, t, n, coll, oc, raw, self._build_raw):
             return False
         self.folded += 1
         return True

@@ -51,9 +51,9 @@ class BulkPlan:
     head_std: Any = None          # LANE_HEAD and the template's plain pattern as one (_head_std), or None
     quick: tuple | None = None    # a launch that Lane.launch reads from head_std alone: the groups of the
                                   # host, pid, opCount, comm and collective (or None) in head_std (_quick)
-    raw_std: Any = None           # a quick launch: std without its ^ on bytes, matched at the message's start (_raw_std)
-    no_family: bool = False       # no message of this shape is one a grammar may read (_no_family)
-    word_b: bytes = b""           # word's bytes
+    raw_std: Any = None           # a quick launch whose shape no grammar family reads (_no_family): its first
+                                  # word and std on bytes, matched at the message's start (_raw_std)
+    raw_groups: tuple = ()        # the groups of the opCount and the comm in raw_std, and of the collective or None
 
 
 _BULK_PLANS: dict[bytes, BulkPlan] = {}
@@ -102,26 +102,31 @@ def learn(raw: bytes, text: str, ev: Event) -> None:
             g = _HEAD_GROUPS + 1  # the template's first group in head_std
             quick = (1, 2, g + launch[2], g + nargs - 3, None if launch[0] is None else g + launch[0])
     family = nccl.family_for(word)
-    raw_std = _raw_std(std) if quick is not None else None
+    raw_std = _raw_std(std, word) if quick is not None and _no_family(family, key) else None
+    groups = () if raw_std is None else (quick[2] - _HEAD_GROUPS, quick[3] - _HEAD_GROUPS,
+                                         None if quick[4] is None else quick[4] - _HEAD_GROUPS)
     _BULK_PLANS[key] = BulkPlan(entry[0], entry[1], word, ("b", ev.kind, ev.template), std, {}, family, words, launch,
-                                both, quick, raw_std, _no_family(family, key), word.encode())
+                                both, quick, raw_std, groups)
 
 
-def _raw_std(std) -> Any:
-    """``std`` (led by ``^``) without its ``^``, compiled on bytes: on an ASCII line without control bytes
-    (a run's, :mod:`logdoc.fast.runs`), ``p.match(raw, k)`` matches exactly when ``std.match(raw[k:].decode())``
-    does, with the same groups as bytes: on ASCII text ``\\d``, ``\\w``, ``\\b`` and case folding read
-    the same in both, ``\\s`` differs only on the control bytes 28 to 31, which such a line does not hold,
-    and ``match`` at ``k`` without ``^`` is anchored there (what could look before ``k``, a lookbehind or
-    ``\\A``, is refused by :func:`_head_std`, which a quick plan has). None when the pattern holds a
-    character not ASCII or a construct bytes refuse."""
+def _raw_std(std, word: str) -> Any:
+    """The message's first word ``word`` followed by a blank or the end (what ``Lane.launch`` asks first, as a
+    lookahead) and ``std`` (led by ``^``) without its ``^``, compiled on bytes: on an ASCII line without control
+    bytes (a run's, :mod:`logdoc.fast.runs`), ``p.match(raw, k)`` matches exactly when the word's test and
+    ``std.match(raw[k:].decode())`` do, with the same groups as bytes: on ASCII text ``\\d``, ``\\w``, ``\\b``
+    and case folding read the same in both, ``\\s`` differs only on the control bytes 28 to 31, which such a
+    line does not hold, and ``match`` at ``k`` without ``^`` is anchored there (what could look before ``k``, a
+    lookbehind or ``\\A``, is refused by :func:`_head_std`, which a quick plan has). None when the pattern or
+    the word holds a character not ASCII or a construct bytes refuse."""
     pat = std.pattern
     if not isinstance(pat, str) or not pat.startswith("^") or _head_std(std) is None:
         return None
     try:
-        return re.compile(pat[1:].encode("ascii"), std.flags & ~re.UNICODE)
+        rx = re.compile(b"(?=" + re.escape(word.encode("ascii")) + b"(?: |\\Z))(?:" + pat[1:].encode("ascii") + b")",
+                        std.flags & ~re.UNICODE)
     except (UnicodeEncodeError, re.error):
         return None
+    return rx if rx.groups == std.groups else None
 
 
 _COMM_SHAPE = b" comm 0x".translate(None, _HEXB)  # as it shows in a shape: ` omm x`

@@ -42,14 +42,14 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
     raw_tails = lane.raw_tails
     refused = nccl.grammar_refused
     build = lane._build_raw
-    count_launch = lane.out.count_launch  # (Reducer's static method)
     n = lineno - 1
     j = i
     end = len(lines)
     folded = 0
     while j < end:
         raw = lines[j]
-        if b"%|" in raw or (nothing is not None and raw in nothing):
+        # (bytes.find, not `in`: `sub in raw` first tries sub as an integer, a TypeError raised and cleared)
+        if raw.find(b"%|") >= 0 or (nothing is not None and raw in nothing):
             break  # (a bar, a line whose record gave nothing: _dense's earlier checks)
         n += 1
         seen = raw_lane.get(raw)
@@ -58,7 +58,7 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
                 lane.hit(n, seen)
             j += 1
             continue
-        if b"NCCL INFO " not in raw:
+        if raw.find(b"NCCL INFO ") < 0:
             break
         plan = plans.get(raw.translate(None, hexb))
         if plan is None:
@@ -77,18 +77,14 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
                 or not raw.isascii():
             break
         rx = plan.raw_std
-        if rx is not None and plan.no_family:
-            # the message matched on its bytes (plans._raw_std), the family check settled by the shape
-            # (plans._no_family), the tail found by the header's and the comm's bytes
-            word = plan.word_b
-            w = k + len(word)
-            if not raw.startswith(word, k) or (len(raw) > w and raw[w] != 32):
-                break
+        if rx is not None:
+            # the word's test and the message's match on its bytes (plans._raw_std; the family check settled by
+            # the shape, plans._no_family); the launch kept with its communicator's others (_pending, flush)
             got = rx.match(raw, k)
             if got is None:
                 break
-            _, _, og, cg, kg = plan.quick
-            oc, comm = got.group(og - _HEAD_GROUPS, cg - _HEAD_GROUPS)
+            og, cg, kg = plan.raw_groups
+            oc, comm = got.group(og, cg)
             try:
                 int(oc, 16)
             except (TypeError, ValueError):
@@ -96,24 +92,18 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
             if kg is None:
                 coll = plan.launch[1]
             else:
-                coll = got.group(kg - _HEAD_GROUPS)
+                coll = got.group(kg)
                 if not coll:
                     break
-                coll = coll.decode()
-            tk = (raw[:k], comm)
-            t = raw_tails.get(tk)
-            if t is None:
-                head = heads.get(tk[0], _NO_HEAD)
-                if head is _NO_HEAD or head is None:
+            q = raw_tails.get((raw[:k], comm))
+            if q is None:
+                q = _pending(lane, raw[:k], comm)
+                if q is None:
                     break
-                t = tails.get((head[0], head[1], comm.decode()))
-                if t is None:
-                    break
-                if len(raw_tails) >= MAX_BULK_PLANS:
-                    raw_tails.clear()
-                raw_tails[tk] = t
-            if not count_launch(t, n, coll, oc.decode(), raw, build):
-                break
+            items = q[2]
+            items.append((n, coll, oc, raw))
+            if len(items) >= MAX_PENDING:
+                lane.count_pending(q)
             folded += 1
             j += 1
             continue
@@ -141,13 +131,40 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
             coll = got.group(kg - _HEAD_GROUPS)
             if not coll:
                 break
-        t = tails.get((head[0], head[1], comm))
-        if t is None or not count_launch(t, n, coll, oc, raw, build):
+        tk = (head[0], head[1], comm)
+        t = tails.get(tk)
+        if t is None or not lane.count_launch(tk, t, n, coll, oc, raw, build):
             break
         folded += 1
         j += 1
     lane.folded += folded
     return j
+
+
+MAX_PENDING = 1 << 10  # launches kept per communicator before they are counted (their bytes are held till then)
+
+
+def _pending(lane, head: bytes, comm: bytes) -> list | None:
+    """The launches not yet counted of the tail of a header's bytes ``head`` (its host and pid, ``_HEADS``) and
+    a comm's bytes, ``[tail key, tail, launches]`` (``Lane.pending``, found by the bytes in ``Lane.raw_tails``),
+    once the tail has its first launch (``Lane.launch_tails``); None otherwise: the line is left to
+    ``_dense`` (``Lane.launch``, which reads an unknown header and makes the tail)."""
+    hp = _HEADS.get(head, _NO_HEAD)
+    if hp is _NO_HEAD or hp is None:
+        return None
+    tk = (hp[0], hp[1], comm.decode())
+    t = lane.launch_tails.get(tk)
+    if t is None:
+        return None
+    q = lane.pending.get(tk)
+    if q is None:
+        q = lane.pending[tk] = [tk, t, []]
+    if len(lane.raw_tails) >= MAX_BULK_PLANS:
+        lane.raw_tails.clear()
+    lane.raw_tails[(head, comm)] = q
+    return q
+
+
 
 
 def message_raw(lane, n: int, raw: bytes) -> bool:

@@ -157,7 +157,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
         lineno += 1
         if i == skip:
             continue  # the line after an opener, read with it
-        if bars is not None and b"%|" in raw and bars(lineno, raw):
+        if bars is not None and raw.find(b"%|") >= 0 and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
         if nothing is not None and raw in nothing and alone_raw(lane, lineno, raw):
             continue  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
@@ -178,7 +178,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
                     if fold is None or not fold(lineno, seen):
                         lane.hit(lineno, seen)
                     continue
-                if bulk is not None and b"NCCL INFO " in raw:  # (every plan's shape holds it: LANE_HEAD)
+                if bulk is not None and raw.find(b"NCCL INFO ") >= 0:  # (every plan's shape holds it: LANE_HEAD)
                     plan = plans.get(raw.translate(None, hexb))
                     if plan is not None and (launch(lineno, raw, plan) if plan.quick else bulk(lineno, raw, plan)):
                         continue
@@ -191,8 +191,8 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
             text = clean(raw)
             line(lineno, text, cand(text) is not None)
             continue
-        c = b"NCCL" in raw or cand(text) is not None  # (a keyword: its bytes are in the line's exactly when it is in the text)
-        if c and pairs and i < last and feeder.state < 2 and b"NCCL" not in raw:
+        c = raw.find(b"NCCL") >= 0 or cand(text) is not None  # (a keyword: its bytes are in the line's exactly when it is in the text)
+        if c and pairs and i < last and feeder.state < 2 and raw.find(b"NCCL") < 0:
             nxt = lines[i + 1]  # no candidate, its bytes its clean text, and one the quiet skip counts
             if cand_bytes(nxt) is None and (ctrl is None or ctrl(nxt) is None) and _quiet_skip(nxt):
                 seen = _OPENERS.get(raw)
@@ -344,11 +344,11 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 if fold is None or not fold(lineno, seen):
                     lane.hit(lineno, seen)
                 continue
-        if bulk is not None and feeder.lane_state < 2 and b"NCCL INFO " in raw:
+        if bulk is not None and feeder.lane_state < 2 and raw.find(b"NCCL INFO ") >= 0:
             plan = plans.get(raw.translate(None, hexb))
             if plan is not None and bulk(lineno, raw, plan):
                 continue
-        if bars is not None and b"%|" in raw and bars(lineno, raw):
+        if bars is not None and raw.find(b"%|") >= 0 and bars(lineno, raw):
             continue  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
         if nothing is not None and raw in nothing and alone_raw(lane, lineno, raw):
             continue  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
@@ -371,7 +371,7 @@ def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes)
     skip counts that next line: the start of the line after the two when both were read, ``nl + 1``
     when line ``lineno`` alone was, -1 when it is to be fed as usual (nothing was done but closing
     idle records)."""
-    if b"NCCL" in raw:
+    if raw.find(b"NCCL") >= 0:
         return -1  # (NCCL's lines: the NCCL lanes read them, the usual path)
     nxt = buf.find(b"\n", nl + 1, end)
     if nxt < 0 or not _quiet_skip(buf[nl + 1:nxt]):
