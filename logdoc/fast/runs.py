@@ -141,7 +141,7 @@ def run(lane, lines: list, i: int, lineno: int, nothing, message=None) -> int:
     return j
 
 
-MAX_PENDING = 1 << 10  # launches kept per communicator before they are counted (their bytes are held till then)
+MAX_PENDING = 1 << 8  # launches kept per communicator before they are counted (their bytes are held till then)
 
 
 def _pending(lane, head: bytes, comm: bytes) -> list | None:
