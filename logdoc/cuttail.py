@@ -111,6 +111,19 @@ def _index(phrases: tuple[str, ...]) -> dict[str, list[tuple[str, int]]]:
 
 _BY_TAIL = _index(PHRASES)
 _MARK_END = frozenset(".\u2026])>")  # how a text with a viewer's cut mark ends
+_MARK_WORDS = ("trunc", "trimm", "more")  # the words of a bracketed mark (classify/cut.py CUT_MARK)
+
+
+def _may_have_mark(body: str) -> bool:
+    """Whether ``body`` can end with a viewer's cut mark: a run of dots or an ellipsis, or a bracket
+    with a mark's word before it (cheap tests: most messages end with a full stop or a bracket, and
+    the mark's pattern is searched only for these)."""
+    if body.endswith(("..", "\u2026")):
+        return True
+    if body[-1] == ".":
+        return False
+    tail = body[-80:].lower()
+    return any(w in tail for w in _MARK_WORDS)
 
 
 def complete(text: str) -> str | None:
@@ -119,7 +132,7 @@ def complete(text: str) -> str | None:
     if not text:
         return None
     body = text.rstrip()
-    if body and body[-1] in _MARK_END:
+    if body and body[-1] in _MARK_END and _may_have_mark(body):
         body, _ = strip_mark(body)
     rows = _BY_TAIL.get(body[-MIN_PREFIX:])
     if not rows:

@@ -24,6 +24,7 @@ from logdoc.pipeline import parse_sources
     # a viewer's cut mark goes with the cut
     ("bind failed: Cannot assign requeste\u2026 [truncated]", "bind failed: Cannot assign requested address"),
     ("bind failed: Cannot assign req...", "bind failed: Cannot assign requested address"),
+    ("bind failed: Cannot assign req [... 120 more characters]", "bind failed: Cannot assign requested address"),
     # the head of a phrase that a longer one begins with is the shorter phrase
     ("accept: Too many open fil", "accept: Too many open files"),
     ("CUDA error: invalid argum", "CUDA error: invalid argument"),
@@ -44,6 +45,8 @@ def test_a_cut_phrase_is_written_out(text, whole):
     "xCannot assign requeste",               # inside a word
     "NET/OFI Request 0x7fbb944701b8 comple...",  # no listed phrase
     "Training step 100 done",
+    "Init COMPLETE comm 0x55d0c0a1b2c0 rank 0 nranks 8 - Init COMPLETE.",  # a sentence's full stop is no mark
+    "NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read [1]",
 ])
 def test_no_completion_when_it_is_not_certain(text):
     assert complete(text) is None
