@@ -33,6 +33,7 @@ characters that end each of their prefixes, and a message asks with its own last
 from __future__ import annotations
 
 from .classify.cut import strip_mark
+from .classify.neighbours import CUDA_ERROR_TEXTS
 
 MIN_PREFIX = 8  # characters of a phrase a cut tail must hold
 
@@ -60,28 +61,15 @@ ERRNO_TEXTS = (
     "Memory page has hardware error",
 )
 
-CUDA_TEXTS = (
-    "CUDA driver version is insufficient for CUDA runtime version",
+# the CUDA runtime's texts that name one failure (the neighbours reader's list), and the generic ones a cut can
+# still name when the message ends in one
+CUDA_TEXTS = tuple(sorted(CUDA_ERROR_TEXTS)) + (
     "API call is not supported in the installed CUDA driver",
-    "no CUDA-capable device is detected",
-    "all CUDA-capable devices are busy or unavailable",
-    "system has unsupported display driver / cuda driver combination",
-    "forward compatibility was attempted on non supported HW",
-    "system not yet initialized",
-    "an illegal memory access was encountered",
-    "an illegal instruction was encountered",
-    "device-side assert triggered",
-    "unspecified launch failure",
-    "the launch timed out and was terminated",
     "too many resources requested for launch",
-    "uncorrectable ECC error encountered",
-    "invalid device ordinal",
-    "peer access is not supported between these two devices",
     "no kernel image is available for execution on the device",
     "operation not permitted when stream is capturing",
     "operation not supported",
     "initialization error",
-    "misaligned address",
     "invalid argument",
     "out of memory",
 )
