@@ -361,14 +361,11 @@ def test_facts_fold_per_family_and_every_setting_is_kept():
     assert sum(g["count"] for g in r.folded("f")) >= 50 - digest.FACT_KEEP
 
 
-@pytest.mark.parametrize("name", ["nccl-healthy-2node-16gpu-ib-gdr", "nccl-socket-fallback"])
-def test_unread_facts_folded_give_the_same_report(name, tmp_path, monkeypatch):
-    """logdoc/facts.py: the INFO facts nothing reads one by one are counted on the event before
-    them; the whole report (counts per rank, file, attempt and source included) is the one every
-    event gives, raw and from a digest written of the folded events."""
+def _folded_digest_every(paths, tmp_path, monkeypatch):
+    """The parse of ``paths`` with facts folded, the same read back from its digest, and the parse without
+    any fold (facts.fold_unread off)."""
     from logdoc import facts
 
-    paths = [str(SAMPLES / name)]
     folded = parse_paths(paths, reduce=True)
     out = tmp_path / "d.json"
     digest.write(folded, str(out))
@@ -376,6 +373,17 @@ def test_unread_facts_folded_give_the_same_report(name, tmp_path, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(facts, "fold_unread", list)
         every = parse_paths(paths, reduce=True)
+    return folded, from_digest, every
+
+
+@pytest.mark.parametrize("name", ["nccl-healthy-2node-16gpu-ib-gdr", "nccl-socket-fallback"])
+def test_unread_facts_folded_give_the_same_report(name, tmp_path, monkeypatch):
+    """logdoc/facts.py: the INFO facts nothing reads one by one are counted on the event before
+    them; the whole report (counts per rank, file, attempt and source included) is the one every
+    event gives, raw and from a digest written of the folded events."""
+    from logdoc import facts
+
+    folded, from_digest, every = _folded_digest_every([str(SAMPLES / name)], tmp_path, monkeypatch)
     assert len(folded.events) < len(every.events)
     assert sum(1 + e.folds for e in folded.events) == len(every.events)
     assert facts.fold_unread(list(folded.events)) == folded.events  # again: nothing changes
@@ -414,18 +422,10 @@ def test_progress_bars_folded_give_the_same_report(tmp_path, monkeypatch):
     """A job folder whose ranks print tqdm bars: the report with a bar's lines folded is the one every
     line gives (counts per rank, file, attempt and source included), raw and from a digest."""
     import gen_logs
-    from logdoc import facts
 
     job = tmp_path / "job"
     gen_logs.job_folder(str(job), nranks=24, file_mb=0.01, seed=5)
-    paths = [str(job)]
-    folded = parse_paths(paths, reduce=True)
-    out = tmp_path / "d.json"
-    digest.write(folded, str(out))
-    from_digest = parse_paths([str(out)], reduce=True)
-    with monkeypatch.context() as m:
-        m.setattr(facts, "fold_unread", list)
-        every = parse_paths(paths, reduce=True)
+    folded, from_digest, every = _folded_digest_every([str(job)], tmp_path, monkeypatch)
     bars = [e for e in folded.events if e.kind == "app.progress"]
     assert bars and sum(1 + e.folds for e in bars) > len(bars)
     assert sum(1 + e.folds for e in folded.events) == len(every.events)
