@@ -183,6 +183,7 @@ def test_elisions_between_lines_are_irrelevant():
 # ------------------------------------------------------------------------------------------------
 # ranks interleaved mid-line
 
+_C10_HEAD = "[rank0]:[E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:632] "  # rank 0's c10 header in the test below
 OTHER = ("[rank1]:[E1129 17:01:53.700000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
          "operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=2, NumelOut=2, Timeout(ms)=600000) ran "
          "for 600555 milliseconds before timing out.")
@@ -204,7 +205,8 @@ def test_interleaved_ranks_are_never_mixed_up(cut, inner):
         if ev.fields.get("seq") == 4 or ev.fields.get("nccl_result"):
             assert ev.rank == 1, ev
         if ev.fields.get("seq") == 3:
-            assert ev.rank == 0, ev
+            # (a cut inside rank 0's c10 header leaves its second half without `[rank0]:`: read, its rank unknown)
+            assert ev.rank == 0 or (ev.rank is None and cut < len(_C10_HEAD)), ev
 
 
 @pytest.mark.parametrize("cut", [10, 30, 50])
