@@ -16,6 +16,13 @@ def _top(text: str) -> dict | None:
     return d[0] if d else None
 
 
+def _read_as(p, kind, fields):
+    """``p`` is an event of ``kind`` whose fields hold ``fields``."""
+    assert p is not None and p.kind == kind
+    for k, v in fields.items():
+        assert p.fields[k] == v
+
+
 @pytest.mark.parametrize("line, fields", [
     ("Couldn't allocate MR with error=14", {"step": "register_mr", "errno": "14"}),
     ("Couldn't allocate MR", {"step": "register_mr"}),
@@ -25,10 +32,7 @@ def _top(text: str) -> dict | None:
     ("Couldn't connect to node2:18515", {"step": "connect", "peer": "node2", "port": "18515"}),
 ])
 def test_perftest_lines_are_read(line, fields):
-    p = classify_perftest(line)
-    assert p is not None and p.kind == "perftest.error"
-    for k, v in fields.items():
-        assert p.fields[k] == v
+    _read_as(classify_perftest(line), "perftest.error", fields)
 
 
 @pytest.mark.parametrize("line", [
@@ -73,10 +77,7 @@ def test_perftest_failures_name_their_cause(wrap, line, rule):
      {"peer": "10.0.0.5", "port": 29500, "strerror": "connection refused"}),
 ])
 def test_go_dial_errors_are_read(line, kind, fields):
-    p = classify_go_net(line)
-    assert p is not None and p.kind == kind
-    for k, v in fields.items():
-        assert p.fields[k] == v
+    _read_as(classify_go_net(line), kind, fields)
 
 
 @pytest.mark.parametrize("line", [
