@@ -54,7 +54,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, Iterable
 
-from .events import Envelope, Event
+from .events import WHO, Envelope, Event
 from .lazyre import lazy_re
 
 SCHEMA = "logdoc.digest/2"
@@ -857,14 +857,10 @@ def _load(data: bytes | str, name: str) -> dict[str, Any]:
     return d
 
 
-# what an envelope says of who printed a line not understood (kept in a digest, read again by logdoc/reread.py)
-_WHO = ("rank", "local_rank", "node_rank", "host", "pid", "time")
-
-
 def _who(env) -> dict[str, Any]:
     if env is None:
         return {}
-    who = {k: getattr(env, k) for k in _WHO if getattr(env, k) is not None}
+    who = {k: getattr(env, k) for k in WHO if getattr(env, k) is not None}
     return {"who": who} if who else {}
 
 
@@ -872,7 +868,7 @@ def _envelope(who: Any) -> Envelope | None:
     """The envelope a digest kept for a line not understood; what is not of its type is left out."""
     if not isinstance(who, dict):
         return None
-    kept = {k: who[k] for k in _WHO if isinstance(who.get(k), str if k in ("host", "time") else int)
+    kept = {k: who[k] for k in WHO if isinstance(who.get(k), str if k in ("host", "time") else int)
             and not isinstance(who.get(k), bool)}
     return Envelope(**kept) if kept else None
 

@@ -212,7 +212,7 @@ def _grepped(m: re.Match, env: Envelope) -> str:
 
 def _header_cut(m: re.Match, env: Envelope) -> str:
     """The end of a c10 / glog header whose start a paste cut (``ProcessGroupNCCL.cpp:1234] ``,
-    ``.685814139 ProcessGroupNCCL.cpp:1234] ``, ``E1129 17:01:53.685 socket.cpp:663] ``): its source, and its
+    ``53.685814139 ProcessGroupNCCL.cpp:1234] ``, ``E1129 17:01:53.685 socket.cpp:663] ``): its source, and its
     level when the level letter is still there."""
     if m["lvl"]:
         env.level = _LEVEL[m["lvl"]]

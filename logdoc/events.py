@@ -34,6 +34,10 @@ class Envelope:
         return (self.node_rank, self.host, self.rank, self.local_rank, self.pid)
 
 
+# what an envelope says of who printed a line and when (kept with a line read again: logdoc/reread.py, digests)
+WHO = ("rank", "local_rank", "node_rank", "host", "pid", "time")
+
+
 @dataclass(slots=True)
 class Event:
     kind: str

@@ -6,8 +6,9 @@ errno text a program printed after words of its own, a message a launcher quoted
 nothing in a job, each line that holds a keyword but that no grammar understood (the parse keeps them:
 :class:`logdoc.results.Unread`, the first line of each text) is read as the message of an exception whose
 type line was lost (an event of kind ``torch.exception`` without ``exc_type``, flagged ``bare``, its text
-the line as read, its rank and host those its envelope said as the line was first read). A diagnosis is taken from that second reading only when a rule names the message by
-its words (a rule with a pattern or catalog templates): the readings of a kind alone (an exception of the
+the line as read, its rank and host those its envelope said as the line was first read). A diagnosis is
+taken from that second reading only when a rule names the message by its words (a rule with a pattern or
+catalog templates): the readings of a kind alone (an exception of the
 program, a cut traceback) and the catalog, family and candidate cards are not, since any line that says
 "error" would give them.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import Event
+from .events import WHO, Event
 from .results import ParseResult
 
 # the cards (not rules): what a message's family or its catalog entry says, candidates after a vague first diagnosis
@@ -25,7 +26,6 @@ _MAX_LINE = 2000
 READ_AS = ("read as a message printed without its header: nothing in the log as printed matched a rule, and this "
            "line's words are the message the rule names")
 _DISCOUNT = 0.8
-_WHO = ("rank", "local_rank", "node_rank", "host", "pid", "time")
 
 
 def bare_events(result: ParseResult) -> list[Event]:
@@ -58,7 +58,7 @@ def _with_who(env, outer):
     """``env`` with what ``outer`` (the envelope peeled as the line was read) said of who printed the line."""
     from dataclasses import replace
 
-    got = {k: getattr(outer, k) for k in _WHO if getattr(env, k) is None and getattr(outer, k) is not None}
+    got = {k: getattr(outer, k) for k in WHO if getattr(env, k) is None and getattr(outer, k) is not None}
     return replace(env, **got) if got else env
 
 

@@ -128,7 +128,7 @@ class RuleSet:
             # the text with a phrase a viewer cut written out (logdoc/cuttail.py): a rule that does
             # not match the text is tried on it too
             whole = complete(text)
-            low = None
+            low = whole_low = None
             for rule, needs, fold in prep:
                 if disabled and rule.id in disabled:
                     continue
@@ -152,9 +152,11 @@ class RuleSet:
                         continue
                 try:
                     m = rule.match_event(ev, job) if ok else None
-                    if (m is None and whole is not None and (rule._pattern is not None or rule._fields is not None)
-                            and _may_match(needs, fold, whole)):
-                        m = rule.match_event(ev, job, whole)
+                    if m is None and whole is not None and (rule._pattern is not None or rule._fields is not None):
+                        if fold and whole_low is None:
+                            whole_low = whole.lower() if whole.isascii() else False
+                        if _may_match(needs, whole_low if fold else whole):
+                            m = rule.match_event(ev, job, whole)
                 except RuleTimeout:
                     disabled.add(rule.id)
                     self.run_problems.append(Problem(
@@ -167,17 +169,14 @@ class RuleSet:
         return out
 
 
-def _may_match(needs, fold: bool, text: str) -> bool:
+def _may_match(needs, hay) -> bool:
     """The pattern's own first test (patterns.py), without the calls: False when none of the texts
-    every match holds is in ``text``, so the rule does not match."""
-    if needs is None:
+    every match holds is in ``hay`` (the text, lower-cased for a pattern that ignores case; False: a
+    text that is not ASCII, which the test cannot rule out), so the rule does not match."""
+    if needs is None or hay is False:
         return True
-    if fold:
-        if not text.isascii():
-            return True
-        text = text.lower()
     for lit in needs:
-        if lit in text:
+        if lit in hay:
             return True
     return False
 
