@@ -119,3 +119,28 @@ def test_scorer_reads_a_case(tmp_path):
     assert o.top1 == (not o.errors) and o.false_alarm == bool(o.errors)
     line = fs.summary_line(s)
     assert line.startswith("field: top-1 ") and line.endswith(f"crashes {s['crashes']}")
+
+
+def test_scorer_says_when_this_python_cannot_run_logdoc(tmp_path, monkeypatch, capsys):
+    """A dependency this Python lacks is no crash of logdoc's on every case: the scorer says so in one line and
+    exits 2; a module of logdoc's own that is missing is a crash like any other."""
+    case = tmp_path / "x-y-1"
+    case.mkdir()
+    (case / "case.yaml").write_text("source: https://example.invalid/1\ncategory: none\nestablished_by: x\n",
+                                    encoding="utf-8")
+    (case / "log.txt").write_text("step 1\n", encoding="utf-8")
+
+    class Missing:
+        def __init__(self, name):
+            self.name = name
+
+        def explain(self, paths):
+            raise ModuleNotFoundError(f"No module named {self.name!r}", name=self.name)
+
+    with pytest.raises(ModuleNotFoundError):
+        fs.run_case(Missing("lark"), fs.load_case(case, CATEGORIES))
+    assert "logdoc.gone" in fs.run_case(Missing("logdoc.gone"), fs.load_case(case, CATEGORIES)).crash
+    monkeypatch.setattr(fs, "Runner", lambda mod: Missing("lark"))
+    assert fs.main(["--cases", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "'lark'" in err

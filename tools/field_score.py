@@ -204,6 +204,11 @@ def run_case(logdoc_mod, case: Case, timeout: int = CASE_TIMEOUT) -> Outcome:
     except _Timeout:
         return Outcome(case, [], [], [], [], crash=f"no answer within {timeout} s",
                        seconds=time.perf_counter() - t0)
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith("logdoc"):
+            raise  # a dependency this Python lacks: no case can be scored (main says so), not a crash of logdoc's
+        msg = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+        return Outcome(case, [], [], [], [], crash=msg, seconds=time.perf_counter() - t0)
     except Exception as e:  # noqa: BLE001 - a crash is what is counted
         msg = f"{type(e).__name__}: {e}".splitlines()[0][:300]
         return Outcome(case, [], [], [], [], crash=msg, seconds=time.perf_counter() - t0)
@@ -314,7 +319,12 @@ def main(argv: list[str] | None = None) -> int:
         except CaseError as e:
             invalid.append(str(e))
     runner = Runner(logdoc_mod)
-    outcomes = [run_case(runner, c, args.timeout) for c in cases]
+    try:
+        outcomes = [run_case(runner, c, args.timeout) for c in cases]
+    except ModuleNotFoundError as e:
+        print(f"field_score: this Python cannot run logdoc: no module named {e.name!r} "
+              f"(install its dependencies: pip install -e '.[test]')", file=sys.stderr)
+        return 2
     if args.known_misses:
         for o in outcomes:
             if not o.top1:
