@@ -141,6 +141,7 @@ def test_scorer_says_when_this_python_cannot_run_logdoc(tmp_path, monkeypatch, c
         fs.run_case(Missing("lark"), fs.load_case(case, CATEGORIES))
     assert "logdoc.gone" in fs.run_case(Missing("logdoc.gone"), fs.load_case(case, CATEGORIES)).crash
     monkeypatch.setattr(fs, "Runner", lambda mod: Missing("lark"))
+    monkeypatch.setattr(fs, "import_logdoc", lambda where: logdoc)  # (its re-import would split this process's classes)
     assert fs.main(["--cases", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "'lark'" in err
