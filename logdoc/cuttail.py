@@ -160,3 +160,24 @@ def _closers(head: str) -> str:
         elif stack and c == stack[-1]:
             stack.pop()
     return out + "".join(reversed(stack))
+
+
+MIN_ACROSS = 12  # characters of a phrase that says two pieces were one line (``out of`` / ``memory`` says little)
+
+
+def across(text: str, at: int) -> bool:
+    """Whether a listed phrase of at least :data:`MIN_ACROSS` characters runs over position ``at`` of
+    ``text``, starting at a word start: ``... failed : Ad`` + ``dress family not supported by protocol``
+    joined at the cut reads ``Address family not supported by protocol`` whole, which neither piece
+    holds. The paste module joins two lines a terminal cut inside such a text (``logdoc.paste``)."""
+    for phrase in PHRASES:
+        n = len(phrase)
+        if n < MIN_ACROSS:
+            continue
+        lo = max(0, at - n + 1)
+        s = text.find(phrase, lo, at + n - 1)
+        while s != -1 and s < at:
+            if s + n > at and (s == 0 or not (text[s - 1].isalnum() or text[s - 1] == "_")):
+                return True
+            s = text.find(phrase, s + 1, at + n - 1)
+    return False

@@ -54,6 +54,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from .cuttail import across
 from .envelope import has_huge_number, leading_end, unwrap
 from .events import Envelope
 from .lazyre import lazy_re
@@ -996,7 +997,7 @@ def _cut(line: str, nxt: str) -> bool:
 MIDWORD_TRIES = 64   # pairs of lines read, per source
 MAX_PENDING = 4      # readings of a join kept while its pieces do not read whole (a blank at each cut or none)
 _WORD_END = lazy_re(r"[A-Za-z0-9_]$")
-_WORD_START = lazy_re(r"[A-Za-z0-9_/]")  # (a path cut before its next part: `.../tcp` / `/device.cc:276]`)
+_WORD_START = lazy_re(r"[A-Za-z0-9_/]|[.:,;)\]>'\"-]")  # (a path cut before its next part: `.../tcp` / `/device.cc:276]`; a number, an address or a name cut before a mark: `10.0` / `.0.2<443>`, `...NCCL.cpp` / `:1269, `)
 
 
 def _reading(text: str) -> tuple[str | None, int]:
@@ -1037,7 +1038,11 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
     the paste dropped with the line's end) when that reads so, else without (the cut fell inside a word).
     A middle piece that reads nothing yet (a message cut more than once) waits for the next one. Two real
     lines are never joined: the first must end at the width, and only the join reads the message (more of
-    its format, or more of its fields). The numbers of the lines joined away are added to ``gone``."""
+    its format, or more of its fields), or a text of a closed list (a ``strerror`` text, a CUDA error
+    string: :func:`logdoc.cuttail.across`) runs over the cut, for the releases older than the catalog
+    (NCCL 2.2's ``include/socket.h:311 WARN Socket creation failed : Ad`` / ``dress family not supported
+    by protocol``). A piece that starts with a mark (``.0.2<443>``, ``:1269, ...``) is tried without a
+    blank first. The numbers of the lines joined away are added to ``gone``."""
     width = max(widths, default=0)
     if width < WRAP_MIN_WIDTH:
         return False
@@ -1064,13 +1069,21 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
             tries += 1
             # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a
             # word (a blank the cut left first on the line stays)
-            seps = ("",) if nxt[0] == " " or texts[0][-1:] == " " else (" ", "")
+            seps = (("",) if nxt[0] == " " or texts[0][-1:] == " "
+                    else ("", " ") if nxt[0] in ".:,;)]>" else (" ", ""))  # (no blank before a mark: first)
             texts = [x + sep + nxt for x in texts for sep in seps][:MAX_PENDING]
             whole, literal, text = None, first_literal, ""
             for cand in texts:  # the reading that reads most of its format (the first on a tie)
                 got, n = _reading(cand)
                 if got is not None and n > literal and (got != first or n > first_literal):
                     whole, literal, text = got, n, cand
+            if whole is None:
+                # no catalog format reads more of it (a release older than the catalog; a format ending in
+                # %s), but a closed list's text (a strerror, a CUDA error string) runs over the cut
+                text = next((c for c in texts if across(c, len(c) - len(nxt))), "")
+                if text:
+                    whole, literal = _reading(text)
+                    whole = whole or ""
             if whole is None or _reading(nxt)[0] == whole:
                 if widths[j] < width - 1:
                     break  # a line that ends before the width ends the message: no join reads it

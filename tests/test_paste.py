@@ -354,6 +354,34 @@ def test_an_nccl_warn_cut_inside_a_word_reads_its_whole_format():
     assert len(warns) == 1 and "vendor err 129" in warns[0].fields["message"]
 
 
+_OLD_SOCKET = ("e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : "
+               "Address family not supported by protocol")  # NCCL 2.2's header: older than the catalog
+
+
+@pytest.mark.parametrize("at", [_OLD_SOCKET.index("Address") + 2, _OLD_SOCKET.index("not supported")])
+def test_a_line_cut_inside_a_strerror_text_is_joined_without_a_catalog_format(at):
+    # no catalog format reads either piece, but the errno text runs over the cut (inside a word, or on
+    # a blank the paste dropped)
+    lines = [_OLD_SOCKET[:at].rstrip(" "), _OLD_SOCKET[at:].lstrip(" ")]
+    assert repair_lines(lines)[0] == [_OLD_SOCKET, ""]
+    # the same pieces with a line between them, or a second piece that starts no listed text, stay apart
+    assert repair_lines([lines[0], "next step started", lines[1]]) is None
+    assert repair_lines([lines[0], "family doctor notes"]) is None
+
+
+def test_a_line_cut_before_a_mark_is_joined_without_a_blank():
+    # the cut fell inside an address (`peer 10.0` / `.0.2<44321> ...`) and before a source line's colon
+    trunc = ("node1:1234:1290 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : peer 10.0.0.2<44321> "
+             "message truncated : receiving 1048576 bytes instead of 65536")
+    lines = [trunc[:trunc.index(".0.2<")], trunc[trunc.index(".0.2<"):]]
+    assert repair_lines(lines)[0] == [trunc, ""]
+    exc = ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, "
+           "unhandled system error, NCCL version 2.14.3")
+    lines = [exc[:exc.index(":1269")], exc[exc.index(":1269"):]]
+    assert repair_lines(lines)[0] == [exc, ""]
+    assert "torch.nccl_error.in" in _templates(lines)
+
+
 def test_real_lines_are_never_joined_as_a_cut():
     # the first line reads whole on its own; a line shorter than the source's width is no cut; a line
     # ending inside a word whose join reads no message stays as it is
