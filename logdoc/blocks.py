@@ -19,6 +19,10 @@ Blocks recognised:
 - exception-like messages with continuation lines: ``NCCL error in: ...`` + ``ncclXxxError: ...``
   + ``Last error:`` + text, ``terminate called after throwing ...`` + ``  what():  ...``, the DETAIL
   mismatch report, the desync report (``\\t`` lines), ``Original exception:`` tails.
+- torch 1.10 - 2.0's ProcessGroupNCCL options block: ``[Rank 0] ProcessGroupNCCL initialized with
+  following options:`` and one ``NAME: value`` line per option after it (``NCCL_ASYNC_ERROR_HANDLING: 1``,
+  ``TIMEOUT(ms): 1800000``, `` NCCL_DEBUG: INFO``), up to :data:`MAX_OPTION_LINES`; the first other
+  line ends it.
 - C++ backtraces (``Exception raised from ... (most recent call first):`` + ``frame #N: ...``)
   are absorbed by the record they follow; alone they form their own record.
 - an exception message hard-wrapped by a paste (``RuntimeError: ... killed by signal: Bus`` /
@@ -58,7 +62,7 @@ from .events import Envelope
 from .fast import _ON as _fast  # the fast-path switch (a list: read without a call on every line)
 from .lazyre import lazy_re
 
-__all__ = ["Record", "BlockAssembler", "is_code_head", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
+__all__ = ["Record", "BlockAssembler", "OPTIONS_HEAD", "is_code_head", "is_elision", "may_start", "may_join_quiet", "CONTINUATION_MARKS",
            "MAY_START_FIRST", "MAY_START_WORDS"]
 
 
@@ -121,6 +125,12 @@ _CONT_PREFIXES = ("Exception raised from ", "frame #", "<omitting python frames>
 
 
 MAX_WRAP_JOIN = 4
+# torch 1.10 - 2.0 printed ProcessGroupNCCL's options one a line after this header (ProcessGroupNCCL.cpp:
+# `"ProcessGroupNCCL initialized with following options:" << "\nNCCL_ASYNC_ERROR_HANDLING: " << ...`); 2.0
+# put a blank before its last two names (`\n TORCH_DISTRIBUTED_DEBUG: `, `\n NCCL_DEBUG: `)
+OPTIONS_HEAD = "ProcessGroupNCCL initialized with following options:"
+_OPTION_LINE = lazy_re(r"[ \t]?[A-Z][A-Z0-9_]{2,60}(?:\(ms\))?: \S")
+MAX_OPTION_LINES = 16
 WORD_SLACK = 20  # a word longer than this is rare in a message's prose
 _WRAP_GOES_ON = lazy_re(r"[ \t]*[a-z_/]")  # (a word, a name or a path cut inside)
 _SENTENCE_END = lazy_re(r"[.!?][\"')\]]?[ \t]*$")
@@ -234,7 +244,8 @@ def _takes_any_line(b: "_Block") -> bool:
     if kind == "traceback":
         return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain")
     if kind == "message":
-        return b.state in ("last_error", "spawn", "wrap")  # wrap: an exception line whose next line may be its rest
+        # wrap: an exception line whose next line may be its rest; options: the option lines of OPTIONS_HEAD
+        return b.state in ("last_error", "spawn", "wrap", "options")
     return False
 
 
@@ -641,6 +652,8 @@ class BlockAssembler:
                     b.state = "spawn"
                 elif _open_sentence(text):
                     b.state = "wrap"  # its next line may be the rest of it: not a quiet record (_takes_any_line)
+            elif text.rstrip().endswith(OPTIONS_HEAD):
+                b.state = "options"  # its option lines follow, one a line (no keyword, no continuation mark)
         b.last_head = self._head
         self._open[key] = b
         self._clock += 1
@@ -718,6 +731,8 @@ class BlockAssembler:
                     b.kind, b.state = "traceback", "after_spawn"
                 return "take"
             return "end"
+        if b.state == "options":
+            return "take" if len(b.lines) <= MAX_OPTION_LINES and _OPTION_LINE.match(text) else "end"
         if not text:
             return "end"
         if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head, self.column_cut):

@@ -199,8 +199,42 @@ def match_head(text: str) -> tuple[_Template, dict[str, Any]] | None:
     return (got[0], got[0].fields(got[1])) if got is not None else None
 
 
+# ProcessGroupNCCL's options as every release printed them: 1.10 - 2.0 one a line after `ProcessGroupNCCL
+# initialized with following options:` (logdoc.blocks joins them), 2.1 on one line after `ProcessGroupNCCL
+# initialization options:` (`NCCL_ASYNC_ERROR_HANDLING: 1, ...`), 2.2 on split between that line and
+# `ProcessGroupNCCL environments:` (the `TORCH_NCCL_` names): each the same facts, whichever wording printed it
+_OPTIONS_HEADS = ("ProcessGroupNCCL initialized with following options:", "ProcessGroupNCCL initialization options:")
+_OPTIONS_ID = "torch:ProcessGroupNCCL:processgroupnccl-initialization-options-size-global-rank-timeout"
+_OPTION = lazy_re(r"(?:^|[\n,:])[ \t]*(?:TORCH_)?(NCCL_ASYNC_ERROR_HANDLING|NCCL_BLOCKING_WAIT|NCCL_DESYNC_DEBUG|"
+                  r"TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM): (-?\d{1,12})\b")
+_OPTION_FIELDS = {"NCCL_ASYNC_ERROR_HANDLING": "async_error_handling", "NCCL_BLOCKING_WAIT": "blocking_wait",
+                  "NCCL_DESYNC_DEBUG": "desync_debug", "TIMEOUT(ms)": "timeout_ms",
+                  "USE_HIGH_PRIORITY_STREAM": "high_priority_stream"}
+
+
+def pg_options(body: str) -> dict[str, int]:
+    """The options a ProcessGroupNCCL options / environments message states, by name (``timeout_ms``,
+    ``async_error_handling``, ``blocking_wait``, ``desync_debug``, ``high_priority_stream``)."""
+    return {_OPTION_FIELDS[m.group(1)]: int(m.group(2)) for m in _OPTION.finditer(body, 0, MAX_MATCH)}
+
+
+def _options_block(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> Parsed | None:
+    """A ProcessGroupNCCL options message in a wording no catalog row has (1.10 - 2.1's, above)."""
+    old, one_line = _OPTIONS_HEADS
+    if not (body.startswith(old + "\n") or body.startswith(one_line) and "\n" not in body):
+        return None  # (the old wording's options are never on its header's line: a paste that joined them)
+    found = pg_options(body)
+    if not found:
+        return None
+    return Parsed("torch.pg_info", level_of(env, "INFO"), _OPTIONS_ID, {**(pg or {}), **found})
+
+
 def templated(body: str, env: Envelope | None, pg: dict[str, Any] | None, read: Read) -> Parsed | None:
     m = match_templates(body, ("body", "line"))
+    if m is None and body[:1] == "P":
+        got = _options_block(body, env, pg)
+        if got is not None:
+            return got
     if m is None and body.startswith("Warning: "):  # TORCH_WARN's `Warning: msg (function f)`
         m = match_templates(body[9:], ("body", "line"))
     was_cut = False
@@ -218,6 +252,9 @@ def templated(body: str, env: Envelope | None, pg: dict[str, Any] | None, read: 
             continue
         fields[k] = v
     enrich(t.kind, fields, read)
+    if t.kind == "torch.pg_info" and "ProcessGroupNCCL" in body:
+        for k, v in pg_options(body).items():
+            fields.setdefault(k, v)
     return Parsed(t.kind, level_of(env, t.level), t.id, fields)
 
 
