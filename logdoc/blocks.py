@@ -259,6 +259,7 @@ def _takes_only_continuations(b: "_Block") -> bool:
 
 
 _NO_KEY = Envelope().stream_key()  # the stream of a line that carried no envelope at all
+_PYWARN = ("pywarn",)  # the layer of Python's warnings (logdoc.envelope)
 
 
 class _Block:
@@ -617,8 +618,9 @@ class BlockAssembler:
             return True
         if "Error" in text or "error" in text or "Exception" in text or "exception" in text:
             return True
-        if env.level is not None or env.source is not None:
+        if (env.level is not None or env.source is not None) and env.layers[-1:] != _PYWARN:
             return True                            # c10 / logger lines may carry a multi-line message
+            # (not a Python warning's: its next line is the source line that issued it)
         if c in "RD-" and (text.startswith("Rank ") or text.startswith("Detected mismatch") or _SPAWN.match(text)):
             return True
         return False

@@ -220,6 +220,15 @@ def _header_cut(m: re.Match, env: Envelope) -> str:
     return "header-cut"
 
 
+def _pywarn(m: re.Match, env: Envelope) -> str:
+    """Python's ``warnings`` module (``warnings.formatwarning``: ``%s:%s: %s: %s\\n`` of the file, the line, the
+    category and the message, then the source line): ``/path/to/file.py:123: UserWarning: message``. The
+    message is the warning it carries (a TORCH_WARN of c10d, a distributed package's advice)."""
+    env.level = "WARN"
+    env.source = f"{m['file']}:{m['line']}"
+    return "pywarn"
+
+
 def _similar(m: re.Match, env: Envelope) -> str:
     """A log viewer's fold marker: ``[24 similar log lines] msg`` (the line stands for N like it)."""
     return "similar"
@@ -386,6 +395,11 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
      lazy_re(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
     ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
+    # Python's warnings: `<file>.py:<line>: <Category>Warning: ` (a path with folders, a relative one or a
+    # Windows one), the category one of Python's or a package's own (`...Warning`)
+    ("/.~_\\abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+     lazy_re(r"(?:[A-Za-z]:)?(?:[\w.~+-]{0,255}[/\\]){0,64}(?P<file>[\w.+-]{1,255}\.py):(?P<line>\d{1,7}): "
+             r"(?:[A-Za-z_]\w{0,80}\.){0,8}(?:[A-Z]\w{0,60})?Warning: (?=\S)"), _pywarn),
     # (a module path of three names or more, lower case, then the message with no blank: never an exception's
     # `pkg.mod.SomeError: ` nor a `host.domain:port`)
     ("abcdefghijklmnopqrstuvwxyz", lazy_re(r"(?P<logger>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,}):(?=[A-Za-z])"), _stdlib_cut),

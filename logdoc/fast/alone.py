@@ -7,7 +7,8 @@ record of its own, and the assembler's state is left as it was: :func:`alone` se
 directly (``Feeder.settle``, the same event or count), without the assembler's look at it. Such a
 line printed again, whose record gave nothing (no event, no marked word: counted as irrelevant),
 is counted from its bytes (:func:`alone_raw`, :data:`_NOTHING`): the same bytes make the same
-clean text, and the classifier reads a text and an empty envelope, never a line number. Both take
+clean text, and the classifier reads a text and an empty envelope (or a Python warning's, which the
+same bytes peel alike, layers and all), never a line number. Both take
 the :class:`logdoc.fast.lane.Lane` of the feeder, whose state they use.
 
 A candidate line read while nothing is open that opens the record of the lines without any
@@ -29,6 +30,13 @@ from .plans import LANE_HEAD
 
 _ENV0 = Envelope()
 _NO_STREAM = Envelope().stream_key()
+
+
+def _no_stream(env: Envelope, msg: str, text: str) -> bool:
+    """A line of the stream without any envelope, whose bytes alone say what its record is: no envelope
+    at all, or only a Python warning's (``file.py:N: UserWarning: ``: it names no process, and the same
+    bytes peel to the same message and envelope, layers and all)."""
+    return (env == _ENV0 and msg == text) or (env.layers == ("pywarn",) and env.stream_key() == _NO_STREAM)
 _C0 = bytes(range(32)) + b"\x7f"
 # the envelope layers whose prefix NCCL's WARN text may start with (Feeder._feed reads such a line
 # again after a bare `Last error:`): never taken here
@@ -87,7 +95,7 @@ def alone(lane, n: int, text: str, raw: bytes | None = None) -> bool:
     stats = feeder.stats
     before = stats.irrelevant, stats.events, len(feeder.unrecognized)
     feeder.settle([Record(n, n, env, msg)], -1)
-    if (raw is not None and msg == text and env == _ENV0 and stats.irrelevant == before[0] + 1
+    if (raw is not None and _no_stream(env, msg, text) and stats.irrelevant == before[0] + 1
             and stats.events == before[1] and len(feeder.unrecognized) == before[2]):
         _learn(raw, text, qok)
     return True
@@ -140,7 +148,7 @@ def opener(feeder, n: int, text: str, cand: bool, raw: bytes) -> bool:
             and (stats.relevant, stats.events, len(feeder.unrecognized)) == before[1:]
             and b"%|" not in raw and LANE_HEAD.match(text) is None):
         env, msg = feeder.unwrap(text)
-        if env == _ENV0 and msg == text:
+        if _no_stream(env, msg, text):
             if len(_OPENERS) >= MAX_OPENERS:
                 _OPENERS.clear()
             _OPENERS[raw] = (not may_join_quiet(msg), window)
