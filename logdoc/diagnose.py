@@ -440,17 +440,19 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     carriers = _carriers(by_rule, links, events, matches, rules)
     vague = _vague(by_rule) | carriers
 
-    from .kb.specificity import specificity
+    from .kb.specificity import explained, specificity
+
+    later = explained(by_rule.values())  # a launcher's exit summary after the worker's own report
 
     def rank_key(d: Diagnosis) -> tuple:
-        # Most severe; then the specific before the vague (see _vague); then earliest; at the same
+        # What another finding explains after it; the most severe; the specific before the vague (see _vague); earliest; at the same
         # moment a cross-rank finding (which names the rank that started it) before a per-rank
         # report of the same thing; on the same line the rule whose match stands on more evidence
         # (each required `with` event: logdoc/kb/specificity.py); then
         # confidence and priority.
         r = d.matches[0].rule
         cross_rank = d.matches[0].event.kind.startswith("analysis.")
-        return (_SEVERITY.get(d.severity, 3), d.rule_id in vague, d.first_key, not cross_rank,
+        return (d.rule_id in later, _SEVERITY.get(d.severity, 3), d.rule_id in vague, d.first_key, not cross_rank,
                 -specificity(d.matches[0]), -r.confidence, -r.priority, d.rule_id)
 
     # a carrier whose message another diagnosis explains is that diagnosis's evidence, not a cause

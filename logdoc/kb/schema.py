@@ -63,7 +63,8 @@ BUILTIN_ID = lazy_re(r"^LD[1-9][0-9]{2}$")
 USER_ID = lazy_re(r"^[A-Z][A-Z0-9]{1,9}[0-9]{3,}$")
 
 RULE_KEYS_REQUIRED = ("id", "category", "severity", "role", "title", "match", "explanation", "fix", "confirm")
-RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples", "origin")
+RULE_KEYS_OPTIONAL = ("priority", "confidence", "not_when", "docs", "applies_to", "examples", "origin",
+                      "explained_by")
 TOMBSTONE_KEYS = ("id", "retired", "title", "category", "replaced_by")
 MATCH_KEYS = ("kind", "template", "pattern", "fields", "with", "without")
 CLAUSE_KEYS = ("kind", "pattern", "fields", "scope", "as", "optional")

@@ -1,13 +1,22 @@
-"""How specific a match's evidence is.
+"""How findings of one report rank against each other, beyond severity and time.
 
 * :func:`specificity` - how much a match's evidence says beyond its line: each ``with`` event the
   rule requires. Of two rules that read the same line, the more specific one is ranked first
   (logdoc/diagnose.py): a release defect confirmed by the version line beats the generic reading of
   the same CUDA failure.
+* :func:`explained` - the findings another finding of the same report explains (a rule's
+  ``explained_by``, knowledge/README.md): a launcher's summary that a worker exited (torchrun's
+  "exited with code 1", Open MPI's "a process exited with a non-zero status") says *that* a worker
+  failed; the worker's own report (its exception, its watchdog timeout, its NCCL error) says *why*.
+  Such a summary ranks after that report wherever the two stand in the log (logdoc/diagnose.py).
 """
 from __future__ import annotations
 
-from typing import Any
+from fnmatch import fnmatchcase
+from typing import Any, Iterable
+
+EXPLAINING_SEVERITIES = ("error", "warning")  # an info finding explains nothing
+EXPLAINING_ROLES = ("root_cause", "symptom")  # a context note is no report of a failure
 
 
 def specificity(m: Any) -> int:
@@ -17,3 +26,24 @@ def specificity(m: Any) -> int:
     line itself already shows; a rule whose cause is a release names the version line in a ``with``."""
     rule = m.rule
     return sum(1 for i, c in enumerate(rule._with) if not c.optional and (c.alias or f"with{i}") in m.related)
+
+
+def explained(diagnoses: Iterable[Any]) -> set[str]:
+    """The rule ids of ``diagnoses`` (each with ``rule_id``, ``role``, ``severity`` and ``matches``)
+    whose rule's ``explained_by`` names the kind of an event another diagnosis stands on, when that
+    other one is a failure report (an error or warning, a root cause or a symptom) whose own rule is
+    not explained the same way (two launcher summaries do not explain each other)."""
+    ds = [d for d in diagnoses if d.role in EXPLAINING_ROLES]
+    pats = {d.rule_id: tuple(d.matches[0].rule.data.get("explained_by") or ()) for d in ds if d.matches}
+    out: set[str] = set()
+    for d in ds:
+        want = pats.get(d.rule_id)
+        if not want:
+            continue
+        for o in ds:
+            if o is d or pats.get(o.rule_id) or o.severity not in EXPLAINING_SEVERITIES:
+                continue
+            if any(fnmatchcase(m.event.kind, p) for m in o.matches for p in want):
+                out.add(d.rule_id)
+                break
+    return out

@@ -1,0 +1,109 @@
+"""The cause above its symptoms, whatever the order of the lines (issue 13, knowledge/README.md's
+"Order of diagnoses"). Each principle is tested on a small log in both orders of appearance.
+
+* A launcher's summary that a worker exited (torchrun's "exited with code 1", a rule with
+  ``explained_by``: logdoc/kb/specificity.py's ``explained``) ranks after the worker's own report,
+  even when that report is itself a symptom (a watchdog timeout, a peer's exit) and even when the
+  summary comes first in the paste.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from logdoc import kb
+from logdoc.api import build_report
+from logdoc.kb.specificity import explained
+from logdoc.pipeline import parse_sources
+
+TORCHRUN_EXIT_1 = """\
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-29_17:06:38
+  host      : node3
+  rank      : 5 (local_rank: 1)
+  exitcode  : 1 (pid: 21812)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+WORKER_REPORTS = {
+    # a symptom of the worker's own: the collective it waited in timed out
+    "watchdog": ("[Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=67, OpType=ALLREDUCE, "
+                 "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600042 milliseconds before timing out.\n",
+                 "collective_timeout_hung_rank"),
+    # a symptom of the worker's own: NCCL saw a peer leave
+    "remote": ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, "
+               "remote process exited or there was a network error, NCCL version 2.18.6\n", "peer_process_died"),
+    # a symptom of the worker's own: the socket to a peer closed
+    "closed": ("node3:21812:21900 [1] misc/socket.cc:50 NCCL WARN Net : Connection closed by remote peer node1<33123>\n",
+               "peer_process_died"),
+}
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return kb.load_rules()
+
+
+def _report(sources, rules) -> list[dict]:
+    return build_report(parse_sources(list(sources)), rules)["diagnoses"]
+
+
+@pytest.mark.parametrize("report", sorted(WORKER_REPORTS))
+@pytest.mark.parametrize("summary_first", [True, False])
+def test_torchruns_exit_summary_ranks_after_the_workers_own_report_in_one_paste(rules, report, summary_first):
+    text, category = WORKER_REPORTS[report]
+    log = TORCHRUN_EXIT_1 + text if summary_first else text + TORCHRUN_EXIT_1
+    ds = _report([("job.log", log)], rules)
+    assert ds[0]["category"] == category, [d["id"] for d in ds]
+    assert "LD707" in [d["id"] for d in ds[1:]] + [s["id"] for d in ds for s in d.get("symptoms") or ()]
+
+
+@pytest.mark.parametrize("agent_file", ["a_agent.log", "z_agent.log"])
+def test_torchruns_exit_summary_ranks_after_the_workers_own_report_in_another_file(rules, agent_file):
+    text, category = WORKER_REPORTS["watchdog"]
+    ds = _report([(agent_file, TORCHRUN_EXIT_1), ("m_rank5.log", text)], rules)
+    assert ds[0]["category"] == category, [d["id"] for d in ds]
+
+
+def test_the_summary_alone_still_leads(rules):
+    assert _report([("job.log", TORCHRUN_EXIT_1)], rules)[0]["id"] == "LD707"
+
+
+def _diag(rule_id, kind, severity="error", role="symptom", explained_by=None):
+    rule = SimpleNamespace(data={"explained_by": explained_by} if explained_by else {})
+    return SimpleNamespace(rule_id=rule_id, role=role, severity=severity,
+                           matches=[SimpleNamespace(rule=rule, event=SimpleNamespace(kind=kind))])
+
+
+def test_explained_needs_a_failure_report_of_a_named_kind():
+    summary = _diag("S", "torchrun.child_failed", explained_by=["torch.*"])
+    assert explained([summary, _diag("W", "torch.watchdog_timeout")]) == {"S"}
+    # a note, an info finding, a kind not named: no explanation
+    assert explained([summary, _diag("W", "torch.watchdog_timeout", role="context")]) == set()
+    assert explained([summary, _diag("W", "torch.watchdog_timeout", severity="info")]) == set()
+    assert explained([summary, _diag("W", "nccl.warn")]) == set()
+    # two summaries do not explain each other
+    other = _diag("T", "torch.exception", explained_by=["torchrun.*"])
+    assert explained([summary, other]) == set()
+
+
+def test_explained_by_must_be_a_list_of_kinds():
+    from logdoc.kb.validate import build_rule
+
+    base = {"id": "LD999", "category": "user_code_exception", "severity": "error", "role": "symptom",
+            "title": "t", "match": {"kind": "torchrun.child_failed"}, "explanation": "e", "fix": ["f"],
+            "confirm": ["c"]}
+    _, problems = build_rule(dict(base, explained_by=["torch.*"]))
+    assert not any("explained_by" in str(p) for p in problems)
+    for bad in ("torch.*", [], [3]):
+        _, problems = build_rule(dict(base, explained_by=bad))
+        assert any("explained_by" in str(p) for p in problems), bad
