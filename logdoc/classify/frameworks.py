@@ -32,13 +32,15 @@ from __future__ import annotations
 
 from ..grammar import Parsed
 from ..lazyre import lazy_re
+from .cut import strip_mark
 
 _JAX = lazy_re(r"JAX distributed service detected fatal errors\.?(?:[^\n]{0,400}?(?:unhealthy|heartbeats?)[^\n]{0,80}?:"
                r"\s{0,4}(?P<task>/job:[\w/:-]{1,100}))?")
 _COORDINATION = lazy_re(r"\b(?P<status>UNAVAILABLE|DEADLINE_EXCEEDED|INTERNAL|ABORTED|NOT_FOUND|FAILED_PRECONDITION|UNKNOWN): "
                         r"(?P<text>\S[^\n]{0,400})")
+# (a viewer's cut inside `with errorcode N` loses only the code: `... MPI_COMM_WORLD with errorc`)
 _MPI_ABORT = lazy_re(r"MPI_ABORT was invoked on rank (?P<rank>\d{1,7}) in communicator (?P<comm>\S{1,80}?)"
-                     r"(?:\s{1,4}with errorcode (?P<code>-?\d{1,10}))?\.?\s*$")
+                     r"(?:\s{1,4}with errorcode (?P<code>-?\d{1,10})\.?|\s{1,4}w(?:i(?:t(?:h(?: (?:e[a-z]{0,8})?)?)?)?)?)?\.?\s*$")
 _NONZERO = lazy_re(r"^(?:(?P<tool>mpirun|mpiexec|orterun|prterun|prte|prun|shmemrun|oshrun) detected that one or more processes "
                    r"exited with non-zero status(?:,|$)|(?:Primary|Child) job\s+(?:\d{1,6} )?terminated normally, but "
                    r"(?P<count>\d{1,7}) process(?:es)? returned)")
@@ -63,6 +65,9 @@ def classify_framework(line: str) -> Parsed | None:
                           {"framework": "jax", "status": m["status"], "error": m["text"].strip()})
     if "MPI_ABORT was invoked" in line:
         m = _MPI_ABORT.search(line, 0, min(len(line), 1024))
+        if m is None:
+            cut, marked = strip_mark(line[:1024])
+            m = _MPI_ABORT.search(cut) if marked else None
         if m is not None:
             f = {"framework": "open-mpi", "aborted_rank": int(m["rank"])}
             if m["code"]:
