@@ -182,9 +182,17 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
                     plan = plans.get(raw.translate(None, hexb))
                     if plan is not None and (launch(lineno, raw, plan) if plan.quick else bulk(lineno, raw, plan)):
                         continue
-        if not every and feeder.state == 0 and raw.isascii() and cand_bytes(raw) is None:
-            stats.irrelevant += 1  # line(): no keyword (its bytes are its text) and nothing open
-            continue
+        st = feeder.state
+        if not every and st != 2 and raw.isascii() and cand_bytes(raw) is None:
+            if st == 0:
+                stats.irrelevant += 1  # line(): no keyword (its bytes are its text) and nothing open
+                continue
+            if _quiet_skip(raw):  # only quiet records are open and the line cannot continue one: line()
+                if st == 3:  # counts it, and ends the record of the lines without an envelope (as scan's skip)
+                    feeder.passed()
+                else:
+                    stats.irrelevant += 1
+                continue
         try:
             text = raw.decode()
         except UnicodeDecodeError:
