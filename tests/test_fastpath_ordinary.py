@@ -104,3 +104,38 @@ def test_ordinary_lines_under_quiet_records_not_fed(tmp_path, monkeypatch):
     assert steps > 150
     assert sum(1 for t in seen if "][train.py:231][INFO]" in t) < steps // 10
     assert any("what():" in t for t in seen) and any(t.startswith("\tat ") for t in seen)
+
+
+def test_line_class_by_shape_is_its_plain_twin(tmp_path):
+    """scan.line_class, remembered by the line's shape (digits made 0), says what its plain twin says of
+    every line: sample lines, both generators' lines, lines of one shape that differ in a keyword made of
+    digits (`c10d` / `c20d`), lines with marks, tabs, blanks, control bytes and UTF-8, in several orders."""
+    import gen_job_logs
+    import gen_logs
+
+    from logdoc.fast import scan
+
+    lines = [b"[rank1]: step 3 c10d x", b"[rank1]: step 3 c20d x", b"[rank1]: step 3 c10e x", b"c10d", b"c99d",
+             b"step 12 ran for 3 s", b"step 12 ran  for 3 s", b"#12", b"12", b"  ", b"", b"\tstep 1", b"step 1\x1b[0m",
+             b"step 1 \xc2\xb5s", b"step \xff 1", b"NC1CL", b"NCCL 1", b"[1]:[2]", b"1%|2", b"Xid 79", b"X1d 79"]
+    samples = Path(__file__).resolve().parents[1] / "samples"
+    for p in sorted(samples.glob("*/*.log")):
+        lines += p.read_bytes().splitlines()
+    job, mixed = tmp_path / "job.log", tmp_path / "mixed.log"
+    gen_job_logs.generate("mixed", str(job), 0.2, seed=4)
+    gen_logs.mixed(str(mixed), 0.2, seed=4)
+    lines += job.read_bytes().splitlines() + mixed.read_bytes().splitlines()
+    rng = random.Random(9)
+    made = []
+    for _ in range(5000):
+        base = rng.choice(lines)
+        cut = rng.randrange(len(base) + 1)
+        made.append(base[:cut] + str(rng.randrange(10 ** rng.randrange(1, 6))).encode() + base[cut:])
+    lines += made
+    for order in range(3):
+        scan._SHAPES.clear()
+        seq = list(lines)
+        random.Random(order).shuffle(seq)
+        for raw in seq:
+            assert scan.line_class(raw) == scan.line_class_plain(raw), raw
+    assert len(scan._SHAPES) > 100
