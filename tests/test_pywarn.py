@@ -87,3 +87,14 @@ def test_the_warnings_it_carries_are_read_on_both_paths(tmp_path: Path):
     assert kinds["torch:ProcessGroupGloo:unable-to-resolve-hostname-to-a-local"] == 300
     assert sum(1 for e in plain[0] if e["kind"] == "store.connect_retry") == 6
     assert all(e["level"] == "WARN" for e in plain[0]) and plain[1]["not_understood"] == 0
+
+
+@pytest.mark.parametrize("line,layers", [
+    # logging.captureWarnings(True): the stdlib logger's `py.warnings` record holds the warnings head
+    (f"WARNING:py.warnings:/x/torch/distributed/c10d_logger.py:83: UserWarning: {SOCKET}", ("pylog", "pywarn")),
+    (f"2026-12-05 00:00:00,123 - py.warnings - WARNING - /x/c10d_logger.py:83: UserWarning: {SOCKET}", ("pylog", "pywarn")),
+    (f"(RayWorkerWrapper pid=123) /x/c10d_logger.py:83: UserWarning: {SOCKET}", ("ray", "pywarn")),
+])
+def test_the_head_inside_other_envelopes(line, layers):
+    env, msg = unwrap(line)
+    assert (env.layers, env.level, msg) == (layers, "WARN", SOCKET)
