@@ -99,3 +99,19 @@ def test_fast_and_plain_paths_read_the_blocks_alike(tmp_path: Path):
     infos = [e for e in got[0][0] if e["kind"] == "torch.pg_info"]
     assert len(infos) == 40 and all(e["fields"]["timeout_ms"] == 1800000 for e in infos)
     assert got[0][1]["not_understood"] == 0
+
+
+def test_two_ranks_blocks_interleaved_under_torchrun_tee(tmp_path: Path):
+    lines = [f"[default{r}]:I0719 10:50:33.48571{r} 21940{r} ProcessGroupNCCL.cpp:482] [Rank {r}] {HEAD}" for r in (0, 1)]
+    for a, b in zip(OPTIONS_1_12, ["NCCL_ASYNC_ERROR_HANDLING: 0", "NCCL_DESYNC_DEBUG: 0", "NCCL_BLOCKING_WAIT: 1",
+                                   "TIMEOUT(ms): 600000", "USE_HIGH_PRIORITY_STREAM: 0"]):
+        lines += [f"[default0]:{a}", f"[default1]:{b}"]
+    lines.append("[default0]:step 1 loss 2.3")
+    p = tmp_path / "job.log"
+    p.write_text("\n".join(lines) + "\n")
+    for on in (False, True):
+        with fast.switched(on):
+            res = pipeline.parse_sources([Source(str(p), path=str(p), every_line=False)])
+        got = [(e.line, e.end_line, e.local_rank, {k: e.fields.get(k) for k in FACTS}) for e in res.events]
+        assert got == [(1, 11, 0, FACTS), (2, 12, 1, {"timeout_ms": 600000, "async_error_handling": 0, "blocking_wait": 1})]
+        assert res.stats.not_understood == 0
