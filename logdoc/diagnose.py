@@ -441,21 +441,21 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     vague = _vague(by_rule) | carriers
 
     from .kb.specificity import explained, specificity
-
-    later = explained(by_rule.values())  # a launcher's exit summary after the worker's own report
+    # what another finding explains comes after it, and is no cause of its own (a launcher's exit
+    # summary after the worker's own report, a cut traceback after its process's named error)
+    later = explained(by_rule.values())
+    carriers |= {r for r in later if by_rule[r].role == "root_cause"}
 
     def rank_key(d: Diagnosis) -> tuple:
-        # What another finding explains after it; the most severe; the specific before the vague (see _vague); earliest; at the same
-        # moment a cross-rank finding (which names the rank that started it) before a per-rank
-        # report of the same thing; on the same line the rule whose match stands on more evidence
-        # (each required `with` event: logdoc/kb/specificity.py); then
-        # confidence and priority.
+        # What another finding explains after it; the most severe; the specific before the vague (_vague); earliest;
+        # at the same moment a cross-rank finding (names the rank that started it) before a per-rank report of the
+        # same thing; on one line the rule whose match stands on more evidence (kb/specificity.py); confidence, priority.
         r = d.matches[0].rule
         cross_rank = d.matches[0].event.kind.startswith("analysis.")
         return (d.rule_id in later, _SEVERITY.get(d.severity, 3), d.rule_id in vague, d.first_key, not cross_rank,
                 -specificity(d.matches[0]), -r.confidence, -r.priority, d.rule_id)
 
-    # a carrier whose message another diagnosis explains is that diagnosis's evidence, not a cause
+    # a carrier whose message another diagnosis explains is that diagnosis's evidence, not a cause (nor is what another explains)
     roots = sorted((d for d in by_rule.values() if d.role == "root_cause" and d.rule_id not in carriers),
                    key=rank_key)
     symptoms = sorted((d for d in by_rule.values() if d.role == "symptom" or d.rule_id in carriers), key=rank_key)

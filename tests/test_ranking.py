@@ -5,6 +5,9 @@
   ``explained_by``: logdoc/kb/specificity.py's ``explained``) ranks after the worker's own report,
   even when that report is itself a symptom (a watchdog timeout, a peer's exit) and even when the
   summary comes first in the paste.
+* A traceback cut before its exception line (LD772) beside a named error of the same process (an NCCL
+  WARN, a CUDA error) is that error's traceback: it is no cause of its own and comes after it. A cut
+  traceback of another rank is still a cause (that rank's exception may be what the others waited for).
 """
 from __future__ import annotations
 
@@ -78,6 +81,38 @@ def test_the_summary_alone_still_leads(rules):
     assert _report([("job.log", TORCHRUN_EXIT_1)], rules)[0]["id"] == "LD707"
 
 
+CUT_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/workspace/train.py", line 41, in main
+    trainer.fit(model)
+  File "/workspace/trainer.py", line 120, in fit
+    self.step(batch)
+"""
+SAME_PROCESS = {
+    # a symptom-level NCCL WARN (its proxy failed to connect), no root cause in the log
+    "proxy": ("node1:1234:1300 [0] proxy.cc:1513 NCCL WARN [Proxy Service 0] Failed to execute operation Connect "
+              "from rank 0, retcode 3\n", "peer_process_died"),
+    # a named CUDA failure
+    "cuda": ("node1:1234:1300 [0] transport/p2p.cc:275 NCCL WARN Cuda failure 'invalid argument'\n", "cuda_error_other"),
+}
+
+
+@pytest.mark.parametrize("error", sorted(SAME_PROCESS))
+@pytest.mark.parametrize("cut_first", [True, False])
+def test_a_cut_traceback_beside_a_named_error_of_its_process_comes_after_it(rules, error, cut_first):
+    text, category = SAME_PROCESS[error]
+    ds = _report([("job.log", CUT_TRACEBACK + text if cut_first else text + CUT_TRACEBACK)], rules)
+    assert ds[0]["category"] == category, [d["id"] for d in ds]
+    assert all(d["id"] != "LD772" or d["role"] == "symptom" for d in ds)
+
+
+def test_a_cut_traceback_of_another_rank_is_still_a_cause(rules):
+    cut = "".join(f"[rank0]:{line}\n" for line in CUT_TRACEBACK.splitlines())
+    watchdog = WORKER_REPORTS["watchdog"][0].replace("[Rank 5]", "[Rank 1]")
+    ds = _report([("rank0.log", cut), ("rank1.log", watchdog)], rules)
+    assert ds[0]["id"] == "LD772", [d["id"] for d in ds]
+
+
 def _diag(rule_id, kind, severity="error", role="symptom", explained_by=None):
     rule = SimpleNamespace(data={"explained_by": explained_by} if explained_by else {})
     return SimpleNamespace(rule_id=rule_id, role=role, severity=severity,
@@ -96,6 +131,20 @@ def test_explained_needs_a_failure_report_of_a_named_kind():
     assert explained([summary, other]) == set()
 
 
+def test_explained_in_the_same_process_only_when_its_scope_is_rank():
+    def at(d, rank, file="a.log"):
+        d.matches[0].event.rank, d.matches[0].event.file = rank, file
+        return d
+
+    cut = at(_diag("C", "torch.exception", role="root_cause", explained_by={"kind": ["nccl.*"], "scope": "rank"}), 0)
+    assert explained([cut, at(_diag("N", "nccl.warn"), 0)]) == {"C"}
+    assert explained([cut, at(_diag("N", "nccl.warn"), 1)]) == set()
+    # ranks unknown: the same file is the same process
+    cut = at(cut, None)
+    assert explained([cut, at(_diag("N", "nccl.warn"), None)]) == {"C"}
+    assert explained([cut, at(_diag("N", "nccl.warn"), None, "b.log")]) == set()
+
+
 def test_explained_by_must_be_a_list_of_kinds():
     from logdoc.kb.validate import build_rule
 
@@ -104,6 +153,8 @@ def test_explained_by_must_be_a_list_of_kinds():
             "confirm": ["c"]}
     _, problems = build_rule(dict(base, explained_by=["torch.*"]))
     assert not any("explained_by" in str(p) for p in problems)
-    for bad in ("torch.*", [], [3]):
+    _, problems = build_rule(dict(base, explained_by={"kind": ["nccl.*"], "scope": "rank"}))
+    assert not any("explained_by" in str(p) for p in problems)
+    for bad in ("torch.*", [], [3], {"kind": ["nccl.*"], "scope": "host"}, {"kinds": ["nccl.*"]}):
         _, problems = build_rule(dict(base, explained_by=bad))
         assert any("explained_by" in str(p) for p in problems), bad

@@ -28,20 +28,41 @@ def specificity(m: Any) -> int:
     return sum(1 for i, c in enumerate(rule._with) if not c.optional and (c.alias or f"with{i}") in m.related)
 
 
+def _spec(value: Any) -> tuple[tuple[str, ...], str]:
+    """A rule's ``explained_by`` as (kind patterns, scope): a list of kinds (scope ``job``) or
+    ``{kind: [...], scope: job|rank}``."""
+    if isinstance(value, dict):
+        kinds = value.get("kind") or ()
+        return (tuple([kinds] if isinstance(kinds, str) else kinds), value.get("scope") or "job")
+    return tuple(value or ()), "job"
+
+
+def _same_process(a: Any, b: Any) -> bool:
+    """Whether two diagnoses share a process: a rank both name, else (a rank unknown) a file."""
+    ra = {m.event.rank for m in a.matches if m.event.rank is not None}
+    rb = {m.event.rank for m in b.matches if m.event.rank is not None}
+    if ra and rb:
+        return bool(ra & rb)
+    return bool({m.event.file for m in a.matches} & {m.event.file for m in b.matches})
+
+
 def explained(diagnoses: Iterable[Any]) -> set[str]:
     """The rule ids of ``diagnoses`` (each with ``rule_id``, ``role``, ``severity`` and ``matches``)
-    whose rule's ``explained_by`` names the kind of an event another diagnosis stands on, when that
-    other one is a failure report (an error or warning, a root cause or a symptom) whose own rule is
-    not explained the same way (two launcher summaries do not explain each other)."""
+    whose rule's ``explained_by`` names the kind of an event another diagnosis stands on (in the same
+    process when its scope is ``rank``), when that other one is a failure report (an error or warning,
+    a root cause or a symptom) whose own rule is not explained the same way (two launcher summaries
+    do not explain each other)."""
     ds = [d for d in diagnoses if d.role in EXPLAINING_ROLES]
-    pats = {d.rule_id: tuple(d.matches[0].rule.data.get("explained_by") or ()) for d in ds if d.matches}
+    specs = {d.rule_id: _spec(d.matches[0].rule.data.get("explained_by")) for d in ds if d.matches}
     out: set[str] = set()
     for d in ds:
-        want = pats.get(d.rule_id)
+        want, scope = specs.get(d.rule_id) or ((), "job")
         if not want:
             continue
         for o in ds:
-            if o is d or pats.get(o.rule_id) or o.severity not in EXPLAINING_SEVERITIES:
+            if o is d or (specs.get(o.rule_id) or ((),))[0] or o.severity not in EXPLAINING_SEVERITIES:
+                continue
+            if scope == "rank" and not _same_process(d, o):
                 continue
             if any(fnmatchcase(m.event.kind, p) for m in o.matches for p in want):
                 out.add(d.rule_id)

@@ -242,9 +242,14 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
         o = data["origin"]
         if not (isinstance(o, str) or isinstance(o, list) and o and all(isinstance(x, str) for x in o)):
             ck.err("origin", "origin must be a value name or a list of them (fields holding the origin rank(s))")
-    if "explained_by" in data and not (isinstance(data["explained_by"], list) and data["explained_by"]
-                                       and all(isinstance(k, str) and k.strip() for k in data["explained_by"])):
-        ck.err("explained_by", "explained_by must be a list of event kinds (fnmatch patterns such as 'torch.*')")
+    if "explained_by" in data:
+        eb = data["explained_by"]
+        kinds = eb.get("kind") if isinstance(eb, dict) else eb
+        kinds = [kinds] if isinstance(kinds, str) and isinstance(eb, dict) else kinds
+        if not (isinstance(kinds, list) and kinds and all(isinstance(k, str) and k.strip() for k in kinds)
+                and (not isinstance(eb, dict) or set(eb) <= {"kind", "scope"} and eb.get("scope", "job") in ("job", "rank"))):
+            ck.err("explained_by", "explained_by must be a list of event kinds (fnmatch patterns such as 'torch.*'), "
+                   "or {kind: [...], scope: job|rank}")
     if "priority" in data and (not isinstance(data["priority"], int) or isinstance(data["priority"], bool)):
         ck.err("priority", "priority must be an integer")
     if "confidence" in data and not (isinstance(data["confidence"], (int, float))
