@@ -47,6 +47,7 @@ def test_the_block_is_one_record_with_the_one_line_forms_facts(options):
     assert [(r.line, r.end_line) for r in recs] == [(1, len(options) + 1), (len(options) + 2, len(options) + 2)]
     p = classify(recs[0].text, recs[0].env)
     assert (p.kind, p.fields["pg_rank"], _facts(p)) == ("torch.pg_info", 0, FACTS)
+    assert p.fields.get("debug") == ("OFF" if options is OPTIONS_2_0 else None)
     one = classify(ONE_LINE_2_1, Envelope(level="I"))
     assert (one.kind, one.template, _facts(one)) == ("torch.pg_info", p.template, FACTS)
 

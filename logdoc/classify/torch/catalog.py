@@ -212,6 +212,9 @@ _OPTION_FIELDS = {"NCCL_ASYNC_ERROR_HANDLING": "async_error_handling", "NCCL_BLO
                   "USE_HIGH_PRIORITY_STREAM": "high_priority_stream"}
 
 
+_DEBUG = lazy_re(r"(?:^|[\n,:])[ \t]*TORCH_DISTRIBUTED_DEBUG: (OFF|INFO|DETAIL)\b")
+
+
 def pg_options(body: str) -> dict[str, int]:
     """The options a ProcessGroupNCCL options / environments message states, by name (``timeout_ms``,
     ``async_error_handling``, ``blocking_wait``, ``desync_debug``, ``high_priority_stream``)."""
@@ -223,9 +226,12 @@ def _options_block(body: str, env: Envelope | None, pg: dict[str, Any] | None) -
     old, one_line = _OPTIONS_HEADS
     if not (body.startswith(old + "\n") or body.startswith(one_line) and "\n" not in body):
         return None  # (the old wording's options are never on its header's line: a paste that joined them)
-    found = pg_options(body)
+    found: dict[str, Any] = dict(pg_options(body))
     if not found:
         return None
+    m = _DEBUG.search(body, 0, MAX_MATCH)
+    if m is not None:
+        found["debug"] = m.group(1)  # (2.0's ` TORCH_DISTRIBUTED_DEBUG: `: the later environments line's `debug`)
     return Parsed("torch.pg_info", level_of(env, "INFO"), _OPTIONS_ID, {**(pg or {}), **found})
 
 
