@@ -37,6 +37,8 @@ def _no_stream(env: Envelope, msg: str, text: str) -> bool:
     at all, or only a Python warning's (``file.py:N: UserWarning: ``: it names no process, and the same
     bytes peel to the same message and envelope, layers and all)."""
     return (env == _ENV0 and msg == text) or (env.layers == ("pywarn",) and env.stream_key() == _NO_STREAM)
+
+
 _C0 = bytes(range(32)) + b"\x7f"
 # the envelope layers whose prefix NCCL's WARN text may start with (Feeder._feed reads such a line
 # again after a bare `Last error:`): never taken here
