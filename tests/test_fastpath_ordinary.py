@@ -139,3 +139,34 @@ def test_line_class_by_shape_is_its_plain_twin(tmp_path):
         for raw in seq:
             assert scan.line_class(raw) == scan.line_class_plain(raw), raw
     assert len(scan._SHAPES) > 100
+
+
+@pytest.mark.parametrize("sep", [b"\n", b"\r"])
+def test_candidate_starts_by_shape_equal_the_find_passes(tmp_path, sep):
+    """scan.candidate_starts (each line's class by shape) gives the find passes' line starts, or None
+    past the same budget: sample logs, both generators' output, lines with ESC, keywords at a line's
+    start and end, a region that starts inside the buffer."""
+    import gen_job_logs
+    import gen_logs
+
+    from logdoc.fast import scan
+
+    job, mixed = tmp_path / "job.log", tmp_path / "mixed.log"
+    gen_job_logs.generate("mixed", str(job), 0.2, seed=6)
+    gen_logs.mixed(str(mixed), 0.2, seed=6)
+    samples = Path(__file__).resolve().parents[1] / "samples"
+    texts = [p.read_bytes() for p in sorted(samples.glob("*/*.log"))] + [job.read_bytes(), mixed.read_bytes()]
+    texts.append(b"NCCL\nx\n\x1b[0mstep 1\nstep 2 c10d\nNCCL INFO\n\nTraceback\nok 3\nrror")
+    rng = random.Random(2)
+    for text in texts:
+        lines = [ln.replace(b"\r", b" ") for ln in text.split(b"\n") if ln]
+        if not lines:
+            continue
+        head = b"head line NCCL" + sep
+        buf = head + sep.join(lines) + sep
+        start = len(head)
+        want = scan.candidate_starts_find(buf, start, len(buf), sep, len(lines))
+        assert scan.candidate_starts(buf, start, len(buf), sep, len(lines)) == want
+        for budget in (0, len(want) - 1, len(want), rng.randrange(len(want) + 1)):
+            assert (scan.candidate_starts(buf, start, len(buf), sep, budget)
+                    == scan.candidate_starts_find(buf, start, len(buf), sep, budget))
