@@ -1,7 +1,8 @@
 """The cause above its symptoms, whatever the order of the lines (issue 13, knowledge/README.md's
 "Order of diagnoses"). Each principle is tested on a small log in both orders of appearance.
 
-* A launcher's summary that a worker exited (torchrun's "exited with code 1", a rule with
+* A launcher's summary that a worker exited (torchrun's "exited with code 1", with SIGABRT or SIGTERM,
+  Open MPI's "a process exited with a non-zero status"; a rule with
   ``explained_by``: logdoc/kb/specificity.py's ``explained``) ranks after the worker's own report,
   even when that report is itself a symptom (a watchdog timeout, a peer's exit) and even when the
   summary comes first in the paste.
@@ -79,6 +80,24 @@ def test_torchruns_exit_summary_ranks_after_the_workers_own_report_in_another_fi
 
 def test_the_summary_alone_still_leads(rules):
     assert _report([("job.log", TORCHRUN_EXIT_1)], rules)[0]["id"] == "LD707"
+
+
+ABORTED_ITSELF = ("[rank5]:[E1129 17:06:31.000000000 ProcessGroupNCCL.cpp:627] [Rank 5] To avoid data inconsistency, "
+                  "we are taking the entire process down.\n")
+
+
+@pytest.mark.parametrize("signal, rule", [("-6", "LD704"), ("-15", "LD703")])
+@pytest.mark.parametrize("summary_first", [True, False])
+def test_a_signal_exit_summary_ranks_after_the_workers_report_of_why(rules, signal, rule, summary_first):
+    # c10d's watchdog took the process down (SIGABRT), or torchrun stopped it (SIGTERM): the worker's
+    # own line says why; torchrun's table only that it exited
+    name = {"-6": "SIGABRT", "-15": "SIGTERM"}[signal]
+    summary = (TORCHRUN_EXIT_1.replace("exitcode  : 1 ", f"exitcode  : {signal} ")
+               .replace("traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+                        f"traceback : Signal {signal[1:]} ({name}) received by PID 21812"))
+    ds = _report([("job.log", summary + ABORTED_ITSELF if summary_first else ABORTED_ITSELF + summary)], rules)
+    ids = [d["id"] for d in ds]
+    assert ids[0] == "LD513" and rule in ids, ids
 
 
 CUT_TRACEBACK = """\
