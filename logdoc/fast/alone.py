@@ -53,7 +53,8 @@ MAX_NOTHING = 1 << 12
 def _learn(raw: bytes, text: str, qok: bool) -> None:
     """Remember the bytes of a line whose text is ``text`` (printable, valid UTF-8 decoding to it:
     what ``read.source._clean`` returns for them) and whose record gave nothing."""
-    if len(raw.translate(None, _C0)) != len(raw) or b"\\" in raw or b"^[[" in raw or b"#033[" in raw:
+    if (len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0
+            or raw.find(b"#033[") >= 0):
         return
     try:
         if raw.decode() != text:
@@ -148,7 +149,7 @@ def opener(feeder, n: int, text: str, cand: bool, raw: bytes) -> bool:
     feeder.passed()
     if (feeder.state < 2 and stats.irrelevant == before[0] + 2
             and (stats.relevant, stats.events, len(feeder.unrecognized)) == before[1:]
-            and b"%|" not in raw and LANE_HEAD.match(text) is None):
+            and raw.find(b"%|") < 0 and LANE_HEAD.match(text) is None):
         env, msg = feeder.unwrap(text)
         if _no_stream(env, msg, text):
             if len(_OPENERS) >= MAX_OPENERS:

@@ -355,7 +355,7 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 tried = nxt
             nl = find(sep, pos, end)
             if hit:
-                if bars is not None and b"%|" in buf[pos:nl] and bars(lineno + 1, buf[pos:nl]):
+                if bars is not None and buf.find(b"%|", pos, nl) >= 0 and bars(lineno + 1, buf[pos:nl]):
                     lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
                     pos = nl + 1
                     continue

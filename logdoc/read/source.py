@@ -277,8 +277,8 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
 
 
 def _clean(raw: bytes) -> str:
-    if raw.isascii() and len(raw.translate(None, _C0)) == len(raw) and b"#033[" not in raw and b"^[[" not in raw \
-            and b"\\" not in raw:
+    if (raw.isascii() and len(raw.translate(None, _C0)) == len(raw) and raw.find(b"#033[") < 0
+            and raw.find(b"^[[") < 0 and raw.find(b"\\") < 0):  # (find: bytes' `in` tries an integer first)
         return raw.decode("ascii")  # no CR, ESC, control byte or escape written out as text: nothing to clean
     return _clean_full(raw)
 
