@@ -135,7 +135,7 @@ def test_a_cut_traceback_of_another_rank_is_still_a_cause(rules):
 def _diag(rule_id, kind, severity="error", role="symptom", explained_by=None):
     rule = SimpleNamespace(data={"explained_by": explained_by} if explained_by else {})
     return SimpleNamespace(rule_id=rule_id, role=role, severity=severity,
-                           matches=[SimpleNamespace(rule=rule, event=SimpleNamespace(kind=kind))])
+                           matches=[SimpleNamespace(rule=rule, event=SimpleNamespace(kind=kind, rank=None, file="a.log"))])
 
 
 def test_explained_needs_a_failure_report_of_a_named_kind():

@@ -37,13 +37,25 @@ def _spec(value: Any) -> tuple[tuple[str, ...], str]:
     return tuple(value or ()), "job"
 
 
-def _same_process(a: Any, b: Any) -> bool:
-    """Whether two diagnoses share a process: a rank both name, else (a rank unknown) a file."""
-    ra = {m.event.rank for m in a.matches if m.event.rank is not None}
-    rb = {m.event.rank for m in b.matches if m.event.rank is not None}
-    if ra and rb:
-        return bool(ra & rb)
-    return bool({m.event.file for m in a.matches} & {m.event.file for m in b.matches})
+def _facts(d: Any) -> tuple[frozenset, frozenset, frozenset]:
+    """The kinds, ranks and files of a diagnosis's matched events, read once (a large job's watchdog
+    diagnosis has a match per rank)."""
+    kinds, ranks, files = set(), set(), set()
+    for m in d.matches:
+        ev = m.event
+        kinds.add(ev.kind)
+        files.add(ev.file)
+        if ev.rank is not None:
+            ranks.add(ev.rank)
+    return frozenset(kinds), frozenset(ranks), frozenset(files)
+
+
+def _same_process(a: tuple, b: tuple) -> bool:
+    """Whether two diagnoses (their :func:`_facts`) share a process: a rank both name, else (a rank
+    unknown) a file."""
+    if a[1] and b[1]:
+        return bool(a[1] & b[1])
+    return bool(a[2] & b[2])
 
 
 def explained(diagnoses: Iterable[Any]) -> set[str]:
@@ -52,19 +64,21 @@ def explained(diagnoses: Iterable[Any]) -> set[str]:
     process when its scope is ``rank``), when that other one is a failure report (an error or warning,
     a root cause or a symptom) whose own rule is not explained the same way (two launcher summaries
     do not explain each other)."""
-    ds = [d for d in diagnoses if d.role in EXPLAINING_ROLES]
-    specs = {d.rule_id: _spec(d.matches[0].rule.data.get("explained_by")) for d in ds if d.matches}
+    ds = [d for d in diagnoses if d.role in EXPLAINING_ROLES and d.matches]
+    specs = {d.rule_id: _spec(d.matches[0].rule.data.get("explained_by")) for d in ds}
+    wanting = [d for d in ds if specs[d.rule_id][0]]
+    if not wanting:
+        return set()
+    explainers = [d for d in ds if not specs[d.rule_id][0] and d.severity in EXPLAINING_SEVERITIES]
+    facts = {id(d): _facts(d) for d in wanting + explainers}
     out: set[str] = set()
-    for d in ds:
-        want, scope = specs.get(d.rule_id) or ((), "job")
-        if not want:
-            continue
-        for o in ds:
-            if o is d or (specs.get(o.rule_id) or ((),))[0] or o.severity not in EXPLAINING_SEVERITIES:
+    for d in wanting:
+        want, scope = specs[d.rule_id]
+        for o in explainers:
+            fo = facts[id(o)]
+            if scope == "rank" and not _same_process(facts[id(d)], fo):
                 continue
-            if scope == "rank" and not _same_process(d, o):
-                continue
-            if any(fnmatchcase(m.event.kind, p) for m in o.matches for p in want):
+            if any(fnmatchcase(k, p) for k in fo[0] for p in want):
                 out.add(d.rule_id)
                 break
     return out
