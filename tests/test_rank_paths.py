@@ -23,6 +23,9 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples"
     ("run-rank0-validation/train.log", None, None),   # rankN inside a longer folder name
     ("exp_rank4_sweep/rank1.log", 1, None),           # the file's own name wins
     ("pp_rank1/train.log", None, None),
+    ("logs/rank_2/node7/stdout.log", 2, None),       # the second folder up
+    ("/home/rank24/jobs/run7/logs/train.log", None, None),     # the user's own tree further up
+    ("/work/wt/rank24/samples/x/rank3.log", 3, None),
 ])
 def test_trusted_path_layouts(name, rank, local_rank):
     info = path_info(name)

@@ -66,6 +66,10 @@ _RANK = lazy_re(r"(?:^|(?<=[^a-z0-9]))(?<!pp_)(?<!tp_)(?<!dp_)(?<!cp_)(?<!ep_)(?
 # ``rank_3/``, ``rank-3/``, Open MPI's ``--output-filename DIR`` -> ``DIR/1/rank.3/stdout``. A
 # ``rankN`` inside a longer folder name (``run-rank0-validation/``) says nothing about the file.
 _RANK_DIR = lazy_re(r"(?:global[_-]?)?rank[._-]?(\d+)", re.I)
+# Launchers put a rank's folder right above its files (``rank3/stdout.log``, ``DIR/1/rank.3/stdout``); a
+# folder further up is the user's own tree (``/home/rank24/jobs/run7/logs/train.log``), which names no rank
+# of the job, and a whole job's files under it would all read as that one rank.
+MAX_RANK_DIRS = 2
 
 
 @dataclass(slots=True)
@@ -115,7 +119,8 @@ def path_info(name: str) -> PathInfo:
         else:
             parts = p.split("/")
             m = _RANK.search(base)  # the file's own name
-            for comp in reversed(parts[:-1]):  # else the nearest folder named exactly after a rank
+            # else the nearest folder named exactly after a rank, among the file's MAX_RANK_DIRS nearest
+            for comp in reversed(parts[-1 - MAX_RANK_DIRS:-1]):
                 if m is not None:
                     break
                 if _LOCALRANK.search(comp):
