@@ -72,6 +72,7 @@ MAX_PREFIX_TOKENS = 6
 MAX_PREFIX_CHARS = 160
 WRAP_MIN_WIDTH = 60
 WRAP_MIN_LINES = 3
+WRAP_WIDE = 80        # from this width on, two lines cut at it (and no other line at it) are enough
 MAX_WRAP_JOIN = 12     # lines joined into one at most
 MAX_INTERLEAVED = 4096  # longer lines are not looked at for interleaving (terminal output is shorter)
 LONG = 8192            # longer lines are left as they are (no prefix, no wrap, no process of their own)
@@ -964,18 +965,27 @@ def _close_up(out: list[str], spans: list[int]) -> None:
         i = j
 
 
+# the rest of a line cut inside a word or a sentence: lower case or a mark first, and no label of its own (`host: `)
+_RESTLIKE = lazy_re(r"(?![\w.-]+: )[a-z.,;:)\]>-]")
+
+
 def _wrap_width(lines: list[str]) -> int:
     """A width at which the lines were cut: no line is longer, and at least :data:`WRAP_MIN_LINES`
-    lines of exactly that length are cut (:func:`_cut`), most of the lines of that length."""
+    lines of exactly that length are cut (:func:`_cut`), most of the lines of that length; from
+    :data:`WRAP_WIDE` columns on, two lines are enough when both are cut and each rest reads as one
+    (:data:`_RESTLIKE`: a paste of a few lines wrapped by a terminal, ``... in /dev/sh`` / ``m. The ...``)."""
     lens = Counter(len(t) for t in lines if len(t) >= WRAP_MIN_WIDTH)
     if not lens:
         return 0
     w = max(lens)
-    if lens[w] < WRAP_MIN_LINES:
+    # (two lines cut at one wide width and nothing longer, each before a rest of its own, say it as well)
+    least = WRAP_MIN_LINES if w < WRAP_WIDE or lens[w] > 2 else 2
+    if lens[w] < least:
         return 0
-    rests = Counter(lines[i + 1] for i, t in enumerate(lines[:-1]) if len(t) == w and _cut(t, lines[i + 1]))
+    rests = Counter(lines[i + 1] for i, t in enumerate(lines[:-1])
+                    if len(t) == w and _cut(t, lines[i + 1]) and (least > 2 or _RESTLIKE.match(lines[i + 1])))
     cuts = sum(n for n in rests.values() if n == 1)  # a line printed again after each is a line of its own
-    return w if cuts >= WRAP_MIN_LINES and 2 * cuts > lens[w] else 0
+    return w if cuts >= least and (2 * cuts > lens[w] if least > 2 else cuts == lens[w]) else 0
 
 
 def _cut(line: str, nxt: str) -> bool:

@@ -382,6 +382,30 @@ def test_a_line_cut_before_a_mark_is_joined_without_a_blank():
     assert "torch.nccl_error.in" in _templates(lines)
 
 
+_RAY_SHM = ("[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds memory "
+            "available in /dev/shm. The request is for 10200547328 bytes, and the amount available is 9663676416 bytes.",
+            "You may be able to free up space by deleting files in /dev/shm. If you are inside a Docker container, you "
+            "may need to pass an argument with the flag '--shm-size' to 'docker run'.")
+
+
+def _hard_wrap(lines, width):
+    out = []
+    for line in lines:
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return out
+
+
+def test_two_lines_wrapped_at_one_wide_width_are_joined():
+    wrapped = _hard_wrap(_RAY_SHM, 120)  # `... in /dev/sh` / `m. The request ...`: two cuts only
+    assert len(wrapped) == 4 and repair_lines(wrapped)[0] == [_RAY_SHM[0], "", _RAY_SHM[1], ""]
+    # two lines of one length whose next lines start lines of their own are no wrap
+    a, b = "x" * 60 + " the loader read shard 1 of 8 from the store", "y" * 60 + " the loader read shard 2 of 8 from the store"
+    assert len(a) == len(b) and repair_lines([a, "Epoch 1 done", b, "# NCCL Tests compiled"]) is None
+
+
 def test_real_lines_are_never_joined_as_a_cut():
     # the first line reads whole on its own; a line shorter than the source's width is no cut; a line
     # ending inside a word whose join reads no message stays as it is
