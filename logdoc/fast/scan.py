@@ -179,6 +179,7 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
     bars = lane.bar_raw if lane is not None and lane.reduce else None
     hexb = _HEXB
     kind = line_class
+    pasted = feeder.paste
     every = feeder.every
     stats = feeder.stats
     nothing = _NOTHING if lane is not None else None
@@ -223,13 +224,14 @@ def _dense(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int) ->
         st = feeder.state
         cls = -1
         if not every and st != 2 and raw.isascii():
-            cls = kind(raw)
+            cls = KEYWORD if raw.find(b"NCCL") >= 0 else kind(raw)  # (an NCCL line's numbers and addresses vary)
             if cls == ORDINARY or (cls == PLAIN and st == 0):
-                if st == 3:  # only quiet records are open and the line cannot continue one: line() counts it,
-                    feeder.passed()  # and ends the record of the lines without an envelope (as scan's quiet skip)
-                else:
+                if st != 3:
                     stats.irrelevant += 1  # line(): no keyword (its bytes are its text), nothing open or quiet
-                continue
+                    continue
+                if pasted is None:  # only quiet records are open and the line cannot continue one: line() counts
+                    feeder.passed()  # it and ends the record of the lines without an envelope (a line the paste
+                    continue  # repair joined to the one before it is only counted: line() asks)
         try:
             text = raw.decode()
         except UnicodeDecodeError:
@@ -264,7 +266,7 @@ def candidate_starts(buf: bytes, start: int, end: int, sep: bytes, budget: int) 
     add = out.append
     pos = start
     for raw in buf[start:end].split(sep):
-        if kind(raw) == KEYWORD or raw.find(_ESC) >= 0:
+        if raw.find(b"NCCL") >= 0 or kind(raw) == KEYWORD or raw.find(_ESC) >= 0:  # (NCCL's lines: new shapes)
             add(pos)
             if len(out) > budget:
                 return None
@@ -364,7 +366,7 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                     pos = nl + 1
                     continue
                 st = feeder.state
-            if (st == 1 or st == 3) and not hit and quiet_skip(buf[pos:nl]):
+            if (st == 1 or (st == 3 and feeder.paste is None)) and not hit and quiet_skip(buf[pos:nl]):
                 # only quiet records are open (Gate.QUIET, Gate.BARE) and the line is no candidate and
                 # cannot continue one (printable ASCII only, so its bytes are its clean text): line()
                 # would count it, and end the record of the lines without an envelope (Feeder.passed)
