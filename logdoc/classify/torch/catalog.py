@@ -15,6 +15,7 @@ import re
 from functools import lru_cache, partial
 from typing import Any
 
+from ...blocks import OPTIONS_HEAD
 from ...events import Envelope
 from ...grammar import Parsed
 from ...lazyre import lazy_re
@@ -203,7 +204,7 @@ def match_head(text: str) -> tuple[_Template, dict[str, Any]] | None:
 # initialized with following options:` (logdoc.blocks joins them), 2.1 on one line after `ProcessGroupNCCL
 # initialization options:` (`NCCL_ASYNC_ERROR_HANDLING: 1, ...`), 2.2 on split between that line and
 # `ProcessGroupNCCL environments:` (the `TORCH_NCCL_` names): each the same facts, whichever wording printed it
-_OPTIONS_HEADS = ("ProcessGroupNCCL initialized with following options:", "ProcessGroupNCCL initialization options:")
+_OPTIONS_HEADS = (OPTIONS_HEAD, "ProcessGroupNCCL initialization options:")  # (the first: the block logdoc.blocks joins)
 _OPTIONS_ID = "torch:ProcessGroupNCCL:processgroupnccl-initialization-options-size-global-rank-timeout"
 _OPTION = lazy_re(r"(?:^|[\n,:])[ \t]*(?:TORCH_)?(NCCL_ASYNC_ERROR_HANDLING|NCCL_BLOCKING_WAIT|NCCL_DESYNC_DEBUG|"
                   r"TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM): (-?\d{1,12})\b")
