@@ -603,3 +603,17 @@ def test_where_and_role_are_validated():
     _, _, probs = _one_rule({"log": _SHM_LOG, "where": "", "role": "villain"})
     msgs = " ".join(p.message for p in probs)
     assert "where is a piece" in msgs and "role must be one of" in msgs
+
+
+def test_a_family_goes_on_with_four_digit_ids():
+    assert kb.BUILTIN_ID.match("LD2000") and kb.BUILTIN_ID.match("LD299")
+    assert not kb.BUILTIN_ID.match("LD20000") and not kb.BUILTIN_ID.match("LD0999")
+    from logdoc.kb.schema import id_key
+    assert sorted(["LD2000", "LD999", "LD101", "LD1000"], key=id_key) == ["LD101", "LD999", "LD1000", "LD2000"]
+    data = {"id": "LD2001", "category": "cuda_oom", "severity": "error", "role": "root_cause", "title": "t",
+            "match": {"kind": "nccl.warn"}, "explanation": "x", "fix": ["f"], "confirm": ["c"],
+            "examples": {"match": ["x"]}}
+    rule, problems = kb.build_rule(data)
+    assert rule is not None and rule.family == kb.FAMILIES["2"], [str(p) for p in problems]
+    _, problems = kb.build_rule(dict(data, id="LD20011"))
+    assert any("bad id" in str(p) for p in problems)

@@ -9,7 +9,7 @@ from ..events import Event
 from ..cuttail import complete
 from .patterns import MATCH_TIMEOUT, RuleTimeout
 from .rule import Match, Rule, _Job
-from .schema import Problem
+from .schema import Problem, id_key
 
 class RuleSet:
     def __init__(self) -> None:
@@ -38,7 +38,7 @@ class RuleSet:
 
     # --- access
     def __iter__(self) -> Iterator[Rule]:
-        return iter(sorted(self.rules.values(), key=lambda r: r.id))
+        return iter(sorted(self.rules.values(), key=lambda r: id_key(r.id)))
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -77,7 +77,7 @@ class RuleSet:
                 else:
                     self._index.setdefault(kind, []).append(rule)
         for rules in self._index.values():
-            rules.sort(key=lambda r: (-r.priority, r.id))
+            rules.sort(key=lambda r: (-r.priority, id_key(r.id)))
 
     def rules_for(self, kind: str) -> list[Rule]:
         if self._index is None:
@@ -90,7 +90,7 @@ class RuleSet:
         if self._wild:
             extra = [r for p, r in self._wild if kind.startswith(p) and r not in rules]
             if extra:
-                rules = sorted(rules + extra, key=lambda r: (-r.priority, r.id))
+                rules = sorted(rules + extra, key=lambda r: (-r.priority, id_key(r.id)))
         self._for[kind] = rules
         return rules
 
@@ -116,7 +116,7 @@ class RuleSet:
                     rules = self.rules_for(ev.kind)
                     extra = {r.id: r for tid in key[1] for r in self._by_template.get(tid, ())}
                     if extra:
-                        rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, r.id))
+                        rules = sorted([*rules, *extra.values()], key=lambda r: (-r.priority, id_key(r.id)))
                     prep = by_ids[key] = _prepared(rules)
             else:
                 prep = by_kind.get(ev.kind)

@@ -59,7 +59,16 @@ FAMILIES = {
     "9": "Gloo",
 }
 
-BUILTIN_ID = lazy_re(r"^LD[1-9][0-9]{2}$")
+# LD + the family digit + two digits; a family whose hundred is used up goes on with four digits
+# (LD2000-LD2999 for the InfiniBand family): the first digit still names the family.
+BUILTIN_ID = lazy_re(r"^LD[1-9][0-9]{2,3}$")
+
+
+def id_key(rule_id: str) -> tuple[int, str]:
+    """Order of rule ids: LD101 before LD999 before LD2000 (the length first, then the digits)."""
+    return (len(rule_id), rule_id)
+
+
 USER_ID = lazy_re(r"^[A-Z][A-Z0-9]{1,9}[0-9]{3,}$")
 
 RULE_KEYS_REQUIRED = ("id", "category", "severity", "role", "title", "match", "explanation", "fix", "confirm")

@@ -205,7 +205,7 @@ def build_rule(data: Any, *, file: str = "<memory>", line: int = 0, lines: Mappi
         return None, ck.problems
     idre = BUILTIN_ID if origin == "builtin" else USER_ID
     if not (idre.match(rid) or BUILTIN_ID.match(rid)):
-        ck.err("id", f"bad id {rid!r}: LD + 3 digits (1xx-9xx by family)"
+        ck.err("id", f"bad id {rid!r}: LD + 3 digits (1xx-9xx by family) or 4 digits (1xxx-9xxx)"
                + ("" if origin == "builtin" else ", or your own PREFIX + digits"))
     # tombstone
     if "retired" in data:
