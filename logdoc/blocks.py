@@ -158,13 +158,19 @@ def _goes_on(prev: str, text: str, midword: bool = False) -> bool:
 def _glue(prev: str, piece: int, text: str, width: int, cut: bool) -> str:
     """What stood between two pieces of a line a hard wrap cut: nothing where the source was cut at a
     column (``cut``), the first piece fills the width to its last column and a word runs on over the cut
-    (a terminal cuts inside a word); a blank where the first piece stops short of the width (the wrap
+    (a terminal cuts inside a word), or, cut or wrapped, where the letters at either side read together as
+    one word of the catalogs' formats and apart not as two (``... libuv suppor`` / ``t``:
+    :func:`logdoc.cuttail.one_word`); a blank where the first piece stops short of the width (the wrap
     moved the next word down, and the paste dropped the blank at the line's end), the cut fell beside a
     blank, or the source's lines were wrapped at words."""
-    if cut and piece >= width and _in_word(prev[-1:]) and _in_word(text[:1]):
+    if piece >= width and _in_word(prev[-1:]) and _in_word(text[:1]):
         # (a name or a path: letters alone may be two words that a word wrap put apart at that column)
         word = prev.rsplit(None, 1)[-1] + text.split(None, 1)[0].rstrip(".,;:)]'\"")
-        if any(c.isdigit() or c in "_/." for c in word):
+        if cut and any(c.isdigit() or c in "_/." for c in word):
+            return ""
+        from .cuttail import one_word  # (letters alone: one word of the catalogs' formats, or two)
+
+        if one_word(prev, text):
             return ""
     return " "
 

@@ -181,3 +181,34 @@ def across(text: str, at: int) -> bool:
                 return True
             s = text.find(phrase, s + 1, at + n - 1)
     return False
+
+
+_WORDS: frozenset[str] | None = None
+
+
+def _catalog_words() -> frozenset[str]:
+    """The words (two letters or more, lower case) of the catalogs' formats (``grammars/nccl_messages.tsv``,
+    ``grammars/torch_templates.tsv``) and of the listed phrases: the vocabulary of the messages rules read."""
+    global _WORDS
+    if _WORDS is None:
+        import re
+
+        from .resources import grammar_text
+
+        letters = re.compile(r"[A-Za-z]{2,}")
+        texts = [row.rsplit("\t", 1)[-1] for name in ("nccl_messages.tsv", "torch_templates.tsv")
+                 for row in grammar_text(name).splitlines() if not row.startswith("#")]
+        _WORDS = frozenset(w.lower() for t in texts + list(PHRASES) for w in letters.findall(t))
+    return _WORDS
+
+
+def one_word(left: str, right: str) -> bool:
+    """Whether the letters a cut at a column put apart (``... without libuv suppor`` | ``t``) were one
+    word: the letters that end ``left`` and start ``right`` read together as a word of the catalogs'
+    formats, and apart they are not two such words (``in`` | ``to`` stays two)."""
+    words = _catalog_words()
+    a = left[len(left.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")):]
+    b = right[:len(right) - len(right.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))]
+    if not a or not b or (a + b).lower() not in words:
+        return False
+    return not (a.lower() in words and b.lower() in words)

@@ -54,7 +54,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .cuttail import across
+from .cuttail import across, one_word
 from .envelope import has_huge_number, leading_end, unwrap
 from .events import Envelope
 from .lazyre import lazy_re
@@ -1080,7 +1080,8 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
             # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a
             # word (a blank the cut left first on the line stays)
             seps = (("",) if nxt[0] == " " or texts[0][-1:] == " "
-                    else ("", " ") if nxt[0] in ".:,;)]>" else (" ", ""))  # (no blank before a mark: first)
+                    else ("", " ") if nxt[0] in ".:,;)]>" or one_word(texts[0], nxt)
+                    else (" ", ""))  # (no blank before a mark, or inside a word of the catalogs: first)
             texts = [x + sep + nxt for x in texts for sep in seps][:MAX_PENDING]
             whole, literal, text = None, first_literal, ""
             for cand in texts:  # the reading that reads most of its format (the first on a tie)

@@ -87,3 +87,24 @@ def test_a_field_that_holds_the_cut_end_is_read_completed(rules):
     head = "[1700000000.123456] [node1:1234:0]        ib_iface.c:695  UCX  ERROR ibv_create_cq(cqe=4096) failed: "
     assert _top(head + "Cannot al", rules) == "container_missing_devices"
     assert _top(head + "Cannot a", rules) != "container_missing_devices"  # allocate or assign
+
+
+@pytest.mark.parametrize("left, right, one", [
+    ("was build without libuv suppor", "t", True),     # a word of the catalogs cut inside
+    ("NCCL WARN Socket creation fai", "led : ...", True),
+    ("go in", "to it", False),                          # two words of the catalogs stay two
+    ("abc", "def", False),                              # not a word of the catalogs
+    ("ends with 12", "ab", False),                      # letters on one side only
+])
+def test_letters_a_cut_put_apart_read_as_one_word_of_the_catalogs(left, right, one):
+    from logdoc.cuttail import one_word
+    assert one_word(left, right) is one
+
+
+def test_a_message_cut_inside_a_word_at_the_width_reads_whole(rules):
+    # a terminal 80 columns wide cut `support` after `suppor`; read with a blank it is no message
+    text = "RuntimeError: use_libuv was requested but PyTorch was build without libuv suppor\nt"
+    assert len(text.split("\n")[0]) == 80
+    got = build_report(parse_sources([("x.log", text + "\n")]), rules)
+    assert got["diagnoses"] and "suppor t" not in got["diagnoses"][0]["title"]
+    assert got["diagnoses"][0]["id"] == "LD675", got["diagnoses"][0]["title"]  # (no libuv in this build)
