@@ -1434,6 +1434,13 @@ def test_a_sentence_stop_inside_brackets_or_after_e_g_cuts_nothing():
     ("NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Input/output error. Completed length: 0",
      "ofi_completion_error"),
     ("NET/OFI aws-ofi-nccl initialization failed", "ofi_init_failed"),
+    # the plugin's other start-up failures (aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_rdma.cpp, 1.3's wording)
+    ("NET/OFI OFI fi_getinfo() call failed: No data available", "ofi_init_failed"),
+    ("NET/OFI Unable to find a protocol that worked.  Failing initialization.", "ofi_init_failed"),
+    ("NET/OFI Couldn't open a fabric provider using ofiutils helper. RC: -61, ERROR: No data available", "ofi_init_failed"),
+    ("NET/OFI Couldn't find any optimal provider", "ofi_init_failed"),
+    ("NET/OFI Failed to initialize rdma protocol", "ofi_init_failed"),
+    ("NET/OFI EFA provider requires at least libfabric version 1.22.0.", "ofi_init_failed"),
 ])
 def test_a_network_plugins_failure_pasted_alone(line, family):
     evs = _events(line + "\n")
@@ -1444,6 +1451,8 @@ def test_a_network_plugins_failure_pasted_alone(line, family):
 
 @pytest.mark.parametrize("line", [
     "NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)",
+    "NET/OFI Could not find any optimal provider supporting GPUDirect RDMA",   # the plugin's INFO (`Could not`)
+    "NET/OFI Will not use DMA-BUF, requires Libfabric 1.20 or greater.",
     "NET/Plugin: Failed to find ncclNetPlugin_v6 symbol.",   # NCCL's own INFO format, read as such or not at all
     "NET/IB : No device found.",
     "the NET/OFI docs say an error here is fine",
@@ -1477,3 +1486,24 @@ def test_abridged_openings_index_equals_a_pass_over_the_catalog():
         line = t.format.split("%")[0].rstrip() + " and then the poster's own words"
         if len(line) >= nccl_bare.ABRIDGED_MIN:
             nccl_bare.match_abridged(line)  # (runs; which format it names is test_every_specific_warn_format's)
+
+
+@pytest.mark.parametrize("line, category", [
+    # no EFA provider: the EFA devices are not in the container (the plugin's start-up found no NIC)
+    ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_create_plugin:1012 NCCL WARN NET/OFI Couldn't open a fabric provider "
+     "using ofiutils helper. RC: -61, ERROR: No data available", "container_missing_devices"),
+    ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_init:1441 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
+     "container_missing_devices"),
+    # the libfabric it loaded is too old for the plugin
+    ("ip-10-0-1-5:1234:1300 [0] int nccl_net_ofi_query_provider_capabilities(const fi_info*, unsigned int):651 NCCL WARN "
+     "NET/OFI EFA provider requires at least libfabric version 1.22.0.", "nccl_version_mismatch"),
+])
+def test_the_ofi_plugins_start_up_failure_ranks_its_cause(line, category):
+    top = _report(line + "\n")["diagnoses"][0]
+    assert (top["id"], top["category"]) == ("family:ofi_init_failed", category)
+
+
+def test_an_ofi_plugin_failure_that_is_not_its_start_up_stays_generic():
+    top = _report("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Unable to retrieve completion queue entries. "
+                  "RC: -5, ERROR: Input/output error\n")["diagnoses"][0]
+    assert top["id"] != "family:ofi_init_failed"

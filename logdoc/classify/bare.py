@@ -114,8 +114,10 @@ def classify_bare(text: str) -> Parsed | None:
 # A line that a network plugin printed through NCCL's logger (`NET/<plugin> ...`, the lead every net
 # plugin's messages carry: NET/OFI, NET/UCX, NET/IB, NET/Socket) and that says something failed. The
 # catalog holds NCCL's own formats, not the plugins'; INFO lines a plugin prints while it loads
-# (`NET/OFI Selected provider is efa`) say no such thing.
-_PLUGIN_FAILURE = lazy_re(r"NET/[A-Za-z][\w-]*\s?:?\s.*?(?:\b(?:error|[Ff]ailed|[Ff]ailure|[Uu]nable to|[Cc]annot|[Aa]bort(?:ed|ing)?)\b)")
+# (`NET/OFI Selected provider is efa`) say no such thing. aws-ofi-nccl's WARNs also say `Couldn't` (its INFO
+# lines write `Could not`), `requires at least` (libfabric) and `Insufficient` (devices).
+_PLUGIN_FAILURE = lazy_re(r"NET/[A-Za-z][\w-]*\s?:?\s.*?(?:\b(?:error|[Ff]ailed|[Ff]ailure|[Uu]nable to|[Cc]annot|"
+                          r"[Aa]bort(?:ed|ing)?|[Cc]ouldn't|requires at least|[Ii]nsufficient)\b)")
 
 
 def _classify_nccl1(line: str) -> Parsed | None:
