@@ -1507,3 +1507,24 @@ def test_an_ofi_plugin_failure_that_is_not_its_start_up_stays_generic():
     top = _report("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Unable to retrieve completion queue entries. "
                   "RC: -5, ERROR: Input/output error\n")["diagnoses"][0]
     assert top["id"] != "family:ofi_init_failed"
+
+
+@pytest.mark.parametrize("line, category", [
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Using Libfabric 1.18 API with GPUDirect RDMA support, and "
+     "FI_OPT_CUDA_API_PERMITTED is not declared.", "nccl_bug_or_version_specific"),
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Unable to post request; RC: -113 (Host is unreachable)",
+     "firewall_or_unreachable_peer"),
+])
+def test_the_ofi_plugins_other_warnings_get_its_own_candidates(line, category):
+    # not the generic NCCL WARN card: the plugin's failures rank versions, the EFA setup and a dead peer
+    top = _report(line + "\n")["diagnoses"][0]
+    assert (top["id"], top["category"]) == ("family:ofi_warn", category)
+
+
+@pytest.mark.parametrize("cut", ["NET/OFI Request 0x7fbb944", "NET/OFI Request 0x7fbb944701b8 completed with… [truncated]"])
+def test_an_ofi_completion_error_cut_after_its_request_pointer_is_still_one(cut):
+    # `Request %p` starts no other WARN of aws-ofi-nccl
+    top = _report(f"ip-10-0-1-5:1234:1300 [0] process_err_completion:1562 NCCL WARN {cut}\n")["diagnoses"][0]
+    assert top["id"] == "family:ofi_completion_error"
+    other = _report("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Request for group recv size of 9, greater than maximum of 8\n")
+    assert other["diagnoses"][0]["id"] != "family:ofi_completion_error"
