@@ -94,3 +94,20 @@ def test_the_rules_explain_at_least_the_floor():
     cc = tool()
     tallies, _ = cc.measure(cc.all_items(), load_rules())
     assert sum(t[2] for t in tallies.values()) >= EXPLAINED_BY_A_RULE_FLOOR
+
+
+def test_the_ofi_plugins_lines_and_their_extraction():
+    cc = tool()
+    rows = [line for line in (ROOT / "tests" / "data" / "ofi-messages-by-version.tsv").read_text(encoding="utf-8")
+            .splitlines() if not line.startswith(("#", "format\t"))]
+    ofi = list(cc.ofi_lines())
+    assert len(ofi) == len(rows) >= 900
+    assert all(" NCCL WARN NET/OFI " in line for _, line in ofi)
+    assert "ofi" in {source for source, *_ in cc.all_items()}
+
+    spec = importlib.util.spec_from_file_location("ofi_catalog", ROOT / "tools" / "ofi_catalog.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # adjacent literals joined, an integer macro between them read as a conversion, the arguments left out
+    assert mod._format('"Request %p seq " PRIu64 " failed: "\n\t\t"%s", req, seq, err);') == "Request %p seq %lu failed: %s"
+    assert mod._format("msg, arg);") is None   # a format that is not a literal

@@ -4,6 +4,8 @@
 
 NCCL: every WARN format of every release (tests/data/nccl-messages-by-version.tsv), rendered in the
 line layout of the oldest and of the newest release that printed it (tests/nccl_render.py).
+The AWS OFI plugin (aws-ofi-nccl): every WARN format of its releases (tests/data/ofi-messages-by-version.tsv,
+tools/ofi_catalog.py), in NCCL's line layout with the plugin's function as the location.
 PyTorch / Gloo: every catalog row of level ERROR, FATAL or WARN (grammars/torch_templates.tsv),
 its format rendered with sample values (the first of several wordings, the renderer of
 tests/test_torchlines.py, integers as 7); a
@@ -46,6 +48,21 @@ def nccl_lines():
         for tag in sorted({row["first_tag"], row["last_tag"]}):
             yield f"{tag} {row['locations_in_last_tag'].split(',')[0]}", render_line(
                 "WARN", row["format"], tag, row["locations_in_last_tag"])
+
+
+OFI_HEAD = "ip-10-0-0-1:1234:1300 [0] nccl_net_ofi_func:100 NCCL WARN NET/OFI "  # how NCCL's logger prints them
+
+
+def ofi_lines():
+    """(label, line) for each WARN format of the AWS OFI plugin (tests/data/ofi-messages-by-version.tsv,
+    made by tools/ofi_catalog.py), as NCCL's logger prints it (the plugin's function and line in the header)."""
+    from nccl_render import render_message
+
+    text = (ROOT / "tests" / "data" / "ofi-messages-by-version.tsv").read_text(encoding="utf-8")
+    rows = csv.DictReader(io.StringIO("".join(l for l in text.splitlines(True) if not l.startswith("#"))),
+                          delimiter="\t")
+    for row in rows:
+        yield f"{row['last_tag']} {row['files'].split(',')[0]}", OFI_HEAD + render_message(row["format"]).rstrip()
 
 
 def first_alternatives(fmt: str) -> str:
@@ -198,6 +215,8 @@ def all_items():
         yield "nccl", label, line, label.split(" ", 1)[1]
     for label, text, source in torch_lines():
         yield source, label, text, label
+    for label, line in ofi_lines():
+        yield "ofi", label, line, line
 
 
 def main(argv=None) -> int:
@@ -216,8 +235,10 @@ def main(argv=None) -> int:
         print("knowledge base errors (logdoc rules lint):", *errors[:5], sep="\n  ")
     rows: list = []
     tallies, misses = measure(all_items(), rules, each=rows)
-    total = [sum(t[i] for t in tallies.values()) for i in range(3)]
-    for source, (done, n, by_rule) in sorted(tallies.items()) + [("overall", total)]:
+    # overall: the catalogs of NCCL, PyTorch and Gloo (and logdoc's own rows); a network plugin's after it
+    total = [sum(t[i] for s, t in tallies.items() if s != "ofi") for i in range(3)]
+    plugin = [("ofi", tallies["ofi"])] if "ofi" in tallies else []
+    for source, (done, n, by_rule) in sorted(t for t in tallies.items() if t[0] != "ofi") + [("overall", total)] + plugin:
         print(f"{source:7s} {done:5d}/{n:<5d} = {100.0 * done / n:5.1f}% get a category; "
               f"{by_rule:5d}/{n:<5d} = {100.0 * by_rule / n:5.1f}% explained by a rule")
     for m in misses[: args.misses]:
