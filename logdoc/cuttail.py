@@ -32,6 +32,8 @@ characters that end each of their prefixes, and a message asks with its own last
 """
 from __future__ import annotations
 
+from string import ascii_letters
+
 from .classify.cut import strip_mark
 from .classify.neighbours import CUDA_ERROR_TEXTS
 
@@ -207,8 +209,8 @@ def one_word(left: str, right: str) -> bool:
     word: the letters that end ``left`` and start ``right`` read together as a word of the catalogs'
     formats, and apart they are not two such words (``in`` | ``to`` stays two)."""
     words = _catalog_words()
-    a = left[len(left.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")):]
-    b = right[:len(right) - len(right.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))]
+    a = left[len(left.rstrip(ascii_letters)):]
+    b = right[:len(right) - len(right.lstrip(ascii_letters))]
     if not a or not b or (a + b).lower() not in words:
         return False
     return not (a.lower() in words and b.lower() in words)

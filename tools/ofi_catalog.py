@@ -71,14 +71,16 @@ def formats_at(git_dir: str, tag: str) -> dict[str, set[str]]:
     return found
 
 
-def build(git_dir: str) -> list[dict[str, str]]:
+def build(git_dir: str) -> tuple[list[dict[str, str]], int]:
+    """(one row per format, sorted by its files; how many releases were read)."""
     rows: dict[str, dict[str, str]] = {}
-    for tag in releases(git_dir):
+    tags = releases(git_dir)
+    for tag in tags:
         for fmt, files in formats_at(git_dir, tag).items():
             row = rows.setdefault(fmt, {"format": fmt, "level": "WARN", "first_tag": tag, "last_tag": tag, "files": ""})
             row["last_tag"] = tag
             row["files"] = ",".join(sorted(set(filter(None, row["files"].split(","))) | files))
-    return sorted(rows.values(), key=lambda r: (r["files"], r["format"]))
+    return sorted(rows.values(), key=lambda r: (r["files"], r["format"])), len(tags)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args else 2
     out = Path(args[1]) if len(args) > 1 else OUT
     try:
-        rows = build(args[0])
+        rows, n_releases = build(args[0])
     except (subprocess.CalledProcessError, FileNotFoundError) as exc:
         print(f"ofi_catalog: cannot read the plugin's history in {args[0]}: {exc}", file=sys.stderr)
         return 1
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                            lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
-    print(f"ofi_catalog: {len(rows)} WARN formats from {len(releases(args[0]))} releases -> {out}")
+    print(f"ofi_catalog: {len(rows)} WARN formats from {n_releases} releases -> {out}")
     return 0
 
 
