@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from ..events import Event, share_texts
 from . import anatomy as _anatomy
-from . import cascade, collectives, context, disagreements, flight, launches, progress, stacks
+from . import cascade, collectives, context, disagreements, flight, launches, pgoptions, progress, stacks
 from .attribution import Attribution, attribute, path_info
 from .. import kinds as _kinds
 from .cascade import FirstFailure, is_failure, nature
@@ -108,6 +108,7 @@ def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis
     synthetic.extend(launches.analyze(job))  # NCCL launch lines: ranks launch different collectives
     synthetic.extend(flight.analyze(job))
     synthetic.extend(disagreements.analyze(job))
+    synthetic.extend(pgoptions.analyze(job))  # ProcessGroupNCCL options the ranks disagree on
     synthetic.extend(stacks.analyze(job))  # py-spy dumps: ranks blocked in different collectives
     synthetic.extend(cascade.restarts(events, timeline))
     synthetic.extend(context.analyze(job))  # the job's shape: nodes, containers, transports

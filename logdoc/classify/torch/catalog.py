@@ -206,6 +206,11 @@ def match_head(text: str) -> tuple[_Template, dict[str, Any]] | None:
 # `ProcessGroupNCCL environments:` (the `TORCH_NCCL_` names): each the same facts, whichever wording printed it
 _OPTIONS_HEADS = (OPTIONS_HEAD, "ProcessGroupNCCL initialization options:")  # (the first: the block logdoc.blocks joins)
 _OPTIONS_ID = "torch:ProcessGroupNCCL:processgroupnccl-initialization-options-size-global-rank-timeout"
+# the environments line changed its list of names in almost every release (2.2 - 2.5 printed the dump,
+# heartbeat and monitoring settings on it, later ones moved them to lines of their own): one wording
+# of it is in the catalog, the others are read here by their names
+_ENVIRONMENTS_HEAD = "ProcessGroupNCCL environments:"
+_ENVIRONMENTS_ID = "torch:ProcessGroupNCCL:processgroupnccl-environments-nccl-version-torch-nccl-async"
 _OPTION = lazy_re(r"(?:^|[\n,:])[ \t]*(?:TORCH_)?(NCCL_ASYNC_ERROR_HANDLING|NCCL_BLOCKING_WAIT|NCCL_DESYNC_DEBUG|"
                   r"TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM): (-?\d{1,12})\b")
 _OPTION_FIELDS = {"NCCL_ASYNC_ERROR_HANDLING": "async_error_handling", "NCCL_BLOCKING_WAIT": "blocking_wait",
@@ -225,7 +230,8 @@ def pg_options(body: str) -> dict[str, int]:
 def _options_block(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> Parsed | None:
     """A ProcessGroupNCCL options message in a wording no catalog row has (1.10 - 2.1's, above)."""
     old, one_line = _OPTIONS_HEADS
-    if not (body.startswith(old + "\n") or body.startswith(one_line) and "\n" not in body):
+    environments = body.startswith(_ENVIRONMENTS_HEAD) and "\n" not in body
+    if not (body.startswith(old + "\n") or body.startswith(one_line) and "\n" not in body or environments):
         return None  # (the old wording's options are never on its header's line: a paste that joined them)
     found: dict[str, Any] = dict(pg_options(body))
     if not found:
@@ -233,7 +239,8 @@ def _options_block(body: str, env: Envelope | None, pg: dict[str, Any] | None) -
     m = _DEBUG.search(body, 0, MAX_MATCH)
     if m is not None:
         found["debug"] = m.group(1)  # (2.0's ` TORCH_DISTRIBUTED_DEBUG: `: the later environments line's `debug`)
-    return Parsed("torch.pg_info", level_of(env, "INFO"), _OPTIONS_ID, {**(pg or {}), **found})
+    return Parsed("torch.pg_info", level_of(env, "INFO"), _ENVIRONMENTS_ID if environments else _OPTIONS_ID,
+                  {**(pg or {}), **found})
 
 
 def templated(body: str, env: Envelope | None, pg: dict[str, Any] | None, read: Read) -> Parsed | None:
