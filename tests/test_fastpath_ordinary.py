@@ -170,3 +170,57 @@ def test_candidate_starts_by_shape_equal_the_find_passes(tmp_path, sep):
         for budget in (0, len(want) - 1, len(want), rng.randrange(len(want) + 1)):
             assert (scan.candidate_starts(buf, start, len(buf), sep, budget)
                     == scan.candidate_starts_find(buf, start, len(buf), sep, budget))
+
+
+def _launches_in_quiet_windows(path: Path, seed: int) -> None:
+    """A sparse log (most lines a rank's ordinary prints): every few lines a c10 warning of a ranked
+    stream (a quiet record, and the window of lines looked at after it) and collective launches of a few
+    shapes within that window, some of them repeated byte for byte, a traceback now and then; over
+    1 MB, so that it is read as a large input (logdoc.paste.EVERY_LINE_INPUT_MAX: a short one is read line by line)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(14000):
+        r = rng.randrange(8)
+        pick = rng.random()
+        if pick < 0.05:
+            out.append(f"[rank{r}]:[W1129 10:00:01.{i:06d} ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank {r}]  "
+                       f"using GPU {r} to perform barrier as devices used by this process are currently unknown.")
+        elif pick < 0.12:
+            coll = rng.choice(["AllReduce", "Broadcast", "AllGather"])
+            op = i if rng.random() < 0.8 else 7
+            out.append(f"gpu-{r}:4000{r}:4000{r} [{r}] NCCL INFO {coll}: opCount {op:x} sendbuff 0x7f00 recvbuff "
+                       f"0x7f00 count {4 ** rng.randrange(12)} datatype 7 op 0 root 0 comm 0x55d4a09e377{r} [nranks=8] stream 0")
+        elif pick < 0.125:
+            out += ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "    step()",
+                    f"RuntimeError: boom {i}"]
+        else:
+            out.append(f"[2026-11-29 10:00:{i % 60:02d},123][train.py:231][INFO] [rank{r}] step {i}/500000 | loss 2.{i}")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("use_grep", [True, False])
+@pytest.mark.parametrize("reduce", [False, True])
+def test_lane_lines_in_a_quiet_window_same_parse(tmp_path, monkeypatch, use_grep, reduce):
+    """The block scan's lines within a quiet record's window (Feeder.needs_every_line): an NCCL line is
+    read by the lanes from its bytes (Lane.hit, Lane.bulk) as outside the window, with the plain path's
+    parse; with folding, the launches of a known shape there no longer reach Feeder.line."""
+    if use_grep:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    made = tmp_path / "made.log"
+    _launches_in_quiet_windows(made, 8)
+    with fastpath(False):
+        plain = _parse([made], reduce)
+    seen = []
+    real = pipeline.Feeder.line
+    monkeypatch.setattr(pipeline.Feeder, "line",
+                        lambda self, n, text, cand, raw=None: seen.append(text) or real(self, n, text, cand, raw))
+    with fastpath(True):
+        quick = _parse([made], reduce)
+        again = _parse([made], reduce)
+    assert plain == quick == again
+    launches = sum(1 for t in made.read_text(encoding="utf-8").splitlines() if " opCount " in t)
+    assert made.stat().st_size > 1 << 20 and launches > 600
+    if reduce:
+        assert sum(1 for t in seen if " opCount " in t) < launches // 2

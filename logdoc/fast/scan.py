@@ -357,6 +357,23 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                 tried = nxt
             nl = find(sep, pos, end)
             if hit:
+                if lane is not None and feeder.lane_state < 2 and feeder.paste is None:
+                    # an NCCL line within a quiet record's window: the lanes read it from its bytes as they
+                    # do outside the window (below); before, it was fed and classified (Lane.line)
+                    raw = buf[pos:nl]
+                    seen = raw_lane.get(raw)
+                    if seen is not None and (feeder.lane_state == 0 or seen.quiet_ok):
+                        lineno += 1
+                        pos = nl + 1
+                        if fold is None or not fold(lineno, seen):
+                            lane.hit(lineno, seen)
+                        continue
+                    if bulk is not None and raw.find(b"NCCL INFO ") >= 0:
+                        plan = plans.get(raw.translate(None, hexb))
+                        if plan is not None and bulk(lineno + 1, raw, plan):
+                            lineno += 1
+                            pos = nl + 1
+                            continue
                 if bars is not None and buf.find(b"%|", pos, nl) >= 0 and bars(lineno + 1, buf[pos:nl]):
                     lineno += 1  # a bar of a shape read before, counted from its bytes (Lane.bar_raw)
                     pos = nl + 1
