@@ -560,6 +560,9 @@ _QUOTED = lazy_re(r"""(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Fai
                      r"""(?P<b>b?)(?P<q>['"])(?P<body>(?:[^\\'"\n]|\\.|(?!(?P=q))['"]){0,8192}?)(?P=q)""")
 
 
+# the next of adjacent string literals (`"... NCCL " "built in"`), after the one `_QUOTED` read
+_NEXT_LITERAL = lazy_re(r"""[ \t]*(?P<lit>(?P<q>['"])(?:[^\\'"\n]|\\.|(?!(?P=q))['"]){0,8192}?(?P=q))""")
+
 # what a line holding a message in an escaped string shows (cheap, before the quoted strings are read)
 _ESCAPED_GATE = lazy_re(r"""\\n|\(['"]|['"](?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit): """)
 
@@ -591,6 +594,22 @@ def _escaped_text(t: str) -> tuple[str, str, str] | None:
         return None
     after = t[m.end():]
     if m["type"]:
+        # a message that a raise line splits into adjacent literals (`RuntimeError("... NCCL " "built in")`):
+        # Python joins them, so are they here
+        while True:
+            nxt = _NEXT_LITERAL.match(after)
+            if nxt is None:
+                break
+            try:
+                import ast
+
+                more = json.loads(nxt["lit"]) if nxt["lit"][0] == '"' else ast.literal_eval(nxt["lit"])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                break
+            if not isinstance(more, str):
+                break
+            text += more
+            after = after[nxt.end():]
         text = m["type"][:-1] + ": " + text
         after = after[1:] if after.startswith(")") else after
     return t[:m.start()], text, after

@@ -570,3 +570,17 @@ def test_an_exception_named_alone_on_its_line_is_no_wraps_rest():
     got = repair_lines(lines)
     assert got is not None and not got[1].joined
     assert got[0][3] == lines[3] and got[0][2].endswith("Worker group failed")
+
+
+@pytest.mark.parametrize("line, message", [
+    ('raise RuntimeError("Distributed package doesn\'t have NCCL " "built in")',
+     "Distributed package doesn't have NCCL built in"),
+    ("    raise RuntimeError('Distributed package ' \"doesn't have NCCL \"'built in')",
+     "Distributed package doesn't have NCCL built in"),
+    ('raise RuntimeError("first", "second")', "first"),
+])
+def test_adjacent_string_literals_of_a_raise_line_are_one_message(line, message):
+    # Python joins adjacent literals (torch 1.x wrote this message as two): the exception read from the
+    # raise line is the whole message; literals that are separate arguments stay apart
+    excs = [e for e in parse_text(line + "\n").events if e.kind == "torch.exception"]
+    assert [e.fields["exc_message"] for e in excs] == [message]
