@@ -258,6 +258,26 @@ def test_grep_failure_reads_the_file_again(tmp_path, monkeypatch):
     assert res.stats.lines_read == 10001 and res.stats.irrelevant == 10000
 
 
+def test_grep_output_heads_read_line_by_line():
+    """``GrepHits._heads`` reads the offset and the line number from the head of every line of grep's output,
+    whatever the line's text holds (digits and colons included), as the head pattern at each line
+    start reads it; a line without a head fails (GrepFailed) wherever it is."""
+    r = random.Random(5)
+    pieces = [b"x", b":", b"1", b"12:", b"3:4:", b" ", b"\x1b", "\u2588".encode(), b"NCCL"]
+    hits = grep.GrepHits.__new__(grep.GrepHits)
+    for _ in range(300):
+        lines = [b"%d:%d:" % (r.randrange(1, 10 ** 6), r.randrange(10 ** 9)) + b"".join(
+            r.choice(pieces) for _ in range(r.randrange(0, 12))) for _ in range(r.randrange(1, 40))]
+        chunk = b"".join(x + b"\n" for x in lines)
+        found = grep._GREP_HEAD.findall(chunk)
+        assert hits._heads(chunk) == ([int(o) for n, o in found], [int(n) for n, o in found])
+        assert len(found) == len(lines)
+        bad = list(lines)
+        bad.insert(r.randrange(len(bad) + 1), r.choice([b"", b"x1:2:", b"12:34", b":1:2:", b"a"]))
+        with pytest.raises(grep.GrepFailed):
+            hits._heads(b"".join(x + b"\n" for x in bad))
+
+
 def test_folded_parse_same_fast_and_plain(tmp_path):
     """With bulk noise folded (explain, digests) the fast path gives the same kept events and the
     same folded counts (the NCCL lane counts repeated lines without building their events)."""
