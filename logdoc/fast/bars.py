@@ -129,12 +129,17 @@ def bar_raw(lane, n: int, raw: bytes) -> bool:
     st = feeder.lane_state
     if st == 2 or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
         return False
-    gk = lane.bar_keys.get((None, None, None, None, None))
-    if gk is None:
-        gk = _bar_key(lane, (None, None, None, None, None), n, Envelope(), raw.decode())
+    g = lane.bar_full
+    if g is None:
+        gk = lane.bar_keys.get((None, None, None, None, None))
+        if gk is None:
+            gk = _bar_key(lane, (None, None, None, None, None), n, Envelope(), raw.decode())
+        g = lane.out.full_group(gk[0], gk[1])
+        if g is None:
+            return False
+        lane.bar_full = g  # (a full group stays full: Reducer.full_group; saturated() without its look-ups)
     name = lane.name
     classify = lane.classify
-    if not lane.out.saturated(gk[0], gk[1], n, lambda: classify(Record(n, n, Envelope(), raw.decode()), name)):
-        return False
+    lane.out.count_into(g, n, lambda: classify(Record(n, n, Envelope(), raw.decode()), name))
     lane.folded += 1
     return True

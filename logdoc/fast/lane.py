@@ -101,7 +101,7 @@ class Lane:
     from the feeder: what its open records may take)."""
 
     __slots__ = ("feeder", "classify", "name", "out", "stats", "reduce", "group_key", "folded", "bar_keys",
-                 "launch_tails", "raw_tails", "pending", "bulk_groups", "message_groups")
+                 "launch_tails", "raw_tails", "pending", "bulk_groups", "message_groups", "bar_full")
 
     def __init__(self, feeder, classify: Callable[[Record, str], Event | None]) -> None:
         self.feeder = feeder
@@ -122,6 +122,7 @@ class Lane:
         self.pending: dict[tuple, list] = {}  # (host, pid, comm) text -> the same (fast.runs._pending)
         self.bulk_groups: dict[tuple, list] = {}   # a bulk group key -> its full Reducer group (bulk)
         self.message_groups: dict[tuple, list] = {}  # (message, host, pid) text -> its full group (_fold_message)
+        self.bar_full: list | None = None  # the full app.progress group of the bars without a stream (bar_raw)
 
     def count_launch(self, tk: tuple, t: list, n: int, coll: str, oc: str, text, build) -> bool:
         """``Reducer.count_launch`` of a launch of the tail ``t`` (key ``tk`` in :attr:`launch_tails`), once the
