@@ -32,7 +32,8 @@ def render_message(fmt: str) -> str:
             val = val.rjust(int(m["width"]), pad) if "-" not in (m["flags"] or "") else val.ljust(int(m["width"]))
         return val
 
-    return CONV.sub(sub, first).replace("\\t", "\t").replace("\\\\", "\\")
+    # the C escapes a format literal keeps (the AWS OFI plugin's catalog quotes with \" in four formats)
+    return CONV.sub(sub, first).replace("\\t", "\t").replace('\\"', '"').replace("\\\\", "\\")
 
 
 def render_line(level: str, fmt: str, tag: str, location: str) -> str:

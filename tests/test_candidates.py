@@ -127,15 +127,16 @@ def test_a_bare_unhandled_cuda_error_names_the_driver_pairing_first():
 
 def test_the_aws_ofi_plugin_warnings_get_their_own_candidates():
     """aws-ofi-nccl's WARNs (NET/OFI ...) are in no NCCL catalog: a completion error is read as a
-    security group first, a registration refused with EINVAL as incompatible releases."""
+    security group first, a registration refused with EFAULT as a missing GPUDirect path."""
     cq = ("node1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7f00deadbeef completed with error. "
           "RC: 113. Error: No route to host. Completed length: 0, Request: { dev: 1, size: 0 }\n")
     reg = ("node1:35:89 [5] register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) "
            "for device 0. RC: {rc}, Error: {err}\n")
     assert _report({"r.log": cq})["diagnoses"][0]["category"] == "firewall_or_unreachable_peer"
-    einval = [d["category"] for d in _report({"r.log": reg.format(rc=-22, err="Invalid argument")})["diagnoses"]]
+    # EINVAL on GPU memory is rule LD2002's (EFA installers before 1.29.1 with NCCL 2.19+): a named cause, no candidates
+    einval = _report({"r.log": reg.format(rc=-22, err="Invalid argument")})["diagnoses"]
     efault = [d["category"] for d in _report({"r.log": reg.format(rc=-14, err="Bad address")})["diagnoses"]]
-    assert einval[0] == "nccl_bug_or_version_specific" and "gpu_direct_rdma_issue" in einval[1:3]
+    assert (einval[0]["id"], einval[0]["category"]) == ("LD2002", "nccl_bug_or_version_specific")
     assert efault[0] == "gpu_direct_rdma_issue"
 
 

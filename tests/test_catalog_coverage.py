@@ -103,6 +103,9 @@ def test_the_ofi_plugins_lines_and_their_extraction():
     ofi = list(cc.ofi_lines())
     assert len(ofi) == len(rows) >= 900
     assert all(" NCCL WARN NET/OFI " in line for _, line in ofi)
+    # a literal's C escapes are printed as the plugin prints them (`\"` is a quote)
+    assert any('NCCL_PROTO was set to "LL/LL128", but' in line for _, line in ofi)
+    assert not any('\\"' in line for _, line in ofi)
     assert "ofi" in {source for source, *_ in cc.all_items()}
 
     spec = importlib.util.spec_from_file_location("ofi_catalog", ROOT / "tools" / "ofi_catalog.py")

@@ -1440,13 +1440,14 @@ def test_a_sentence_stop_inside_brackets_or_after_e_g_cuts_nothing():
     ("NET/OFI Couldn't open a fabric provider using ofiutils helper. RC: -61, ERROR: No data available", "ofi_init_failed"),
     ("NET/OFI Couldn't find any optimal provider", "ofi_init_failed"),
     ("NET/OFI Failed to initialize rdma protocol", "ofi_init_failed"),
-    ("NET/OFI EFA provider requires at least libfabric version 1.22.0.", "ofi_init_failed"),
+    # a start-up failure that a rule names (LD2001: the libfabric it loaded is too old) gets the rule, not the card
+    ("NET/OFI EFA provider requires at least libfabric version 1.22.0.", "LD2001"),
 ])
 def test_a_network_plugins_failure_pasted_alone(line, family):
     evs = _events(line + "\n")
     assert [(e.kind, e.fields.get("header")) for e in evs] == [("nccl.warn", "none")]
     top = _report(line + "\n")["diagnoses"][0]
-    assert top["id"] == f"family:{family}"
+    assert top["id"] == (family if family.startswith("LD") else f"family:{family}")
 
 
 @pytest.mark.parametrize("line", [
@@ -1494,13 +1495,17 @@ def test_abridged_openings_index_equals_a_pass_over_the_catalog():
      "using ofiutils helper. RC: -61, ERROR: No data available", "container_missing_devices"),
     ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_init:1441 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
      "container_missing_devices"),
-    # the libfabric it loaded is too old for the plugin
-    ("ip-10-0-1-5:1234:1300 [0] int nccl_net_ofi_query_provider_capabilities(const fi_info*, unsigned int):651 NCCL WARN "
-     "NET/OFI EFA provider requires at least libfabric version 1.22.0.", "nccl_version_mismatch"),
 ])
 def test_the_ofi_plugins_start_up_failure_ranks_its_cause(line, category):
     top = _report(line + "\n")["diagnoses"][0]
     assert (top["id"], top["category"]) == ("family:ofi_init_failed", category)
+
+
+def test_the_ofi_plugins_start_up_failure_that_a_rule_names():
+    # the libfabric it loaded is too old for the plugin: rule LD2001 says so (the family would rank the same cause)
+    top = _report("ip-10-0-1-5:1234:1300 [0] int nccl_net_ofi_query_provider_capabilities(const fi_info*, unsigned int):651 "
+                  "NCCL WARN NET/OFI EFA provider requires at least libfabric version 1.22.0.\n")["diagnoses"][0]
+    assert (top["id"], top["category"]) == ("LD2001", "nccl_version_mismatch")
 
 
 def test_an_ofi_plugin_failure_that_is_not_its_start_up_stays_generic():
@@ -1510,8 +1515,9 @@ def test_an_ofi_plugin_failure_that_is_not_its_start_up_stays_generic():
 
 
 @pytest.mark.parametrize("line, category", [
-    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Using Libfabric 1.18 API with GPUDirect RDMA support, and "
-     "FI_OPT_CUDA_API_PERMITTED is not declared.", "nccl_bug_or_version_specific"),
+    # (the plugin built against libfabric headers older than 1.18 is rule LD2010's)
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI FI_OPT_EFA_EMULATED_WRITE not declared when the communication "
+     "protocol is RDMA write.", "nccl_bug_or_version_specific"),
     ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Unable to post request; RC: -113 (Host is unreachable)",
      "firewall_or_unreachable_peer"),
 ])
