@@ -14,6 +14,7 @@ import pytest
 
 from logdoc import fast, paste, pipeline
 from logdoc.fast import alone, grep, scan
+from logdoc.read import prefilter
 from logdoc.read.source import Source
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -157,6 +158,31 @@ def test_quiet_run_is_quiet_skip_of_every_line():
         expect = all(scan._quiet_skip(x) for x in run)
         assert scan._quiet_run(buf, start, len(buf)) == expect, run
         agreed += expect
+    assert agreed > 1000
+
+
+def test_quiet_run_by_shape_is_quiet_run():
+    """``_quiet_run_by_shape`` (each line's class by shape) says what ``_quiet_run`` says of a run of lines
+    without a keyword (the block scan's runs), and is true only when it is on any run, the same lines
+    asked again once their shapes are known."""
+    r = random.Random(9)
+    lines = [raw for p in sorted(SAMPLES.glob("*/*.log")) for raw in p.read_bytes().splitlines()]
+    pieces = [b"x", b" ", b"  ", b"#", b"\x01", b"\x7f", b"\t", b"\r", b"ran for", b"what():", b"frame #",
+              "\u00e9".encode(), b"step 1", b"loss 0.25", b"Successfully processed ranks:", b"\x1b[0m", b"NCCL"]
+    lines += [b"".join(r.choice(pieces) for _ in range(r.randrange(0, 5))) for _ in range(5000)]
+    plain = [x for x in lines if prefilter.CANDIDATE_BYTES.search(x) is None]
+    agreed = 0
+    for _ in range(2):
+        for _ in range(10000):
+            run = [r.choice(plain if r.random() < 0.8 else lines) for _ in range(r.randrange(1, 6))]
+            buf = b"noise\n" + b"".join(x + b"\n" for x in run)
+            start = len(b"noise\n")
+            expect = scan._quiet_run(buf, start, len(buf))
+            got = scan._quiet_run_by_shape(buf, start, len(buf))
+            assert got <= expect, run
+            if all(prefilter.CANDIDATE_BYTES.search(x) is None for x in run):
+                assert got == expect, run
+                agreed += got
     assert agreed > 1000
 
 
