@@ -22,6 +22,7 @@ from typing import Any
 
 from . import nccl
 from .classify.bare import classify_bare
+from .classify.torch import WORK_OPEN, join_work_breaks
 from .classify.torch import classify as classify_torch
 from .classify.torch.exceptions import EXC_LINE
 from .events import Envelope, Event
@@ -77,6 +78,12 @@ def _read(text: str) -> tuple[Any, Envelope] | None:
     (``[enforce fail at ...]`` / ``  ifa != nullptr. ...``) is read again with the lines joined, and
     one that quotes an exception after words of its own (``the worker failed with RuntimeError:
     <message>``, an exception's repr as a paste's repair wrote it out) is read from that exception on."""
+    if WORK_OPEN in text:  # a ProcessGroupNCCL record that a paste wrapped inside its WorkNCCL(...)
+        work = join_work_breaks(text)
+        if work != text:
+            got = _read_one(work)
+            if got is not None and got[0].template is not None:
+                return got
     got = _read_one(text)
     if (got is None or got[0].kind == "torch.exception") and "\n" in text:
         joined = _read_one(_SOFT_WRAP.sub(" ", text))

@@ -215,3 +215,30 @@ def test_a_record_inside_a_cut_nccl_line_is_recovered(cut):
     res = parse_text(NCCL_LINE[:cut] + mine + "\n" + NCCL_LINE[cut:] + "\n")
     timeouts = [e for e in res.events if e.kind == "torch.watchdog_timeout"]
     assert len(timeouts) == 1 and timeouts[0].rank == 0 and timeouts[0].fields["seq"] == 3
+
+
+ASYNC = ("[rank1]:[E415 21:17:08.996319560 ProcessGroupNCCL.cpp:552] [Rank 1] Collective WorkNCCL(SeqNum=335, "
+         "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) raised the following async exception: "
+         "NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n"
+         "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+         "Last error:\n"
+         "socketProgress: Connection closed by remote peer node2<32926>\n"
+         "Exception raised from checkForNCCLErrorsInternal at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2363 "
+         "(most recent call first):\n"
+         "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x754ee7c6c1b6 in /usr/lib/libc10.so)\n")
+
+
+@pytest.mark.parametrize("at", ["NumelIn", "melIn", "Timeout(m", "Type=ALLREDUCE"])
+def test_a_record_wrapped_inside_its_worknccl_keeps_its_reading(at):
+    # a paste cut the record's first line inside WorkNCCL(...), which torch prints on one line; the record
+    # goes on over lines of its own (the result code, `Last error:`, c10's frames)
+    first, rest = ASYNC.split("\n", 1)
+    k = first.index(at)
+    for glue in ("", " "):  # a cut inside a word, or a wrap at a blank that the paste dropped
+        res = parse_text(first[:k].rstrip() + "\n" + first[k:] + "\n" + rest if glue else
+                         first[:k] + "\n" + first[k:] + "\n" + rest)
+        ev = res.events[0]
+        assert ev.kind == "torch.async_exception" and ev.fields["seq"] == 335 and ev.fields["timeout_ms"] == 600000
+        assert ev.fields["numel_in"] == 1 and ev.text.count("\n") >= 5  # the text as printed, breaks included
+        assert any(e.kind == "nccl.warn" for e in res.events)  # the socket WARN under `Last error:`
+

@@ -378,6 +378,15 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
         q = _lightning(text)
         if q is not None:
             return q
+    if WORK_OPEN in text and "\n" in text:
+        # a ProcessGroupNCCL record that a paste wrapped inside its WorkNCCL(...), which torch prints on
+        # one line: read with those breaks undone first (the rest of the record may have lines of its own)
+        work = join_work_breaks(text)
+        if work is not text:
+            q = read_message(work, env)
+            if q is not None and q.template is not None:
+                q.fields["rewrapped"] = True
+                return q
     p = read_message(text, env)
     if (p is None or p.template is None) and "\n" in text and ("WorkNCCL" in text or "Watchdog caught" in text):
         # a ProcessGroupNCCL record wrapped by a paste (blocks.py joins its lines): read it again with
@@ -389,3 +398,32 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
                 q.fields["rewrapped"] = True
                 return q
     return p
+
+
+WORK_OPEN = "WorkNCCL("
+_WORK_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+
+
+def join_work_breaks(text: str) -> str:
+    """``text`` with the line breaks inside its ``WorkNCCL(...)`` undone. torch prints that record on one
+    line, so a break inside its parentheses is a paste's wrap: after a comma it stands for the blank the
+    wrap dropped, anywhere else for nothing (a cut inside a word or a number: ``Nu`` / ``melIn=1``).
+    ``text`` as it is when it has no such record, or none whose parentheses close."""
+    at = text.find(WORK_OPEN)
+    if at < 0 or "\n" not in text:
+        return text
+    start = at + len(WORK_OPEN)
+    depth = 1
+    for end in range(start, min(len(text), start + 600)):
+        c = text[end]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                inner = text[start:end]
+                if "\n" not in inner:
+                    return text
+                joined = _WORK_BREAK.sub(lambda m: " " if inner[:m.start()].endswith(",") else "", inner)
+                return text[:start] + joined + text[end:]
+    return text
