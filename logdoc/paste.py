@@ -5,7 +5,9 @@ damage that only shows across lines, and this module repairs it for one source b
 are parsed (:func:`prepare`), from what the source itself shows:
 
 * **markdown residue** from issue trackers: code fences, ``<details>`` / ``<summary>`` / ``<pre>``
-  tags, ``>`` quote markers and list bullets on most lines, the common indentation of a code block;
+  tags, ``>`` quote markers and list bullets on most lines, the common indentation of a code block,
+  bold markers around a message (over the lines a wrap made of it too); a traceback whose indentation
+  a text box dropped is indented again (:func:`_reindent_frames`);
 * **a repeated prefix that no envelope knows** (``opt-1_3b.0 [stderr]``, ``[SGLang LOG]``,
   ``INFO 01-17 00:55:01 [x.py:12]``, ``10.10.23.10:``, a grep file name): the run of header-like
   tokens (bracketed, numbered, a level word) that starts a large share of the lines, learned from
@@ -13,9 +15,10 @@ are parsed (:func:`prepare`), from what the source itself shows:
   between lines) that becomes the line's stream, so records of different processes stay apart.
   Ray's ``[N similar log lines]`` note is peeled wherever it stands;
 * **hard-wrapped lines**: a source cut at a fixed width (several lines of exactly that length)
-  has each cut line joined with the lines that continue it; a line that lost the source's prefix
-  and continues a sentence (lower case or a digit first) between two prefixed lines is joined to
-  the line before it;
+  has each cut line joined with the lines that continue it (every rank's copy of one message cut at
+  the same column too: its rests repeat, and a number that starts each is no prefix); a line that
+  lost the source's prefix and continues a sentence (lower case or a digit first) between two
+  prefixed lines is joined to the line before it;
 * **character-interleaved output** of two processes (``TTrraacceebbaacckk``): detected, reported as
   a warning, and de-interleaved when the two pieces are one text printed twice; so are two writes of
   one line that alternate in chunks (a line that is its text twice, an exception line whose type two
@@ -101,6 +104,34 @@ _BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*
 _ITALIC_WORD = lazy_re(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
 
 
+# the two ends of a bold span over several lines of one paragraph (a message the paste hard-wrapped
+# inside its markers): an opening marker after a blank or at the start, a closing one that ends its line
+_BOLD_OPEN = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)")
+_BOLD_CLOSE = lazy_re(r"(?<=\S)(\*\*|__)[ \t]*$")
+
+
+def _bold_over_lines(out: list[str], end: int) -> bool:
+    """Markdown bold that opens on a line before ``end`` and closes at the end of ``end`` (at most
+    :data:`MAX_WRAP_JOIN` lines, no blank line and no other marker between them: one paragraph): both
+    markers removed, in place; whether there were."""
+    close = _BOLD_CLOSE.search(out[end])
+    if close is None or close.group(1) in out[end][:close.start()]:
+        return False
+    mark = close.group(1)
+    for k in range(end - 1, max(-1, end - MAX_WRAP_JOIN), -1):
+        t = out[k]
+        if not t.strip():
+            return False
+        opened = _BOLD_OPEN.search(t)
+        if opened is not None and opened.group(2) == mark and mark not in t[opened.end():]:
+            out[k] = t[:opened.start()] + opened.group(1) + t[opened.end():]
+            out[end] = out[end][:close.start()]
+            return True
+        if mark in t:
+            return False
+    return False
+
+
 _HTML_ENTITY = lazy_re(r"&(?:lt|gt|amp|quot|apos|nbsp|#39|#x27|#34|#x2F);")
 
 
@@ -156,6 +187,41 @@ def _strip_gutter(out: list[str]) -> bool:
     return True
 
 
+# a Python traceback's frame line, its code line and the marks under it, as a page that drops leading
+# blanks leaves them (at the line's start)
+_FLUSH_FRAME = lazy_re(r"File \"[^\"\n]{1,1024}\", line \d{1,9}, in ")
+_MARKS = lazy_re(r"[ \t]*[\^~]+[ \t\^~]*$")
+_TB_HEAD = "Traceback (most recent call last):"
+
+
+def _reindent_frames(out: list[str]) -> bool:
+    """A Python traceback whose indentation the paste dropped (a forum's editor, a text box that strips
+    leading blanks): after its ``Traceback (most recent call last):`` line, a frame line at the start of its
+    line gets the two blanks Python prints before it, and the code line after it (and the ``^^^`` marks
+    under that) the four, so the traceback reads as one record again. In place; whether any line changed."""
+    changed = False
+    i = 0
+    n = len(out)
+    while i < n:
+        if not out[i].rstrip().endswith(_TB_HEAD) or i + 1 >= n or _FLUSH_FRAME.match(out[i + 1]) is None:
+            i += 1
+            continue
+        i += 1
+        while i < n and _FLUSH_FRAME.match(out[i]) is not None:
+            out[i] = "  " + out[i]
+            i += 1
+            # its code line: anything but another frame, an exception's line or the end of the traceback
+            if (i < n and out[i].strip() and _FLUSH_FRAME.match(out[i]) is None
+                    and _EXC_START.match(out[i]) is None and not out[i].startswith(_TB_HEAD[:9])):
+                out[i] = "    " + out[i]
+                i += 1
+                if i < n and _MARKS.match(out[i]) is not None:
+                    out[i] = "    " + out[i].lstrip()
+                    i += 1
+        changed = True
+    return changed
+
+
 def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
     """Fences and HTML tags become empty lines (or their text); quote markers, bullets and the
     common indentation of a code block are removed where most lines show them."""
@@ -181,6 +247,8 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
             m = _BOLD_TAIL.search(out[i])
             if m is not None:
                 out[i] = out[i][:m.start()] + m.group(1) + m.group(3)
+                changed = True
+            elif _bold_over_lines(out, i):
                 changed = True
     nonblank = [t for t in out if t.strip()]
     if not nonblank:
@@ -383,6 +451,17 @@ def _learn_prefix(lines: list[str]) -> _Prefix | None:
 
 
 _identity = prefix_identity  # what a peeled prefix says about its line (logdoc/envelope.py)
+
+
+def _rests_only(lines: list[str], prefix: _Prefix) -> bool:
+    """Whether every line that starts with what was learned as a prefix comes right after a line of the
+    source's greatest width (at least :data:`WRAP_MIN_WIDTH`): the rests of lines a hard wrap cut, not a
+    prefix (every rank's ``... for HCA `` / ``0 'mlx5_0'``: the number that starts each rest)."""
+    width = max((len(t) for t in lines), default=0)
+    if width < WRAP_MIN_WIDTH:
+        return False
+    starts = [i for i, t in enumerate(lines) if t and t[0] not in " \t" and prefix.match(t)]
+    return bool(starts) and all(i > 0 and len(lines[i - 1]) == width for i in starts)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -791,6 +870,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
     out, md = _strip_markdown(out)
     changed = changed or md
+    changed = _reindent_frames(out) or changed
     head = out[:HEAD_LINES]
 
     # Ray's deduplication note, wherever it stands in a line
@@ -805,6 +885,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
 
     # a repeated prefix that no envelope knows
     prefix = _learn_prefix(head)
+    if prefix is not None and _rests_only(head, prefix):
+        prefix = None
     labels: dict[int, dict] = {}
     if prefix is not None:
         idents: dict[str, dict] = {}
@@ -988,6 +1070,12 @@ def _close_up(out: list[str], spans: list[int]) -> None:
 _RESTLIKE = lazy_re(r"(?![\w.-]+: )[a-z.,;:)\]>-]")
 
 
+def _restlike(text: str) -> bool:
+    """A line that reads as the rest of a line cut inside a word or a sentence (:data:`_RESTLIKE`), after
+    the one blank a cut beside it leaves first."""
+    return _RESTLIKE.match(text, 1 if text[:1] == " " else 0) is not None
+
+
 def _wrap_width(lines: list[str]) -> int:
     """A width at which the lines were cut: no line is longer, and at least :data:`WRAP_MIN_LINES`
     lines of exactly that length are cut (:func:`_cut`), most of the lines of that length; from
@@ -1001,9 +1089,13 @@ def _wrap_width(lines: list[str]) -> int:
     least = WRAP_MIN_LINES if w < WRAP_WIDE or lens[w] > 2 else 2
     if lens[w] < least:
         return 0
-    rests = Counter(lines[i + 1] for i, t in enumerate(lines[:-1])
-                    if len(t) == w and _cut(t, lines[i + 1]) and (least > 2 or _RESTLIKE.match(lines[i + 1])))
-    cuts = sum(n for n in rests.values() if n == 1)  # a line printed again after each is a line of its own
+    pairs = [(t, lines[i + 1]) for i, t in enumerate(lines[:-1])
+             if len(t) == w and _cut(t, lines[i + 1]) and (least > 2 or _restlike(lines[i + 1]))]
+    rests = Counter(rest for _, rest in pairs)
+    # a line printed again after each is a line of its own, unless the cut fell beside a blank that one
+    # of the pieces kept (``... for HCA `` / ``0 'mlx5_0'``, ``... 'unknown result`` / `` code'``: every
+    # rank's copy of one message cut at the same column)
+    cuts = sum(1 for t, rest in pairs if rests[rest] == 1 or t[-1:] == " " or rest[:1] == " ")
     return w if cuts >= least and (2 * cuts > lens[w] if least > 2 else cuts == lens[w]) else 0
 
 
@@ -1090,9 +1182,10 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
         texts = [t]  # the join so far, read with a blank or without at each cut not yet read whole
         while j < len(out) and j - i < MAX_WRAP_JOIN and tries < MIDWORD_TRIES:
             nxt = out[j]
-            if (not nxt or len(nxt) > LONG or _rule(nxt) or nxt[:8] == t[:8] or _new_line(nxt)
-                    or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None):
-                break
+            if (not nxt or len(nxt) > LONG or _rule(nxt) or nxt[:8] == t[:8]
+                    or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None
+                    or _new_line(nxt) and not one_word(texts[-1], nxt)):
+                break  # (what reads as a line of its own may be the rest of a word: ``... ncc`` / ``lSystemError: ...``)
             if first_literal is None:
                 first, first_literal = _reading(t)
             tries += 1

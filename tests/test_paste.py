@@ -416,6 +416,66 @@ def test_real_lines_are_never_joined_as_a_cut():
     assert repair_lines(lines) is None
 
 
+def test_an_exception_name_cut_inside_it_is_joined():
+    # `... NCCL version 2.10.3 ncc` / `lSystemError: ...`: the rest reads like an exception line of its own,
+    # but the letters at either side are one name of the catalogs and apart no two
+    line = ("NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, unhandled system error, "
+            "NCCL version 2.10.3 ncclSystemError: System call (socket, malloc, munmap, etc) failed.")
+    at = line.index("lSystemError")
+    assert repair_lines([line[:at], line[at:]])[0] == [line, ""]
+    # a real exception line after a line that ends a word stays a line of its own
+    assert repair_lines(["the loader gave up after waiting for the object store", "RuntimeError: boom"]) is None
+
+
+_HCA = ["node1:{pid}:{pid} [{dev}] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA {hca} 'mlx5_{hca}'".format(
+    pid=1000 + dev, dev=dev, hca=hca) for dev, hca in ((0, 0), (0, 1), (1, 0), (1, 1))]
+
+
+def test_every_ranks_copy_cut_at_one_column_is_joined():
+    # each rank prints the same message, so the rests repeat (`0 'mlx5_0'` twice); the cut fell beside a
+    # blank that the first piece kept, which no line printed as it is ends with
+    width = _HCA[0].index(" 0 'mlx5_0'") + 1
+    wrapped = _hard_wrap(_HCA, width)
+    assert len(wrapped) == 8
+    assert repair_lines(wrapped)[0] == [_HCA[0], "", _HCA[1], "", _HCA[2], "", _HCA[3], ""]
+    # the same rest after lines of one width that end a word is a line of its own, printed again
+    a, b = "x" * 60 + " the loader read shard 1 of 8 from the store", "y" * 60 + " the loader read shard 2 of 8 from the store"
+    c = "z" * 60 + " the loader read shard 3 of 8 from the store"
+    assert repair_lines([a, "loaded ok", b, "loaded ok", c, "loaded ok"]) is None
+
+
+def test_markdown_bold_around_a_wrapped_message_is_stripped():
+    msg = ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. "
+           "This error indicates that your module has parameters that were not used in producing loss.")
+    wrapped = _hard_wrap(["**" + msg + "**"], 80)
+    fixed, _ = repair_lines(wrapped)
+    assert "".join(fixed) == msg
+    assert [e.kind for e in parse_text("\n".join(wrapped) + "\n").events] == ["torch.exception"]
+    # markers of two spans, or a blank line between the ends, are left alone
+    assert repair_lines(["**one** line", "and **another**"]) is None
+    assert repair_lines(["**RuntimeError: a", "", "b**"]) is None
+
+
+_TB = ["Traceback (most recent call last):",
+       '  File "train.py", line 11, in <module>',
+       '    torch.distributed.init_process_group(backend="nccl", world_size=4)',
+       '  File "/usr/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 423, in init_process_group',
+       "    store, rank, world_size = next(rendezvous_iterator)",
+       "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+       "RuntimeError: Distributed package doesn't have NCCL built in"]
+
+
+def test_a_traceback_whose_indentation_the_paste_dropped_is_indented_again():
+    flush = [t.lstrip() for t in _TB]
+    fixed, _ = repair_lines(flush)
+    assert fixed == _TB
+    read = [(e.kind, e.template, e.line, e.end_line) for e in parse_text("\n".join(flush) + "\n").events]
+    assert read == [(e.kind, e.template, e.line, e.end_line) for e in parse_text("\n".join(_TB) + "\n").events]
+    assert read[0][2:] == (1, 7)  # one record, as printed
+    # frame-like lines without a traceback's head before them are left as they are
+    assert repair_lines(flush[1:3]) is None
+
+
 # ------------------------------------------------------------------------------------------------
 # one rank's paste: what the other members did is not read
 
