@@ -1101,12 +1101,15 @@ def _wrap_width(lines: list[str]) -> int:
 
 def _cut(line: str, nxt: str) -> bool:
     """Whether ``nxt`` can be the rest of ``line`` cut at a fixed width: it is not empty, not
-    indented (a wrap adds no indentation; a table row or a traceback frame has it), does not
-    start the way ``line`` starts (the same message printed again) and starts nothing of its own."""
+    indented (a wrap adds no indentation; a table row or a traceback frame has it) unless the cut fell
+    inside a run of blanks (``line`` ends with one: a progress bar's padding), does not start the way
+    ``line`` starts (the same message printed again) and starts nothing of its own."""
     if len(nxt) > LONG or _rule(line) or _rule(nxt):
         return False  # a separator line (==== or ----, as torchrun's summary draws) is whole
-    if nxt[:1] == " " and nxt[1:2] not in ("", " ", "\t"):
-        nxt = nxt[1:]
+    if nxt[:1] == " " and (nxt[1:2] not in ("", " ", "\t") or line[-1:] == " "):
+        nxt = nxt.lstrip(" ")
+        if nxt.startswith(("File ", "frame #", "at ")):
+            return False
     if not nxt or nxt[0] == "\t" or nxt[:2] == "  " or not nxt.strip() or line[:8] == nxt[:8]:
         return False  # (one blank first: the cut fell on a word boundary)
     return not _new_line(nxt)

@@ -456,6 +456,17 @@ def test_markdown_bold_around_a_wrapped_message_is_stripped():
     assert repair_lines(["**RuntimeError: a", "", "b**"]) is None
 
 
+def test_a_progress_bar_cut_inside_its_padding_is_joined():
+    bar = (" 35%|" + "\u2588" * 40 + " " * 73 + "| 73811210851/208140108456 [30:01<57:14, 39115047.81MB/s]")
+    head = "Init /data/users/loader/model_data/0711-0814/NegativeTrain loaded in 12.5 seconds, next shard"
+    lines = _hard_wrap([head, bar], 80)
+    assert len(lines) == 5 and lines[3].startswith("  ")  # the rest starts inside the padding
+    fixed, _ = repair_lines(lines)
+    assert fixed == [head, "", bar, "", ""]
+    # an indented line after a line that ends a word, or a frame after a blank, is no rest
+    assert repair_lines(["x" * 79 + "a", "    indented code line", "y" * 79 + "b", "    more code"]) is None
+
+
 _TB = ["Traceback (most recent call last):",
        '  File "train.py", line 11, in <module>',
        '    torch.distributed.init_process_group(backend="nccl", world_size=4)',
