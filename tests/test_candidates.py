@@ -232,3 +232,23 @@ def test_a_python_exception_that_is_only_a_connect_error_is_a_network_card_not_t
     gloo = ("RuntimeError: Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:152] "
             "timed out connecting: SO_ERROR: Connection refused, remote=[10.0.0.2]:18306\n")
     assert not _report({"r.log": gloo})["diagnoses"][0]["id"].startswith("family:")
+
+
+_CARRIER = ("Traceback (most recent call last):\n  File \"train.py\", line 42, in <module>\n    dist.all_reduce(t)\n"
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+            "Last error:\n{last}\n")
+
+
+def test_a_carrier_whose_last_error_a_rule_explains_gets_no_family_card():
+    # the WARN under `Last error:` is what the carrier's generic `unhandled system error` reports; a rule that
+    # names it (here a symptom: the peer's EFA endpoint is gone) leads, not the carrier's family
+    last = ("NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Invalid receiver queue pair "
+            "number (QPN) My EFA addr: fi_addr_efa://[fe80::1]:0:657145598")
+    ids = [d["id"] for d in _report({"r0.log": _CARRIER.format(last=last)})["diagnoses"]]
+    assert ids[0] == "LD2005" and not any(i.startswith("family:") for i in ids)
+    # a Last error no rule names leaves the carrier's family card
+    ids = [d["id"] for d in _report({"r0.log": _CARRIER.format(last="some plugin said something odd"),
+                                     })["diagnoses"]]
+    assert ids[0].startswith("family:")

@@ -116,12 +116,17 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     # a message nested in a carrier that only a symptom explains ("the communicator was aborted; the
     # original reason was: ...") still needs its own card: its line is explained only by a root cause
     caused_lines: dict[str, Any] = {}
+    # the carriers of a message a rule explains (file, line, kind): what they report is that message's
+    # failure (``NCCL error: unhandled system error`` / ``Last error:`` / its WARN), which the rule names
+    # better than the carrier's family can
+    carried: set[tuple] = set()
     for m in matches:
         role = m.rule.role
         for e in m.events:
             analysis = e.kind.startswith("analysis.")
             if not analysis and (e.fields or {}).get("nested_in"):
                 explained.add(id(e))
+                carried.add((e.file, e.fields.get("nested_line"), e.fields.get("nested_kind")))
             if not (role == "context" and analysis):
                 _add_line(explained_lines, e)
             if role != "symptom":
@@ -136,6 +141,8 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         nested = (ev.fields or {}).get("nested_in")
         if nested and id(ev) in explained or ev.line in (caused_lines if nested else explained_lines).get(ev.file,
                                                                                                             none):
+            continue
+        if carried and not nested and (ev.file, ev.line, ev.kind) in carried:
             continue
         errorish = ev.level in ("ERROR", "FATAL") or ev.kind == "nccl.warn" or _strong(ev)
         if not errorish and ev.level != "WARN":
