@@ -401,7 +401,7 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
 
 
 WORK_OPEN = "WorkNCCL("
-_WORK_BREAK = re.compile(r"[ \t]*\n[ \t]*")
+_WORK_BREAK = lazy_re(r"[ \t]*\n[ \t]*")
 
 
 def join_work_breaks(text: str) -> str:
