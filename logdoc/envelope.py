@@ -637,3 +637,15 @@ def tail_is_plain(line: str) -> bool:
     """Whether :func:`unwrap` takes nothing from ``line`` but what its leading envelopes (if any)
     hold: no c10 envelope after residue, no Ray repeat suffix, no closing backtick of inline code."""
     return EMBED_MARK not in line and not line.endswith(RAY_SUFFIX) and not line.endswith("`")
+
+
+# c10's header with its clock at a line's start, in bytes (the c10 envelope's pattern, the first of
+# ``_BY_FIRST["["]`` that such a line can match, up to its clock): the clock's digits are read by the
+# time only (:func:`c10_time`), so two lines that differ in them alone unwrap alike but for the time
+# (logdoc/fast/alone.py: a warning printed again at another time; tests/test_fastpath_alone.py)
+C10_CLOCK = lazy_re(rb"(?:\[rank\d+\]:)?\[[FEWIV](\d{3,4}) (\d\d:\d\d:\d\d)\.\d{1,12} ")
+
+
+def c10_time(md: bytes, hms: bytes) -> str | None:
+    """The time the c10 envelope reads from the clock :data:`C10_CLOCK` found (None: no date)."""
+    return _mmdd(md.decode(), hms.decode())

@@ -89,6 +89,7 @@ def _plain_quick_again(p, reduce: bool, memo, why: str):
         plain = _result(p, reduce)
     alone._NOTHING.clear()
     alone._OPENERS.clear()
+    alone._EVENT_OPENERS.clear()
     with fastpath(True):
         quick = _result(p, reduce)
         assert memo, why
@@ -141,6 +142,87 @@ def test_opener_pairs_same_events(grep_on, dense, tmp_path, monkeypatch):
         plain, quick, again = _plain_quick_again(p, reduce, alone._OPENERS, "no pair was counted from its bytes")
         assert quick == plain and again == plain
     assert bool(dense_reads) == dense
+
+
+def _clock(rng: random.Random) -> str:
+    """A c10 clock, now and then one of no date (month 13, day 0, day 32) or of another length."""
+    md = rng.choice(["1129", "1130", "0101", "1231", "1329", "1100", "1132", "929", "101"] + ["1129"] * 10)
+    frac = "".join(rng.choice("0123456789") for _ in range(rng.choice([6, 9, 9, 9, 12])))
+    return f"{md} {rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}.{frac}"
+
+
+@pytest.mark.parametrize("grep_on", [False, True])
+def test_event_openers_same_events(grep_on, tmp_path, monkeypatch):
+    """A c10 warning of no process printed again at other times (its clock's digits and length vary, some
+    of no date), each opening the record of the lines without an envelope that the next line ends and
+    giving an event (alone.event_opener_raw), among ranked c10 warnings that open quiet records, one with
+    its ``Exception raised from`` line, a warning of no process followed by a line that continues it, and
+    other candidates: what the plain path gives, the repeats made from their bytes."""
+    rng = random.Random(13)
+    sock = "[W{} socket.cpp:697] [c10d] The client socket has failed to connect to [node-7]:29500 (errno: 111 - Connection refused)."
+    lines: list[str] = []
+    while len(lines) < 8000:
+        x = rng.random()
+        if x < 0.06:
+            lines.append(sock.format(_clock(rng)))
+        elif x < 0.07:
+            lines.append(f"[E{_clock(rng)} socket.cpp:697] [c10d] The server socket has failed to listen on any local network address.")
+        elif x < 0.075:
+            lines += [sock.format(_clock(rng)), "Exception raised from connect at /pytorch/torch/csrc/distributed/c10d/socket.cpp:697 "
+                      "(most recent call first):"]
+        elif x < 0.09:
+            lines.append(f"[rank{rng.randrange(4)}]:[W{_clock(rng)} ProcessGroupNCCL.cpp:4115] barrier()")
+        elif x < 0.095:
+            lines += _POOL[7]
+        elif x < 0.1:
+            lines += [sock.format(_clock(rng)), sock.format(_clock(rng))]
+        elif x < 0.105:
+            lines.append(_POOL[1][0])
+        elif x < 0.16:  # (wider than the warnings: the paste repair takes it for no cut at a width)
+            lines.append(str({f"metric_{i}": rng.random() for i in range(rng.randrange(12, 16))}))
+        else:
+            lines.append(f"step {rng.randrange(1000)} | loss 2.31")
+    p = tmp_path / "job.log"
+    p.write_bytes(("\n".join(lines) + "\n").encode())
+    assert paste.prepare(Source(str(p), path=str(p), every_line=False))[1] is None  # (its repair: no fast path)
+    if grep_on:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    for reduce in (False, True):
+        plain, quick, again = _plain_quick_again(p, reduce, alone._EVENT_OPENERS, "no c10 warning was made from its bytes")
+        assert quick == plain and again == plain
+    assert any(e["kind"] == "store.connect_retry" and e["time"] is None for e in plain[0])  # (a clock of no date)
+
+
+def test_c10_clock_is_the_c10_envelopes():
+    """``envelope.C10_CLOCK`` finds the clock where the c10 envelope reads it: on every sample line and on lines
+    whose clock was changed, the line unwraps as c10 first, and two lines that differ in their clock's digits
+    unwrap alike but for the time, which ``c10_time`` reads."""
+    from logdoc.envelope import C10_CLOCK, c10_time, unwrap
+
+    rng = random.Random(17)
+    lines = [raw for p in sorted(SAMPLES.glob("*/*.log")) for raw in p.read_bytes().splitlines()]
+    found = changed = 0
+    for raw in lines:
+        m = C10_CLOCK.match(raw)
+        if m is None or not raw.isascii():
+            continue
+        found += 1
+        text = raw.decode()
+        env, msg = unwrap(text)
+        assert env.layers[:1] == ("c10",), text
+        assert env.time == c10_time(m[1], m[2]), text
+        clock = bytes(rng.choice(b"0123456789") if c in b"0123456789" else c for c in raw[m.start(1):m.end() - 1])
+        other = raw[:m.start(1)] + clock + raw[m.end() - 1:]  # (the same clock's shape, other digits)
+        m2 = C10_CLOCK.match(other)
+        assert m2 is not None and m2.span(1) == m.span(1)
+        env2, msg2 = unwrap(other.decode())
+        changed += env2.time != env.time
+        assert msg2 == msg and env2.time == c10_time(m2[1], m2[2])
+        env2.time = env.time
+        assert env2 == env, text
+    assert found > 50 and changed > 10
 
 
 def test_quiet_run_is_quiet_skip_of_every_line():

@@ -25,7 +25,8 @@ UserWarning: ...``, once per step and rank): two thirds of the candidate lines o
 from __future__ import annotations
 
 from ..blocks import Record, may_join_quiet, may_start
-from ..events import Envelope
+from ..envelope import C10_CLOCK, c10_time
+from ..events import Envelope, Event
 from .plans import LANE_HEAD
 
 _ENV0 = Envelope()
@@ -138,23 +139,36 @@ def opener(feeder, n: int, text: str, cand: bool, raw: bytes) -> bool:
     True when it opened the record of the lines without an envelope (``Gate.BARE``): that record is
     then ended as the next line ends it (``Feeder.passed``), and the caller counts the next line as
     read. When that record gave nothing (two lines counted as irrelevant, no event, nothing unread)
-    and the line has no envelope, its bytes are remembered (:data:`_OPENERS`). Progress bars and the
-    NCCL lane's lines are not: their lanes count them as they pass."""
+    and the line has no envelope, its bytes are remembered (:data:`_OPENERS`); when it gave one event
+    and the line is a c10 warning of no process with its clock, its bytes but the clock's are
+    (:data:`_EVENT_OPENERS`). Progress bars and the NCCL lane's lines are not: their lanes count them
+    as they pass."""
     stats = feeder.stats
     before = (stats.irrelevant, stats.relevant, stats.events, len(feeder.unrecognized))
-    feeder.line(n, text, cand, raw)
-    if feeder.state != _BARE:
-        return False
-    window = feeder.until - n
-    feeder.passed()
-    if (feeder.state < 2 and stats.irrelevant == before[0] + 2
-            and (stats.relevant, stats.events, len(feeder.unrecognized)) == before[1:]
-            and raw.find(b"%|") < 0 and LANE_HEAD.match(text) is None):
+    clock = C10_CLOCK.match(raw)
+    out = feeder.out
+    if clock is not None:
+        feeder.out = _Kept(out)  # (the event its record gives, seen as it is appended)
+    try:
+        feeder.line(n, text, cand, raw)
+        if feeder.state != _BARE:
+            return False
+        window = feeder.until - n
+        feeder.passed()
+    finally:
+        kept, feeder.out = feeder.out, out
+    if feeder.state >= 2 or raw.find(b"%|") >= 0 or LANE_HEAD.match(text) is not None:
+        return True
+    if (stats.irrelevant == before[0] + 2
+            and (stats.relevant, stats.events, len(feeder.unrecognized)) == before[1:]):
         env, msg = feeder.unwrap(text)
         if _no_stream(env, msg, text):
             if len(_OPENERS) >= MAX_OPENERS:
                 _OPENERS.clear()
             _OPENERS[raw] = (not may_join_quiet(msg), window)
+    elif (clock is not None and (stats.irrelevant, stats.relevant, stats.events) == (before[0] + 1, before[1] + 1, before[2] + 1)
+          and len(feeder.unrecognized) == before[3] and len(kept.events) == 1):
+        _learn_event(feeder, n, text, raw, clock, window, kept.events[0])
     return True
 
 
@@ -170,4 +184,91 @@ def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
         return False
     feeder.until = n + seen[1]
     feeder.stats.irrelevant += 2
+    return True
+
+
+# A c10 warning of no process, with its clock (``[W1129 10:00:03.798512173 socket.cpp:697] [c10d] The client
+# socket has failed to connect ...``), printed again and again at other times, that opened the record of the
+# lines without an envelope, which the next line ended, and that gave one event: its bytes but its clock's
+# (``envelope.C10_CLOCK``: the prefix, the clock's length, the rest) -> (whether no quiet record would take
+# the line, the window, the event's values but its line, end line, time and fields; its fields). The same
+# bytes but the clock's unwrap alike but for the time, which ``envelope.c10_time`` reads from the clock; the
+# classifiers never read the time, so the record gives the same event at that time.
+_EVENT_OPENERS: dict[tuple[bytes, int, bytes], tuple] = {}
+MAX_EVENT_OPENERS = 1 << 10
+_SLOTS = tuple(Event.__dataclass_fields__)
+_VARY = ("file", "line", "end_line", "time", "fields")
+
+
+class _Kept:
+    """A feeder's ``out`` that keeps what is appended to it, as it was then, and hands it on."""
+
+    __slots__ = ("out", "events")
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.events: list[tuple] = []
+
+    def append(self, ev: Event) -> None:
+        self.events.append(tuple(getattr(ev, f) for f in _SLOTS))
+        self.out.append(ev)
+
+
+def _plain_value(v) -> bool:
+    if isinstance(v, list):
+        return all(x is None or isinstance(x, (str, int, float, bool)) for x in v)
+    return v is None or isinstance(v, (str, int, float, bool))
+
+
+def _learn_event(feeder, n: int, text: str, raw: bytes, clock, window: int, values: tuple) -> None:
+    """Remember line ``n`` (``raw``, its clock found by ``clock``) whose record of its own gave the event of
+    ``values`` (:data:`_EVENT_OPENERS`), when its bytes are its text and its envelope is c10's alone and
+    names no process."""
+    if (len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0
+            or raw.find(b"#033[") >= 0 or not raw.isascii() or raw.decode() != text):
+        return
+    env, msg = feeder.unwrap(text)
+    ev = dict(zip(_SLOTS, values))
+    if (env.layers != ("c10",) or env.stream_key() != _NO_STREAM or env.process is not None
+            or ev["line"] != n or ev["file"] != feeder.name or ev["time"] is None
+            or ev["time"] != c10_time(clock[1], clock[2]) or not all(map(_plain_value, ev["fields"].values()))):
+        return
+    if len(_EVENT_OPENERS) >= MAX_EVENT_OPENERS:
+        _EVENT_OPENERS.clear()
+    at = clock.start(1)
+    _EVENT_OPENERS[(raw[:at], clock.end() - at, raw[clock.end() - 1:])] = (
+        not may_join_quiet(msg), window, tuple(v for f, v in ev.items() if f not in _VARY),
+        ev["end_line"] - n, ev["fields"])
+
+
+def event_opener_raw(feeder, n: int, raw: bytes) -> bool:
+    """:func:`opener` of a line whose bytes but its clock's are remembered (:data:`_EVENT_OPENERS`), followed by
+    a line the quiet skip counts: its event made at its time, both lines counted, the window moved as
+    ``Feeder._feed`` moves it. False: nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
+    clock = C10_CLOCK.match(raw)
+    if clock is None:
+        return False
+    at = clock.start(1)
+    seen = _EVENT_OPENERS.get((raw[:at], clock.end() - at, raw[clock.end() - 1:]))
+    if seen is None:
+        return False
+    time = c10_time(clock[1], clock[2])
+    if time is None:
+        return False
+    asm = feeder.asm
+    if asm.has_open_block:
+        feeder._close_idle(n)  # as feed() does first
+    st = feeder.state
+    if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
+        return False
+    feeder.until = n + seen[1]
+    kind, level, text, rank, local_rank, node_rank, host, pid, template, rank_source, attempt, process, folds = seen[2]
+    ev = Event(kind, level, feeder.name, n, text, n + seen[3], rank, local_rank, node_rank, host, pid, time, template,
+               {k: (list(v) if isinstance(v, list) else v) for k, v in seen[4].items()}, rank_source, attempt, process, folds)
+    stats = feeder.stats
+    stats.relevant += 1
+    stats.understood += 1
+    stats.events += 1
+    stats.irrelevant += 1
+    feeder.out.append(ev)
     return True

@@ -19,7 +19,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .alone import _NOTHING, _OPENERS, alone_raw, opener, opener_raw
+from .alone import _EVENT_OPENERS, _NOTHING, _OPENERS, alone_raw, event_opener_raw, opener, opener_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 from . import runs
@@ -494,5 +494,7 @@ def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes)
     seen = _OPENERS.get(raw)
     if seen is not None and opener_raw(feeder, lineno, seen):
         return nxt + 1
+    if _EVENT_OPENERS and event_opener_raw(feeder, lineno, raw):
+        return nxt + 1  # (a c10 warning printed again at another time: fast.alone.event_opener_raw)
     text = _clean(raw)
     return nxt + 1 if opener(feeder, lineno, text, prefilter._CANDIDATE.search(text) is not None, raw) else nl + 1
