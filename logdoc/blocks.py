@@ -80,6 +80,8 @@ class Record:
         return self.text.count("\n") + 1 + self.joined
 
 
+IDLE = 2000  # lines after which a record that took nothing is closed (logdoc.pipeline.Feeder)
+
 _TB_HEAD = "Traceback (most recent call last):"
 _CHAIN = ("During handling of the above exception, another exception occurred:",
           "The above exception was the direct cause of the following exception:")
@@ -389,7 +391,9 @@ class BlockAssembler:
         # open_state in O(1): the keys of the open blocks that make it false (kept by _note and _close)
         self._loud: set[tuple] = set()           # not quiet: takes more than continuation lines, or no rank
         self._greedy: set[tuple] = set()         # may take a line without keyword, or the stream of no envelope
-        self._lasts: list[tuple[int, int, tuple]] = []  # heap of (last line, n, key) as blocks changed (close_idle)
+        # heap of (last line, n, key) as blocks changed (close_idle): no open record's last line is before the first's
+        # (the fast paths ask it before they ask close_idle: logdoc/fast/alone.py, bars.py)
+        self.lasts: list[tuple[int, int, tuple]] = []
         self._pushes = 0
         self._clock = 0
 
@@ -455,7 +459,7 @@ class BlockAssembler:
         ``before``; return their records (in the order of the open records). The records whose last
         line changed are kept in a heap by that line (:meth:`_note`): only those before ``before`` are
         looked at (an entry whose record has moved on since is dropped)."""
-        lasts = self._lasts
+        lasts = self.lasts
         if not _fast[0]:
             return self.close_idle_scan(before)
         if not lasts or lasts[0][0] >= before:
@@ -531,7 +535,7 @@ class BlockAssembler:
             self._greedy.discard(key)
             return
         self._pushes += 1
-        heapq.heappush(self._lasts, (_last(b), self._pushes, key))  # n: keys (None beside ints) never compared
+        heapq.heappush(self.lasts, (_last(b), self._pushes, key))  # n: keys (None beside ints) never compared
         if _plain(b):
             self._other.discard(key)
         else:

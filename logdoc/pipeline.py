@@ -39,7 +39,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from . import nccl, nested, results, stops
-from .blocks import CONTINUATION_MARKS, BlockAssembler, Record
+from .blocks import CONTINUATION_MARKS, IDLE, BlockAssembler, Record
 from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .envelope import unwrap
@@ -64,7 +64,6 @@ __all__ = ["Feeder", "Gate", "LaneGate", "classify_record", "source_events", "pa
            "parse_text", "region_reader"]
 
 WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
-IDLE = 2000    # lines after which a record that took nothing is closed
 BLOCK_SIZE = 4 << 20  # bytes read at a time
 MAX_ERROR_FILE = 4 << 20
 

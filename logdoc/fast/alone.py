@@ -24,7 +24,7 @@ UserWarning: ...``, once per step and rank): two thirds of the candidate lines o
 """
 from __future__ import annotations
 
-from ..blocks import Record, may_join_quiet, may_start
+from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
 from ..events import Envelope, Event
 from .plans import LANE_HEAD
@@ -83,7 +83,8 @@ def alone(lane, n: int, text: str, raw: bytes | None = None) -> bool:
         return False  # the NCCL lane's lines go their own way
     feeder = lane.feeder
     asm = feeder.asm
-    if asm.has_open_block:
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as feed() does first (then again, closing nothing)
     st = feeder.state
     if st != 0 and st != 1:
@@ -115,7 +116,8 @@ def alone_raw(lane, n: int, raw: bytes) -> bool:
         return False
     feeder = lane.feeder
     asm = feeder.asm
-    if asm.has_open_block:
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as feed() does first
     st = feeder.state
     if (st != 0 and st != 1) or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
@@ -177,7 +179,8 @@ def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
     a line the quiet skip counts: both counted as irrelevant, the window moved as ``Feeder._feed``
     moves it. False: nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
     asm = feeder.asm
-    if asm.has_open_block:
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as feed() does first
     st = feeder.state
     if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
@@ -256,7 +259,8 @@ def event_opener_raw(feeder, n: int, raw: bytes) -> bool:
     if time is None:
         return False
     asm = feeder.asm
-    if asm.has_open_block:
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as feed() does first
     st = feeder.state
     if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):

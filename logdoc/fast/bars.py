@@ -10,7 +10,7 @@ methods of :class:`logdoc.fast.lane.Lane` (``Lane.bar``, ``Lane.bar_raw``), whos
 """
 from __future__ import annotations
 
-from ..blocks import Record, may_join_quiet, may_start
+from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..classify.torch import BAR_TEMPLATE, bar_alone
 from ..envelope import unwrap
 from ..events import Envelope, Event
@@ -67,7 +67,8 @@ def bar(lane, n: int, text: str, raw: bytes | None = None) -> bool:
         return False
     feeder = lane.feeder
     asm = feeder.asm
-    if asm.has_open_block:
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as feed() does first (then again, closing nothing)
     st = feeder.lane_state
     if st == 2:
@@ -124,7 +125,8 @@ def bar_raw(lane, n: int, raw: bytes) -> bool:
         return False
     feeder = lane.feeder
     asm = feeder.asm
-    if asm.has_open_block:
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as feed() does first
     st = feeder.lane_state
     if st == 2 or (st == 1 and (not qok or asm.stream_open(_NO_STREAM))):
