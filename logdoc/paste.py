@@ -194,7 +194,48 @@ _MARKS = lazy_re(r"[ \t]*[\^~]+[ \t\^~]*$")
 _TB_HEAD = "Traceback (most recent call last):"
 
 
-def _reindent_frames(out: list[str]) -> bool:
+# a frame line whose file name a wrap or a narrow page cut: its quote not closed on the line
+_OPEN_FRAME = lazy_re(r"[ \t]*File \"[^\"\n]{1,1024}$")
+_FRAME_REST = lazy_re(r"[^\"\s]{0,1024}\", line \d{1,9}(?:, in \S|$)")
+MAX_FRAME_JOIN = 4  # lines a frame line's file name spans at most
+
+
+def _join_cut_frames(out: list[str], joined: set[int]) -> list[int]:
+    """A Python frame line cut inside its file name (``File "/home/u/env/lib/python3.8/site-packages/tor`` /
+    ``ch/distributed/rendezvous.py", line 166, in _env_rendezvous_handler``) is joined with the lines that
+    finish it, whatever width cut it: Python closes the name's quote on the line it prints, so an open one
+    can only be a cut, and the rest is the name's tail (no blank) up to ``", line N``. A page that also dropped
+    the indentation leaves the same pieces. The numbers of the lines joined away are added to ``joined``;
+    in place; the positions of the lines joined."""
+    heads: list[int] = []
+    n = len(out)
+    for i in range(n):
+        t = out[i]
+        if '"' not in t or _OPEN_FRAME.match(t) is None:
+            continue
+        parts = [t]
+        k = i + 1
+        while k < n and k - i < MAX_FRAME_JOIN and out[k] and out[k][0] not in " \t":
+            parts.append(out[k])
+            k += 1
+            if _FRAME_REST.match(parts[-1]) is not None:
+                break
+            if '"' in parts[-1] or " " in parts[-1]:
+                parts = []
+                break
+        else:
+            parts = []
+        if len(parts) < 2 or _FRAME_REST.match(parts[-1]) is None:
+            continue
+        out[i] = "".join(parts)
+        for j in range(i + 1, k):
+            out[j] = ""
+            joined.add(j + 1)
+        heads.append(i)
+    return heads
+
+
+def _reindent_frames(out: list[str], joined: set[int] = frozenset()) -> bool:
     """A Python traceback whose indentation the paste dropped (a forum's editor, a text box that strips
     leading blanks): after its ``Traceback (most recent call last):`` line, a frame line at the start of its
     line gets the two blanks Python prints before it, and the code line after it (and the ``^^^`` marks
@@ -210,6 +251,8 @@ def _reindent_frames(out: list[str]) -> bool:
         while i < n and _FLUSH_FRAME.match(out[i]) is not None:
             out[i] = "  " + out[i]
             i += 1
+            while i < n and not out[i] and i + 1 in joined:  # (the lines a cut frame line was joined from)
+                i += 1
             # its code line: anything but another frame, an exception's line or the end of the traceback
             if (i < n and out[i].strip() and _FLUSH_FRAME.match(out[i]) is None
                     and _EXC_START.match(out[i]) is None and not out[i].startswith(_TB_HEAD[:9])):
@@ -272,14 +315,31 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
         out = [t[1:] if t.strip() else "" for t in out]  # a code block indented with a tab
         nonblank = [t for t in out if t.strip()]
         changed = True
-    if nonblank:
-        indent = min(len(t) - len(t.lstrip(" ")) for t in nonblank)
-        # a code block's indentation; not a paste of traceback frames, which are indented themselves
-        if indent >= 2 and not all(t[indent:].startswith(('File "', "frame #")) or t[indent] == " "
-                                   for t in nonblank if len(t) - len(t.lstrip(" ")) == indent):
-            out = [t[indent:] if t.strip() else "" for t in out]
-            changed = True
+    indent = _block_indent(out)
+    if indent:
+        out = [(t[indent:] if t[:indent].isspace() else t) if t.strip() else "" for t in out]
+        changed = True
     return out, changed
+
+
+def _block_indent(lines: list[str]) -> int:
+    """The indentation of a code block that holds the lines (0: none): at least 2 blanks before every line
+    that is not empty and not the rest of a wrapped one (flush left right after a line of the greatest
+    width: the page or the mail wrapped them after the block was indented); not a paste of traceback
+    frames, which are indented themselves."""
+    nonblank = [(i, t) for i, t in enumerate(lines) if t.strip()]
+    if not nonblank:
+        return 0
+    w = max(len(t) for _, t in nonblank)
+    block = [t for i, t in nonblank
+             if not (i and w >= WRAP_MIN_WIDTH and len(lines[i - 1]) == w and t[:1] not in " \t")]
+    if not block:
+        return 0
+    indent = min(len(t) - len(t.lstrip(" ")) for t in block)
+    if indent < 2 or all(t[indent:].startswith(('File "', "frame #")) or t[indent] == " "
+                         for t in block if len(t) - len(t.lstrip(" ")) == indent):
+        return 0
+    return indent
 
 
 # ------------------------------------------------------------------------------------------------
@@ -868,9 +928,13 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _unescape_html(out) or changed
     changed = _strip_pytest(out) or changed
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
+    marked = [len(t) for t in out]  # (the widths with the quote marks and the indentation of a code block)
     out, md = _strip_markdown(out)
     changed = changed or md
-    changed = _reindent_frames(out) or changed
+    cut = list(out)  # (the lines as cut: a wrap's width is measured on them)
+    frames = _join_cut_frames(out, paste.joined)
+    changed = bool(frames) or changed
+    changed = _reindent_frames(out, paste.joined) or changed
     head = out[:HEAD_LINES]
 
     # Ray's deduplication note, wherever it stands in a line
@@ -881,7 +945,9 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 out[i] = nt
                 changed = True
 
-    widths = [len(t) for t in out]  # as the terminal or the page cut them (before any prefix is peeled)
+    # as the terminal or the page cut them: before any prefix, quote mark or code block's indentation is
+    # peeled, and a frame line before its join
+    widths = marked
 
     # a repeated prefix that no envelope knows
     prefix = _learn_prefix(head)
@@ -936,8 +1002,9 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 paste.ids.setdefault(i + 1, {}).update(ident)
 
     # hard wraps at a fixed width
-    width = _wrap_width(head)
+    width = _wrap_width(cut[:HEAD_LINES])
     if width:
+        readings = MIDWORD_TRIES
         i = 0
         while i < len(out):
             if len(out[i]) != width or _starts_record(out[i]):
@@ -952,7 +1019,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                     break
                 j += 1
             if len(parts) > 1:
-                out[i] = "".join(parts)
+                out[i], readings = _joined(parts, readings)
                 for k in range(i + 1, j):
                     out[k] = ""
                     paste.joined.add(k + 1)
@@ -1097,6 +1164,22 @@ def _wrap_width(lines: list[str]) -> int:
     # rank's copy of one message cut at the same column)
     cuts = sum(1 for t, rest in pairs if rests[rest] == 1 or t[-1:] == " " or rest[:1] == " ")
     return w if cuts >= least and (2 * cuts > lens[w] if least > 2 else cuts == lens[w]) else 0
+
+
+def _joined(parts: list[str], readings: int) -> tuple[str, int]:
+    """The pieces of a line cut at a fixed width, joined; and how many catalog readings are left of the
+    source's ``readings``. A cut between two letters is inside a word, unless the piece after it lost the
+    blank it began with (a page that drops every line's leading blanks): there the catalog decides, and the
+    blank goes back in when the text then reads more of a known message (``... mismatch between
+    collectives`` / ``on ranks. Rank 2 is running ...``)."""
+    text = parts[0]
+    for p in parts[1:]:
+        if readings > 0 and text[-1:].isalnum() and p[:1].isalpha():
+            readings -= 2
+            if _reading(text + " " + p)[1] > _reading(text + p)[1]:
+                text += " "
+        text += p
+    return text, readings
 
 
 def _cut(line: str, nxt: str) -> bool:
@@ -1421,8 +1504,10 @@ def as_written(lines: list[str]) -> bool:
             or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
             or _ITALIC_WORD.search(text) is not None:
         return False
-    if text.strip() and _FLUSH.search(nl) is None:
-        return False  # every line indented: maybe a code block
+    if text.strip() and _FLUSH.search(nl) is None or ("  " in text and _block_indent(lines)):
+        return False  # every line indented (maybe a code block), or every one but the rests of wrapped ones
+    if 'File "' in text and any(_OPEN_FRAME.match(t) is not None for t in lines if 'File "' in t):
+        return False  # a frame line cut inside its file name
     if '\n{"' in nl and any(t.startswith('{"') and _json_record(t) is not None for t in lines):
         return False  # log lines inside JSON records
     if _ESCAPED_GATE.search(text) is not None and any(

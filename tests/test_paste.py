@@ -655,3 +655,63 @@ def test_adjacent_string_literals_of_a_raise_line_are_one_message(line, message)
     # raise line is the whole message; literals that are separate arguments stay apart
     excs = [e for e in parse_text(line + "\n").events if e.kind == "torch.exception"]
     assert [e.fields["exc_message"] for e in excs] == [message]
+
+
+# ------------------------------------------------------------------------------------------------
+# damages combined: a wrap with the indentation dropped, quoted or indented as a code block
+
+
+def test_a_frame_line_cut_inside_its_file_name_is_joined_at_any_width():
+    # Python closes a frame's file name on its line: an open quote is a cut (here at 79 columns, too few
+    # lines for a width of their own), and a page that dropped the indentation leaves the same pieces
+    frames = ['File "train.py", line 11, in <module>',
+              'torch.distributed.init_process_group(backend="nccl", world_size=4)',
+              'File "/home/user/envs/ml/lib/python3.8/site-packages/torch/distributed/distrib',
+              'uted_c10d.py", line 423, in init_process_group',
+              "store, rank, world_size = next(rendezvous_iterator)"]
+    lines = ["Traceback (most recent call last):", *frames]
+    fixed, paste = repair_lines(lines)
+    assert fixed[3] == '  File "/home/user/envs/ml/lib/python3.8/site-packages/torch/distributed/' \
+                       'distributed_c10d.py", line 423, in init_process_group'
+    assert fixed[4] == "" and paste.joined == {5}
+    assert fixed[1] == '  File "train.py", line 11, in <module>' and fixed[5].startswith("    store, rank")
+    # a name whose quote closes on its line is no cut; neither is a next line that is no name's rest
+    assert repair_lines(['  File "a.py", line 3, in f', "x = 1"]) is None
+    assert repair_lines(['  File "/home/user/envs/ml/lib/python3.8/site-', "packages are here", "x"]) is None
+
+
+def test_a_wraps_rest_that_lost_its_blank_reads_with_it_again():
+    # a terminal wrapped the lines at 80 columns, a page dropped each line's leading blanks, and with
+    # them the blank a cut before a word left: the catalog's message decides that the blank goes back
+    message = ("2026-09-17 13:40:02 [rank2]: RuntimeError: Detected mismatch between collectives on ranks. "
+               "Rank 2 is running collective: "
+               "CollectiveFingerPrint(SequenceNumber=8372, OpType=BROADCAST, TensorShape=[24084544], "
+               "TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)), but "
+               "Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=8372, OpType=BROADCAST).")
+    cut = [message[i:i + 80].lstrip() for i in range(0, len(message), 80)]
+    assert cut[0].endswith("collectives") and cut[1].startswith("on ranks")
+    fixed, _ = repair_lines(cut)
+    assert fixed[0].startswith("2026-09-17 13:40:02 [rank2]: RuntimeError: Detected mismatch between collectives on "
+                               "ranks. Rank 2 is running")
+    kinds = {e.kind for e in parse_text("\n".join(cut) + "\n").events}
+    assert "torch.collective_mismatch" in kinds, kinds
+
+
+@pytest.mark.parametrize("mark, logical", [
+    ("> ", ["node-0042-abcdef:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer "
+            "10.0.0.2<49577> with error 12, opcode 1, len 0, vendor err 129", ""]),
+    ("    ", ["THCudaCheck FAIL file=/opt/conda-bld/pytorch_1493676237139/work/torch/lib/THC/generic/THCStorage.cu "
+              "line=66 error=2 : out of memory", "Traceback (most recent call last):",
+              '  File "main.py", line 222, in <module>', "    train()",
+              "RuntimeError: cuda runtime error (2) : out of memory at "
+              "/opt/conda-bld/pytorch_1493676237139/work/torch/lib/THC/generic/THCStorage.cu:66"]),
+])
+def test_a_quoted_or_indented_paste_wrapped_after_it_was_marked_reads_whole(mark, logical):
+    # the marks were added first (a quote, a code block's indentation) and the mail or the page wrapped the
+    # lines after: the rests carry no mark, and the width the cut fell at counts the mark
+    marked = [(mark + t).rstrip() for t in logical]
+    lines = [m[i:i + 80] for m in marked for i in range(0, max(1, len(m)), 80)]
+    assert any(t[:1] not in "> " for t in lines if t)  # (rests without the mark)
+    whole = [(e.kind, e.template, e.fields.get("args")) for e in parse_text("\n".join(logical) + "\n").events]
+    got = [(e.kind, e.template, e.fields.get("args")) for e in parse_text("\n".join(lines) + "\n").events]
+    assert got == whole and whole[0][0] in ("nccl.warn", "cuda.oom")

@@ -25,7 +25,9 @@ Each transform is deterministic and applies to the text of every log file of a c
   120 with ``...`` appended; at 120 with ``… [truncated]`` appended;
 - ``crlf``, ``ansi``: Windows line ends; colour codes around every line;
 - ``last-error``: where the first diagnosis quotes NCCL WARN lines, those lines given bare as the
-  ``Last error:`` of a torch ``DistBackendError``, the way PyTorch 2.x reports an NCCL failure.
+  ``Last error:`` of a torch ``DistBackendError``, the way PyTorch 2.x reports an NCCL failure;
+- ``A+B``: damages combined, applied left to right (``COMBINED`` are run by default: ``wrap80+dedent``,
+  ``quote+wrap80``, ...; ``--only`` takes any such chain of the transforms above).
 
 The last line reads ``damage: kept N/M = P% over T transforms``; ``--show N`` lists up to N losses
 per transform (case, what came out instead). Scoring only; it changes nothing.
@@ -166,7 +168,11 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "numbered": lambda t: "\n".join(f"{n:4d} | {line}" if line else line for n, line in enumerate(t.split("\n"), 1)),
 }
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")
-TRANSFORMS = EVIDENCE_TRANSFORMS + tuple(TEXT_TRANSFORMS)
+# damages that real pastes combine, each applied after the one before it (:func:`_known`): a short paste
+# hard-wrapped; a wrapped paste on a page that dropped the leading blanks; a quote or a code block that a
+# mail or a page wrapped after the marks were added
+COMBINED = ("evidence+wrap80", "wrap80+dedent", "quote+wrap80", "indent+wrap80")
+TRANSFORMS = EVIDENCE_TRANSFORMS + tuple(TEXT_TRANSFORMS) + COMBINED
 
 
 def _evidence_lines(report: dict, case: fs.Case, warn_only: bool = False) -> dict[str, set[int]]:
@@ -202,8 +208,29 @@ def _evidence_text(text: str, lines: set[int], how: str, nccl_version: str | Non
     return "\n".join(kept)
 
 
+def _known(transform: str) -> bool:
+    """A transform of :data:`TRANSFORMS`, or several joined by ``+`` (applied left to right; an evidence
+    transform only first): the damages real pastes combine, such as a short paste hard-wrapped
+    (``evidence+wrap80``) or bare lines quoted (``bare+quote``)."""
+    first, *rest = transform.split("+")
+    return first in TRANSFORMS and all(t in TEXT_TRANSFORMS for t in rest)
+
+
 def damage_case(case: fs.Case, transform: str, report: dict, out: Path) -> fs.Case | None:
-    """The case with its logs damaged by ``transform``, written under ``out``; None when it does not apply."""
+    """The case with its logs damaged by ``transform`` (:func:`_known`), written under ``out``; None when it
+    does not apply."""
+    first, *rest = transform.split("+")
+    if rest:
+        got = damage_case(case, first, report, out / f"_{transform}")
+        if got is None:
+            return None
+        texts = {p.name: p.read_text(encoding="utf-8") for p in got.logs}
+        damaged = dict(texts)
+        for t in rest:
+            damaged = {name: TEXT_TRANSFORMS[t](text) for name, text in damaged.items()}
+        if damaged == texts:
+            return None
+        return _written(case, transform, damaged, out)
     texts = {p.name: p.read_text(encoding="utf-8", errors="replace") for p in case.logs}
     if transform in EVIDENCE_TRANSFORMS:
         if case.benign:
@@ -218,6 +245,10 @@ def damage_case(case: fs.Case, transform: str, report: dict, out: Path) -> fs.Ca
         damaged = {name: TEXT_TRANSFORMS[transform](t) for name, t in texts.items()}
         if all(damaged[n] == texts[n] for n in texts):
             return None
+    return _written(case, transform, damaged, out)
+
+
+def _written(case: fs.Case, transform: str, damaged: dict[str, str], out: Path) -> fs.Case:
     folder = out / f"{case.name}--{transform}"
     folder.mkdir(parents=True)
     logs = []
@@ -232,11 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="How well logdoc's right answers on the field corpus survive paste damage.")
     ap.add_argument("--cases", default=None, help="folder of case folders (default: tests/field/cases)")
     ap.add_argument("--logdoc", default=None, help="import logdoc from this checkout instead of this one")
-    ap.add_argument("--only", default="", help="comma-separated transforms (default: all): " + ", ".join(TRANSFORMS))
+    ap.add_argument("--only", default="", help="comma-separated transforms, each one or several joined by + (default: all): "
+                    + ", ".join(TRANSFORMS))
     ap.add_argument("--show", type=int, default=0, help="list up to N losses per transform")
     args = ap.parse_args(argv)
     only = [t for t in args.only.split(",") if t] or list(TRANSFORMS)
-    bad = [t for t in only if t not in TRANSFORMS]
+    bad = [t for t in only if not _known(t)]
     if bad:
         print(f"field_damage: unknown transform {bad[0]!r}; known: {', '.join(TRANSFORMS)}", file=sys.stderr)
         return 2
