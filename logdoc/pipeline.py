@@ -587,6 +587,22 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
 
         if worth_it(srcs, jobs):
             return parse_parallel(parse_sources, srcs, jobs, progress=progress, reduce=reduce)
+    import gc
+
+    # As in a worker's task (logdoc/parallel.py): the parse makes many objects that it keeps and few cycles
+    # (those of first uses, a few thousand whatever the size), which the cyclic collector would go through
+    # again and again: it is off meanwhile.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_in_turn(srcs, progress, reduce)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _parse_in_turn(srcs: list[Source], progress, reduce: bool) -> ParseResult:
+    """:func:`parse_sources` in this process, one source after the other."""
     stats = Stats()
     unrecognized = Unread()
     events: list[Event] = []
