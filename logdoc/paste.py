@@ -1325,8 +1325,8 @@ def _new_line(text: str) -> bool:
     if len(text) > LONG or text.startswith(("Exception raised from ", "frame #")):
         return True  # (c10's backtrace starts on a line of its own after an exception's text)
     env, msg = unwrap(text)
-    if env.layers and env.layers != ("paste",):
-        return True
+    if any(layer != "paste" and not layer.startswith("ray-repeat-") for layer in env.layers):
+        return True  # (a note at the line's end, Ray's ``[repeated 15x across cluster]``, starts nothing)
     return (_NCCL_HEADER.match(msg) is not None or msg.startswith(("Traceback", "During handling", "The above"))
             or _EXC_WORD.match(msg) is not None and (":" in msg[:80] or _EXC_NAME.fullmatch(msg.rstrip()) is not None))
 

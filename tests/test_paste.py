@@ -715,3 +715,18 @@ def test_a_quoted_or_indented_paste_wrapped_after_it_was_marked_reads_whole(mark
     whole = [(e.kind, e.template, e.fields.get("args")) for e in parse_text("\n".join(logical) + "\n").events]
     got = [(e.kind, e.template, e.fields.get("args")) for e in parse_text("\n".join(lines) + "\n").events]
     assert got == whole and whole[0][0] in ("nccl.warn", "cuda.oom")
+
+
+def test_a_wraps_rest_ending_in_rays_repeat_note_is_still_a_rest():
+    # Ray's deduplication note at a line's end (``[repeated 15x across cluster]``) starts nothing: the rest
+    # of a WARN a terminal cut at 80 columns reads with it
+    logical = ["(RayTrainWorker pid=954, ip=10.1.2.3) train-worker-ray-p5-7-abcdefg:954:3133 [6] nccl_net_ofi_create_plugin:1067 "
+               "NCCL WARN NET/OFI aws-ofi-nccl initialization failed [repeated 15x across cluster]",
+               "(RayTrainWorker pid=954, ip=10.1.2.3) train-worker-ray-p5-7-abcdefg:954:3133 [6] NCCL INFO NET/IB : No device "
+               "found. [repeated 15x across cluster]"]
+    lines = [t[i:i + 80] for t in logical for i in range(0, len(t), 80)]
+    assert lines[1].endswith("initialization f") and lines[2].startswith("ailed [repeated")
+    fixed, _ = repair_lines(lines)
+    assert fixed[0] == logical[0]
+    warns = [e for e in parse_text("\n".join(lines) + "\n").events if "NCCL WARN" in e.text]
+    assert warns and "initialization failed" in warns[0].text
