@@ -271,7 +271,13 @@ class Feeder:
         if self.paste is not None:
             self.paste.apply(n, env)
             head += self.paste.peeled.get(n, 0)  # (what the paste repair took off the line counts too)
-        recs = asm.feed(n, env, msg, head)
+        self.feed_unwrapped(n, env, msg, head, cand)
+
+    def feed_unwrapped(self, n: int, env: Envelope, msg: str, head: int, cand: bool) -> None:
+        """The end of :meth:`_feed`: line ``n`` unwrapped (``env``, ``msg``; ``head``: the length of what was
+        peeled) assembled, and the records it ends settled (:mod:`logdoc.fast.alone` calls it for a line
+        whose envelope and message it knows from its bytes)."""
+        recs = self.asm.feed(n, env, msg, head)
         self._update_state()
         alone = False
         for r in recs:

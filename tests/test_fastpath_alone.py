@@ -90,6 +90,7 @@ def _plain_quick_again(p, reduce: bool, memo, why: str):
     alone._NOTHING.clear()
     alone._OPENERS.clear()
     alone._EVENT_OPENERS.clear()
+    alone._CLOCKED.clear()
     with fastpath(True):
         quick = _result(p, reduce)
         assert memo, why
@@ -155,9 +156,10 @@ def _clock(rng: random.Random) -> str:
 def test_event_openers_same_events(grep_on, tmp_path, monkeypatch):
     """A c10 warning of no process printed again at other times (its clock's digits and length vary, some
     of no date), each opening the record of the lines without an envelope that the next line ends and
-    giving an event (alone.event_opener_raw), among ranked c10 warnings that open quiet records, one with
-    its ``Exception raised from`` line, a warning of no process followed by a line that continues it, and
-    other candidates: what the plain path gives, the repeats made from their bytes."""
+    giving an event (alone.event_opener_raw), among ranked c10 warnings that open quiet records (unwrapped from
+    their bytes but the clock's once seen: alone.clocked_raw), some with their ``Exception raised from`` line,
+    a warning of no process followed by a line that continues it, and other candidates: what the plain path
+    gives, the repeats made from their bytes."""
     rng = random.Random(13)
     sock = "[W{} socket.cpp:697] [c10d] The client socket has failed to connect to [node-7]:29500 (errno: 111 - Connection refused)."
     lines: list[str] = []
@@ -172,6 +174,11 @@ def test_event_openers_same_events(grep_on, tmp_path, monkeypatch):
                       "(most recent call first):"]
         elif x < 0.09:
             lines.append(f"[rank{rng.randrange(4)}]:[W{_clock(rng)} ProcessGroupNCCL.cpp:4115] barrier()")
+        elif x < 0.093:  # a ranked c10 error again at other times, its frames after it (fast.alone.clocked_raw)
+            r = rng.randrange(4)
+            lines += [f"[rank{r}]:[E{_clock(rng)} ProcessGroupNCCL.cpp:1970] [Rank {r}] NCCL watchdog thread terminated",
+                      "Exception raised from ncclCommWatchdog at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970 "
+                      "(most recent call first):"][:rng.choice([1, 2])]
         elif x < 0.095:
             lines += _POOL[7]
         elif x < 0.1:
@@ -192,6 +199,7 @@ def test_event_openers_same_events(grep_on, tmp_path, monkeypatch):
     for reduce in (False, True):
         plain, quick, again = _plain_quick_again(p, reduce, alone._EVENT_OPENERS, "no c10 warning was made from its bytes")
         assert quick == plain and again == plain
+        assert alone._CLOCKED, "no c10 line was unwrapped from its bytes"
     assert any(e["kind"] == "store.connect_retry" and e["time"] is None for e in plain[0])  # (a clock of no date)
 
 

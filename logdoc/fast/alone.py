@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
 from ..events import Envelope, Event
+from ..read.prefilter import _CANDIDATE
 from .plans import LANE_HEAD
 
 _ENV0 = Envelope()
@@ -93,6 +94,8 @@ def alone(lane, n: int, text: str, raw: bytes | None = None) -> bool:
     if env.layers and env.layers[-1] in _WARN_LIKE:
         return False
     if may_start(msg, env):
+        if raw is not None and env.layers == _C10:
+            _learn_clocked(raw, text, env, msg)
         return False
     qok = not may_join_quiet(msg)
     if st == 1 and (not qok or asm.stream_open(env.stream_key())):
@@ -275,4 +278,57 @@ def event_opener_raw(feeder, n: int, raw: bytes) -> bool:
     stats.events += 1
     stats.irrelevant += 1
     feeder.out.append(ev)
+    return True
+
+
+# c10 lines with their clock that open a record (``may_start``: every c10 line), as a rank prints its
+# warnings again and again at other times (``[rank11]:[W1129 10:00:36.151292000 ProcessGroupNCCL.cpp:4115]
+# [PG ID 0 PG GUID 0 Rank 11]  using GPU 3 to perform barrier ...``): their bytes but the clock's
+# (``envelope.C10_CLOCK``) -> the envelope's values but the time, and the message. ``Feeder.line`` hands such
+# a line (a candidate: no keyword reaches into a clock) to ``alone``, which gives it back (``may_start``), then
+# to ``Feeder.feed``; :func:`clocked_raw` does what they do from the envelope and message remembered.
+_CLOCKED: dict[tuple[bytes, int, bytes], tuple] = {}
+MAX_CLOCKED = 1 << 12
+_C10 = ("c10",)
+
+
+def _learn_clocked(raw: bytes, text: str, env: Envelope, msg: str) -> None:
+    clock = C10_CLOCK.match(raw)
+    if (clock is None or env.time is None or env.time != c10_time(clock[1], clock[2]) or raw.find(b"%|") >= 0
+            or len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0
+            or raw.find(b"#033[") >= 0 or not raw.isascii() or raw.decode() != text or _CANDIDATE.search(text) is None):
+        return
+    if len(_CLOCKED) >= MAX_CLOCKED:
+        _CLOCKED.clear()
+    at = clock.start(1)
+    _CLOCKED[(raw[:at], clock.end() - at, raw[clock.end() - 1:])] = (
+        tuple(getattr(env, f) for f in _ENV_FIELDS), msg)
+
+
+_ENV_FIELDS = tuple(Envelope.__dataclass_fields__)
+
+
+def clocked_raw(feeder, n: int, raw: bytes) -> bool:
+    """``Feeder.line(n, text, True, raw)`` of a line whose bytes but its clock's are remembered (:data:`_CLOCKED`):
+    idle records closed (``alone``), then the line assembled as ``Feeder._feed`` assembles it, its envelope
+    the one remembered at the time ``envelope.c10_time`` reads from its clock. False: nothing was done."""
+    if feeder.paste is not None:
+        return False
+    clock = C10_CLOCK.match(raw)
+    if clock is None:
+        return False
+    at = clock.start(1)
+    seen = _CLOCKED.get((raw[:at], clock.end() - at, raw[clock.end() - 1:]))
+    if seen is None:
+        return False
+    time = c10_time(clock[1], clock[2])
+    if time is None:
+        return False
+    lasts = feeder.asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
+        feeder._close_idle(n)  # as alone() does first (then feed() again, closing nothing)
+    env = Envelope(*seen[0])
+    env.time = time
+    msg = seen[1]
+    feeder.feed_unwrapped(n, env, msg, len(raw) - len(msg), True)
     return True

@@ -19,7 +19,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .alone import _EVENT_OPENERS, _NOTHING, _OPENERS, alone_raw, event_opener_raw, opener, opener_raw
+from .alone import _CLOCKED, _EVENT_OPENERS, _NOTHING, _OPENERS, alone_raw, clocked_raw, event_opener_raw, opener, opener_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 from . import runs
@@ -426,8 +426,9 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                         lineno += 1
                     pos = got
                     continue
-            text = clean(raw)
-            feeder.line(lineno, text, cand(text) is not None, raw)
+            if not (_CLOCKED and clocked_raw(feeder, lineno, raw)):  # (a c10 line again: fast.alone.clocked_raw)
+                text = clean(raw)
+                feeder.line(lineno, text, cand(text) is not None, raw)
             pos = nl + 1
             continue
         while idx < m and order[idx] < pos:
@@ -475,8 +476,9 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                     lineno += 1
                 pos = got
                 continue
-        text = clean(raw)
-        feeder.line(lineno, text, cand(text) is not None, raw)
+        if not (_CLOCKED and clocked_raw(feeder, lineno, raw)):  # (a c10 line again: fast.alone.clocked_raw)
+            text = clean(raw)
+            feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
 
 
@@ -492,9 +494,7 @@ def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes)
     if nxt < 0 or not _quiet_skip(buf[nl + 1:nxt]):
         return -1
     seen = _OPENERS.get(raw)
-    if seen is not None and opener_raw(feeder, lineno, seen):
-        return nxt + 1
-    if _EVENT_OPENERS and event_opener_raw(feeder, lineno, raw):
-        return nxt + 1  # (a c10 warning printed again at another time: fast.alone.event_opener_raw)
+    if (seen is not None and opener_raw(feeder, lineno, seen)) or (_EVENT_OPENERS and event_opener_raw(feeder, lineno, raw)):
+        return nxt + 1  # (event_opener_raw: a c10 warning of no process printed again at another time)
     text = _clean(raw)
     return nxt + 1 if opener(feeder, lineno, text, prefilter._CANDIDATE.search(text) is not None, raw) else nl + 1
