@@ -1002,19 +1002,21 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 paste.ids.setdefault(i + 1, {}).update(ident)
 
     # hard wraps at a fixed width
-    width = _wrap_width(cut[:HEAD_LINES])
+    # (measured again with the lengths the lines had with their quote marks or a code block's indentation:
+    # marks added before a mail or a page wrapped the lines, whose rests carry none)
+    width = _wrap_width(cut[:HEAD_LINES]) or (_wrap_width(cut[:HEAD_LINES], marked[:HEAD_LINES]) if md else 0)
     if width:
         readings = MIDWORD_TRIES
         i = 0
         while i < len(out):
-            if len(out[i]) != width or _starts_record(out[i]):
+            if len(out[i]) != width and marked[i] != width or _starts_record(out[i]):
                 i += 1
                 continue
             j = i + 1
             parts = [out[i]]
             while j < len(out) and len(parts) < MAX_WRAP_JOIN and _cut(parts[-1], out[j]):
                 parts.append(out[j])
-                if len(out[j]) != width:
+                if len(out[j]) != width and marked[j] != width:
                     j += 1
                     break
                 j += 1
@@ -1143,12 +1145,14 @@ def _restlike(text: str) -> bool:
     return _RESTLIKE.match(text, 1 if text[:1] == " " else 0) is not None
 
 
-def _wrap_width(lines: list[str]) -> int:
+def _wrap_width(lines: list[str], lengths: list[int] | None = None) -> int:
     """A width at which the lines were cut: no line is longer, and at least :data:`WRAP_MIN_LINES`
     lines of exactly that length are cut (:func:`_cut`), most of the lines of that length; from
     :data:`WRAP_WIDE` columns on, two lines are enough when both are cut and each rest reads as one
-    (:data:`_RESTLIKE`: a paste of a few lines wrapped by a terminal, ``... in /dev/sh`` / ``m. The ...``)."""
-    lens = Counter(len(t) for t in lines if len(t) >= WRAP_MIN_WIDTH)
+    (:data:`_RESTLIKE`: a paste of a few lines wrapped by a terminal, ``... in /dev/sh`` / ``m. The ...``).
+    ``lengths``: the lines' lengths as cut, where they differ from the lines' own."""
+    at = lengths if lengths is not None else [len(t) for t in lines]
+    lens = Counter(n for n in at if n >= WRAP_MIN_WIDTH)
     if not lens:
         return 0
     w = max(lens)
@@ -1157,7 +1161,7 @@ def _wrap_width(lines: list[str]) -> int:
     if lens[w] < least:
         return 0
     pairs = [(t, lines[i + 1]) for i, t in enumerate(lines[:-1])
-             if len(t) == w and _cut(t, lines[i + 1]) and (least > 2 or _restlike(lines[i + 1]))]
+             if at[i] == w and _cut(t, lines[i + 1]) and (least > 2 or _restlike(lines[i + 1]))]
     rests = Counter(rest for _, rest in pairs)
     # a line printed again after each is a line of its own, unless the cut fell beside a blank that one
     # of the pieces kept (``... for HCA `` / ``0 'mlx5_0'``, ``... 'unknown result`` / `` code'``: every

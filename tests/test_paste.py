@@ -700,6 +700,12 @@ def test_a_wraps_rest_that_lost_its_blank_reads_with_it_again():
 @pytest.mark.parametrize("mark, logical", [
     ("> ", ["node-0042-abcdef:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer "
             "10.0.0.2<49577> with error 12, opcode 1, len 0, vendor err 129", ""]),
+    # (rests that read as no rest alone, `Completed ...`: the width is told by the lengths with the marks)
+    ("> ", ["[1,13]<stdout>:nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request "
+            "0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. Completed length: 0, Request: "
+            "{ buffer_index: 255, dev: 1, size: 0, state: CREATED, direction: SEND }",
+            "[1,13]<stderr>:libfabric:35:1668017255::efa:cq:rxr_cq_write_tx_error():243<warn> "
+            "rxr_cq_write_tx_error: err: 20, prov_err: Not a directory (20)"]),
     ("    ", ["THCudaCheck FAIL file=/opt/conda-bld/pytorch_1493676237139/work/torch/lib/THC/generic/THCStorage.cu "
               "line=66 error=2 : out of memory", "Traceback (most recent call last):",
               '  File "main.py", line 222, in <module>', "    train()",
@@ -712,9 +718,10 @@ def test_a_quoted_or_indented_paste_wrapped_after_it_was_marked_reads_whole(mark
     marked = [(mark + t).rstrip() for t in logical]
     lines = [m[i:i + 80] for m in marked for i in range(0, max(1, len(m)), 80)]
     assert any(t[:1] not in "> " for t in lines if t)  # (rests without the mark)
-    whole = [(e.kind, e.template, e.fields.get("args")) for e in parse_text("\n".join(logical) + "\n").events]
-    got = [(e.kind, e.template, e.fields.get("args")) for e in parse_text("\n".join(lines) + "\n").events]
-    assert got == whole and whole[0][0] in ("nccl.warn", "cuda.oom")
+    read = lambda text: [(e.kind, e.template, e.fields.get("message"), e.fields.get("args"))  # noqa: E731
+                         for e in parse_text(text + "\n").events]
+    whole = read("\n".join(logical))
+    assert read("\n".join(lines)) == whole and whole[0][0] in ("nccl.warn", "cuda.oom")
 
 
 def test_a_wraps_rest_ending_in_rays_repeat_note_is_still_a_rest():
