@@ -28,6 +28,7 @@ from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
 from ..events import Envelope, Event
 from ..read.prefilter import _CANDIDATE
+from .bars import _BAR_SHAPES, _DIGIT0
 from .plans import LANE_HEAD
 
 _ENV0 = Envelope()
@@ -331,4 +332,26 @@ def clocked_raw(feeder, n: int, raw: bytes) -> bool:
     env.time = time
     msg = seen[1]
     feeder.feed_unwrapped(n, env, msg, len(raw) - len(msg), True)
+    return True
+
+
+def opener_before_bar(feeder, n: int, raw: bytes, bar: bytes) -> bool:
+    """:func:`opener_raw` of line ``n`` (``raw``, remembered in :data:`_OPENERS`) followed by a progress bar
+    (``bar``, a candidate: the next line) of a shape read before without an envelope and that no quiet record
+    would take (``bars._BAR_SHAPES``, no CR): that line of the lines without an envelope cannot continue the
+    record line ``n`` opens, so it ends it, which gives nothing, and is then read as it is without it. Line
+    ``n`` counted, the window moved as ``Feeder._feed`` moves it; the bar is the caller's next line. False:
+    nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
+    seen = _OPENERS.get(raw)
+    if seen is None or bar.find(b"\r") >= 0 or _BAR_SHAPES.get(bar.translate(_DIGIT0)) is not True:
+        return False
+    asm = feeder.asm
+    lasts = asm.lasts
+    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
+        feeder._close_idle(n)  # as feed() does first
+    st = feeder.state
+    if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
+        return False
+    feeder.until = n + seen[1]
+    feeder.stats.irrelevant += 1
     return True

@@ -19,7 +19,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .alone import _CLOCKED, _EVENT_OPENERS, _NOTHING, _OPENERS, alone_raw, clocked_raw, event_opener_raw, opener, opener_raw
+from .alone import _CLOCKED, _EVENT_OPENERS, _NOTHING, _OPENERS, alone_raw, clocked_raw, event_opener_raw, opener, opener_before_bar, opener_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 from . import runs
@@ -476,6 +476,9 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
                     lineno += 1
                 pos = got
                 continue
+        elif (pairs and pos < end and raw in _OPENERS and feeder.state < 2 and feeder.paste is None and not feeder.every
+              and opener_before_bar(feeder, lineno, raw, buf[pos:find(sep, pos, end)])):
+            continue  # (the record this line opens, which the bar after it ends: fast.alone.opener_before_bar)
         if not (_CLOCKED and clocked_raw(feeder, lineno, raw)):  # (a c10 line again: fast.alone.clocked_raw)
             text = clean(raw)
             feeder.line(lineno, text, cand(text) is not None, raw)
@@ -483,11 +486,8 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
 
 
 def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes) -> int:
-    """Line ``lineno`` (``raw``, a candidate ending at ``nl``, read while ``Feeder.state`` is 0 or 1) and
-    the next line, not a candidate, read as :func:`logdoc.fast.alone.opener` reads them when the quiet
-    skip counts that next line: the start of the line after the two when both were read, ``nl + 1``
-    when line ``lineno`` alone was, -1 when it is to be fed as usual (nothing was done but closing
-    idle records)."""
+    """Line ``lineno`` (``raw``, a candidate ending at ``nl``; state 0 or 1) and the next, one the quiet skip counts,
+    read as ``fast.alone.opener`` reads them: where the line after them starts, ``nl + 1`` (only this one), or -1."""
     if raw.find(b"NCCL") >= 0:
         return -1  # (NCCL's lines: the NCCL lanes read them, the usual path)
     nxt = buf.find(b"\n", nl + 1, end)
