@@ -100,3 +100,38 @@ def test_a_process_with_two_values_for_one_unnamed_group_is_left_out():
                 f"NCCL_ENABLE_TIMING: 0, NCCL_BLOCKING_WAIT: 0, TIMEOUT(ms): {t}, USE_HIGH_PRIORITY_STREAM: 0, "
                 f"TORCH_DISTRIBUTED_DEBUG: OFF, NCCL_DEBUG: INFO, ID=9423{r}\n")
     assert findings({"rank0.log": line(0, 1800000) + line(0, 60000), "rank1.log": line(1, 60000)}) == {}
+
+
+# -- a watchdog read against the timeout its group printed ------------------------------------------------
+
+def mismatches(files: dict[str, str]) -> list:
+    res = parse_sources(list(files.items()))
+    return [e for e in analyze(res.events, list(res.files)).synthetic if e.kind == "analysis.pg_timeout_mismatch"]
+
+
+def test_a_watchdog_at_the_default_when_the_group_was_given_longer():
+    files = {f"rank{r}.log": _options(r, 7200000) + _watchdog(r, 600000) for r in range(2)}
+    (m,) = mismatches(files)
+    assert (m.fields["timeout_ms"], m.fields["configured_ms"], m.fields["basis"]) == (600000, 7200000, "process")
+    assert m.fields["ranks"] == [0, 1] and m.fields["default_timeout"] and m.fields["longer"]
+
+
+def test_a_subgroup_at_the_default_beside_a_longer_default_group():
+    sub = _options(0, 600000, pg="1", desc="undefined")
+    (m,) = mismatches({"rank0.log": _options(0, 7200000) + sub + _watchdog(0, 600000)})
+    assert m.fields["basis"] == "subgroup" and m.fields["pg"] == "0 (default_pg)"
+    # a short timeout a subgroup was given on purpose is its own
+    assert mismatches({"rank0.log": _options(0, 7200000) + sub.replace("600000", "120000") + _watchdog(0, 120000)}) == []
+
+
+def test_a_rank_without_options_is_read_against_what_the_others_agree_on():
+    (m,) = mismatches({"rank0.log": _options(0, 7200000), "rank1.log": _options(1, 7200000),
+                       "rank2.log": _watchdog(2, 1800000)})
+    assert (m.fields["basis"], m.fields["ranks"], m.fields["configured_ms"]) == ("job", [2], 7200000)
+    assert mismatches({"rank0.log": _options(0, 7200000), "rank1.log": _options(1, 3600000),
+                       "rank2.log": _watchdog(2, 1800000)}) == []  # (no agreed value to read it against)
+
+
+def test_no_mismatch_at_the_group_s_own_timeout_or_without_options():
+    assert mismatches({"rank0.log": _options(0, 600000) + _watchdog(0, 600000)}) == []
+    assert mismatches({"rank0.log": _watchdog(0, 600000), "rank1.log": _watchdog(1, 600000)}) == []

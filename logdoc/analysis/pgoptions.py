@@ -97,6 +97,10 @@ def _timeouts(job: Job) -> list[Event]:
 def analyze(job: Job) -> list[Event]:
     if not job.by_kind.get("torch.pg_info"):
         return []
+    return _disagreements(job) + _watchdog_against_options(job)
+
+
+def _disagreements(job: Job) -> list[Event]:
     out = []
     fired = None
     for (group, key), (vals, evs, name) in sorted(option_facts(job).items()):
@@ -137,4 +141,78 @@ def analyze(job: Job) -> list[Event]:
     return out
 
 
-__all__ = ["analyze", "option_facts", "GROUP_OPTIONS"]
+# -- a watchdog timeout read against the timeout its group was created with ----------------------------
+
+DEFAULT_TIMEOUTS_MS = (600000, 1800000)  # ProcessGroupNCCL's default: 30 min, 10 min since torch 2.2
+
+
+def _watchdog_against_options(job: Job) -> list[Event]:
+    """A watchdog that fired at another timeout than the one its group printed at creation. The group is
+    the one the watchdog's prefix names; else any group the process printed (a timeout one of them has
+    is no finding); else, when the process printed none, the default group as every process that printed
+    it agrees (``basis`` says which)."""
+    facts = option_facts(job)
+    timeouts = {g: vals for (g, k), (vals, _, _) in facts.items() if k == "TIMEOUT(ms)"}
+    if not timeouts:
+        return []
+    fired = _timeouts(job)
+    default = next((g for g in timeouts if g.startswith("0 ") or g == "0" or "default_pg" in g), None)
+    agreed = timeouts.get(default or _UNNAMED) or {}
+    agreed_ms = as_int(next(iter(set(agreed.values())))) if len(set(agreed.values())) == 1 else None
+    found: dict[tuple, dict[str, Any]] = {}
+    seen: set = set()
+    for ev in fired:
+        w = who(ev)
+        if w in seen:
+            continue  # (a process's first timeout: the others are the same collective told again)
+        seen.add(w)
+        n = as_int(ev.fields.get("timeout_ms"))
+        group = _group(ev) if any(ev.fields.get(k) is not None for k in ("pg_guid", "pg_desc", "pg_id")) else None
+        mine = {g: as_int(vals[w]) for g, vals in timeouts.items() if w in vals}
+        if group is not None and group in mine:
+            configured, basis, pg = mine[group], "group", group
+            if configured == n and n in DEFAULT_TIMEOUTS_MS and group != default and (mine.get(default) or 0) > n:
+                configured, basis, pg = mine[default], "subgroup", default  # (as below, the group named)
+        elif mine:
+            pg = default if default in mine else (next(iter(mine)) if len(mine) == 1 else None)
+            configured, basis = (mine[pg] if pg else None), "process"
+            if n in mine.values():
+                # a group of its own has that timeout: a finding only where it is torch's default and the
+                # default group was given longer (a subgroup created without `timeout=`)
+                if not (n in DEFAULT_TIMEOUTS_MS and configured is not None and configured > n):
+                    continue
+                basis = "subgroup"
+        elif agreed_ms is not None:
+            configured, basis, pg = agreed_ms, "job", default
+        else:
+            continue
+        if configured is None or configured == n:
+            continue
+        slot = found.setdefault((n, configured, pg, basis), {"events": [], "whos": []})
+        slot["events"].append(ev)
+        slot["whos"].append(w)
+        for g, vals in timeouts.items():
+            evs = facts[(g, "TIMEOUT(ms)")][1]
+            if basis == "job" and g == pg and not slot["events"][1:]:
+                slot["events"].append(next(iter(evs.values()))[0])
+            elif w in evs and (pg is None or g == pg or (basis == "subgroup" and as_int(vals[w]) == n)):
+                slot["events"].append(evs[w][0])
+    out = []
+    for (n, configured, pg, basis), slot in found.items():
+        whos = sorted(set(slot["whos"]), key=str)
+        ranks = sorted(w for w in whos if isinstance(w, int))
+        names = ", ".join(str(w) for w in whos) if not ranks or len(ranks) < len(whos) else None
+        on = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}" if names is None else names
+        ev0 = slot["events"][0]
+        group = f"process group {pg}" if pg else "its process group"
+        text = (f"the watchdog of {on} fired after Timeout(ms)={n}, but {group} was created with TIMEOUT(ms): "
+                f"{configured}" + (" (as the other ranks printed it)" if basis == "job" else "")
+                + (f"; another group of the same process has {n}" if basis == "subgroup" else ""))
+        out.append(synthetic("analysis.pg_timeout_mismatch", text, slot["events"], level="WARN", on_ranks=ranks,
+                             timeout_ms=n, configured_ms=configured, pg=pg, basis=basis, ranks=ranks,
+                             default_timeout=n in DEFAULT_TIMEOUTS_MS, longer=configured > n,
+                             seq=ev0.fields.get("seq"), op_type=ev0.fields.get("op_type")))
+    return out
+
+
+__all__ = ["analyze", "option_facts", "GROUP_OPTIONS", "DEFAULT_TIMEOUTS_MS"]
