@@ -28,6 +28,7 @@ from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
 from ..events import Envelope, Event
 from ..read.prefilter import _CANDIDATE
+from ..read.source import _clean
 from .bars import _BAR_SHAPES, _DIGIT0
 from .plans import LANE_HEAD
 
@@ -355,3 +356,22 @@ def opener_before_bar(feeder, n: int, raw: bytes, bar: bytes) -> bool:
     feeder.until = n + seen[1]
     feeder.stats.irrelevant += 1
     return True
+
+
+def opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes, quiet_skip) -> int:
+    """Line ``lineno`` (``raw``, a candidate ending at ``nl`` in ``buf``, read while ``Feeder.state`` is 0 or 1) and
+    the next line, one the block scan's quiet skip (``quiet_skip``) counts, read as :func:`opener` reads them: the
+    start of the line after the two when both were read, ``nl + 1`` when line ``lineno`` alone was, -1 when it
+    is to be fed as usual (nothing was done but closing idle records)."""
+    if raw.find(b"NCCL") >= 0:
+        return -1  # (NCCL's lines: the NCCL lanes read them, the usual path)
+    nxt = buf.find(b"\n", nl + 1, end)
+    if nxt < 0 or not quiet_skip(buf[nl + 1:nxt]):
+        return -1
+    seen = _OPENERS.get(raw)
+    if seen is not None and opener_raw(feeder, lineno, seen):
+        return nxt + 1
+    if _EVENT_OPENERS and event_opener_raw(feeder, lineno, raw):
+        return nxt + 1  # (a c10 warning of no process printed again at another time)
+    text = _clean(raw)
+    return nxt + 1 if opener(feeder, lineno, text, _CANDIDATE.search(text) is not None, raw) else nl + 1

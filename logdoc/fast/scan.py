@@ -19,7 +19,7 @@ from ..read import prefilter
 from ..blocks import CONTINUATION_MARKS
 from ..read.source import _clean
 from .grep import DENSE_BYTES, GrepFailed
-from .alone import _CLOCKED, _EVENT_OPENERS, _NOTHING, _OPENERS, alone_raw, clocked_raw, event_opener_raw, opener, opener_before_bar, opener_raw
+from .alone import _CLOCKED, _NOTHING, _OPENERS, alone_raw, clocked_raw, opener, opener_before_bar, opener_pair, opener_raw
 from .lane import _RAW_LANE
 from .plans import _BULK_PLANS, _HEXB
 from . import runs
@@ -420,12 +420,16 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
             lineno += 1
             if (hit and pairs and st == 1 and nl + 1 < end and not (idx + 1 < m and order[idx + 1] == nl + 1)
                     and feeder.paste is None and not feeder.every):
-                got = _opener_pair(feeder, buf, nl, end, lineno, raw)
+                got = opener_pair(feeder, buf, nl, end, lineno, raw, quiet_skip)
                 if got >= 0:  # (fast.alone.opener: the record this line opens and the next line ends)
                     if got > nl + 1:
                         lineno += 1
                     pos = got
                     continue
+            elif (hit and pairs and st == 1 and nl + 1 < end and raw in _OPENERS and feeder.paste is None
+                  and not feeder.every and opener_before_bar(feeder, lineno, raw, buf[nl + 1:find(sep, nl + 1, end)])):
+                pos = nl + 1  # (the record this line opens, which the bar after it ends: fast.alone.opener_before_bar)
+                continue
             if not (_CLOCKED and clocked_raw(feeder, lineno, raw)):  # (a c10 line again: fast.alone.clocked_raw)
                 text = clean(raw)
                 feeder.line(lineno, text, cand(text) is not None, raw)
@@ -470,7 +474,7 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
             continue  # a line whose record gave nothing before, counted from its bytes (fast.alone.alone_raw)
         if (pairs and feeder.state < 2 and pos < end and not (idx < m and order[idx] == pos)
                 and feeder.paste is None and not feeder.every):
-            got = _opener_pair(feeder, buf, pos - 1, end, lineno, raw)
+            got = opener_pair(feeder, buf, pos - 1, end, lineno, raw, quiet_skip)
             if got >= 0:  # (fast.alone.opener: the record this line opens and the next line ends)
                 if got > pos:
                     lineno += 1
@@ -484,17 +488,3 @@ def scan(feeder, buf: bytes, start: int, end: int, sep: bytes, lineno: int,
             feeder.line(lineno, text, cand(text) is not None, raw)
     return lineno
 
-
-def _opener_pair(feeder, buf: bytes, nl: int, end: int, lineno: int, raw: bytes) -> int:
-    """Line ``lineno`` (``raw``, a candidate ending at ``nl``; state 0 or 1) and the next, one the quiet skip counts,
-    read as ``fast.alone.opener`` reads them: where the line after them starts, ``nl + 1`` (only this one), or -1."""
-    if raw.find(b"NCCL") >= 0:
-        return -1  # (NCCL's lines: the NCCL lanes read them, the usual path)
-    nxt = buf.find(b"\n", nl + 1, end)
-    if nxt < 0 or not _quiet_skip(buf[nl + 1:nxt]):
-        return -1
-    seen = _OPENERS.get(raw)
-    if (seen is not None and opener_raw(feeder, lineno, seen)) or (_EVENT_OPENERS and event_opener_raw(feeder, lineno, raw)):
-        return nxt + 1  # (event_opener_raw: a c10 warning of no process printed again at another time)
-    text = _clean(raw)
-    return nxt + 1 if opener(feeder, lineno, text, prefilter._CANDIDATE.search(text) is not None, raw) else nl + 1
