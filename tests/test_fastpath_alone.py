@@ -102,7 +102,7 @@ def _plain_quick_again(p, reduce: bool, memo, why: str):
 def test_opener_pairs_same_events(grep_on, dense, tmp_path, monkeypatch):
     """A warning that opens the record of the lines without an envelope (its text says ``exception``),
     printed again and again, each time followed by a line that ends that record, or by a line that
-    continues it, or by another candidate (a progress bar: alone.opener_before_bar); among them ranked c10 warnings that open quiet records
+    continues it, or by another candidate (a progress bar, a warning: alone.opener_before_bar); among them ranked c10 warnings that open quiet records
     (whose window the opener moves), one with its ``Exception raised from`` line: what the plain path
     gives, the pairs counted from their bytes; in a dense region (more than a quarter of the lines
     candidates: read line by line, scan._dense) too."""
@@ -129,6 +129,8 @@ def test_opener_pairs_same_events(grep_on, dense, tmp_path, monkeypatch):
             lines.append(str({f"metric_{i}": rng.random() for i in range(rng.randrange(12, 16))}))
         elif x < 0.22:  # a bar after the warning ends its record (fast.alone.opener_before_bar), a bar alone
             lines += [warn, f"Epoch 3:  {rng.randrange(100)}%|####5     | 450/1000 [05:55<07:14,  1.27it/s]"][rng.randrange(2):]
+        elif x < 0.235:  # another warning after it, of the lines without an envelope or of a tee's rank
+            lines += [warn, rng.choice([warn, _POOL[0][0], _POOL[2][0]])]
         else:
             lines.append(f"step {rng.randrange(1000)} | loss 2.31")
     p = tmp_path / "job.log"

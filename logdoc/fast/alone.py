@@ -336,15 +336,20 @@ def clocked_raw(feeder, n: int, raw: bytes) -> bool:
     return True
 
 
-def opener_before_bar(feeder, n: int, raw: bytes, bar: bytes) -> bool:
-    """:func:`opener_raw` of line ``n`` (``raw``, remembered in :data:`_OPENERS`) followed by a progress bar
-    (``bar``, a candidate: the next line) of a shape read before without an envelope and that no quiet record
-    would take (``bars._BAR_SHAPES``, no CR): that line of the lines without an envelope cannot continue the
-    record line ``n`` opens, so it ends it, which gives nothing, and is then read as it is without it. Line
-    ``n`` counted, the window moved as ``Feeder._feed`` moves it; the bar is the caller's next line. False:
-    nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
+def opener_before_bar(feeder, n: int, raw: bytes, nxt: bytes) -> bool:
+    """:func:`opener_raw` of line ``n`` (``raw``, remembered in :data:`_OPENERS`) followed by a candidate ``nxt`` of
+    the lines without an envelope that no quiet record would take, known by its bytes: a progress bar of a shape
+    read before without an envelope (``bars._BAR_SHAPES``, no CR), or a line of :data:`_NOTHING` or
+    :data:`_OPENERS`. Such a line cannot continue the record line ``n`` opens, so it ends it, which gives nothing,
+    and is then read as it is without it. Line ``n`` counted, the window moved as ``Feeder._feed`` moves it;
+    ``nxt`` is the caller's next line. False: nothing was done but what ``Feeder.feed`` does first (idle
+    records closed)."""
     seen = _OPENERS.get(raw)
-    if seen is None or bar.find(b"\r") >= 0 or _BAR_SHAPES.get(bar.translate(_DIGIT0)) is not True:
+    if seen is None:
+        return False
+    after = _OPENERS.get(nxt)
+    if not ((after is not None and after[0]) or _NOTHING.get(nxt)
+            or (nxt.find(b"\r") < 0 and _BAR_SHAPES.get(nxt.translate(_DIGIT0)) is True)):
         return False
     asm = feeder.asm
     lasts = asm.lasts
