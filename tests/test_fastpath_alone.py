@@ -82,6 +82,19 @@ def test_alone_lane_and_quiet_runs_same_events(seed, tmp_path, monkeypatch):
         assert got[1:] == plain[1:]
 
 
+def _job_log(tmp_path, lines: list[str], grep_on: bool, monkeypatch):
+    """The lines as a job log that the paste repair leaves alone (so the fast path reads it), grep beside the
+    parse on or off."""
+    p = tmp_path / "job.log"
+    p.write_bytes(("\n".join(lines) + "\n").encode())
+    assert paste.prepare(Source(str(p), path=str(p), every_line=False))[1] is None  # (its repair: no fast path)
+    if grep_on:
+        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
+    else:
+        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    return p
+
+
 def _plain_quick_again(p, reduce: bool, memo, why: str):
     """The plain path's result, the fast path's with its memos empty (``memo`` filled by it: ``why``
     otherwise), and the fast path's again with them full."""
@@ -133,16 +146,10 @@ def test_opener_pairs_same_events(grep_on, dense, tmp_path, monkeypatch):
             lines += [warn, rng.choice([warn, _POOL[0][0], _POOL[2][0]])]
         else:
             lines.append(f"step {rng.randrange(1000)} | loss 2.31")
-    p = tmp_path / "job.log"
-    p.write_bytes(("\n".join(lines) + "\n").encode())
-    assert paste.prepare(Source(str(p), path=str(p), every_line=False))[1] is None  # (its repair: no fast path)
+    p = _job_log(tmp_path, lines, grep_on, monkeypatch)
     dense_reads = []
     real_dense = scan._dense
     monkeypatch.setattr(scan, "_dense", lambda *a: dense_reads.append(1) or real_dense(*a))
-    if grep_on:
-        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
-    else:
-        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
     for reduce in (False, True):
         plain, quick, again = _plain_quick_again(p, reduce, alone._OPENERS, "no pair was counted from its bytes")
         assert quick == plain and again == plain
@@ -193,13 +200,7 @@ def test_event_openers_same_events(grep_on, tmp_path, monkeypatch):
             lines.append(str({f"metric_{i}": rng.random() for i in range(rng.randrange(12, 16))}))
         else:
             lines.append(f"step {rng.randrange(1000)} | loss 2.31")
-    p = tmp_path / "job.log"
-    p.write_bytes(("\n".join(lines) + "\n").encode())
-    assert paste.prepare(Source(str(p), path=str(p), every_line=False))[1] is None  # (its repair: no fast path)
-    if grep_on:
-        monkeypatch.setattr(grep.GrepHits, "MIN_SIZE", 0)
-    else:
-        monkeypatch.setenv("LOGDOC_NO_GREP", "1")
+    p = _job_log(tmp_path, lines, grep_on, monkeypatch)
     for reduce in (False, True):
         plain, quick, again = _plain_quick_again(p, reduce, alone._EVENT_OPENERS, "no c10 warning was made from its bytes")
         assert quick == plain and again == plain

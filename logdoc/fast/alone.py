@@ -24,6 +24,8 @@ UserWarning: ...``, once per step and rank): two thirds of the candidate lines o
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
 from ..events import Envelope, Event
@@ -179,10 +181,10 @@ def opener(feeder, n: int, text: str, cand: bool, raw: bytes) -> bool:
     return True
 
 
-def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
-    """:func:`opener` of a line whose bytes are remembered (``seen``: :data:`_OPENERS`' value), followed by
-    a line the quiet skip counts: both counted as irrelevant, the window moved as ``Feeder._feed``
-    moves it. False: nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
+def _opens(feeder, n: int, seen: tuple) -> bool:
+    """What ``Feeder.feed`` does first (idle records closed), then whether the record a remembered opener
+    (``seen``: its ``may_join_quiet`` refusal first, its window second) opens may open now, as ``Feeder._feed``
+    decides it; if so, the window moved as it moves it."""
     asm = feeder.asm
     lasts = asm.lasts
     if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
@@ -191,6 +193,15 @@ def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
     if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
         return False
     feeder.until = n + seen[1]
+    return True
+
+
+def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
+    """:func:`opener` of a line whose bytes are remembered (``seen``: :data:`_OPENERS`' value), followed by
+    a line the quiet skip counts: both counted as irrelevant, the window moved as ``Feeder._feed``
+    moves it. False: nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
+    if not _opens(feeder, n, seen):
+        return False
     feeder.stats.irrelevant += 2
     return True
 
@@ -243,34 +254,41 @@ def _learn_event(feeder, n: int, text: str, raw: bytes, clock, window: int, valu
         return
     if len(_EVENT_OPENERS) >= MAX_EVENT_OPENERS:
         _EVENT_OPENERS.clear()
-    at = clock.start(1)
-    _EVENT_OPENERS[(raw[:at], clock.end() - at, raw[clock.end() - 1:])] = (
+    _EVENT_OPENERS[_but_clock(raw, clock)] = (
         not may_join_quiet(msg), window, tuple(v for f, v in ev.items() if f not in _VARY),
         ev["end_line"] - n, ev["fields"])
+
+
+def _but_clock(raw: bytes, clock) -> tuple[bytes, int, bytes]:
+    """A c10 line's bytes but its clock's (``envelope.C10_CLOCK``'s match): what comes before the clock, the
+    clock's length, what comes after it (from the clock's closing mark)."""
+    at = clock.start(1)
+    return raw[:at], clock.end() - at, raw[clock.end() - 1:]
+
+
+def _seen_at(raw: bytes, memo: dict) -> tuple[Any, str] | None:
+    """What ``memo`` remembers of a line of the same bytes but its clock's, and the time its own clock reads
+    (``envelope.c10_time``); None when it remembers none or the clock reads no time."""
+    clock = C10_CLOCK.match(raw)
+    if clock is None:
+        return None
+    seen = memo.get(_but_clock(raw, clock))
+    if seen is None:
+        return None
+    time = c10_time(clock[1], clock[2])
+    return None if time is None else (seen, time)
 
 
 def event_opener_raw(feeder, n: int, raw: bytes) -> bool:
     """:func:`opener` of a line whose bytes but its clock's are remembered (:data:`_EVENT_OPENERS`), followed by
     a line the quiet skip counts: its event made at its time, both lines counted, the window moved as
     ``Feeder._feed`` moves it. False: nothing was done but what ``Feeder.feed`` does first (idle records closed)."""
-    clock = C10_CLOCK.match(raw)
-    if clock is None:
+    got = _seen_at(raw, _EVENT_OPENERS)
+    if got is None:
         return False
-    at = clock.start(1)
-    seen = _EVENT_OPENERS.get((raw[:at], clock.end() - at, raw[clock.end() - 1:]))
-    if seen is None:
+    seen, time = got
+    if not _opens(feeder, n, seen):
         return False
-    time = c10_time(clock[1], clock[2])
-    if time is None:
-        return False
-    asm = feeder.asm
-    lasts = asm.lasts
-    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
-        feeder._close_idle(n)  # as feed() does first
-    st = feeder.state
-    if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
-        return False
-    feeder.until = n + seen[1]
     kind, level, text, rank, local_rank, node_rank, host, pid, template, rank_source, attempt, process, folds = seen[2]
     ev = Event(kind, level, feeder.name, n, text, n + seen[3], rank, local_rank, node_rank, host, pid, time, template,
                {k: (list(v) if isinstance(v, list) else v) for k, v in seen[4].items()}, rank_source, attempt, process, folds)
@@ -302,8 +320,7 @@ def _learn_clocked(raw: bytes, text: str, env: Envelope, msg: str) -> None:
         return
     if len(_CLOCKED) >= MAX_CLOCKED:
         _CLOCKED.clear()
-    at = clock.start(1)
-    _CLOCKED[(raw[:at], clock.end() - at, raw[clock.end() - 1:])] = (
+    _CLOCKED[_but_clock(raw, clock)] = (
         tuple(getattr(env, f) for f in _ENV_FIELDS), msg)
 
 
@@ -316,16 +333,10 @@ def clocked_raw(feeder, n: int, raw: bytes) -> bool:
     the one remembered at the time ``envelope.c10_time`` reads from its clock. False: nothing was done."""
     if feeder.paste is not None:
         return False
-    clock = C10_CLOCK.match(raw)
-    if clock is None:
+    got = _seen_at(raw, _CLOCKED)
+    if got is None:
         return False
-    at = clock.start(1)
-    seen = _CLOCKED.get((raw[:at], clock.end() - at, raw[clock.end() - 1:]))
-    if seen is None:
-        return False
-    time = c10_time(clock[1], clock[2])
-    if time is None:
-        return False
+    seen, time = got
     lasts = feeder.asm.lasts
     if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
         feeder._close_idle(n)  # as alone() does first (then feed() again, closing nothing)
@@ -351,14 +362,8 @@ def opener_before_bar(feeder, n: int, raw: bytes, nxt: bytes) -> bool:
     if not ((after is not None and after[0]) or _NOTHING.get(nxt)
             or (nxt.find(b"\r") < 0 and _BAR_SHAPES.get(nxt.translate(_DIGIT0)) is True)):
         return False
-    asm = feeder.asm
-    lasts = asm.lasts
-    if lasts and lasts[0][0] < n - IDLE:  # (none is idle before the first: BlockAssembler.lasts)
-        feeder._close_idle(n)  # as feed() does first
-    st = feeder.state
-    if st != 0 and (st != 1 or not seen[0] or asm.stream_open(_NO_STREAM)):
+    if not _opens(feeder, n, seen):
         return False
-    feeder.until = n + seen[1]
     feeder.stats.irrelevant += 1
     return True
 
