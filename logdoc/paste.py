@@ -200,14 +200,14 @@ _FRAME_REST = lazy_re(r"[^\"\s]{0,1024}\", line \d{1,9}(?:, in \S|$)")
 MAX_FRAME_JOIN = 4  # lines a frame line's file name spans at most
 
 
-def _join_cut_frames(out: list[str], joined: set[int]) -> list[int]:
+def _join_cut_frames(out: list[str], joined: set[int]) -> bool:
     """A Python frame line cut inside its file name (``File "/home/u/env/lib/python3.8/site-packages/tor`` /
     ``ch/distributed/rendezvous.py", line 166, in _env_rendezvous_handler``) is joined with the lines that
     finish it, whatever width cut it: Python closes the name's quote on the line it prints, so an open one
     can only be a cut, and the rest is the name's tail (no blank) up to ``", line N``. A page that also dropped
     the indentation leaves the same pieces. The numbers of the lines joined away are added to ``joined``;
-    in place; the positions of the lines joined."""
-    heads: list[int] = []
+    in place; whether any line changed."""
+    changed = False
     n = len(out)
     for i in range(n):
         t = out[i]
@@ -224,15 +224,15 @@ def _join_cut_frames(out: list[str], joined: set[int]) -> list[int]:
                 parts = []
                 break
         else:
-            parts = []
-        if len(parts) < 2 or _FRAME_REST.match(parts[-1]) is None:
+            continue  # (no line finished the name)
+        if len(parts) < 2:
             continue
         out[i] = "".join(parts)
         for j in range(i + 1, k):
             out[j] = ""
             joined.add(j + 1)
-        heads.append(i)
-    return heads
+        changed = True
+    return changed
 
 
 def _reindent_frames(out: list[str], joined: set[int] = frozenset()) -> bool:
@@ -931,9 +931,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     marked = [len(t) for t in out]  # (the widths with the quote marks and the indentation of a code block)
     out, md = _strip_markdown(out)
     changed = changed or md
-    cut = list(out)  # (the lines as cut: a wrap's width is measured on them)
-    frames = _join_cut_frames(out, paste.joined)
-    changed = bool(frames) or changed
+    cut = out[:HEAD_LINES]  # (the lines as cut: a wrap's width is measured on them)
+    changed = _join_cut_frames(out, paste.joined) or changed
     changed = _reindent_frames(out, paste.joined) or changed
     head = out[:HEAD_LINES]
 
@@ -1004,7 +1003,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     # hard wraps at a fixed width
     # (measured again with the lengths the lines had with their quote marks or a code block's indentation:
     # marks added before a mail or a page wrapped the lines, whose rests carry none)
-    width = _wrap_width(cut[:HEAD_LINES]) or (_wrap_width(cut[:HEAD_LINES], marked[:HEAD_LINES]) if md else 0)
+    width = _wrap_width(cut) or (_wrap_width(cut, marked[:HEAD_LINES]) if md else 0)
     if width:
         readings = MIDWORD_TRIES
         i = 0
