@@ -42,17 +42,10 @@ def _loaded_rules(extra_dirs: tuple[str, ...]):
 
 
 def build_report(result: ParseResult, rules, *, redact: bool = False) -> dict[str, Any]:
-    import gc
+    from .collector import collector_off
 
-    # The analysis makes many objects and few cycles; the cyclic collector would go through every
-    # event of a large job again and again (15% of the time at 2,000 ranks): it is off meanwhile.
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_off():  # the analysis makes many objects and few cycles
         return _build_report(result, rules, redact)
-    finally:
-        if was:
-            gc.enable()
 
 
 def _build_report(result: ParseResult, rules, redact: bool) -> dict[str, Any]:

@@ -819,15 +819,10 @@ def load(data: bytes | str, name: str = "<digest>") -> dict[str, Any]:
     """A digest's content, its events unpacked. The cyclic collector is off meanwhile: JSON and
     events hold no cycles, and a job of a thousand digests would have it go through the events
     of all the digests read before, again and again."""
-    import gc
+    from .collector import collector_off
 
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_off():
         return _load(data, name)
-    finally:
-        if was:
-            gc.enable()
 
 
 def _load(data: bytes | str, name: str) -> dict[str, Any]:

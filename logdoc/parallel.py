@@ -56,7 +56,9 @@ def _one(args: tuple[Callable, Sequence[Source], bool]):
     from .digest import compact
 
     parse, srcs, reduce = args
-    gc.disable()  # a task's objects are its result, passed back whole (the collector runs between tasks)
+    # A task's objects are its result, passed back whole: the collector is off while it runs and on
+    # between tasks (the worker was forked while the parent's was off, so it is turned on here).
+    gc.disable()
     try:
         result = parse(list(srcs), jobs=1, reduce=reduce)
         # what the events repeat (hosts, times, field names and short values) is one object each,
@@ -95,17 +97,17 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
 
     import gc
 
+    from .collector import collector_off
+
     n = min(jobs if jobs is not None else cores(), len(srcs))
     tasks = chunks(srcs, n)
     results: list = [None] * len(tasks)
     # What the parent holds (grammars, the knowledge base) is frozen: the workers' collector neither
     # goes through it nor writes to its pages (forked workers would copy them); the parent's is off
     # while the results come in (they are events, which hold no cycles).
-    was = gc.isenabled()
     gc.freeze()
-    gc.disable()
     try:
-        with ProcessPoolExecutor(max_workers=n, mp_context=_context()) as pool:
+        with collector_off(), ProcessPoolExecutor(max_workers=n, mp_context=_context()) as pool:
             futures = {pool.submit(_one, (parse_sources, task, reduce)): i for i, task in enumerate(tasks)}
             from concurrent.futures import as_completed
 
@@ -120,8 +122,6 @@ def parse_parallel(parse_sources: Callable, srcs: Sequence[Source], jobs: int | 
         results = []
     finally:
         gc.unfreeze()
-        if was:
-            gc.enable()
     if not results:
         return parse_sources(srcs, jobs=1, progress=progress, reduce=reduce)
     stats = Stats()

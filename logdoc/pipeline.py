@@ -593,18 +593,10 @@ def parse_sources(sources: Iterable[Source | tuple[str, str]], *, jobs: int | No
 
         if worth_it(srcs, jobs):
             return parse_parallel(parse_sources, srcs, jobs, progress=progress, reduce=reduce)
-    import gc
+    from .collector import collector_off
 
-    # As in a worker's task (logdoc/parallel.py): the parse makes many objects that it keeps and few cycles
-    # (those of first uses, a few thousand whatever the size), which the cyclic collector would go through
-    # again and again: it is off meanwhile.
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_off():  # as in a worker's task (logdoc/parallel.py)
         return _parse_in_turn(srcs, progress, reduce)
-    finally:
-        if was:
-            gc.enable()
 
 
 def _parse_in_turn(srcs: list[Source], progress, reduce: bool) -> ParseResult:
