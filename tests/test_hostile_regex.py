@@ -440,3 +440,57 @@ def test_whole_parse_of_hostile_lines_is_bounded(text):
     from logdoc.pipeline import parse_text
 
     assert timed(parse_text, text) < 4 * BOUND
+
+
+def _repeated_prefix(pattern: str, target: int) -> str | None:
+    """The pattern's literal start printed again and again on one line, as when lines lose their ends
+    and a message repeats: a pattern ``A.*?B`` is tried from every ``A`` to the line's end."""
+    prefix = _literal_prefix(pattern)
+    if len(prefix) < 4:
+        return None
+    unit = prefix + " x "
+    return unit * (target // len(unit) + 1) + "\x00"
+
+
+def test_knowledge_base_patterns_on_a_repeated_line_are_bounded():
+    """A rule pattern searches a long line as its head and tail (kb/patterns.searched): on a line of
+    256 KiB of its own start repeated (the reader passes up to 1 MiB), every search stays bounded.
+    Searched whole, six patterns of the form ``A.*?B`` took 0.1 to 1.5 s at 64 KiB, and 16 times that
+    at 256 KiB."""
+    from logdoc.kb.patterns import _Pattern
+
+    cases = []
+    for label, pattern in _builtin_patterns():
+        text = _repeated_prefix(pattern, 1 << 18)
+        if text is not None:
+            cases.append((label, (_Pattern(pattern, None), text)))
+    assert len(cases) > 20
+    check_bounded(cases, lambda a: a[0].search(a[1]), bound=BOUND / 4)
+
+
+def test_searched_keeps_head_and_tail_of_long_lines_only():
+    from logdoc.kb.patterns import LINE_SEARCHED, _Pattern, searched
+
+    short = "NCCL WARN x\n" * 5_000  # long text, short lines: searched as it is
+    assert searched(short) is short
+    long = "A" + "b" * (3 * LINE_SEARCHED) + "C"
+    text = "first line\n" + long + "\nlast line"
+    view = searched(text)
+    assert view.startswith("first line\nAb") and view.endswith("bC\nlast line")
+    assert len(view) < len(text)
+    assert _Pattern(r"A.*C", None).search(text)  # the head comes before the tail: still a match
+    assert not _Pattern(r"b{%d}" % (2 * LINE_SEARCHED + 1), None).search(text)  # the middle is not searched
+
+
+def test_explain_of_a_message_glued_to_itself_is_bounded():
+    """A c10 error printed again and again without line ends (a fuzz finding: 11,000 copies on a
+    1.9 MB line took minutes in the rules' search). The first copy is still diagnosed."""
+    from logdoc.api import explain_sources
+
+    unit = ("[E1129 23:10:42.152973094 ProcessGroupGloo.cpp:67] Gloo connectFullMesh failed with "
+            "[/w/third_party/gloo/gloo/transport/tcp/pair.h:311] Connect timeout [none]")
+    text = "step 1\n" + unit * ((1 << 20) // len(unit)) + "\nstep 2\n"
+    explain_sources([("job.log", unit + "\n")])  # the rules loaded and compiled before timing
+    assert timed(explain_sources, [("job.log", text)]) < 4 * BOUND
+    report = explain_sources([("job.log", text)])
+    assert report["diagnoses"], "the glued line is still read"

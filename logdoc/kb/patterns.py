@@ -101,6 +101,35 @@ def _literals(items, c, fold: bool = False) -> tuple[str, ...] | None:
     return best
 
 
+# A line longer than this is searched as its head and tail, this long each, joined by a cut mark.
+# A pattern that starts with a literal and then runs to a later text (``A.*?B``) is tried from every
+# place the literal occurs: on one line that repeats it (lines glued together, a message printed again
+# and again without a line end) the search costs the line's length squared over the literal's, which
+# on the 1 MiB line the reader lets through is minutes. What a rule reads of a message is at its start
+# or its end; a match that spans the cut was one in the whole line too (the head comes before the tail).
+LINE_SEARCHED = 8192
+_CUT = " \u2026 "
+_LONG = 2 * LINE_SEARCHED + len(_CUT)  # a line cut when longer than this
+_VIEW: list = [None, None]  # the last long text seen and what is searched of it (many patterns in turn)
+
+
+def searched(text: str) -> str:
+    """What a rule pattern searches of ``text``: ``text`` itself, or, when a line of it is longer than
+    twice :data:`LINE_SEARCHED`, the text with each such line cut to its head and its tail."""
+    if len(text) <= _LONG:
+        return text
+    if text is _VIEW[0]:
+        return _VIEW[1]
+    out = []
+    for line in text.split("\n"):
+        if len(line) > _LONG:
+            line = line[:LINE_SEARCHED] + _CUT + line[-LINE_SEARCHED:]
+        out.append(line)
+    view = "\n".join(out)
+    _VIEW[0], _VIEW[1] = text, (text if len(view) == len(text) else view)
+    return _VIEW[1]
+
+
 class _Pattern:
     """A compiled pattern that searches with a timeout when the regex module is used (user rules);
     without a timeout (built-in rules, whose patterns ``tests/test_hostile_regex.py`` proves bounded
@@ -132,6 +161,8 @@ class _Pattern:
         self.compiled = None
 
     def search(self, text: str):
+        if len(text) > _LONG:
+            text = searched(text)
         needs = self.needs
         if needs is not None:
             if self.fold:
