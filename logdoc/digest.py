@@ -441,6 +441,19 @@ class Reducer:
             return None
         return g
 
+    def full_family(self, ev: Event, key: tuple) -> list | None:
+        """The group an event of the fact group ``key`` (``group_key``'s ``"f"`` key, limit 1, ``ev`` its event or one
+        with the same kind, template and fields the family reads) is counted into when that fact was never kept and
+        its :func:`family` keeps no more facts: the family's group, once ``append`` made it (a family full stays full:
+        ``families`` only grows, and the fact's own group is never made after). None otherwise. For :meth:`count_into`,
+        as ``append`` counts it (the family's group keeps its first event only)."""
+        if key[0] != "f" or key in self.groups:
+            return None
+        fam = family(ev, key)
+        if self.families.get(fam, 0) < FACT_KEEP:
+            return None
+        return self.groups.get(fam)
+
     @staticmethod
     def count_into(g: list, line: int, lazy) -> None:
         """``saturated``'s count of one more event of the full group ``g`` (:meth:`full_group`)."""

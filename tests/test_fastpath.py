@@ -842,6 +842,49 @@ def test_lane_message_fold_same_folded_parse(tmp_path, monkeypatch):
     assert sum(used) > 100 and not all(used)
 
 
+def test_lane_fact_of_a_full_family_same_folded_parse(tmp_path, monkeypatch):
+    """NCCL init facts that one process prints again with a value that keeps changing (the memory an init used, a
+    CPU core, a peer that closed a connection): past ``digest.FACT_KEEP`` distinct lines of a family, each is counted
+    into the family's group (``Reducer.full_family``) by ``Lane._fold_message`` without its event; the folded
+    parse is the plain path's (events, counts, the digest's folded groups), threads of one process and repeats
+    among them."""
+    from logdoc import digest, paste
+
+    monkeypatch.setattr(paste, "REPAIR_MAX", 1 << 10)  # read as a large file is (no paste repair: the lanes)
+    r = random.Random(11)
+    lines = []
+    for i in range(3000):
+        rank = r.randrange(8)
+        head = f"node-{rank // 4}:{4000 + rank}:{4000 + rank + r.choice((0, 0, 51, 52))} [{rank % 4}] NCCL INFO "
+        pick = r.random()
+        if pick < 0.4:
+            lines.append(head + f"ncclCommInitRank comm 0x55d4a{rank:07x} rank {rank} nranks 8 cudaDev {rank % 4} "
+                                f"nvmlDev {rank % 4} busId {rank % 4}a000 commId 0x3f6a2b9c1d7e4058 localSize 296 "
+                                f"used {r.randrange(10 ** 8, 10 ** 9)} bytes on core {r.randrange(96)} - Init COMPLETE")
+        elif pick < 0.6:
+            lines.append(head + f"[Proxy Service] Device {rank % 4} CPU core {r.randrange(8 if i % 2 else 96)}")
+        elif pick < 0.7:
+            lines.append(head + f"[Service thread] Connection closed by localRank {r.randrange(4)}")
+        elif pick < 0.8:
+            lines.append(head + f"Channel {r.randrange(32):02d}/0 : {rank}[{rank % 4}] -> {(rank + 1) % 8}[{(rank + 1) % 4}] via P2P/CUMEM")
+        else:
+            lines.append(f"step {i} loss {r.random():.3f}")
+    made = tmp_path / "facts.log"
+    made.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    found = []
+    orig = digest.Reducer.full_family
+
+    def recording(self, ev, key):
+        got = orig(self, ev, key)
+        found.append(got is not None)
+        return got
+
+    monkeypatch.setattr(digest.Reducer, "full_family", recording)
+    out = _folded_thrice(lambda: [Source(str(made), path=str(made))])
+    assert out[0] == out[1] == out[2]
+    assert sum(found) > 500
+
+
 _CONV_VALUES = {"d": ("0", "1", "3", "7", "8", "15", "31", "64", "255", "1000", "123456"),
                 "x": ("0", "1a2b", "ff", "7", "1a000", "dead0"), "p": ("0x7f3a2c001200", "0x55d4a8a7089e", "0x1")}
 

@@ -271,7 +271,9 @@ class Lane:
         limit, key = self.group_key(probe)
         g = self.out.full_group(limit, key)
         if g is None:
-            return False
+            g = self.out.full_family(probe, key)  # (a fact of a family full: memory used, a core that changes)
+            if g is None:
+                return False
         if all(x is not text for x in key):  # (a key read from the line's own text, tid and dev: not kept)
             if len(self.message_groups) >= MAX_MESSAGE_MEMO:
                 self.message_groups.clear()
