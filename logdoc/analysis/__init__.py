@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 from ..events import Event, share_texts
 from . import anatomy as _anatomy
-from . import cascade, collectives, context, disagreements, flight, launches, pgoptions, progress, stacks
+from . import cascade, collectives, context, disagreements, flight, launches, pgoptions, progress, stacks, topology
 from .attribution import Attribution, attribute, path_info
 from .. import kinds as _kinds
 from .cascade import FirstFailure, is_failure, nature
@@ -109,6 +109,7 @@ def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis
     synthetic.extend(flight.analyze(job))
     synthetic.extend(disagreements.analyze(job))
     synthetic.extend(pgoptions.analyze(job))  # ProcessGroupNCCL options the ranks disagree on
+    synthetic.extend(topology.analyze(job))  # NCCL's graph search and CPU types the ranks disagree on
     synthetic.extend(stacks.analyze(job))  # py-spy dumps: ranks blocked in different collectives
     synthetic.extend(cascade.restarts(events, timeline))
     synthetic.extend(context.analyze(job))  # the job's shape: nodes, containers, transports
