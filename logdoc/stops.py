@@ -79,14 +79,28 @@ _RAY_OOM = lazy_re(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due t
 # the RayActorError / ActorDiedError of the actor it ran; and the GCS's death cause of such an actor,
 # gcs_actor_manager's GenWorkerDiedCause: `The actor is dead because its worker process has died. Worker exit
 # type: SYSTEM_ERROR Worker exit detail: ...`)
+# The exceptions Ray raises where such a death is all it knows (python/ray/exceptions.py): an actor's
+# `ActorDiedError` / `RayActorError` with its base message `The actor died unexpectedly before finishing this task.`
+# (the death cause, when the GCS has one, follows on later lines), a task's `WorkerCrashedError`.
 _RAY_DIED = lazy_re(r"\bA worker died or was killed while executing (?:a|the) task by an unexpected system error\b"
                     r"|\bWorker unexpectedly exits with a connection error code\b"
-                    r"|\bThe actor is dead because its worker process has died\. Worker exit type: SYSTEM_ERROR\b")
+                    r"|\bThe actor is dead because its worker process has died\. Worker exit type: SYSTEM_ERROR\b"
+                    r"|\bThe actor died unexpectedly before finishing this task\b"
+                    r"|\bThe worker died unexpectedly while executing this task\b")
+# A Ray node lost, with every worker on it: the GCS's warning for a node that stopped sending heartbeats
+# (`The node with node id: <id> and address: <ip> and node name: <name> has been marked dead because the detector has
+# missed too many heartbeats from it.`; older releases without the address: `The node with node id <id> has
+# been ...`), the dashboard agent's report that its raylet is gone (`Raylet is terminated: ip=<ip>, id=<id>.
+# Termination is unexpected. ...`), and a task's `LocalRayletDiedError` (`The task's local raylet died.`).
+_RAY_NODE = lazy_re(r"\bThe node with node id:? \w{1,64}(?: and address: (?P<addr>[\w.:\[\]-]{1,64}))?[^\n]{0,200}? has been marked "
+                    r"dead because the detector has missed too many heartbeats\b"
+                    r"|\bRaylet is terminated(?:: ip=(?P<ip>[\w.:\[\]-]{1,64}))?[^\n]{0,200}?\bTermination is unexpected\b"
+                    r"|\bThe task's local raylet died\b")
 
 
 def may_be(text: str) -> bool:
     """Cheap test: could this message be a stop line?"""
-    return ("CANCELLED" in text or "srun:" in text or "process has died" in text or "Killed" in text or "Kill process" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
+    return ("CANCELLED" in text or "srun:" in text or "died" in text or "marked dead" in text or "Termination is unexpected" in text or "Killed" in text or "Kill process" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
             or "oom" in text or "OOM" in text or "137" in text or "143" in text or ("13" in text and "xit" in text) or "vict" in text
             or "low on resource" in text)
 
@@ -153,6 +167,9 @@ def _classify(text: str) -> Parsed | None:
                                                                 "count": int(m.group("n")) if m.group("n") else None})
     if _RAY_DIED.search(text):
         return Parsed(KIND, "ERROR", "stop:ray-worker-died", {"source": "ray", "reason": "killed"})
+    m = _RAY_NODE.search(text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:ray-node-died", {"source": "ray", "reason": "node_fail", "node": m["addr"] or m["ip"]})
     m = _K8S_OOM.search(text)
     if m:
         return Parsed(KIND, "ERROR", "stop:k8s-oomkilled", {"source": "kubernetes", "reason": "oom", "exit_code": _code(text)})

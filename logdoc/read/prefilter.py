@@ -62,6 +62,8 @@ KEYWORDS = (
               # `nvidia-smi nvlink --status` (`Link 0: <inactive>`) (logdoc/classify/driver.py)
     "remote daemon", "MPI_ABORT was invoked",  # Open MPI's launcher: `ORTE has lost communication with a remote daemon.`,
               # `MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD` (logdoc/classify/frameworks.py)
+    "marked dead",  # a node of a Ray cluster lost, logged at WARNING (`The node with node id: ... has been marked dead because
+              # the detector has missed too many heartbeats from it.`; logdoc/stops.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)

@@ -15,6 +15,7 @@ from ...grammar import Parsed
 from .common import Read, cause, level_of, parse
 from .torchrun import child_failed
 from ...lazyre import lazy_re
+from ... import stops
 
 EXC_LINE = lazy_re(
     # (the base class alone only with its colon: `Exception: process 1 terminated with signal SIGKILL`, what
@@ -169,6 +170,11 @@ def _exc_from(node: Tree) -> dict[str, Any]:
     return {"exc_type": etype, "exc_message": message.strip("\n").rstrip() if message.strip() else ""}
 
 
+# Ray's exception types whose message may say that a process or a node died (python/ray/exceptions.py)
+_RAY_DEATHS = frozenset(("ActorDiedError", "RayActorError", "WorkerCrashedError", "LocalRayletDiedError", "NodeDiedError",
+                         "OutOfMemoryError"))
+
+
 def exception_event(fields: dict[str, Any], env: Envelope | None, read: Read) -> Parsed:
     """Name a Python exception by its message when the message is a known format."""
     etype = fields.get("exc_type") or ""
@@ -186,7 +192,11 @@ def exception_event(fields: dict[str, Any], env: Envelope | None, read: Read) ->
             fields["spawn_process"] = int(m.group(1))
     if msg:
         inner = read(msg, None)
-    if short in ("OutOfMemoryError",) and (inner is None or inner.kind != "cuda.oom"):
+    if inner is None and msg and (etype.startswith("ray.") or short in _RAY_DEATHS):
+        # Ray's exceptions for a worker, an actor or a node that died (its OutOfMemoryError is the node's host
+        # memory, not CUDA's): the stop their message words (logdoc/stops.py)
+        inner = stops.classify(msg.lstrip("\n").split("\n", 1)[0])
+    if short in ("OutOfMemoryError",) and (inner is None or inner.kind not in ("cuda.oom", stops.KIND)):
         inner = Parsed("cuda.oom", "ERROR", "logdoc:cuda:oom-other", {})
     if short == "SignalException" and inner is None:
         m = re.match(r"Process (\d+) got signal: (\d+)", msg)
