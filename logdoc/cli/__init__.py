@@ -7,10 +7,12 @@ imports ``commands``. User errors are one line and exit 2; nothing escapes as a 
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from typing import List
 
+from .. import regex_cache
 from ..read.source import InputError
 from .common import EXPLAIN_DEFAULTS, Failure, explain_command
 
@@ -80,11 +82,14 @@ def _leave(code: int) -> None:
     the interpreter's teardown of a large parse's objects would cost 30 to 40 ms more."""
     sys.stdout.flush()
     sys.stderr.flush()
+    regex_cache.save()
     os._exit(code)
 
 
 def main() -> None:
     """Entry point: user errors are one line and exit 2; nothing escapes as a traceback."""
+    if regex_cache.install():  # (compiled patterns taken from the cache folder: logdoc.regex_cache)
+        atexit.register(regex_cache.save)
     try:
         code = _run(sys.argv[1:])
         # without standalone mode click returns typer.Exit(n)'s code instead of exiting with it
