@@ -26,7 +26,7 @@ class Envelope:
     source: str | None = None  # c10 `file.cpp:line` or Python logger path, when printed
     layers: tuple[str, ...] = ()  # names of the envelopes peeled, outermost first
     # the name a prefix gives the process that printed the line (a Ray actor such as `VllmWorkerProcess`
-    # or `RayWorkerWrapper`, the label of a prefix logdoc/paste.py learned), kept after it is peeled
+    # or `RayWorkerWrapper`, the label of a prefix logdoc/paste/ learned), kept after it is peeled
     process: str | None = None
 
     def stream_key(self) -> tuple:

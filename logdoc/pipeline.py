@@ -92,7 +92,7 @@ def classify_record(rec: Record, name: str) -> Event | None:
     parsed = _classify_text(rec.text, env)
     if parsed is None and "\n" not in rec.text:
         # a one-line record under a prefix no envelope knows and too few lines to learn it from
-        # (logdoc/paste.py learns a repeated one): the message after it, read once more
+        # (logdoc/paste/ learns a repeated one): the message after it, read once more
         for cut in leading_prefixes(rec.text):
             parsed = _classify_text(rec.text[cut:], env)
             if parsed is not None:
@@ -219,7 +219,7 @@ class Feeder:
 
     def line(self, n: int, text: str, cand: bool, raw: bytes | None = None) -> None:
         if self.paste is not None and n in self.paste.joined:
-            self.stats.irrelevant += 1  # its text was joined to a line before it (logdoc/paste.py)
+            self.stats.irrelevant += 1  # its text was joined to a line before it (logdoc/paste/)
             return
         if cand or self.every:
             lane = self.lane
@@ -250,7 +250,7 @@ class Feeder:
         paste = self.paste
         if paste is not None and paste.pieces:
             pieces = paste.pieces.get(n)
-            if pieces:  # several records glued on one line (logdoc/paste.py): each read on its own,
+            if pieces:  # several records glued on one line (logdoc/paste/): each read on its own,
                 # the line is counted once (see _pay): what its records owe, before any is settled
                 self.owed[n] = [len(pieces) - 1, {unwrap(p)[1] for p in pieces[1:]}]
                 for piece in pieces:

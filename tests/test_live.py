@@ -73,7 +73,7 @@ def _same(a, b):
 
 
 def test_live_parser_equals_stdin_parse_on_every_sample_file():
-    # paste layer included (logdoc/paste.py): a short source has every line read, a paste is repaired
+    # paste layer included (logdoc/paste/): a short source has every line read, a paste is repaired
     rng = random.Random(9)
     files = _sample_logs()
     assert len(files) > 30
@@ -180,7 +180,7 @@ def test_pipe_gives_the_same_diagnosis_as_the_file(sample):
 
 
 def test_follow_reads_a_short_paste_as_explain_reads_it():
-    # A short source has every line read (logdoc/paste.py), so a bare message without a prefilter
+    # A short source has every line read (logdoc/paste/), so a bare message without a prefilter
     # keyword is still found; --follow used to miss what explain - found.
     data = (b"epoch 1 step 10 loss 2.1\n"
             b"No interface found in the same subnet as remote address\n"

@@ -1,4 +1,4 @@
-"""Paste damage repaired per source (logdoc/paste.py): learned prefixes, markdown residue, hard
+"""Paste damage repaired per source (logdoc/paste/): learned prefixes, markdown residue, hard
 wraps, character interleaving, unprefixed lines of a multi-process paste. The logs here are made up
 in the shapes the field corpus shows; none is a field case."""
 from __future__ import annotations

@@ -59,7 +59,7 @@ _PIECES = st.sampled_from([b"\n", b"\r", b"\r\n", b"x" * 50, b"\x00", b"\x1b[31m
 @given(st.lists(st.one_of(_PIECES, st.binary(max_size=40)), max_size=60),
        st.lists(st.integers(min_value=1, max_value=5000), min_size=1, max_size=8))
 def test_live_reader_reads_what_the_file_reader_reads(pieces, sizes):
-    # paste layer included (logdoc/paste.py: quote residue, hard wraps, interleaved processes,
+    # paste layer included (logdoc/paste/: quote residue, hard wraps, interleaved processes,
     # every line of a short paste read): the live reader applies it to the stream when it ends
     data = b"".join(pieces)
     _same(_live(data, sizes), _file(data))

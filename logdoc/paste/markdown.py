@@ -1,0 +1,267 @@
+"""Markdown and text-box residue: code fences, ``<details>``/``<pre>`` tags, quote markers and
+bullets, a code block's indentation, bold and italic markers, HTML entities, a pytest or line-number
+gutter; a traceback whose frame lines a text box cut inside a file name or dedented.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+from ..lazyre import lazy_re
+from .common import _EXC_START, HEAD_LINES, MAX_WRAP_JOIN, PREFIX_MIN, WRAP_MIN_WIDTH
+
+# ------------------------------------------------------------------------------------------------
+# markdown residue
+
+_FENCE = lazy_re(r"[ \t]*(?:>[ \t]?)*[ \t]*(?:`{3,}|~{3,})[\w+.#-]*[ \t]*$")
+_SUMMARY = lazy_re(r"<summary\b[^>]*>.*?(?:</summary>|$)", re.I)
+_TAG = lazy_re(r"</?(?:details|summary|pre|code|br|p|div|span)\b[^>]*>", re.I)
+_TAG_START = lazy_re(r"[ \t]*(?:>[ \t]?)*[ \t]*</?(?:details|summary|pre|code|br|p|div|span)\b", re.I)
+_QUOTE = lazy_re(r"[ \t]*(?:>[ \t]?)+")
+_BULLET = lazy_re(r"[-*+][ \t]")
+# Markdown bold around a whole message, as an issue tracker keeps it when a line was emphasised:
+# `[rank0]: **RuntimeError: ...**` (the markers open after a blank or at the start and close the line;
+# no `*` inside, so `f(*args, **kwargs)` is never touched)
+_BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
+# Markdown emphasis on single words, as an issue tracker's editor leaves it when `*`/`_` in a pasted line
+# were read as markup: `_Check_ failed: ... unhandled cuda _error_`. A word of letters only between two
+# underscores that no word character touches (`_ALLGATHER_BASE`, `NCCL_P2P_LEVEL`, `__init__` are never one).
+_ITALIC_WORD = lazy_re(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
+
+
+# the two ends of a bold span over several lines of one paragraph (a message the paste hard-wrapped
+# inside its markers): an opening marker after a blank or at the start, a closing one that ends its line
+_BOLD_OPEN = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)")
+_BOLD_CLOSE = lazy_re(r"(?<=\S)(\*\*|__)[ \t]*$")
+
+
+def _bold_over_lines(out: list[str], end: int) -> bool:
+    """Markdown bold that opens on a line before ``end`` and closes at the end of ``end`` (at most
+    :data:`MAX_WRAP_JOIN` lines, no blank line and no other marker between them: one paragraph): both
+    markers removed, in place; whether there were."""
+    close = _BOLD_CLOSE.search(out[end])
+    if close is None or close.group(1) in out[end][:close.start()]:
+        return False
+    mark = close.group(1)
+    for k in range(end - 1, max(-1, end - MAX_WRAP_JOIN), -1):
+        t = out[k]
+        if not t.strip():
+            return False
+        opened = _BOLD_OPEN.search(t)
+        if opened is not None and opened.group(2) == mark and mark not in t[opened.end():]:
+            out[k] = t[:opened.start()] + opened.group(1) + t[opened.end():]
+            out[end] = out[end][:close.start()]
+            return True
+        if mark in t:
+            return False
+    return False
+
+
+_HTML_ENTITY = lazy_re(r"&(?:lt|gt|amp|quot|apos|nbsp|#39|#x27|#34|#x2F);")
+
+
+def _unescape_html(out: list[str]) -> bool:
+    """A page scraped as text keeps HTML's entities (``&lt;module&gt;``, ``&#39;``): the lines that
+    hold one read as they were printed."""
+    changed = False
+    for i, t in enumerate(out):
+        if "&" in t and _HTML_ENTITY.search(t) is not None:
+            out[i] = html.unescape(t).replace("\u00a0", " ")
+            changed = True
+    return changed
+
+
+_PYTEST_E = lazy_re(r"E( {2,})(?=\S)")
+
+
+def _strip_pytest(out: list[str]) -> bool:
+    """pytest's report of a failed test shows the exception's lines after ``E`` and the indent of the
+    failing statement (``E       RuntimeError: ...``, ``E       Last error:``): they read without them,
+    their own indentation kept."""
+    hits = [(i, m) for i, t in enumerate(out) if t[:1] == "E" and (m := _PYTEST_E.match(t)) is not None]
+    if not hits:
+        return False
+    base = min(len(m.group(1)) for _, m in hits)
+    for i, _m in hits:
+        out[i] = out[i][1 + base:]
+    return True
+
+
+_GUTTER = lazy_re(r" *(\d{1,7})(?: ?\|(?: |$)|\t)")
+
+
+def _strip_gutter(out: list[str]) -> bool:
+    """A log viewer's line numbers copied with the lines (``  12 | text``, ``cat -n``'s ``    12<TAB>text``):
+    a number and a bar or a tab before most lines, counting the lines up. They are removed."""
+    nums = []
+    for i, t in enumerate(out[:HEAD_LINES]):
+        if t[:1] in " 0123456789":
+            m = _GUTTER.match(t)
+            if m is not None:
+                nums.append((i, int(m.group(1))))
+    filled = sum(1 for t in out[:HEAD_LINES] if t.strip())
+    if not nums or len(nums) < min(PREFIX_MIN, filled) or len(nums) < 0.8 * filled:
+        return False
+    counted = sum(1 for (i, n), (j, k) in zip(nums, nums[1:]) if k - n == j - i)
+    if counted < 0.8 * (len(nums) - 1):
+        return False
+    for i, t in enumerate(out):
+        m = _GUTTER.match(t) if t[:1] in " 0123456789" else None
+        if m is not None:
+            out[i] = t[m.end():]
+    return True
+
+
+# a Python traceback's frame line, its code line and the marks under it, as a page that drops leading
+# blanks leaves them (at the line's start)
+_FLUSH_FRAME = lazy_re(r"File \"[^\"\n]{1,1024}\", line \d{1,9}, in ")
+_MARKS = lazy_re(r"[ \t]*[\^~]+[ \t\^~]*$")
+_TB_HEAD = "Traceback (most recent call last):"
+
+
+# a frame line whose file name a wrap or a narrow page cut: its quote not closed on the line
+_OPEN_FRAME = lazy_re(r"[ \t]*File \"[^\"\n]{1,1024}$")
+_FRAME_REST = lazy_re(r"[^\"\s]{0,1024}\", line \d{1,9}(?:, in \S|$)")
+MAX_FRAME_JOIN = 4  # lines a frame line's file name spans at most
+
+
+def _join_cut_frames(out: list[str], joined: set[int]) -> bool:
+    """A Python frame line cut inside its file name (``File "/home/u/env/lib/python3.8/site-packages/tor`` /
+    ``ch/distributed/rendezvous.py", line 166, in _env_rendezvous_handler``) is joined with the lines that
+    finish it, whatever width cut it: Python closes the name's quote on the line it prints, so an open one
+    can only be a cut, and the rest is the name's tail (no blank) up to ``", line N``. A page that also dropped
+    the indentation leaves the same pieces. The numbers of the lines joined away are added to ``joined``;
+    in place; whether any line changed."""
+    changed = False
+    n = len(out)
+    for i in range(n):
+        t = out[i]
+        if '"' not in t or _OPEN_FRAME.match(t) is None:
+            continue
+        parts = [t]
+        k = i + 1
+        while k < n and k - i < MAX_FRAME_JOIN and out[k] and out[k][0] not in " \t":
+            parts.append(out[k])
+            k += 1
+            if _FRAME_REST.match(parts[-1]) is not None:
+                break
+            if '"' in parts[-1] or " " in parts[-1]:
+                parts = []
+                break
+        else:
+            continue  # (no line finished the name)
+        if len(parts) < 2:
+            continue
+        out[i] = "".join(parts)
+        for j in range(i + 1, k):
+            out[j] = ""
+            joined.add(j + 1)
+        changed = True
+    return changed
+
+
+def _reindent_frames(out: list[str], joined: set[int] = frozenset()) -> bool:
+    """A Python traceback whose indentation the paste dropped (a forum's editor, a text box that strips
+    leading blanks): after its ``Traceback (most recent call last):`` line, a frame line at the start of its
+    line gets the two blanks Python prints before it, and the code line after it (and the ``^^^`` marks
+    under that) the four, so the traceback reads as one record again. In place; whether any line changed."""
+    changed = False
+    i = 0
+    n = len(out)
+    while i < n:
+        if not out[i].rstrip().endswith(_TB_HEAD) or i + 1 >= n or _FLUSH_FRAME.match(out[i + 1]) is None:
+            i += 1
+            continue
+        i += 1
+        while i < n and _FLUSH_FRAME.match(out[i]) is not None:
+            out[i] = "  " + out[i]
+            i += 1
+            while i < n and not out[i] and i + 1 in joined:  # (the lines a cut frame line was joined from)
+                i += 1
+            # its code line: anything but another frame, an exception's line or the end of the traceback
+            if (i < n and out[i].strip() and _FLUSH_FRAME.match(out[i]) is None
+                    and _EXC_START.match(out[i]) is None and not out[i].startswith(_TB_HEAD[:9])):
+                out[i] = "    " + out[i]
+                i += 1
+                if i < n and _MARKS.match(out[i]) is not None:
+                    out[i] = "    " + out[i].lstrip()
+                    i += 1
+        changed = True
+    return changed
+
+
+def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
+    """Fences and HTML tags become empty lines (or their text); quote markers, bullets and the
+    common indentation of a code block are removed where most lines show them."""
+    out = list(lines)
+    changed = False
+    for i, t in enumerate(out):
+        if not t:
+            continue
+        c = t.lstrip(" \t>")[:1]
+        if c in "`~" and _FENCE.match(t):
+            out[i] = ""
+            changed = True
+        elif c == "<" and _TAG_START.match(t):
+            q = _QUOTE.match(t)
+            lead = t[:q.end()] if q else ""
+            rest = _TAG.sub("", _SUMMARY.sub("", t[len(lead):]))
+            out[i] = (lead + rest) if rest.strip() else ""
+            changed = True
+        if "_" in t and _ITALIC_WORD.search(out[i]) is not None:
+            out[i] = _ITALIC_WORD.sub(r"\1", out[i])
+            changed = True
+        if t.endswith(("**", "__", "** ", "__ ")):
+            m = _BOLD_TAIL.search(out[i])
+            if m is not None:
+                out[i] = out[i][:m.start()] + m.group(1) + m.group(3)
+                changed = True
+            elif _bold_over_lines(out, i):
+                changed = True
+    nonblank = [t for t in out if t.strip()]
+    if not nonblank:
+        return out, changed
+    quoted = sum(1 for t in nonblank if t.lstrip(" \t")[:1] == ">")
+    if quoted >= 2 and quoted >= 0.3 * len(nonblank):
+        for i, t in enumerate(out):
+            m = _QUOTE.match(t)
+            if m is not None:
+                out[i] = t[m.end():]
+                changed = True
+        nonblank = [t for t in out if t.strip()]
+    bullets = sum(1 for t in nonblank if _BULLET.match(t))
+    if bullets >= 2 and bullets >= 0.5 * len(nonblank):
+        for i, t in enumerate(out):
+            if _BULLET.match(t):
+                out[i] = t[2:]
+                changed = True
+        nonblank = [t for t in out if t.strip()]
+    if nonblank and all(t[:1] == "\t" for t in nonblank):
+        out = [t[1:] if t.strip() else "" for t in out]  # a code block indented with a tab
+        nonblank = [t for t in out if t.strip()]
+        changed = True
+    indent = _block_indent(out)
+    if indent:
+        out = [(t[indent:] if t[:indent].isspace() else t) if t.strip() else "" for t in out]
+        changed = True
+    return out, changed
+
+
+def _block_indent(lines: list[str]) -> int:
+    """The indentation of a code block that holds the lines (0: none): at least 2 blanks before every line
+    that is not empty and not the rest of a wrapped one (flush left right after a line of the greatest
+    width: the page or the mail wrapped them after the block was indented); not a paste of traceback
+    frames, which are indented themselves."""
+    nonblank = [(i, t) for i, t in enumerate(lines) if t.strip()]
+    if not nonblank:
+        return 0
+    w = max(len(t) for _, t in nonblank)
+    block = [t for i, t in nonblank
+             if not (i and w >= WRAP_MIN_WIDTH and len(lines[i - 1]) == w and t[:1] not in " \t")]
+    if not block:
+        return 0
+    indent = min(len(t) - len(t.lstrip(" ")) for t in block)
+    if indent < 2 or all(t[indent:].startswith(('File "', "frame #")) or t[indent] == " "
+                         for t in block if len(t) - len(t.lstrip(" ")) == indent):
+        return 0
+    return indent

@@ -1,0 +1,261 @@
+"""The repair of one source's lines (:func:`repair_lines`) and what it learned (:class:`Paste`): the
+passes of the other modules of this package in their order, records glued on one line split
+(:func:`split_glued`), and a bare line between NCCL lines of one process given that process.
+"""
+from __future__ import annotations
+
+from ..envelope import has_huge_number, leading_end, unwrap
+from ..lazyre import lazy_re
+from ..nccl import HEADER as _NCCL_HEADER
+from ..read.prefilter import candidate
+from .common import _PROCESS_HEADER, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
+from .escaped import _decode_escaped, _decode_json_lines
+from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
+from .markdown import _join_cut_frames, _reindent_frames, _strip_gutter, _strip_markdown, _strip_pytest, _unescape_html
+from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
+from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES
+
+# ------------------------------------------------------------------------------------------------
+# the repair
+
+_CONTINUES_SENTENCE = lazy_re(r"[a-z0-9(]")
+_ENDS_SENTENCE = lazy_re(r"[.!?:;]\s*$")
+
+
+def _stream(text: str) -> tuple | None:
+    """The process a line names by itself: the NCCL ``host:pid`` or its envelope's stream key."""
+    if len(text) > LONG or has_huge_number(text):
+        return None
+    env, msg = unwrap(text)
+    m = _NCCL_HEADER.match(msg)
+    if m is not None:
+        pid = m.group("pid")
+        # a masked pid (a run of X letters, `<pid>`) names no process: the host alone does
+        return ("nccl", m["host"] or env.host, int(pid) if pid and pid.isdigit() else None)
+    key = env.stream_key()
+    if any(v is not None for v in key):
+        return ("env",) + key
+    return None
+
+
+def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | None:
+    """The repaired lines (as many as given) and what was learned for them, or None when the
+    lines show no paste damage."""
+    out = list(lines)
+    paste = Paste()
+    changed = _strip_gutter(out)
+    changed = _unescape_html(out) or changed
+    changed = _strip_pytest(out) or changed
+    changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
+    marked = [len(t) for t in out]  # (the widths with the quote marks and the indentation of a code block)
+    out, md = _strip_markdown(out)
+    changed = changed or md
+    cut = out[:HEAD_LINES]  # (the lines as cut: a wrap's width is measured on them)
+    changed = _join_cut_frames(out, paste.joined) or changed
+    changed = _reindent_frames(out, paste.joined) or changed
+    head = out[:HEAD_LINES]
+
+    # Ray's deduplication note, wherever it stands in a line
+    for i, t in enumerate(out):
+        if "similar log lines]" in t:
+            nt = _SIMILAR.sub("", t, count=1)
+            if nt != t:
+                out[i] = nt
+                changed = True
+
+    # as the terminal or the page cut them: before any prefix, quote mark or code block's indentation is
+    # peeled, and a frame line before its join
+    widths = marked
+
+    # a repeated prefix that no envelope knows
+    prefix = _learn_prefix(head)
+    if prefix is not None and _rests_only(head, prefix):
+        prefix = None
+    labels: dict[int, dict] = {}
+    if prefix is not None:
+        idents: dict[str, dict] = {}
+        for i, t in enumerate(out):
+            start = 0
+            end = prefix.match(t) if t and t[0] not in " \t" else 0
+            if not end:
+                h = _head(t)
+                if h is None:
+                    continue
+                start = h[0]
+                end = prefix.match(t, start)
+                if not end:
+                    continue
+            pre = t[start:end]
+            got = idents.get(pre)
+            if got is None:
+                if len(idents) > 4096:
+                    idents.clear()
+                got = idents[pre] = _identity(pre)
+            labels[i] = got
+            out[i] = t[:start] + t[end:]
+            changed = True
+
+    # residue that stands before the known starts of the source's lines
+    shapes = _learn_residue(head, labels)
+    if shapes:
+        for i, t in enumerate(out):
+            if i in labels or not t or len(t) > LONG:
+                continue
+            k = leading_end(t)
+            for rx in shapes:
+                m = rx.match(t, k)
+                if m is not None and k < m.end() < len(t):
+                    labels[i] = _identity(m.group(0))
+                    out[i] = t[:k] + t[m.end():]
+                    changed = True
+                    break
+
+    if labels:
+        distinct = {d.get("label") for d in labels.values()}
+        for i, d in labels.items():
+            ident = {k: d[k] for k in ("time", "level", "pid", "rank") if k in d}
+            if len(distinct) > 1 and "pid" not in d and "rank" not in d and d.get("label"):
+                ident["host"] = d["label"].strip("[]():")
+            if ident:
+                paste.ids.setdefault(i + 1, {}).update(ident)
+
+    # hard wraps at a fixed width
+    # (measured again with the lengths the lines had with their quote marks or a code block's indentation:
+    # marks added before a mail or a page wrapped the lines, whose rests carry none)
+    width = _wrap_width(cut) or (_wrap_width(cut, marked[:HEAD_LINES]) if md else 0)
+    if width:
+        readings = MIDWORD_TRIES
+        i = 0
+        while i < len(out):
+            if len(out[i]) != width and marked[i] != width or _starts_record(out[i]):
+                i += 1
+                continue
+            j = i + 1
+            parts = [out[i]]
+            while j < len(out) and len(parts) < MAX_WRAP_JOIN and _cut(parts[-1], out[j]):
+                parts.append(out[j])
+                if len(out[j]) != width and marked[j] != width:
+                    j += 1
+                    break
+                j += 1
+            if len(parts) > 1:
+                out[i], readings = _joined(parts, readings)
+                for k in range(i + 1, j):
+                    out[k] = ""
+                    paste.joined.add(k + 1)
+                changed = True
+            i = j
+
+    # a line cut inside a word at the source's width, too few of them for a width of their own
+    if _midword_joins(out, widths, paste.joined):
+        changed = True
+
+    # a line that lost the prefix between two prefixed lines and continues a sentence
+    if labels:
+        for i in sorted(labels):
+            k = i + 1
+            if k >= len(out) or k in labels or not out[k] or not out[i]:
+                continue
+            nxt = out[k]
+            if len(lines[i]) < WRAP_MIN_WIDTH + 20 or not _CONTINUES_SENTENCE.match(nxt) \
+                    or _ENDS_SENTENCE.search(out[i]) or _new_line(nxt):
+                continue  # (a line is wrapped where it is long: at 80 columns and more)
+            if k + 1 < len(out) and out[k + 1].strip() and (k + 1) not in labels:
+                continue
+            out[i] = out[i].rstrip() + " " + nxt.strip()
+            out[k] = ""
+            paste.joined.add(k + 1)
+            changed = True
+
+    # character interleaving
+    spans: list[int] = []
+    differ = 0
+    for i, t in enumerate(out):
+        if is_interleaved(t):
+            a, b = deinterleave(t)
+            spans.append(i + 1)
+            differ += a != b
+            out[i] = a  # one process's copy; where the two differ (rank numbers), the leading one's
+        elif t and len(t) >= 16 and len(t) <= MAX_INTERLEAVED:
+            one = interleaved_writes(t)
+            if one is not None:
+                spans.append(i + 1)
+                out[i] = one
+    if spans:
+        _close_up(out, spans)
+        where = f"line {spans[0]}" if len(spans) == 1 else f"{len(spans)} lines from {spans[0]} to {spans[-1]}"
+        paste.notes.append(f"{name}: {where}: the output of two processes is interleaved character by character;"
+                           + (" read de-interleaved" if not differ else
+                              f" read de-interleaved as one process's copy ({differ} of them differ between the two)"))
+        changed = True
+
+    # unprefixed lines between lines of one process
+    if _assign_between(out, paste):
+        changed = True
+
+    # messages inside escaped strings (an exception's repr, a bytes repr, a JSON string)
+    if _decode_escaped(out, paste):
+        changed = True
+
+    # several NCCL records glued on one line
+    for i, t in enumerate(out):
+        if t.count("NCCL ") > 1 and len(t) <= LONG and (i + 1) not in paste.pieces:
+            parts = split_glued(t)
+            if parts is not None:
+                paste.pieces[i + 1] = parts
+                changed = True
+
+    return (out, paste) if changed else None
+
+
+# NCCL's line header, at the start of a record glued after another one: ``host:pid:tid [dev]``
+# (pid and tid may be masked), or ``[dev]`` alone when the paste or a logger dropped the host part,
+# then an optional source location (``file.cc:NN`` of a WARN) and ``NCCL <level>``.
+_GLUED_HEADER = lazy_re(
+    r"(?:(?<=\s)|^)(?:[^\s:\[\]]*:(?:\d+|[Xx*#?]+|<[\w-]+>):(?:\d+|[Xx*#?]+|<[\w-]+>) )?"
+    r"\[-?\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|CALL)\b")
+
+
+def split_glued(line: str) -> list[str] | None:
+    """The NCCL records of a line that holds several of them one after another (a paste that lost
+    its line ends: ``[0] NCCL INFO a. [0] NCCL INFO b``), each with its header; None when the line
+    holds at most one. What stands before the first header stays with it."""
+    starts = [m.start() for m in _GLUED_HEADER.finditer(line)]
+    if len(starts) < 2:
+        return None
+    cuts = [0] + starts[1:] + [len(line)]
+    return [line[a:b].rstrip() for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
+
+
+
+def _assign_between(out: list[str], paste: Paste) -> bool:
+    """A line without a process of its own that holds a keyword, between NCCL lines of one process
+    (within 3 lines either side), takes that process (a bare ``NCCL version`` banner)."""
+    cache: dict[int, tuple | None] = {}
+
+    def stream(k: int) -> tuple | None:
+        if k not in cache:
+            t = out[k]
+            cache[k] = _stream(t) if t.strip() else None
+        return cache[k]
+
+    changed = False
+    for i, t in enumerate(out):
+        if not t or t[0] in " \t" or len(t) > LONG or not candidate(t) or ":" in t[:40] and _PROCESS_HEADER.search(t[:120]):
+            continue
+        if stream(i) is not None:
+            continue
+        before = next((s for s in (stream(k) for k in range(i - 1, max(-1, i - 4), -1)) if s is not None), None)
+        if before is None or before[0] != "nccl":
+            continue  # (lines of other envelopes join their records in the block assembler)
+        after = next((s for s in (stream(k) for k in range(i + 1, min(len(out), i + 4))) if s is not None), None)
+        if after != before:
+            continue
+        if before[1] is None and before[2] is None:
+            continue
+        d = paste.ids.setdefault(i + 1, {})
+        for k, v in (("host", before[1]), ("pid", before[2])):
+            if v is not None:
+                d.setdefault(k, v)
+        changed = True
+    return changed

@@ -1,0 +1,223 @@
+"""Hard-wrapped lines: the width a source was cut at, the rests that continue a cut line (read with
+the catalogs: a join is kept where the message reads more), and a message cut inside a word.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..cuttail import across, one_word
+from ..envelope import unwrap
+from ..lazyre import lazy_re
+from ..nccl import HEADER as _NCCL_HEADER
+from ..read.prefilter import candidate
+from .common import _EXC_NAME, _EXC_WORD, LONG, MAX_WRAP_JOIN, WRAP_MIN_LINES, WRAP_MIN_WIDTH, WRAP_WIDE
+
+# the rest of a line cut inside a word or a sentence: lower case or a mark first, and no label of its own (`host: `)
+_RESTLIKE = lazy_re(r"(?![\w.-]+: )[a-z.,;:)\]>-]")
+
+
+def _restlike(text: str) -> bool:
+    """A line that reads as the rest of a line cut inside a word or a sentence (:data:`_RESTLIKE`), after
+    the one blank a cut beside it leaves first."""
+    return _RESTLIKE.match(text, 1 if text[:1] == " " else 0) is not None
+
+
+def _wrap_width(lines: list[str], lengths: list[int] | None = None) -> int:
+    """A width at which the lines were cut: no line is longer, and at least :data:`WRAP_MIN_LINES`
+    lines of exactly that length are cut (:func:`_cut`), most of the lines of that length; from
+    :data:`WRAP_WIDE` columns on, two lines are enough when both are cut and each rest reads as one
+    (:data:`_RESTLIKE`: a paste of a few lines wrapped by a terminal, ``... in /dev/sh`` / ``m. The ...``).
+    ``lengths``: the lines' lengths as cut, where they differ from the lines' own."""
+    at = lengths if lengths is not None else [len(t) for t in lines]
+    lens = Counter(n for n in at if n >= WRAP_MIN_WIDTH)
+    if not lens:
+        return 0
+    w = max(lens)
+    # (two lines cut at one wide width and nothing longer, each before a rest of its own, say it as well)
+    least = WRAP_MIN_LINES if w < WRAP_WIDE or lens[w] > 2 else 2
+    if lens[w] < least:
+        return 0
+    pairs = [(t, lines[i + 1]) for i, t in enumerate(lines[:-1])
+             if at[i] == w and _cut(t, lines[i + 1]) and (least > 2 or _restlike(lines[i + 1]))]
+    rests = Counter(rest for _, rest in pairs)
+    # a line printed again after each is a line of its own, unless the cut fell beside a blank that one
+    # of the pieces kept (``... for HCA `` / ``0 'mlx5_0'``, ``... 'unknown result`` / `` code'``: every
+    # rank's copy of one message cut at the same column)
+    cuts = sum(1 for t, rest in pairs if rests[rest] == 1 or t[-1:] == " " or rest[:1] == " ")
+    return w if cuts >= least and (2 * cuts > lens[w] if least > 2 else cuts == lens[w]) else 0
+
+
+def _joined(parts: list[str], readings: int) -> tuple[str, int]:
+    """The pieces of a line cut at a fixed width, joined; and how many catalog readings are left of the
+    source's ``readings``. A cut between two letters is inside a word, unless the piece after it lost the
+    blank it began with (a page that drops every line's leading blanks): there the catalog decides, and the
+    blank goes back in when the text then reads more of a known message (``... mismatch between
+    collectives`` / ``on ranks. Rank 2 is running ...``)."""
+    text = parts[0]
+    for p in parts[1:]:
+        if readings > 0 and text[-1:].isalnum() and p[:1].isalpha():
+            readings -= 2
+            if _reading(text + " " + p)[1] > _reading(text + p)[1]:
+                text += " "
+        text += p
+    return text, readings
+
+
+def _cut(line: str, nxt: str) -> bool:
+    """Whether ``nxt`` can be the rest of ``line`` cut at a fixed width: it is not empty, not
+    indented (a wrap adds no indentation; a table row or a traceback frame has it) unless the cut fell
+    inside a run of blanks (``line`` ends with one: a progress bar's padding), does not start the way
+    ``line`` starts (the same message printed again) and starts nothing of its own."""
+    if len(nxt) > LONG or _rule(line) or _rule(nxt):
+        return False  # a separator line (==== or ----, as torchrun's summary draws) is whole
+    if nxt[:1] == " " and (nxt[1:2] not in ("", " ", "\t") or line[-1:] == " "):
+        nxt = nxt.lstrip(" ")
+        if nxt.startswith(("File ", "frame #", "at ")):
+            return False
+    if not nxt or nxt[0] == "\t" or nxt[:2] == "  " or not nxt.strip() or line[:8] == nxt[:8]:
+        return False  # (one blank first: the cut fell on a word boundary)
+    return not _new_line(nxt)
+
+
+# ------------------------------------------------------------------------------------------------
+# a message cut inside a word
+
+MIDWORD_TRIES = 64   # pairs of lines read, per source
+MAX_PENDING = 4      # readings of a join kept while its pieces do not read whole (a blank at each cut or none)
+_WORD_END = lazy_re(r"[A-Za-z0-9_]$")
+_WORD_START = lazy_re(r"[A-Za-z0-9_/]|[.:,;)\]>'\"-]")  # (a path cut before its next part: `.../tcp` / `/device.cc:276]`; a number, an address or a name cut before a mark: `10.0` / `.0.2<443>`, `...NCCL.cpp` / `:1269, `)
+
+
+def _reading(text: str) -> tuple[str | None, int]:
+    """(the catalog template a line reads as whole, how many literal characters of its format it
+    matched); (None, 0) when it reads as none, or only as an exception of no known message or an NCCL
+    format made of ``%s`` alone."""
+    from .. import nccl
+    from ..classify.bare import classify_bare
+    from ..classify.torch import classify as classify_torch
+
+    env, msg = unwrap(text)
+    p = nccl.classify(msg, env)
+    if p is None:
+        p = classify_torch(msg, env)
+    if p is None:
+        p = classify_bare(msg)  # an NCCL message pasted without its header
+    if p is None or not p.template or p.kind == "torch.exception" and not (p.fields or {}).get("cause"):
+        return None, 0
+    fields = p.fields or {}
+    if fields.get("cut") or fields.get("abridged"):
+        return None, 0
+    fmt = fields.get("format")
+    if isinstance(fmt, str):
+        literal = len(re.sub(r"%[-+ #0-9.]*[a-zA-Z]+", "", fmt).replace(" ", "").replace(":", ""))
+        if literal < 4:
+            return None, 0
+        return p.template, literal
+    return p.template, (1 << 20) + sum(v not in (None, "") for v in fields.values())  # (the fields it names)
+
+
+def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
+    """A message that a terminal, a pager or a page cut at its width inside a word (``... clients joi`` /
+    ``ned.``; an NCCL WARN ``... with status=12 opc`` / ``ode=0 len=0 vendor err 129 ...``), where the
+    source has too few cut lines for :func:`_wrap_width`: a line of the source's greatest width (at least
+    :data:`WRAP_MIN_WIDTH`) that ends with a word, followed by a line that starts with one, is joined with
+    it when the joined text reads as a catalog message whole and more of its format than the first line
+    alone reads, and the second line alone is not that message: with a blank (the cut fell on one, which
+    the paste dropped with the line's end) when that reads so, else without (the cut fell inside a word).
+    A middle piece that reads nothing yet (a message cut more than once) waits for the next one. Two real
+    lines are never joined: the first must end at the width, and only the join reads the message (more of
+    its format, or more of its fields), or a text of a closed list (a ``strerror`` text, a CUDA error
+    string: :func:`logdoc.cuttail.across`) runs over the cut, for the releases older than the catalog
+    (NCCL 2.2's ``include/socket.h:311 WARN Socket creation failed : Ad`` / ``dress family not supported
+    by protocol``). A piece that starts with a mark (``.0.2<443>``, ``:1269, ...``) is tried without a
+    blank first. The numbers of the lines joined away are added to ``gone``."""
+    width = max(widths, default=0)
+    if width < WRAP_MIN_WIDTH:
+        return False
+    tries = 0
+    changed = False
+    i = 0
+    while i < len(out) - 1 and tries < MIDWORD_TRIES:
+        t = out[i]
+        if (widths[i] < width - 1 or not t.strip() or not candidate(t) or len(t) > LONG
+                or _starts_record(t)):
+            i += 1  # (a ProcessGroupNCCL record's wrap the block assembler reassembles itself)
+            continue
+        j = i + 1
+        last = i  # the last line joined into line i
+        first = first_literal = None  # line i's own reading, read once a next line may continue it
+        texts = [t]  # the join so far, read with a blank or without at each cut not yet read whole
+        while j < len(out) and j - i < MAX_WRAP_JOIN and tries < MIDWORD_TRIES:
+            nxt = out[j]
+            if (not nxt or len(nxt) > LONG or _rule(nxt) or nxt[:8] == t[:8]
+                    or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None
+                    or _new_line(nxt) and not one_word(texts[-1], nxt)):
+                break  # (what reads as a line of its own may be the rest of a word: ``... ncc`` / ``lSystemError: ...``)
+            if first_literal is None:
+                first, first_literal = _reading(t)
+            tries += 1
+            # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a
+            # word (a blank the cut left first on the line stays)
+            seps = (("",) if nxt[0] == " " or texts[0][-1:] == " "
+                    else ("", " ") if nxt[0] in ".:,;)]>" or one_word(texts[0], nxt)
+                    else (" ", ""))  # (no blank before a mark, or inside a word of the catalogs: first)
+            texts = [x + sep + nxt for x in texts for sep in seps][:MAX_PENDING]
+            whole, literal, text = None, first_literal, ""
+            for cand in texts:  # the reading that reads most of its format (the first on a tie)
+                got, n = _reading(cand)
+                if got is not None and n > literal and (got != first or n > first_literal):
+                    whole, literal, text = got, n, cand
+            if whole is None:
+                # no catalog format reads more of it (a release older than the catalog; a format ending in
+                # %s), but a closed list's text (a strerror, a CUDA error string) runs over the cut
+                text = next((c for c in texts if across(c, len(c) - len(nxt))), "")
+                if text:
+                    whole, literal = _reading(text)
+                    whole = whole or ""
+            if whole is None or _reading(nxt)[0] == whole:
+                if widths[j] < width - 1:
+                    break  # a line that ends before the width ends the message: no join reads it
+                j += 1
+                continue  # a middle piece of a message cut more than once: read with the next one
+            for k in range(last + 1, j + 1):
+                out[k] = ""
+                gone.add(k + 1)
+            out[i] = text
+            changed = True
+            last = j
+            first, first_literal, texts = whole, literal, [text]
+            j += 1
+            if widths[j - 1] < width - 1 or _WORD_END.search(nxt) is None:
+                break  # the rest ended before the width: the message is whole
+        i = last + 1
+    return changed
+
+
+def _rule(text: str) -> bool:
+    """A line drawn with one repeated character (``=====``, ``-----``, ``*****``)."""
+    t = text.strip()
+    return len(t) >= 8 and t.count(t[0]) == len(t) and not t[0].isalnum()
+
+
+def _new_line(text: str) -> bool:
+    """A line that starts something of its own (an envelope, an NCCL header, a traceback ...)."""
+    if not text or text[0] in " \t":
+        return text[:1] in (" ", "\t") and text.lstrip().startswith(("File ", "frame #"))
+    if len(text) > LONG or text.startswith(("Exception raised from ", "frame #")):
+        return True  # (c10's backtrace starts on a line of its own after an exception's text)
+    env, msg = unwrap(text)
+    if any(layer != "paste" and not layer.startswith("ray-repeat-") for layer in env.layers):
+        return True  # (a note at the line's end, Ray's ``[repeated 15x across cluster]``, starts nothing)
+    return (_NCCL_HEADER.match(msg) is not None or msg.startswith(("Traceback", "During handling", "The above"))
+            or _EXC_WORD.match(msg) is not None and (":" in msg[:80] or _EXC_NAME.fullmatch(msg.rstrip()) is not None))
+
+
+def _starts_record(text: str) -> bool:
+    """A line whose wrap the block assembler reassembles itself (a ProcessGroupNCCL record)."""
+    from ..blocks import BlockAssembler
+
+    if len(text) > LONG:
+        return True
+    _env, msg = unwrap(text)
+    return BlockAssembler._wrapped(msg)
