@@ -13,6 +13,7 @@ import sys
 from typing import List
 
 from .. import regex_cache
+from ..collector import hold_for_explain, release
 from ..read.source import InputError
 from .common import EXPLAIN_DEFAULTS, Failure, explain_command
 
@@ -70,6 +71,7 @@ def _fast_explain(argv: List[str]):
 def _run(argv: List[str]):
     fast = _fast_explain(argv)
     if fast is None:
+        release()  # (the collector, off for a plain explain only: logdoc.collector.hold_for_explain)
         from .commands import app
 
         return app(standalone_mode=False)
@@ -88,6 +90,7 @@ def _leave(code: int) -> None:
 
 def main() -> None:
     """Entry point: user errors are one line and exit 2; nothing escapes as a traceback."""
+    hold_for_explain(sys.argv[1:])
     if regex_cache.install():  # (compiled patterns taken from the cache folder: logdoc.regex_cache)
         atexit.register(regex_cache.save)
     try:
