@@ -188,10 +188,10 @@ KINDS: dict[str, KindSpec] = {
     "framework.coordination_error": _k(("framework", "status", "error"), "logdoc/classify/frameworks.py",
                                        "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...)"),
     "framework.peer_lost": _k(("framework", "task", "launcher", "aborted_rank", "errorcode", "nonzero_exit", "tool", "count",
-                               "exited_rank", "mpi_job"), "logdoc/classify/frameworks.py",
+                               "exited_rank", "mpi_job", "pid", "exitcode", "signal"), "logdoc/classify/frameworks.py",
                               "another framework or launcher says a process of the job is gone (JAX's coordination "
                               "service: another task died; Open MPI: lost communication with a remote daemon, a process"
-                              " exited with a non-zero status)"),
+                              " exited with a non-zero status; vLLM's executor: a worker process died)"),
     "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,

@@ -58,3 +58,44 @@ def test_ray_node_fields():
     assert p is not None and p.fields == {"source": "ray", "reason": "node_fail", "node": "10.0.0.7"}
     assert stops.classify("Raylet is terminated: ip=10.0.0.7, id=d2a5. Termination is graceful.") is None
     assert stops.classify("The actor died because of an error raised in its creation task, ray::A.__init__()") is None
+
+
+@pytest.mark.parametrize("text, rule", [
+    # vLLM's executors on a worker process that is gone (V1 multiprocessing and Ray executors, V0 workers)
+    ("(EngineCore_DP0 pid=265) ERROR 02-27 10:31:24 [multiproc_executor.py:231] Worker proc VllmWorker-0 died"
+     " unexpectedly, shutting down executor.\n", "LD766"),
+    ("ERROR 05-06 16:54:45 [ray_executor_v2.py:464] RayWorkerProc rank=[3] died unexpectedly, shutting down"
+     " executor.\n", "LD766"),
+    ("ERROR 08-22 06:24:42 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 4242 died, exit code: -9\n",
+     "LD766"),
+    # the engine relaying a failure of another of its processes, and the executor giving up on a stuck worker
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the"
+     " root cause.\n", "LD767"),
+    ("TimeoutError: RPC call to execute_model timed out.\n", "LD768"),
+])
+def test_vllm_executor_lines(text, rule):
+    ids = _ids(text)
+    assert ids and ids[0] == rule and "LD710" not in ids
+
+
+def test_vllm_worker_fields():
+    from logdoc.classify.frameworks import classify_framework
+    p = classify_framework("Worker VllmWorkerProcess pid 4242 died, exit code: -9")
+    assert p is not None and p.fields == {"framework": "vllm", "task": "VllmWorkerProcess", "pid": 4242,
+                                          "exitcode": -9, "signal": "SIGKILL"}
+    p = classify_framework("RayWorkerProc rank=[3] died unexpectedly, shutting down executor.")
+    assert p is not None and p.fields == {"framework": "vllm", "task": "rank 3", "exited_rank": 3}
+    assert classify_framework("Worker proc VllmWorker-0 started.") is None
+
+
+def test_the_dead_workers_own_error_leads_and_the_relays_follow():
+    # the worker's error, then the executor's line and the engine's relay: the error is the card, the rest its symptoms
+    d = _diagnoses(
+        "(VllmWorker rank=1 pid=4242) ERROR 05-06 16:54:40 [multiproc_executor.py:527] WorkerProc hit an exception.\n"
+        "(VllmWorker rank=1 pid=4242) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has"
+        " a total capacity of 79.15 GiB of which 1.02 GiB is free.\n"
+        "ERROR 05-06 16:54:45 [multiproc_executor.py:123] Worker proc VllmWorker-1 died unexpectedly, shutting down"
+        " executor.\n"
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
+    assert d and d[0]["category"] == "cuda_oom"
+    assert "LD710" not in [x["id"] for x in d]

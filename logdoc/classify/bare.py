@@ -89,7 +89,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_rocm(first)
         if parsed is None and ("JAX distributed service" in first or "remote daemon" in first or "oordination" in first
                                or "MPI_ABORT was invoked" in first or "non-zero status" in first
-                               or "terminated normally, but" in first or first.startswith("Process name: [[")):
+                               or "terminated normally, but" in first or first.startswith("Process name: [[")
+                               or " died" in first):
             parsed = classify_framework(first)
         if parsed is None and first.startswith("libnccl.so") and "\n" in text:
             parsed = classify_ldconfig(text.lstrip())  # (ldconfig's tab-indented lines are one record)

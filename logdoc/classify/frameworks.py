@@ -24,6 +24,13 @@ agent's log (``Coordination agent is set to be in error state: UNAVAILABLE: DNS 
 node-0:8476: ...``, TensorFlow's and XLA's coordination_service_agent.cc) or the exception JAX raises: that line
 becomes ``framework.coordination_error`` with ``status`` (the gRPC status name) and ``error`` (its text).
 
+vLLM's executors watch their worker processes and say when one is gone: the V1 multiprocessing executor ``Worker
+proc VllmWorker-0 died unexpectedly, shutting down executor.`` (vllm/v1/executor/multiproc_executor.py), its Ray
+executor ``RayWorkerProc rank=[3] died unexpectedly, shutting down executor.``, the V0 multiprocessing workers ``Worker
+VllmWorkerProcess pid 4242 died, exit code: -9`` (vllm/executor/multiproc_worker_utils.py): ``framework`` ``vllm``,
+``task`` (the process's name or ranks), ``exited_rank`` where it is one number, ``exitcode`` (negative: the signal
+that ended it, Python's ``Process.exitcode``) and ``signal`` (its name).
+
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
@@ -46,6 +53,11 @@ _NONZERO = lazy_re(r"^(?:(?P<tool>mpirun|mpiexec|orterun|prterun|prte|prun|shmem
                    r"(?P<count>\d{1,7}) process(?:es)? returned)")
 _PROCESS_NAME = lazy_re(r"^Process name: \[\[(?P<job>\d{1,10},\d{1,6})\],(?P<rank>\d{1,7})\]$")
 _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote daemon\b")
+_VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
+                r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
+                r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
+            13: "SIGPIPE", 15: "SIGTERM"}
 
 
 def classify_framework(line: str) -> Parsed | None:
@@ -84,6 +96,20 @@ def classify_framework(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost",
                           {"framework": "open-mpi", "exited_rank": int(m["rank"]), "mpi_job": m["job"]})
+    if " died" in line:
+        m = _VLLM.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            f = {"framework": "vllm", "task": m["proc"] or m["proc0"] or f"rank {m['ranks']}"}
+            if m["ranks"] and m["ranks"].isdigit():
+                f["exited_rank"] = int(m["ranks"])
+            if m["pid"]:
+                f["pid"] = int(m["pid"])
+            if m["code"]:
+                code = int(m["code"])
+                f["exitcode"] = code
+                if code < 0 and -code in _SIGNALS:
+                    f["signal"] = _SIGNALS[-code]
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:
