@@ -114,3 +114,16 @@ def test_a_path_line_naming_a_cpu_is_not_its_type():
     line = ("node{n}:1:1 [0] NCCL INFO NET/0 :GPU/4F000 (6/3.125000/SYS) CPU/0 (4/3.125000/SYS) "
             "NET/0 (0/5000.000000/LOC)\n")
     assert findings({f"node{n}.log": line.format(n=n) for n in range(2)}, "cpu") == []
+
+
+def test_no_init_line_at_all_says_nothing_of_the_init():
+    # NCCL_DEBUG_SUBSYS=GRAPH only: the ring lines, no init line; compared, but no init called unfinished
+    files = {f"node{n}.log": _node(n, n % 2, start=False) for n in range(2)}
+    (f,) = findings(files, "cross_nic")
+    assert f.fields["comm_id"] is None and f.fields["unfinished"] == [] and f.fields["failed"] is False
+    assert f.text.startswith("the ring graph's crossNic differs between ranks")
+    # an earlier communicator completed in the same process: the later one's init did not
+    files = {f"node{n}.log": _node(n, 0, comm="0xaaa", start=False, complete=True) + _node(n, n % 2, start=False)
+             for n in range(2)}
+    (f,) = findings(files, "cross_nic")
+    assert f.fields["unfinished"] == [0, 1] and f.fields["failed"] is True

@@ -126,18 +126,24 @@ def _cross_nic(job: Job) -> list[Event]:
             put(started[proc], ev, m.group(2))
         else:
             pending.setdefault(proc, []).append(ev)
-    # lines of an init that never completed, with no START line before them: the process's only communicator
+    # lines of an init that never completed (or whose init lines are not in the log), with no START line
+    # before them: the process's only communicator
     for proc, left in pending.items():
         for e in left:
             put(_UNNAMED, e, _ring_cross_nic(e))
     unfinished_by: dict[str, list] = {}
     for proc, key in started.items():
         unfinished_by.setdefault(key, []).extend(w for w in evs.get(key, {}) if _proc(evs[key][w][0]) == proc)
+    # (a process that printed no init line at all, NCCL_DEBUG_SUBSYS without INIT, says nothing of its init)
+    with_init = {_proc(job.events[i]) for i in inits}
     for proc in pending:
-        unfinished_by.setdefault(_UNNAMED, []).extend(w for w in evs.get(_UNNAMED, {})
-                                                      if _proc(evs[_UNNAMED][w][0]) == proc)
-    if _UNNAMED in seen and len(seen) > 1:
-        del seen[_UNNAMED]  # lines not tied to a communicator, in a job of several: not comparable
+        if proc in with_init:
+            unfinished_by.setdefault(_UNNAMED, []).extend(w for w in evs.get(_UNNAMED, {})
+                                                          if _proc(evs[_UNNAMED][w][0]) == proc)
+    if _UNNAMED in seen and len(seen) > 1 and set(seen[_UNNAMED]) - set(unfinished_by.get(_UNNAMED, ())):
+        # lines not tied to a communicator, in a job of several: comparable only as the init every one of
+        # those processes was in when its log ended
+        del seen[_UNNAMED]
     out = []
     for key in sorted(seen):
         per = {w: next(iter(vs)) for w, vs in seen[key].items() if len(vs) == 1}
