@@ -99,3 +99,43 @@ def test_the_dead_workers_own_error_leads_and_the_relays_follow():
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
     assert d and d[0]["category"] == "cuda_oom"
     assert "LD710" not in [x["id"] for x in d]
+
+
+@pytest.mark.parametrize("text, rule", [
+    # SGLang's launcher relaying a failed child process
+    ("[2025-09-07 06:10:23] Received sigquit from a child process. It usually means the child failed.\n", "LD770"),
+    ("RuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a common"
+     " cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.\n", "LD770"),
+    # vLLM's start-up memory checks: another process holds the GPU; the KV cache does not fit
+    ("ValueError: Free memory on device cuda:0 (2.6/121.63 GiB) on startup is less than desired GPU memory utilization"
+     " (0.08, 9.73 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n", "LD771"),
+    ("(EngineCore_DP0 pid=3709) ValueError: To serve at least one request with the models's max seq len (196608),"
+     " (11.62 GiB KV cache is needed, which is larger than the available KV cache memory (9.38 GiB). Try increasing"
+     " `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n", "LD717"),
+])
+def test_serving_engines_start_up_failures(text, rule):
+    ids = _ids(text)
+    assert ids and ids[0] == rule and "LD710" not in ids
+
+
+def test_the_kv_cache_cause_leads_the_engines_relay():
+    d = _diagnoses("(EngineCore_DP0 pid=3709) ValueError: No available memory for the cache blocks. Try increasing"
+                   " `gpu_memory_utilization` when initializing the engine.\n"
+                   "(APIServer pid=3653) RuntimeError: Engine core initialization failed. See root cause above. Failed core"
+                   " proc(s): {}\n")
+    assert [x["id"] for x in d][:1] == ["LD717"] and d[0]["category"] == "cuda_oom"
+
+
+@pytest.mark.parametrize("text, rule", [
+    # Lightning's check of devices / num_nodes against the processes SLURM or torchrun started
+    ("ValueError: You set `devices=4` in Lightning, but the number of tasks per node configured in SLURM"
+     " `--ntasks-per-node=1` does not match. HINT: Set `devices=1`.\n", "LD718"),
+    ("[rank1]: ValueError: You set `devices=2` and `num_nodes=1` in Lightning, but the product (2 * 1) does not match"
+     " the world size (4).\n", "LD718"),
+    # DeepSpeed's launcher relaying a worker's own exit status
+    ("[2024-05-15 13:14:32,960] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python', '-u', 'train.py',"
+     " '--local_rank=0'] exits with return code = 1\n", "LD719"),
+])
+def test_launcher_checks(text, rule):
+    ids = _ids(text)
+    assert ids and ids[0] == rule and "LD710" not in ids

@@ -31,6 +31,10 @@ VllmWorkerProcess pid 4242 died, exit code: -9`` (vllm/executor/multiproc_worker
 ``task`` (the process's name or ranks), ``exited_rank`` where it is one number, ``exitcode`` (negative: the signal
 that ended it, Python's ``Process.exitcode``) and ``signal`` (its name).
 
+SGLang's launcher process is told by a failed child (a scheduler per GPU, the detokenizer) with SIGQUIT and says
+``Received sigquit from a child process. It usually means the child failed.`` (sglang/srt/entrypoints/engine.py)
+before it kills the process tree: ``framework`` ``sglang``.
+
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
@@ -96,6 +100,8 @@ def classify_framework(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost",
                           {"framework": "open-mpi", "exited_rank": int(m["rank"]), "mpi_job": m["job"]})
+    if "sigquit from a child process" in line:
+        return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "sglang"})
     if " died" in line:
         m = _VLLM.search(line, 0, min(len(line), 1024))
         if m is not None:
