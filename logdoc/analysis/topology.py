@@ -39,9 +39,29 @@ _UNNAMED = "(unnamed)"
 
 
 def analyze(job: Job) -> list[Event]:
-    out = _cross_nic(job)
-    out.extend(_cpu(job))
+    rings, cpus = _scan(job)
+    out = _cross_nic(job, rings) if rings else []
+    if cpus:
+        out.extend(_cpu(job, cpus))
     return out
+
+
+def _scan(job: Job) -> tuple[list[int], list[tuple[Event, str]]]:
+    """The positions of the ``crossNic`` lines and the CPU lines with their message, in one pass over the
+    INFO lines (their message field, not the text built from header and message)."""
+    rings: list[int] = []
+    cpus: list[tuple[Event, str]] = []
+    events = job.events
+    for i in job.by_kind.get("nccl.info", ()):
+        ev = events[i]
+        msg = ev.fields.get("message")
+        if msg.__class__ is not str:
+            msg = ev.text
+        if "crossNic" in msg:
+            rings.append(i)
+        elif "CPU" in msg:
+            cpus.append((ev, msg))
+    return rings, cpus
 
 
 def _state(job: Job) -> dict[str, Any]:
@@ -90,10 +110,7 @@ def _comm_key(ev: Event) -> str:
     return _UNNAMED
 
 
-def _cross_nic(job: Job) -> list[Event]:
-    lines = [i for i in job.by_kind.get("nccl.info", ()) if "crossNic" in job.events[i].text]
-    if not lines:
-        return []
+def _cross_nic(job: Job, lines: list[int]) -> list[Event]:
     inits = list(job.by_kind.get("nccl.comm_init", ()))
     seen: dict[str, dict[Any, set]] = {}
     evs: dict[str, dict[Any, list[Event]]] = {}
@@ -175,15 +192,11 @@ def cpu_name(arch: str, vendor: str) -> str:
     return f"{a} {_VENDOR.get(vendor, f'vendor {vendor}')}"
 
 
-def _cpu(job: Job) -> list[Event]:
+def _cpu(job: Job, lines: list[tuple[Event, str]]) -> list[Event]:
     per: dict[Any, set] = {}
     evs: dict[Any, list[Event]] = {}
     mixed: dict[str, Event] = {}
-    for i in job.by_kind.get("nccl.info", ()):
-        ev = job.events[i]
-        text = ev.text
-        if "CPU" not in text:
-            continue
+    for ev, text in lines:
         if "mixed" in text:
             m = _MIXED.search(text)
             if m:
