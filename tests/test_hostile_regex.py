@@ -465,7 +465,8 @@ def test_knowledge_base_patterns_on_a_repeated_line_are_bounded():
         if text is not None:
             cases.append((label, (_Pattern(pattern, None), text)))
     assert len(cases) > 20
-    check_bounded(cases, lambda a: a[0].search(a[1]), bound=BOUND / 4)
+    # (the view makes the worst 0.04 s on a quiet machine, 0.3 s at load 11; the whole line took 24 s)
+    check_bounded(cases, lambda a: a[0].search(a[1]))
 
 
 def test_searched_keeps_head_and_tail_of_long_lines_only():
