@@ -44,6 +44,7 @@ from __future__ import annotations
 from ..grammar import Parsed
 from ..lazyre import lazy_re
 from .cut import strip_mark
+from .torch.common import SIGNALS
 
 _JAX = lazy_re(r"JAX distributed service detected fatal errors\.?(?:[^\n]{0,400}?(?:unhealthy|heartbeats?)[^\n]{0,80}?:"
                r"\s{0,4}(?P<task>/job:[\w/:-]{1,100}))?")
@@ -60,8 +61,6 @@ _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote
 _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
                 r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
-_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
-            13: "SIGPIPE", 15: "SIGTERM"}
 
 
 def classify_framework(line: str) -> Parsed | None:
@@ -113,8 +112,8 @@ def classify_framework(line: str) -> Parsed | None:
             if m["code"]:
                 code = int(m["code"])
                 f["exitcode"] = code
-                if code < 0 and -code in _SIGNALS:
-                    f["signal"] = _SIGNALS[-code]
+                if code < 0 and -code in SIGNALS:
+                    f["signal"] = SIGNALS[-code]
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
