@@ -15,6 +15,13 @@ The card that ``diagnose`` ranked first of the two (the most specific: a cross-r
 names the origin before a per-rank report, see ``diagnose.rank_key``) keeps the lead; the others
 become its symptoms, marked ``"same_cause": true``, with their own symptoms. Then the order is the
 first failure, the other root causes by confidence, then the cards that are not root causes.
+
+Two cards of different categories on the same line are not two views of one failure but two
+readings of one message (``NET/IB : No device found.`` is a container without its RDMA devices, or
+an ``NCCL_IB_HCA`` filter that keeps none): the later one is folded too, so that the line is
+explained once, but marked ``"alternative": true``, and the reports show it as another reading to
+check rather than as the same failure. A generic card (a family card, "a Python exception") is no
+reading of its own: it stays the same failure.
 """
 from __future__ import annotations
 
@@ -33,6 +40,14 @@ def _lines(card: dict[str, Any]) -> set[tuple[str, int]]:
     return out
 
 
+def _alternative(lead: dict[str, Any], lead_lines: set, card: dict[str, Any]) -> bool:
+    """Whether ``card`` reads the lead's own lines as another cause: another category, and neither card
+    a generic one (a family card of the catalog annotations, a rule that says no more than "a Python
+    exception"), which names no cause of its own to weigh against the other."""
+    return (lead.get("category") != card.get("category") and bool(lead_lines & _lines(card))
+            and not any(c.get("family") or c.get("_generic") for c in (lead, card)))
+
+
 def _same_cause(lead: dict[str, Any], lead_lines: set, card: dict[str, Any]) -> bool:
     if lead_lines & _lines(card):
         return True
@@ -44,12 +59,15 @@ def _same_cause(lead: dict[str, Any], lead_lines: set, card: dict[str, Any]) -> 
     return lead.get("category") == card.get("category") and (a <= b or b <= a)
 
 
-def _as_symptom(card: dict[str, Any]) -> dict[str, Any]:
-    return {
+def _as_symptom(card: dict[str, Any], alternative: bool = False) -> dict[str, Any]:
+    out = {
         "id": card["id"], "title": card["title"], "category": card["category"], "severity": card["severity"],
         "ranks": card.get("ranks") or [], "hosts": card.get("hosts") or [], "count": card.get("count", 1),
         "evidence": (card.get("evidence") or [])[:MAX_SYMPTOM_EVIDENCE], "same_cause": True,
     }
+    if alternative:
+        out["alternative"] = True
+    return out
 
 
 def merge_cards(diagnoses: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -63,7 +81,7 @@ def merge_cards(diagnoses: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if _same_cause(lead, lines, card):
                     lead["symptoms"] = list(lead.get("symptoms") or [])
                     known = {s["id"] for s in lead["symptoms"]}
-                    lead["symptoms"].insert(0, _as_symptom(card))
+                    lead["symptoms"].insert(0, _as_symptom(card, _alternative(lead, lines, card)))
                     lead["symptoms"].extend(s for s in card.get("symptoms") or () if s["id"] not in known)
                     lines |= _lines(card)
                     break

@@ -80,3 +80,47 @@ def test_every_card_title_of_every_sample_reads_clean(sample):
     titles += [s["title"] for d in r["diagnoses"] for s in d.get("symptoms") or ()]
     bad = {t: check_title(t) for t in titles if check_title(t)}
     assert not bad, bad
+
+
+def test_another_category_on_the_same_line_is_kept_as_an_alternative_reading():
+    out = merge_cards([card("A", "container_missing_devices", [0], evidence=[("r0.log", 4)]),
+                       card("B", "ib_unavailable_fallback_socket", [0], evidence=[("r0.log", 4)]),
+                       card("C", "container_missing_devices", [0, 1])])
+    assert [c["id"] for c in out] == ["A"]
+    by_id = {s["id"]: s for s in out[0]["symptoms"]}
+    assert by_id["B"]["alternative"] is True and by_id["B"]["same_cause"] is True
+    assert "alternative" not in by_id["C"]  # the same category over more ranks: the same failure
+
+
+def test_a_generic_card_on_the_same_line_is_the_same_failure_not_a_reading():
+    generic = card("LD710", "user_code_exception", [0], evidence=[("r0.log", 9)])
+    generic["_generic"] = True
+    family = card("FAM", "nccl_internal_bug", [0], evidence=[("r0.log", 9)])
+    family["family"] = True
+    out = merge_cards([card("A", "port_in_use", [0], evidence=[("r0.log", 9)]), generic, family])
+    assert [c["id"] for c in out] == ["A"]
+    assert all(s["same_cause"] and "alternative" not in s for s in out[0]["symptoms"])
+
+
+def test_the_reports_show_an_alternative_apart_from_the_same_failure():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from logdoc.report import markdown, terminal
+
+    lead = card("A", "container_missing_devices", [0], evidence=[("r0.log", 4)])
+    cards = [lead, card("B", "ib_unavailable_fallback_socket", [0], evidence=[("r0.log", 4)]),
+             card("C", "container_missing_devices", [0, 1])]
+    for c in cards:
+        for e in c["evidence"]:
+            e["text"] = "node:1:1 [0] NCCL INFO NET/IB : No device found."
+    rep = {"diagnoses": merge_cards(cards), "notes": [], "job": {}, "stats": {}}
+    md = markdown.render(rep)
+    alt = md.index("Another reading of the same lines")
+    assert "`B`" in md[alt:] and "`B`" not in md[:alt]
+    assert "`C`" in md[md.index("The same failure, as other messages show it"):alt]
+    buf = StringIO()
+    terminal.print_report(rep, Console(file=buf, width=120, color_system=None))
+    text = buf.getvalue()
+    assert "? B B" in text and "= C C" in text

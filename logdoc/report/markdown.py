@@ -144,11 +144,16 @@ def render(report: dict[str, Any]) -> str:
             lines.append("Not the cause when:")
             lines += [f"- {s}" for s in d["not_when"]]
             lines.append("")
-        same = [s for s in d.get("symptoms") or () if s.get("same_cause")]
+        same = [s for s in d.get("symptoms") or () if s.get("same_cause") and not s.get("alternative")]
+        other = [s for s in d.get("symptoms") or () if s.get("alternative")]
         after = [s for s in d.get("symptoms") or () if not s.get("same_cause")]
         if same:  # other rules that describe this very failure (logdoc/cards.py)
             lines.append("The same failure, as other messages show it:")
             lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})" for s in same]
+            lines.append("")
+        if other:  # rules that read the same lines as another cause (logdoc/cards.py)
+            lines.append("Another reading of the same lines (check which one holds):")
+            lines += [f"- `{s['id']}` {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})" for s in other]
             lines.append("")
         if after:
             lines.append("Consequences:")

@@ -119,12 +119,17 @@ def print_report(report: dict, console: Console | None = None) -> None:
             body.append("\nNot the cause when\n", style="bold")
             for s in d["not_when"]:
                 body.append(f"  • {s}\n")
-        same = [s for s in d.get("symptoms") or () if s.get("same_cause")]
+        same = [s for s in d.get("symptoms") or () if s.get("same_cause") and not s.get("alternative")]
+        other = [s for s in d.get("symptoms") or () if s.get("alternative")]
         after = [s for s in d.get("symptoms") or () if not s.get("same_cause")]
         if same:  # other rules that describe this very failure (logdoc/cards.py)
             body.append("\nThe same failure, as other messages show it\n", style="bold")
             for s in same:
                 body.append(f"  = {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})\n", style="dim")
+        if other:  # rules that read the same lines as another cause (logdoc/cards.py)
+            body.append("\nAnother reading of the same lines (check which one holds)\n", style="bold")
+            for s in other:
+                body.append(f"  ? {s['id']} {s['title']} ({_ranks(s.get('ranks') or [])}, {count_text(s['count'], 'line')})\n", style="dim")
         if after:
             total = sorted({r for s in after for r in s.get("ranks") or []})
             body.append(f"\nConsequences ({_ranks(total)} reported them)\n", style="bold")

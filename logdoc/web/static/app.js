@@ -603,7 +603,8 @@ function renderDiagnosis(d, index) {
     listBlock("Fix", d.fix, "ol"),
     listBlock("Confirm", d.confirm, "ul"),
     listBlock("Not the cause when", d.not_when, "ul"),
-    symptomsBlock(d.symptoms),
+    alternativesBlock(d.symptoms),
+    symptomsBlock((d.symptoms || []).filter((sy) => !sy.alternative)),
     docsBlock(d.docs),
   );
 }
@@ -688,6 +689,18 @@ function highlighted(text, hl) {
   }
   if (pos < text.length) out.push(text.slice(pos));
   return out;
+}
+
+// Rules that read the card's own lines as another cause (logdoc/cards.py): shown open, to be checked.
+function alternativesBlock(symptoms) {
+  const other = Array.isArray(symptoms) ? symptoms.filter((sy) => sy.alternative) : [];
+  if (!other.length) return null;
+  return h("div", { className: "block alternatives" },
+    h("h4", {}, "Another reading of the same lines (check which one holds)"),
+    h("ul", {}, other.map((sy) => h("li", {},
+      h("span", { className: "rule-id" }, sy.id || ""), " ", sy.title || "",
+      h("span", { className: "diag-meta-inline" }, ` (${ranksPhrase(sy.ranks)}, ${plural(Number.isInteger(sy.count) ? sy.count : 0, "line")})`)))),
+  );
 }
 
 // Folded: "and N ranks reported the consequence", opened on demand.
