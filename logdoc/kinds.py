@@ -192,6 +192,9 @@ KINDS: dict[str, KindSpec] = {
                               "another framework or launcher says a process of the job is gone (JAX's coordination "
                               "service: another task died; Open MPI: lost communication with a remote daemon, a process"
                               " exited with a non-zero status; vLLM's executor: a worker process died)"),
+    "framework.stalled": _k(("framework", "seconds"), "logdoc/classify/frameworks.py",
+                            "a framework's process waited an interval for its peers (vLLM's shared-memory message queue: no "
+                            "broadcast block free or written in 60 s)"),
     "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,

@@ -139,3 +139,33 @@ def test_the_kv_cache_cause_leads_the_engines_relay():
 def test_launcher_checks(text, rule):
     ids = _ids(text)
     assert ids and ids[0] == rule and "LD710" not in ids
+
+
+def test_vllm_message_queue_wait_is_a_note():
+    # vLLM's shared-memory queue waiting on a worker: context (start-up work or a stuck worker), never a finding
+    from logdoc.classify.frameworks import classify_framework
+    for line, secs in [("No available shared memory broadcast block found in 60 seconds. This typically happens when some"
+                        " processes are hanging or doing some time-consuming work (e.g. compilation).", 60),
+                       ("No available shared memory broadcast block foundin 60 second.", 60),
+                       ("No available shared memory broadcast block found in 120 second.", 120)]:
+        p = classify_framework(line)
+        assert p is not None and p.kind == "framework.stalled" and p.fields == {"framework": "vllm", "seconds": secs}
+    assert classify_framework("No available memory for the cache blocks.") is None
+    log = ("(EngineCore_DP0 pid=812) INFO 09-30 11:00:13 [shm_broadcast.py:466] No available shared memory broadcast block"
+           " found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work"
+           " (e.g. compilation).\n")
+    report = build_report(parse_sources([("x.log", log)]), kb.load_rules())
+    assert report["diagnoses"] == [] and [n["id"] for n in report["notes"]] == ["LD744"]
+    report = build_report(parse_sources([("x.log", log + "(EngineCore_DP0 pid=812) ERROR 09-30 11:02:13 [core.py:710]"
+                                          " TimeoutError: RPC call to sample_tokens timed out.\n")]), kb.load_rules())
+    assert [d["id"] for d in report["diagnoses"]] == ["LD768"] and "LD744" in [n["id"] for n in report["notes"]]
+
+
+@pytest.mark.parametrize("line", [
+    "(RayWorkerWrapper pid=1234, ip=10.0.0.2) The actor died unexpectedly before finishing this task.",
+    "(VllmWorker rank=0 pid=4242) No available shared memory broadcast block found in 60 seconds.",
+])
+def test_framework_lines_pass_the_prefilter(line):
+    # a bare framework line with no error word is still a candidate (the fast path's keywords: logdoc/read/prefilter.py)
+    from logdoc.read import prefilter
+    assert prefilter.candidate(line)

@@ -35,6 +35,12 @@ SGLang's launcher process is told by a failed child (a scheduler per GPU, the de
 ``Received sigquit from a child process. It usually means the child failed.`` (sglang/srt/entrypoints/engine.py)
 before it kills the process tree: ``framework`` ``sglang``.
 
+vLLM's shared-memory message queue (vllm/distributed/device_communicators/shm_broadcast.py), which carries each step's
+work from the executor to its workers on one node, says when one side waited a whole interval for the other:
+``No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are
+hanging or doing some time-consuming work (e.g. compilation).`` (earlier releases ``... found in 60 second.``, and a
+reader's ``... foundin 60 second.``): ``framework.stalled`` with ``framework`` ``vllm`` and ``seconds``.
+
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
@@ -61,11 +67,13 @@ _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote
 _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
                 r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
+_VLLM_SHM = lazy_re(r"\bNo available shared memory broadcast block found ?in (?P<s>\d{1,6}) seconds?\b")
 
 
 def classify_framework(line: str) -> Parsed | None:
     """``framework.peer_lost`` for JAX's coordination service or Open MPI's launcher reporting a lost peer,
-    ``framework.coordination_error`` for a coordination agent's gRPC failure; None otherwise."""
+    ``framework.coordination_error`` for a coordination agent's gRPC failure, ``framework.stalled`` for vLLM's
+    message queue waiting on a peer; None otherwise."""
     if "JAX distributed service" in line:
         m = _JAX.search(line, 0, min(len(line), 4096))
         if m is not None:
@@ -115,6 +123,10 @@ def classify_framework(line: str) -> Parsed | None:
                 if code < 0 and -code in SIGNALS:
                     f["signal"] = SIGNALS[-code]
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if "broadcast block" in line:
+        m = _VLLM_SHM.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            return Parsed("framework.stalled", "WARN", "framework.stalled", {"framework": "vllm", "seconds": int(m["s"])})
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:

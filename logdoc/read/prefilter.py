@@ -64,6 +64,11 @@ KEYWORDS = (
               # `MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD` (logdoc/classify/frameworks.py)
     "marked dead",  # a node of a Ray cluster lost, logged at WARNING (`The node with node id: ... has been marked dead because
               # the detector has missed too many heartbeats from it.`; logdoc/stops.py)
+    "died",  # the frameworks' words for a process that is gone, with no error word (Ray's bare `The actor died unexpectedly
+              # before finishing this task.`, vLLM's `Worker proc VllmWorker-0 died unexpectedly, shutting down executor.`;
+              # logdoc/stops.py, logdoc/classify/frameworks.py)
+    "broadcast block",  # vLLM's message queue waiting on a stuck peer, logged at INFO or WARNING (`No available shared
+              # memory broadcast block found in 60 seconds.`; logdoc/classify/frameworks.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
