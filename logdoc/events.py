@@ -119,16 +119,39 @@ class _Around(tuple):
     __slots__ = ()
 
 
+class _Shape(tuple):
+    """A line's text held as its words around its event's own values: ``(words, name, words, name, ...,
+    words)``, the text being the words with each name's field value between them (as ``str`` writes an int).
+    The lines every rank of a job echoes in a watchdog cascade (``[Rank 8] Some NCCL operations have failed
+    or timed out ...``, ``[Rank 8] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=183, ...) ran
+    for 600020 milliseconds``) print the same words around that rank's numbers, which their fields hold
+    anyway: every rank's line of the same words is one shape for the whole job (:func:`share_long_values`
+    makes them, :data:`_SHAPES` holds one of each) and the rank keeps only its values."""
+
+    __slots__ = ()
+
+
 _TEXT = Event.text  # the slot itself (the property below reads and writes through it)
 
 
-def _text(ev: Event, _get=_TEXT.__get__, _head=_Head, _around=_Around) -> str:
+def _text(ev: Event, _get=_TEXT.__get__, _head=_Head, _around=_Around, _shape=_Shape, _str=str) -> str:
     t = _get(ev)
     c = t.__class__
     if c is _head:
         return t + ev.fields["message"]
     if c is _around:
         return t[0] + ev.fields[t[1]] + t[2]
+    if c is _shape:
+        f = ev.fields
+        if len(t) == 3:
+            v = f[t[1]]
+            return t[0] + (v if v.__class__ is _str else _str(v)) + t[2]
+        out = [t[0]]
+        for k in range(1, len(t), 2):
+            v = f[t[k]]
+            out.append(v if v.__class__ is _str else _str(v))
+            out.append(t[k + 1])
+        return "".join(out)
     return t
 
 
@@ -152,6 +175,8 @@ def share_texts(events: Iterable[Event]) -> None:
         if t.__class__ is not str:
             if t.__class__ is _Around:  # read back from a worker: its parts shared with the job's again
                 put(ev, _Around((_intern(t[0]), t[1], _intern(t[2]))))
+            elif t.__class__ is _Shape:  # the same: one shape of its words for the job
+                put(ev, _SHAPES.get(t, t))
             continue
         m = ev.fields.get("message") if ev.fields else None
         if m.__class__ is not str or not m or not t.endswith(m):
@@ -169,8 +194,9 @@ def share_texts(events: Iterable[Event]) -> None:
 LONG_FIELD = 2 * SHORT_TEXT  # a field this long that a text holds is held once (_Around): it saves more than the parts cost
 
 
-def _around(ev: Event, t: str, put) -> None:
-    """Hold ``t`` as the parts around the longest text field of ``ev`` that it holds (see :class:`_Around`)."""
+def _around(ev: Event, t: str, put) -> bool:
+    """Hold ``t`` as the parts around the longest text field of ``ev`` that it holds (see :class:`_Around`);
+    False when it holds none."""
     best = None
     for k, v in ev.fields.items():
         if v.__class__ is str and len(v) > LONG_FIELD and (best is None or len(v) > len(best[1])):
@@ -180,6 +206,63 @@ def _around(ev: Event, t: str, put) -> None:
     if best is not None:
         k, v, at = best
         put(ev, _Around((_intern(t[:at]), k, _intern(t[at + len(v):]))))
+        return True
+    return False
+
+
+SHAPE_MIN = 40   # a text at least this long that holds its event's values is held as a shape (_Shape)
+_SHAPES: dict[tuple, _Shape] = {}   # one of each shape, for every source of every job (bounded: _SHAPES_MAX)
+_SHAPES_MAX = 1 << 12
+
+
+def _find_value(seg: str, s: str) -> int:
+    """Where ``s`` stands in ``seg`` as a word of its own (not inside a longer number or name), or -1."""
+    at = seg.find(s)
+    n = len(s)
+    first_w, last_w = s[0].isalnum(), s[-1].isalnum()
+    while at >= 0:
+        if not (first_w and at > 0 and seg[at - 1].isalnum()) and \
+                not (last_w and at + n < len(seg) and seg[at + n].isalnum()):
+            return at
+        at = seg.find(s, at + 1)
+    return -1
+
+
+def _shape(ev: Event, t: str, put) -> bool:
+    """Hold ``t`` as a :class:`_Shape` over the event's own short values (ints, short texts), each taken
+    at its first place where it stands as a word, in the order of the fields: the same for every rank
+    whose line prints the same words. False when the text holds none of them."""
+    parts = [t]
+    for k, v in ev.fields.items():
+        c = v.__class__
+        if c is int:
+            s = str(v)
+        elif c is str and 0 < len(v) <= SHORT_TEXT:
+            s = v
+        else:
+            continue
+        for j in range(0, len(parts), 2):
+            at = _find_value(parts[j], s)
+            if at >= 0:
+                seg = parts[j]
+                parts[j:j + 1] = [seg[:at], k, seg[at + len(s):]]
+                break
+    if len(parts) == 1:
+        return False
+    key = tuple(_intern(p) if i % 2 == 0 else p for i, p in enumerate(parts))
+    got = _SHAPES.get(key)
+    if got is None:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            return False
+        got = _Shape(key)
+        put(ev, got)
+        if _text(ev) != t:  # a value written otherwise than str() writes it: the text as it was
+            put(ev, t)
+            return False
+        _SHAPES[key] = got
+        return True
+    put(ev, got)
+    return True
 
 
 def share_long_values(events: Iterable[Event]) -> None:
@@ -192,28 +275,33 @@ def share_long_values(events: Iterable[Event]) -> None:
     A long text that no other value of the source repeats and that holds one of its event's long
     fields is held as the parts around that field (:class:`_Around`, the parts interned: the
     ``terminate called ...`` record of every rank prints the same head and frames around its own
-    ``what()``); it reads the same."""
+    ``what()``); one that holds no long field but its event's short values (a rank's number, a sequence
+    number) as the shape of its words around them (:class:`_Shape`, one for every rank that prints the
+    same words). It reads the same."""
     held: dict[str, str] = {}
     twice: set[int] = set()   # ids of the held texts that another value repeated
     get, put = _TEXT.__get__, _TEXT.__set__
-    alone: list[Event] = []   # events whose long text was the first of its value
+    alone: list[Event] = []   # events whose text was the first of its value (or short)
     for ev in events:
         t = get(ev)
-        if t.__class__ is str and len(t) > SHORT_TEXT:
-            got = held.setdefault(t, t)
-            if got is t:
-                if len(t) > LONG_FIELD and ev.fields:
+        if t.__class__ is str and len(t) >= SHAPE_MIN:
+            if len(t) > SHORT_TEXT:
+                got = held.setdefault(t, t)
+                if got is not t:
+                    put(ev, got)
+                    twice.add(id(got))
+                elif ev.fields:
                     alone.append(ev)
-            else:
-                put(ev, got)
-                twice.add(id(got))
+            elif ev.fields:
+                alone.append(ev)
         if ev.fields:
             _share_long(ev.fields, held, twice, 0)
-    # a long text that nothing else of the source repeats: held as the parts around the field it holds
+    # a text that nothing else of the source repeats: held as the parts around the long field it holds,
+    # else as the shape of its words around its values
     for ev in alone:
         t = get(ev)
-        if id(t) not in twice:
-            _around(ev, t, put)
+        if id(t) not in twice and not (len(t) > LONG_FIELD and _around(ev, t, put)):
+            _shape(ev, t, put)
 
 
 def _share_long(v: Any, held: dict[str, str], twice: set[int], depth: int) -> None:

@@ -851,6 +851,62 @@ def test_a_long_text_around_its_field_is_held_as_parts():
     assert _TEXT.__get__(short).__class__ is str
 
 
+def test_an_echoed_line_is_one_shape_for_every_rank():
+    """share_long_values: a line every rank prints with its own numbers (``[Rank N] Some NCCL operations
+    have failed ...``) whose values its fields hold is held as the shape of its words (one object for all
+    the ranks) and reads the same, pickled, copied, written and shared again as a worker's; a value written
+    otherwise than ``str`` writes it stays in the text."""
+    import copy
+    import pickle
+
+    from logdoc.events import _TEXT, Event, _Shape, share_long_values, share_texts
+
+    words = "] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels."
+    evs = []
+    for r in (3, 14, 1000):
+        text = "".join(["[Rank ", str(r), words])  # new objects, as a parse makes them
+        evs.append(Event("torch.teardown", "ERROR", f"r{r}.log", 9, text, rank=r,
+                         fields={"pg_prefix": "rank", "pg_rank": r}))
+        share_long_values([evs[-1]])  # per source
+    held = [_TEXT.__get__(e) for e in evs]
+    assert all(h.__class__ is _Shape for h in held) and held[0] is held[1] is held[2]
+    for r, e in zip((3, 14, 1000), evs):
+        assert e.text == f"[Rank {r}{words}"
+        back = pickle.loads(pickle.dumps(e))
+        assert back == e and back.text == e.text and copy.copy(e).text == e.text
+        assert e.to_dict()["text"] == e.text
+    sent = pickle.loads(pickle.dumps(evs))
+    share_texts(sent)  # what analyze runs on a worker's events: the job's one shape again
+    assert _TEXT.__get__(sent[0]) is held[0] and [e.text for e in sent] == [e.text for e in evs]
+    # a number inside a longer one is not the value; a value written otherwise stays text
+    odd = Event("torch.teardown", "ERROR", "r7.log", 9, "[Rank 07" + words, fields={"pg_rank": 7, "seq": 183})
+    share_long_values([odd])
+    assert _TEXT.__get__(odd).__class__ is str and odd.text == "[Rank 07" + words
+    seq = Event("torch.watchdog_failure", "ERROR", "r8.log", 9, "work 183 seq 18" + words, fields={"seq": 18})
+    share_long_values([seq])
+    assert _TEXT.__get__(seq)[0] == "work 183 seq " and seq.text == "work 183 seq 18" + words
+
+
+def test_process_group_keys_read_like_a_dict():
+    """Job.pg_key: the positions that name their group, in order, then those that borrowed one, in the
+    order they were given it; get, [], in and len as a dict's."""
+    import pytest
+
+    from logdoc.analysis.job import PgKeys
+
+    keys = PgKeys(10)
+    keys[5], keys[2] = "1", "0"
+    keys.infer(9, "1")
+    keys.infer(0, "0")
+    assert list(keys.items()) == [(2, "0"), (5, "1"), (9, "1"), (0, "0")]
+    assert list(keys.values()) == ["0", "1", "1", "0"] and len(keys) == 4 and keys
+    assert keys[5] == "1" and keys.get(7) is None and keys.get(None) is None and 7 not in keys and 9 in keys
+    assert keys.inferred(9) and not keys.inferred(5) and keys.named(5) == "1" and keys.named(9) is None
+    with pytest.raises(KeyError):
+        keys[7]
+    assert not PgKeys() and list(PgKeys().items()) == []
+
+
 def test_a_ranks_failure_message_is_held_once_after_the_parse():
     """The parse shares per source: the watchdog's message a rank's failure lines repeat is one object."""
     from logdoc.pipeline import parse_text

@@ -21,6 +21,88 @@ ERROR_LEVELS = ("ERROR", "FATAL")
 
 MAX_RANKS = 1 << 17  # no job has more ranks; a bigger number in a log is damage, not a job
 
+
+class PgKeys:
+    """Event position -> process group key, for the torch events that have or borrow one (:meth:`Job._groups`):
+    a mapping that reads like the dict it replaces (``get``, ``[]``, ``in``, ``items`` and ``values`` in the
+    same order: the events that name their group by position, then those that borrowed one, in the order
+    they were given it), held as a 4-byte code per event of the job and one list of the keys, where a dict
+    held an entry and an int object per torch event (about 8 MB at 10,000 ranks, each rank's watchdog
+    cascade). A negative code marks a borrowed (inferred) key."""
+
+    __slots__ = ("_code", "_names", "_at", "_late", "_n")
+
+    def __init__(self, size: int = 0) -> None:
+        self._code = array("i", bytes(4 * size))
+        self._names: list[str] = [""]   # code -> key (0: none)
+        self._at: dict[str, int] = {}
+        self._late = array("i")         # the positions given a borrowed key, in that order
+        self._n = 0
+
+    def _put(self, i: int, key: str, inferred: bool) -> None:
+        c = self._at.get(key)
+        if c is None:
+            c = self._at[key] = len(self._names)
+            self._names.append(key)
+        if not self._code[i]:
+            self._n += 1
+            if inferred:
+                self._late.append(i)
+        self._code[i] = -c if inferred else c
+
+    def __setitem__(self, i: int, key: str) -> None:
+        self._put(i, key, False)
+
+    def infer(self, i: int, key: str) -> None:
+        """Event ``i`` borrows the group ``key`` of a neighbour."""
+        self._put(i, key, True)
+
+    def named(self, i: int) -> str | None:
+        """The key event ``i`` printed itself (None when it has none or borrowed it)."""
+        c = self._code[i]
+        return self._names[c] if c > 0 else None
+
+    def inferred(self, i: int) -> bool:
+        """Whether event ``i``'s group was borrowed from a neighbour, not printed by it."""
+        return 0 <= i < len(self._code) and self._code[i] < 0
+
+    def get(self, i, default=None):
+        if i.__class__ is not int or not 0 <= i < len(self._code):
+            return default
+        c = self._code[i]
+        return self._names[c if c > 0 else -c] if c else default
+
+    def __getitem__(self, i: int) -> str:
+        got = self.get(i)
+        if got is None:
+            raise KeyError(i)
+        return got
+
+    def __contains__(self, i) -> bool:
+        return self.get(i) is not None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __bool__(self) -> bool:
+        return self._n > 0
+
+    def items(self):
+        names, code = self._names, self._code
+        for i, c in enumerate(code):
+            if c > 0:
+                yield i, names[c]
+        for i in self._late:
+            yield i, names[-code[i]]
+
+    def keys(self):
+        return (i for i, _ in self.items())
+
+    __iter__ = keys
+
+    def values(self):
+        return (k for _, k in self.items())
+
 @dataclass
 class Job:
     events: list[Event]
@@ -31,9 +113,8 @@ class Job:
     ranks_seen: set[int] = field(default_factory=set)
     ranks_from_files: set[int] = field(default_factory=set)
     world_size: int | None = None
-    pg_key: dict[int, str] = field(default_factory=dict)    # event index -> process group key
+    pg_key: PgKeys = field(default_factory=PgKeys)    # event index -> process group key (inferred or not)
     pg_desc: dict[str, str | None] = field(default_factory=dict)
-    pg_inferred: set[int] = field(default_factory=set)        # event indexes whose group was inferred
     errors_by_rank: dict[int, int] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
 
@@ -102,19 +183,20 @@ class Job:
         that follows it in the same process names its group. A work record takes the group of the nearest
         line of the same process (within 12 events) that has the same sequence number, or no number."""
         events = self.events
-        explicit: dict[int, str] = {}
+        pg_key = self.pg_key = PgKeys(len(events))
+        keys: set[str] = set()
         for i, ev in enumerate(events):
             if not ev.kind.startswith(("torch.", "gloo.", "store.")):
                 continue
             pid_, desc, _ = pg_of(ev)
             key = pid_ if pid_ is not None else (desc if desc else None)
             if key is not None:
-                explicit[i] = key
+                pg_key[i] = key
+                keys.add(key)
                 if desc or key not in self.pg_desc:
                     self.pg_desc[key] = desc or self.pg_desc.get(key)
-        self.pg_key.update(explicit)
+        named = pg_key.named
         only = None
-        keys = set(explicit.values())
         if len(keys) <= 1:
             only = next(iter(keys)) if keys else "0"
         # neighbours per process, in file order
@@ -126,7 +208,7 @@ class Job:
             idxs.sort(key=lambda i: (events[i].file, events[i].line))
             pos = {i: k for k, i in enumerate(idxs)}
             for i in idxs:
-                if i in explicit:
+                if named(i) is not None:
                     continue
                 ev = events[i]
                 if ev.kind not in WORK_KINDS and "WorkNCCL(" not in ev.text and not _PROGRESS.search(ev.text):
@@ -137,10 +219,10 @@ class Job:
                 for want_same in ((True, False) if seq is not None else (False,)):
                     for step in range(1, 13):
                         for j in (k + step, k - step):
-                            if 0 <= j < len(idxs) and idxs[j] in explicit:
+                            if 0 <= j < len(idxs) and named(idxs[j]) is not None:
                                 oseq = as_int(events[idxs[j]].fields.get("seq"))
                                 if (want_same and oseq == seq) or (not want_same and (oseq is None or seq is None)):
-                                    found = explicit[idxs[j]]
+                                    found = named(idxs[j])
                                     break
                         if found is not None:
                             break
@@ -149,8 +231,7 @@ class Job:
                 if found is None and only is not None:
                     found = only
                 if found is not None:
-                    self.pg_key[i] = found
-                    self.pg_inferred.add(i)
+                    pg_key.infer(i, found)
         if "0" not in self.pg_desc and ("0" in self.pg_key.values() or not self.pg_desc):
             self.pg_desc.setdefault("0", "default_pg")
 
