@@ -80,6 +80,26 @@ def test_kb_cache_is_the_same_rule_set_and_follows_the_files(tmp_path, monkeypat
     assert pickle.loads(entry.read_bytes().split(b"\n", 1)[1]) is not None
 
 
+def test_kb_cache_loads_each_rule_as_written_when_read(tmp_path, monkeypatch):
+    """The cached copy keeps each rule as written (``Rule.data``) pickled apart, loaded when read, and its priority
+    beside it (every run sorts by it): the same rule set as the loaded one, rule by rule, the priorities and the
+    order of the rules for each kind read without loading any rule as written."""
+    monkeypatch.setenv("LOGDOC_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("LOGDOC_NO_CACHE", raising=False)
+    want = kb.load_rules()
+    rulecache.load_rules()
+    got = rulecache.load_rules()  # from the cache folder
+    assert all("data" not in r.__dict__ for r in got.rules.values())
+    kinds = sorted({k for r in want for k in r.kinds if not k.endswith("*")})
+    assert [r.priority for r in got] == [r.priority for r in want]
+    assert [[r.id for r in got.rules_for(k)] for k in kinds] == [[r.id for r in want.rules_for(k)] for k in kinds]
+    assert all("data" not in r.__dict__ for r in got.rules.values())
+    again = pickle.loads(pickle.dumps(got))  # a copy of a copy: the rules as written not read yet are kept as they are
+    for a, b, c in zip(got, want, again):
+        assert (a.id, a.data, a.title, a.role, a.confidence) == (b.id, b.data, b.title, b.role, b.confidence)
+        assert c.data == b.data and c.priority == b.priority
+
+
 def test_cache_off_and_unsafe_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("LOGDOC_NO_CACHE", "1")
     assert cache.cache_dir() is None

@@ -4,6 +4,7 @@ the values its texts are rendered from.
 """
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -55,11 +56,21 @@ class Rule:
     _template_placeholders: frozenset[str] = frozenset()
 
     # --- plain accessors
-    def __getattr__(self, name: str) -> Any:  # category, severity, role, title, fix, ...
-        data = self.__dict__.get("data")
-        if data is not None and name in RULE_KEYS_REQUIRED + RULE_KEYS_OPTIONAL + TOMBSTONE_KEYS:
-            return data.get(name)
+    def __getattr__(self, name: str) -> Any:  # category, severity, role, title, fix, ...; ``data`` once cached
+        d = self.__dict__
+        if name == "data" and "_data_blob" in d:  # the cached copy's (__getstate__): loaded on first use
+            return d.setdefault("data", pickle.loads(d.pop("_data_blob")))
+        if ("data" in d or "_data_blob" in d) and name in RULE_KEYS_REQUIRED + RULE_KEYS_OPTIONAL + TOMBSTONE_KEYS:
+            return self.data.get(name)
         raise AttributeError(name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the knowledge base's cached copy (logdoc.rulecache): the rule as written (a third of the copy's load) pickled
+        # apart, loaded when read (a run reads it of the rules it reports), its priority beside it (every run sorts by it)
+        state = dict(self.__dict__, _priority=self.priority)
+        if "data" in state:
+            state["_data_blob"] = pickle.dumps(state.pop("data"), pickle.HIGHEST_PROTOCOL)
+        return state
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -67,7 +78,8 @@ class Rule:
 
     @property
     def priority(self) -> int:
-        return int(self.data.get("priority", 0) or 0)
+        p = self.__dict__.get("_priority")
+        return int(self.data.get("priority", 0) or 0) if p is None else p
 
     @property
     def confidence(self) -> float:

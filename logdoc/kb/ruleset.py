@@ -88,7 +88,7 @@ class RuleSet:
             return got
         rules = self._index.get(kind, [])
         if self._wild:
-            extra = [r for p, r in self._wild if kind.startswith(p) and r not in rules]
+            extra = [r for p, r in self._wild if kind.startswith(p) and all(r is not x for x in rules)]  # (not ==: reads data)
             if extra:
                 rules = sorted(rules + extra, key=lambda r: (-r.priority, id_key(r.id)))
         self._for[kind] = rules
