@@ -487,6 +487,26 @@ def test_a_traceback_whose_indentation_the_paste_dropped_is_indented_again():
     assert repair_lines(flush[1:3]) is None
 
 
+def test_a_dedented_traceback_pasted_without_its_head_is_indented_when_it_ends_in_the_exception():
+    flush = [t.lstrip() for t in _TB[3:]]  # the paste begins at a frame; the exception's line ends it
+    fixed, _ = repair_lines(["the rest of a line above"] + flush)
+    assert fixed == ["the rest of a line above"] + _TB[3:]
+    events = parse_text("\n".join(flush) + "\n").events
+    assert [(e.line, e.end_line) for e in events] == [(1, 4)]  # one record
+    # frames that end in anything but an exception's line may be no traceback: left as they are
+    assert repair_lines(flush[:3] + ["done"]) is None
+
+
+def test_typeset_quotes_of_a_page_read_as_the_straight_ones_printed():
+    typeset = [t.replace('"', "\u201c", 1).replace('"', "\u201d", 1) for t in _TB]
+    typeset[-1] = "RuntimeError: Distributed package doesn\u2019t have NCCL built in"
+    fixed, _ = repair_lines(typeset)
+    assert fixed == _TB
+    got = parse_text("\n".join(typeset) + "\n").events
+    assert [(e.kind, e.template, e.line, e.end_line) for e in got] == \
+        [(e.kind, e.template, e.line, e.end_line) for e in parse_text("\n".join(_TB) + "\n").events]
+
+
 # ------------------------------------------------------------------------------------------------
 # one rank's paste: what the other members did is not read
 

@@ -51,6 +51,10 @@ DAMAGE = {
     "wrapped": lambda ls: [t[i:i + 80] for t in ls for i in range(0, max(1, len(t)), 80)],
     "interleaved": lambda ls: ls[:3] + [_interleave(t) for t in ls[3:4]] + ls[4:],
     "written twice": lambda ls: ls[:3] + [t + t for t in ls[3:4]] + ls[4:],
+    "typeset quotes": lambda ls: [t.replace('"', "\u201c", 1).replace('"', "\u201d", 1).replace("'", "\u2019") for t in ls],
+    "dedented frames": lambda ls: ls + ['File "/opt/x/torch/distributed/rendezvous.py", line 190, in _env_rendezvous_handler',
+                                        "store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",
+                                        "RuntimeError: Address already in use"],
 }
 
 

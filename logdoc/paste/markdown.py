@@ -1,6 +1,6 @@
 """Markdown and text-box residue: code fences, ``<details>``/``<pre>`` tags, quote markers and
-bullets, a code block's indentation, bold and italic markers, HTML entities, a pytest or line-number
-gutter; a traceback whose frame lines a text box cut inside a file name or dedented.
+bullets, a code block's indentation, bold and italic markers, HTML entities, typeset quotes, a pytest
+or line-number gutter; a traceback whose frame lines a text box cut inside a file name or dedented.
 """
 from __future__ import annotations
 
@@ -68,6 +68,25 @@ def _unescape_html(out: list[str]) -> bool:
         if "&" in t and _HTML_ENTITY.search(t) is not None:
             out[i] = html.unescape(t).replace("\u00a0", " ")
             changed = True
+    return changed
+
+
+# typographic quotes: what a page that typesets text (a forum, a blog) makes of a log's straight ones
+TYPESET_QUOTES = "\u201c\u201d\u201e\u201f\u2018\u2019\u201a\u201b"
+_STRAIGHT = str.maketrans(TYPESET_QUOTES, "\"\"\"\"''''")
+
+
+def _straighten_quotes(out: list[str]) -> bool:
+    """A forum or a blog typesets the quotes of a pasted log as curly ones (``File “/x/rendezvous.py”,
+    line 190``, ``backend=‘nccl’``); the programs whose lines logdoc reads print ASCII quotes only, so the
+    lines that hold a typographic quote read with straight ones. In place; whether any line changed."""
+    changed = False
+    for i, t in enumerate(out):
+        if not t.isascii():
+            u = t.translate(_STRAIGHT)
+            if u != t:
+                out[i] = u
+                changed = True
     return changed
 
 
@@ -160,33 +179,53 @@ def _join_cut_frames(out: list[str], joined: set[int]) -> bool:
     return changed
 
 
+def _frame_run(out: list[str], i: int, joined: set[int]) -> tuple[list[tuple[int, str]], int]:
+    """The lines of a dedented traceback's frames from ``out[i]`` (a frame line at the start of its line)
+    with the indentation Python prints before each (two blanks before a frame line, four before its code
+    line and the ``^^^`` marks under that), and the index after them."""
+    n = len(out)
+    edits = []
+    while i < n and _FLUSH_FRAME.match(out[i]) is not None:
+        edits.append((i, "  " + out[i]))
+        i += 1
+        while i < n and not out[i] and i + 1 in joined:  # (the lines a cut frame line was joined from)
+            i += 1
+        # its code line: anything but another frame, an exception's line or the end of the traceback
+        if (i < n and out[i].strip() and _FLUSH_FRAME.match(out[i]) is None
+                and _EXC_START.match(out[i]) is None and not out[i].startswith(_TB_HEAD[:9])):
+            edits.append((i, "    " + out[i]))
+            i += 1
+            if i < n and _MARKS.match(out[i]) is not None:
+                edits.append((i, "    " + out[i].lstrip()))
+                i += 1
+    return edits, i
+
+
 def _reindent_frames(out: list[str], joined: set[int] = frozenset()) -> bool:
     """A Python traceback whose indentation the paste dropped (a forum's editor, a text box that strips
     leading blanks): after its ``Traceback (most recent call last):`` line, a frame line at the start of its
     line gets the two blanks Python prints before it, and the code line after it (and the ``^^^`` marks
-    under that) the four, so the traceback reads as one record again. In place; whether any line changed."""
+    under that) the four, so the traceback reads as one record again. A paste that begins inside the
+    traceback (its header and first frames not copied) is read the same way when its frames end at the
+    exception's line (``RuntimeError: ...``), as a traceback's do. In place; whether any line changed."""
     changed = False
     i = 0
     n = len(out)
     while i < n:
-        if not out[i].rstrip().endswith(_TB_HEAD) or i + 1 >= n or _FLUSH_FRAME.match(out[i + 1]) is None:
+        headed = out[i].rstrip().endswith(_TB_HEAD)
+        if headed:
+            i += 1
+        elif _FLUSH_FRAME.match(out[i]) is None or i and _FLUSH_FRAME.match(out[i - 1]) is not None:
             i += 1
             continue
-        i += 1
-        while i < n and _FLUSH_FRAME.match(out[i]) is not None:
-            out[i] = "  " + out[i]
-            i += 1
-            while i < n and not out[i] and i + 1 in joined:  # (the lines a cut frame line was joined from)
-                i += 1
-            # its code line: anything but another frame, an exception's line or the end of the traceback
-            if (i < n and out[i].strip() and _FLUSH_FRAME.match(out[i]) is None
-                    and _EXC_START.match(out[i]) is None and not out[i].startswith(_TB_HEAD[:9])):
-                out[i] = "    " + out[i]
-                i += 1
-                if i < n and _MARKS.match(out[i]) is not None:
-                    out[i] = "    " + out[i].lstrip()
-                    i += 1
-        changed = True
+        if i >= n or _FLUSH_FRAME.match(out[i]) is None:
+            continue
+        edits, end = _frame_run(out, i, joined)
+        if headed or len(edits) >= 2 and end < n and _EXC_START.match(out[end]) is not None:
+            for k, t in edits:
+                out[k] = t
+            changed = True
+        i = max(end, i + 1)
     return changed
 
 

@@ -12,7 +12,7 @@ from ..read.prefilter import _CANDIDATE, candidate
 from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
 from .escaped import _ESCAPED_GATE, _escaped_text, _json_record
 from .interleave import interleaved_writes, is_interleaved
-from .markdown import _block_indent, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter
+from .markdown import _block_indent, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
 from .repair import _assign_between, split_glued
 from .wrap import _midword_joins, _wrap_width
@@ -76,14 +76,16 @@ def as_written(lines: list[str]) -> bool:
     if "&" in text and _HTML_ENTITY.search(text) is not None or _strip_gutter(list(lines)) \
             or text.startswith("E  ") or "\nE  " in text:
         return False  # HTML's entities, a viewer's line numbers, pytest's failure lines
+    if not text.isascii() and any(q in text for q in TYPESET_QUOTES):
+        return False  # a page's typeset quotes
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
             or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
             or _ITALIC_WORD.search(text) is not None:
         return False
     if text.strip() and _FLUSH.search(nl) is None or ("  " in text and _block_indent(lines)):
         return False  # every line indented (maybe a code block), or every one but the rests of wrapped ones
-    if 'File "' in text and any(_OPEN_FRAME.match(t) is not None for t in lines if 'File "' in t):
-        return False  # a frame line cut inside its file name
+    if 'File "' in text and ('\nFile "' in nl or any(_OPEN_FRAME.match(t) is not None for t in lines if 'File "' in t)):
+        return False  # a traceback's frame line dedented, or cut inside its file name
     if '\n{"' in nl and any(t.startswith('{"') and _json_record(t) is not None for t in lines):
         return False  # log lines inside JSON records
     if _ESCAPED_GATE.search(text) is not None and any(
