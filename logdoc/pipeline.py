@@ -158,6 +158,12 @@ def _quoted_warn(env: Envelope, text: str, msg: str) -> tuple[Envelope, str]:
     return replace(env, **{field: getattr(outer, field)}, layers=env.layers[:-1]), text[at:]
 
 
+# the counts a record's lines go to (Feeder.settle)
+_IRRELEVANT = ("irrelevant",)
+_UNDERSTOOD = ("relevant", "understood")
+_NOT_UNDERSTOOD = ("relevant", "not_understood")
+
+
 class Feeder:
     """Feeds the lines of one source to a :class:`BlockAssembler` under the rule of the module
     docstring and turns the records into events (appended to ``out``) and counts (``stats``).
@@ -169,7 +175,7 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
-                 "paste", "every", "owed", "unwrap", "loose")
+                 "paste", "every", "owed", "_held", "unwrap", "loose")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -181,8 +187,10 @@ class Feeder:
         self.out = out
         self.paste = None  # what logdoc.paste learned for the source's lines (set by use_paste)
         self.every = False  # a short source (logdoc.paste: Paste.every_line): every line is fed
-        # a line read as several glued records is one line read: line -> [pieces not counted, their texts]
+        # a line read as several glued records is one line read: line -> [pieces not counted, their texts,
+        # the first piece's text, the counts the last record that held one of its pieces went to]
         self.owed: dict[int, list] = {}
+        self._held: list[list] = []  # the entries of ``owed`` that the record being settled held
         self.state = Gate.NONE
         self.lane_state = LaneGate.FREE
         self.reduce = False
@@ -252,7 +260,7 @@ class Feeder:
             pieces = paste.pieces.get(n)
             if pieces:  # several records glued on one line (logdoc/paste/): each read on its own,
                 # the line is counted once (see _pay): what its records owe, before any is settled
-                self.owed[n] = [len(pieces) - 1, {unwrap(p)[1] for p in pieces[1:]}]
+                self.owed[n] = [len(pieces) - 1, {unwrap(p)[1] for p in pieces[1:]}, unwrap(pieces[0])[1], ()]
                 for piece in pieces:
                     self._feed(n, piece, cand)
                 return
@@ -304,8 +312,13 @@ class Feeder:
                 n -= self._pay(rec)
             if rec.line == plain_line:
                 stats.irrelevant += n  # a line without a keyword, alone: not classified
+                if self._held:
+                    self._counted_in(_IRRELEVANT)
                 continue
             ev = classify_record(rec, name)
+            if self._held:
+                self._counted_in(_UNDERSTOOD if ev is not None else _NOT_UNDERSTOOD
+                                 if prefilter.marked(rec.text) else _IRRELEVANT)
             if ev is not None:
                 stats.relevant += n
                 stats.understood += n
@@ -338,10 +351,17 @@ class Feeder:
         """The lines of ``rec`` not to count: the pieces after the first of a line read as several
         glued records, which are one line read (``lines_read == irrelevant + relevant``)."""
         paid = 0
+        holding = self._held = []
         for g in [g for g in self.owed if rec.line <= g <= rec.end_line]:
             owed = self.owed[g]
-            texts = owed[1]
-            held = sum(1 for t in rec.text.split("\n") if t in texts) or 1
+            holding.append(owed)
+            if rec.line == rec.end_line:
+                # only pieces of line g: all of them owed but the first piece (a record may join a
+                # piece to the one before it, so its text has fewer lines than pieces)
+                held = rec.nlines - (1 if rec.text.startswith(owed[2]) else 0)
+            else:
+                texts = owed[1]
+                held = sum(1 for t in rec.text.split("\n") if t in texts) or 1
             take = min(owed[0], held, rec.nlines - paid)
             owed[0] -= take
             paid += take
@@ -349,8 +369,24 @@ class Feeder:
                 del self.owed[g]
         return paid
 
+    def _counted_in(self, fields: tuple[str, ...]) -> None:
+        for owed in self._held:
+            owed[3] = fields
+        self._held = []
+
+    def _settle_owed(self) -> None:
+        """The pieces of glued lines that no record paid for (:meth:`_pay` reads a record's pieces from
+        its text, which may join two of them): taken off the counts the last record holding one went to."""
+        stats = self.stats
+        for owed in self.owed.values():
+            for field in owed[3]:
+                setattr(stats, field, getattr(stats, field) - owed[0])
+        self.owed.clear()
+
     def finish(self) -> None:
         self.settle(self.asm.flush())
+        if self.owed:
+            self._settle_owed()
         self._update_state()
         if self.lane is not None:
             self.lane.flush()  # (the launches fast.runs kept, counted)

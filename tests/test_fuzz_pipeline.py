@@ -306,6 +306,15 @@ FIXED_CRASHES = {
         "W1129 23:10:58.861000 30826 site-packages/torch/distributed/elastic/multiprocessing/api.py:1028] Sending "
         "process 30862 closing signal SIGTERM\n",
         "analysis/cascade.py first_failure: pruned is empty (IndexError)"),
+    "glued-pieces-joined-in-a-record": (
+        '    return f(*args, **kworker rank=0 pid=31006: step 0: all_reduce ok (sum=4)\n'
+        'ntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer '
+        '[127.0.0.1]\nror. GLHF! \\ud83c\\udfd6\\ufe0f", "extraInfo": {"py_callstack": "Traceback (most recent call '
+        'last):\\n  File \\"/root/.pyenv\n/versions/3.11.7/lib/python3.11/site-packages/torch/distributed/elastic/'
+        'multiprocessing/errors/__init__.py\\", line 367, \nin wrapper\\n    return f(*args, **kwargs)\\n           '
+        '^^^^^^^^^^^^^^^^^^\\n  File \\"/tmp/logdoc-samples/_workers/train.py\nher/api.py", line 194, in __call__\n',
+        "pipeline.Feeder._pay: a wrapped line decoded into glued pieces, two of them joined in one record (a frame "
+        "line and its rest), was counted twice (lines_read < irrelevant + relevant)"),
     "range-overflow": (
         "[rank92233720368547758081]:[W106 10:41:07.083161205 ProcessGroupNCCL.cpp:1552] WARNING: "
         "destroy_process_group() was not called before program exit, which can leak resources. For more info, "
