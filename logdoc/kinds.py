@@ -194,7 +194,10 @@ KINDS: dict[str, KindSpec] = {
                               " exited with a non-zero status; vLLM's executor: a worker process died)"),
     "framework.stalled": _k(("framework", "seconds"), "logdoc/classify/frameworks.py",
                             "a framework's process waited an interval for its peers (vLLM's shared-memory message queue: no "
-                            "broadcast block free or written in 60 s)"),
+                            "broadcast block free or written in 60 s; Horovod's stall inspector: a tensor only some ranks submitted)"),
+    "framework.check": _k(("framework", "check", "value", "required"), "logdoc/classify/frameworks.py",
+                          "a framework's start-up check of the machine that failed (vLLM: no GPU peer-to-peer access; "
+                          "Accelerate: a Linux kernel older than it recommends)"),
     "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,

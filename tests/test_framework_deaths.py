@@ -169,3 +169,40 @@ def test_framework_lines_pass_the_prefilter(line):
     # a bare framework line with no error word is still a candidate (the fast path's keywords: logdoc/read/prefilter.py)
     from logdoc.read import prefilter
     assert prefilter.candidate(line)
+
+
+@pytest.mark.parametrize("line, fields", [
+    # Horovod's stall inspector (stall_inspector.cc; operations.cc before 0.19, the same first line)
+    ("[1,0]<stderr>:[2020-07-04 19:23:57.817885: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted"
+     " to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60"
+     " seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is"
+     " submitting tensors, which will cause deadlock.", {"framework": "horovod", "seconds": 60}),
+    # vLLM's custom all-reduce turned off for want of GPU peer access; Accelerate's kernel check
+    ("WARNING 06-05 10:11:12 custom_all_reduce.py:166] Custom allreduce is disabled because your platform lacks GPU P2P"
+     " capability or P2P test failed. To silence this warning, specify disable_custom_all_reduce=True explicitly.",
+     {"framework": "vllm", "check": "p2p"}),
+    ("Detected kernel version 4.18.0, which is below the recommended minimum of 5.5.0; this can cause the process to hang.",
+     {"framework": "accelerate", "check": "kernel", "value": "4.18.0", "required": "5.5.0"}),
+])
+def test_framework_checks_and_stalls_are_read(line, fields):
+    from logdoc.read import prefilter
+    assert prefilter.candidate(line)
+    events = [e for e in parse_sources([("x.log", line + "\n")]).events if e.kind.startswith("framework.")]
+    assert len(events) == 1 and events[0].fields == fields
+
+
+def test_vllm_custom_allreduce_notes_other_than_p2p_are_not_read():
+    # the world size and PCIe-only reasons say nothing about the machine's health
+    for line in ["Custom allreduce is disabled due to an unsupported world size: 3. Supported world sizes: [2, 4, 6, 8]. To"
+                 " silence this warning, specify disable_custom_all_reduce=True explicitly.",
+                 "Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence this"
+                 " warning, specify disable_custom_all_reduce=True explicitly."]:
+        assert _diagnoses(line + "\n") == []
+
+
+def test_a_horovod_stall_stands_under_the_failure_of_a_rank():
+    ids = _ids("[1,1]<stderr>:RuntimeError: CUDA error: an illegal memory access was encountered\n"
+               "[1,0]<stderr>:[2021-03-02 10:11:12.345678: W horovod/common/stall_inspector.cc:107] One or more tensors were"
+               " submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for"
+               " more than 60 seconds. This may indicate that different ranks are trying to submit different tensors.\n")
+    assert ids and ids[0] == "LD803"  # the rank's own failure leads; the stall it caused is its consequence

@@ -90,7 +90,8 @@ def classify_bare(text: str) -> Parsed | None:
         if parsed is None and ("JAX distributed service" in first or "remote daemon" in first or "oordination" in first
                                or "MPI_ABORT was invoked" in first or "non-zero status" in first
                                or "terminated normally, but" in first or first.startswith("Process name: [[")
-                               or " died" in first or "sigquit from a child process" in first or "broadcast block" in first):
+                               or " died" in first or "sigquit from a child process" in first or "broadcast block" in first
+                               or "remainder of ranks" in first or "Custom allreduce" in first or "recommended minimum" in first):
             parsed = classify_framework(first)
         if parsed is None and first.startswith("libnccl.so") and "\n" in text:
             parsed = classify_ldconfig(text.lstrip())  # (ldconfig's tab-indented lines are one record)

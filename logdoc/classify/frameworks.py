@@ -39,7 +39,17 @@ vLLM's shared-memory message queue (vllm/distributed/device_communicators/shm_br
 work from the executor to its workers on one node, says when one side waited a whole interval for the other:
 ``No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are
 hanging or doing some time-consuming work (e.g. compilation).`` (earlier releases ``... found in 60 second.``, and a
-reader's ``... foundin 60 second.``): ``framework.stalled`` with ``framework`` ``vllm`` and ``seconds``.
+reader's ``... foundin 60 second.``): ``framework.stalled`` with ``framework`` ``vllm`` and ``seconds``. Horovod's stall
+inspector (horovod/common/stall_inspector.cc; operations.cc before 0.19) says the same of a collective that only some
+ranks have submitted: ``One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and
+are waiting for remainder of ranks for more than 60 seconds. ...``, the missing ranks on the lines after it:
+``framework.stalled`` with ``framework`` ``horovod`` and ``seconds``.
+
+The frameworks' start-up checks of the machine say what they found: vLLM's ``Custom allreduce is disabled because your
+platform lacks GPU P2P capability or P2P test failed.`` (vllm/distributed/device_communicators/custom_all_reduce.py:
+a pair of GPUs without working peer access), Accelerate's ``Detected kernel version 5.4.0, which is below the
+recommended minimum of 5.5.0; this can cause the process to hang.`` (accelerate/utils/other.py): ``framework.check``
+with ``framework``, ``check`` (``p2p``, ``kernel``) and, for the kernel, ``value`` and ``required``.
 
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
@@ -68,12 +78,18 @@ _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutti
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
                 r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
 _VLLM_SHM = lazy_re(r"\bNo available shared memory broadcast block found ?in (?P<s>\d{1,6}) seconds?\b")
+_HOROVOD_STALL = lazy_re(r"\bsubmitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
+                         r"ranks for more than (?P<s>\d{1,7}) seconds\b")
+_VLLM_P2P = lazy_re(r"\bCustom allreduce is disabled because your platform lacks GPU P2P capability\b")
+_ACCELERATE_KERNEL = lazy_re(r"\bDetected kernel version (?P<v>\d{1,3}\.\d{1,4}\.\d{1,6}), which is below the recommended minimum of "
+                             r"(?P<min>\d{1,3}\.\d{1,4}\.\d{1,6})")
 
 
 def classify_framework(line: str) -> Parsed | None:
     """``framework.peer_lost`` for JAX's coordination service or Open MPI's launcher reporting a lost peer,
     ``framework.coordination_error`` for a coordination agent's gRPC failure, ``framework.stalled`` for vLLM's
-    message queue waiting on a peer; None otherwise."""
+    message queue or Horovod's coordinator waiting on a peer, ``framework.check`` for a start-up check of the machine
+    that failed; None otherwise."""
     if "JAX distributed service" in line:
         m = _JAX.search(line, 0, min(len(line), 4096))
         if m is not None:
@@ -127,6 +143,18 @@ def classify_framework(line: str) -> Parsed | None:
         m = _VLLM_SHM.search(line, 0, min(len(line), 1024))
         if m is not None:
             return Parsed("framework.stalled", "WARN", "framework.stalled", {"framework": "vllm", "seconds": int(m["s"])})
+    if "remainder of ranks" in line:
+        m = _HOROVOD_STALL.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            return Parsed("framework.stalled", "WARN", "framework.stalled", {"framework": "horovod", "seconds": int(m["s"])})
+    if "Custom allreduce" in line:
+        if _VLLM_P2P.search(line, 0, min(len(line), 1024)) is not None:
+            return Parsed("framework.check", "WARN", "framework.check", {"framework": "vllm", "check": "p2p"})
+    if "recommended minimum" in line:
+        m = _ACCELERATE_KERNEL.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            return Parsed("framework.check", "WARN", "framework.check",
+                          {"framework": "accelerate", "check": "kernel", "value": m["v"], "required": m["min"]})
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:

@@ -69,6 +69,10 @@ KEYWORDS = (
               # logdoc/stops.py, logdoc/classify/frameworks.py)
     "broadcast block",  # vLLM's message queue waiting on a stuck peer, logged at INFO or WARNING (`No available shared
               # memory broadcast block found in 60 seconds.`; logdoc/classify/frameworks.py)
+    "remainder of ranks",  # Horovod's stall inspector, logged at WARNING (`One or more tensors were submitted to be reduced,
+              # gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.`)
+    "recommended minimum",  # Accelerate's kernel check (`Detected kernel version 5.4.0, which is below the recommended minimum
+              # of 5.5.0; this can cause the process to hang.`; logdoc/classify/frameworks.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
