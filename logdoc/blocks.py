@@ -87,6 +87,12 @@ _CHAIN = ("During handling of the above exception, another exception occurred:",
           "The above exception was the direct cause of the following exception:")
 _EXC_LINE = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\s*$)")
 _NCCL_INTERP = lazy_re(r"nccl[A-Z]\w*: ")
+# an exception line whose message starts on the next line: Python prints `Type: ` + str(exc), and a message
+# that begins with a line break (`raise X("\\n\\nCannot apply ...")`) leaves the type and its colon alone
+# (an empty message prints the type without a colon)
+_EXC_OPEN = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):[ \t]*$")
+MAX_OPEN_MESSAGE = 24  # lines (blanks included) such a message may take after its exception line
+_OTHER_RECORD = lazy_re(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |\[rank\d+\]:|[IWEF]\d{4} \d|\[?\d{4}-\d\d-\d\d")
 _FRAME_EQ = lazy_re(r"={3,}\s*$")
 _FRAME_DASH = lazy_re(r"-{3,}\s*$")
 _SPAWN = lazy_re(r"-- Process \d+ terminated with the following error:")
@@ -250,7 +256,7 @@ def _takes_any_line(b: "_Block") -> bool:
     if kind in ("child_failed", "wrapped"):
         return True
     if kind == "traceback":
-        return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain")
+        return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain", "exc_open")
     if kind == "message":
         # wrap: an exception line whose next line may be its rest; options: the option lines of OPTIONS_HEAD
         return b.state in ("last_error", "spawn", "wrap", "options")
@@ -777,7 +783,7 @@ class BlockAssembler:
         if _EXC_LINE.match(text) is None:
             return "end"
         if not probe:
-            b.state = "after_exc"
+            b.state = "exc_open" if _EXC_OPEN.match(text) else "after_exc"
             b.envs = None
             b.exc_type = text
             b.exc_at = len(b.lines)
@@ -798,7 +804,7 @@ class BlockAssembler:
             if st == "hframes" and _EXC_LINE.match(text) is None:
                 return "end"                           # frames without their head: only an exception line ends them
             if not probe:
-                b.state = "after_exc"
+                b.state = "exc_open" if _EXC_OPEN.match(text) else "after_exc"
                 b.exc_type = text
                 b.exc_at = len(b.lines)
                 b.head = self._head
@@ -822,6 +828,14 @@ class BlockAssembler:
         # after the exception line
         if not text.strip():
             return "hold" if len(b.pending) < 2 else "end"
+        if st == "exc_open":                       # the message on the lines after `Type:`
+            if (len(b.pending) < 2 and len(b.lines) - b.exc_at + len(b.pending) <= MAX_OPEN_MESSAGE
+                    and not text.startswith(_TB_HEAD)
+                    and not text.startswith(_CHAIN) and _SPAWN.match(text) is None and _EXC_LINE.match(text) is None
+                    and _FRAME_EQ.match(text) is None and _OTHER_RECORD.match(text) is None and not _is_cont(text)):
+                return "take"
+            if not probe:
+                b.state = "after_exc"
         if text.startswith(_CHAIN):
             if not probe:
                 b.state = "chain"

@@ -222,3 +222,28 @@ def test_flight_recorder_stack_lines_join():
     recs = run(lines)
     assert [(r.line, r.end_line) for r in recs] == [(1, 3), (4, 4)]
     assert classify(recs[0].text, recs[0].env).kind == "torch.flight_recorder"
+
+
+def test_an_exception_whose_message_starts_on_the_next_line_takes_it():
+    # Python prints `Type: ` + str(exc): a message that begins with a line break leaves `Type:` alone on its line
+    # (accelerate's debug mode raises DistributedOperationException("\n\nCannot apply ...")); an empty message
+    # prints the type without a colon, so `Type:` alone always means the message follows
+    head = ["Traceback (most recent call last):", '  File "t.py", line 15, in main', "    b = broadcast(t)",
+            '  File "/x/accelerate/utils/operations.py", line 303, in wrapper']
+    msg = ["accelerate.utils.operations.DistributedOperationException:", "",
+           "Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.", "",
+           "Operation: `accelerate.utils.operations.broadcast`", "Input shapes:", "  - Process 0: [1, 5]",
+           "  - Process 1: [1, 2, 5]"]
+    recs = run(head + msg + ["", "", "epoch 2"])
+    assert [(r.line, r.end_line) for r in recs][0] == (1, 12)
+    p = classify(recs[0].text)
+    assert p.fields["exc_message"].startswith("Cannot apply desired operation due to shape mismatches.")
+    assert p.fields["exc_message"].endswith("  - Process 1: [1, 2, 5]")
+    # a message on the exception's own line: the lines after it stay their own
+    recs = run(head + ["ValueError: bad", "", "Cannot apply this"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 5), (6, 6), (7, 7)]
+    # the message ends at another record's head (an NCCL line, a c10 prefix) and within MAX_OPEN_MESSAGE lines
+    recs = run(head + ["RuntimeError:", "  the reason", "node1:12:34 [0] NCCL INFO comm 0x1 rank 0 nranks 2"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 6), (7, 7)]
+    recs = run(head + ["RuntimeError:"] + [f"line {i}" for i in range(40)])
+    assert recs[0].end_line < 5 + 26
