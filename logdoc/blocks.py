@@ -8,7 +8,8 @@ while other streams go on), so sort by ``line`` if the order matters.
 Blocks recognised:
 
 - Python traceback: ``Traceback (most recent call last):`` through the final ``Type: message``
-  line and the message's continuation lines, with chained exceptions (``During handling of the
+  line and the message's continuation lines (an exception line that is only ``Type:`` has its message on
+  the lines after it, up to :data:`MAX_OPEN_MESSAGE`), with chained exceptions (``During handling of the
   above exception ...`` / ``The above exception was the direct cause ...``), the nested traceback
   of ``torch.multiprocessing.spawn`` (``-- Process N terminated with the following error:``) and
   the framed ChildFailedError summary that follows ``ChildFailedError:``.
