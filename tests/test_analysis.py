@@ -1013,3 +1013,17 @@ def test_the_rank_and_file_rows_share_their_names():
         end = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
         assert shared == own and end - mid < 0.8 * (mid - at), (names, end - mid, mid - at)
+
+
+def test_timeline_seconds_held_as_offsets_read_like_the_list():
+    """timeline._Seconds: per event a second or None, 4 bytes each, read by position and in order as the
+    list it holds; a span the 4 bytes cannot hold keeps the list."""
+    from logdoc.analysis.timeline import _Seconds
+
+    day = 739_000 * 86_400
+    values = [None, day + 5, day, None, day + 86_399 * 3]
+    held = _Seconds.of(values, day, day + 86_399 * 3)
+    assert held.__class__ is _Seconds and len(held) == 5
+    assert [held[i] for i in range(5)] == values and list(held) == values
+    wide = [day, day + (1 << 31)]
+    assert _Seconds.of(wide, day, day + (1 << 31)) is wide and _Seconds.of([None], None, None) == [None]

@@ -177,6 +177,39 @@ def sorted_positions(run: list[int | None], fidx: array, lines: list[int]) -> ar
     return array("i", (k & mask for k in keys))
 
 
+class _Seconds:
+    """Per event of a job, a second or None, held as a 4-byte offset from the job's first second: a list
+    held an 8-byte slot an event (four of them: the event's own second, its bounds and its running
+    second) and an int object per value. Read by position (``[i]``) and in order (iteration)."""
+
+    __slots__ = ("_a", "_base")
+    _NONE = -(1 << 31)
+
+    def __init__(self, values: list[int | None], base: int) -> None:
+        none = self._NONE
+        self._base = base
+        self._a = array("i", [none if v is None else v - base for v in values])
+
+    @classmethod
+    def of(cls, values: list[int | None], lo: int | None, hi: int | None) -> "_Seconds | list[int | None]":
+        """``values`` held so, or the list itself when its seconds span more than the 4 bytes hold."""
+        if lo is None or hi is None or hi - lo >= (1 << 31) - 1:
+            return values
+        return cls(values, lo)
+
+    def __getitem__(self, i: int) -> int | None:
+        v = self._a[i]
+        return None if v == self._NONE else v + self._base
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Iterator[int | None]:
+        none, base = self._NONE, self._base
+        for v in self._a:
+            yield None if v == none else v + base
+
+
 class Timeline:
     """All events of a job, ordered by time where known and by file order within a file."""
 
@@ -205,7 +238,6 @@ class Timeline:
                     got = seconds[k] = self.clock.seconds(st)
                 sec[i] = got
         del seconds
-        self._sec = sec
         lo: list[int | None] = [None] * n
         hi: list[int | None] = [None] * n
         order: list[int | None] = [None] * n
@@ -247,13 +279,18 @@ class Timeline:
                     if order[i] is not None:
                         break
                     order[i] = hi[i]
-        self._lo, self._hi = lo, hi
         # compact per-event state (a job of many ranks has hundreds of thousands of events): the
-        # file of each event as a number, its running second (``order``); sort keys are built when
-        # asked for (:meth:`key_at`), the order of the events is an array of positions
-        self._run = order
+        # file of each event as a number, its seconds as 4-byte numbers (_Seconds); sort keys are built
+        # when asked for (:meth:`key_at`), the order of the events is an array of positions
         self._fidx = array("i", (file_index[ev.file] for ev in events))
         self._order = sorted_positions(order, self._fidx, [ev.line for ev in events])
+        known = [x for x in sec if x is not None]
+        first, last = (min(known), max(known)) if known else (None, None)
+        del known
+        self._sec = _Seconds.of(sec, first, last)
+        self._lo, self._hi, self._run = (_Seconds.of(lo, first, last), _Seconds.of(hi, first, last),
+                                         _Seconds.of(order, first, last))
+        del sec, lo, hi, order
         self._places: array | None = None  # the inverse of _order, made when asked (place)
 
     # -- access -------------------------------------------------------------------------------
@@ -363,7 +400,8 @@ class Timeline:
         ``key(ev)[0] == 0``, else None), by position when ``events`` is the list this timeline was
         built from."""
         if events is self._events:
-            return list(self._run)
+            one: dict[int | None, int | None] = {}  # one number object per second (thousands of ranks share them)
+            return [one.setdefault(s, s) for s in self._run]
         out: list[int | None] = []
         for ev in events:
             k = self.key(ev)
