@@ -206,3 +206,22 @@ def test_a_horovod_stall_stands_under_the_failure_of_a_rank():
                " submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for"
                " more than 60 seconds. This may indicate that different ranks are trying to submit different tensors.\n")
     assert ids and ids[0] == "LD803"  # the rank's own failure leads; the stall it caused is its consequence
+
+
+def test_horovodrun_exit_banner_stands_under_the_process_error():
+    # the Gloo runner's banner only reports the exit; the process's own error leads (LD753 explained_by)
+    ids = _ids("[1]<stderr>:RuntimeError: CUDA error: an illegal memory access was encountered\n"
+               "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job"
+               " to be terminated. The first process to do so was:\nProcess name: 1\nExit code: 1\n")
+    assert ids and ids[0] == "LD803"
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("RuntimeError: Using hostfile at /job/hostfile but host=worker-1 was not reachable via ssh. If you are running with a"
+     " single node please remove /job/hostfile or setup passwordless ssh.\n", "LD746"),
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the"
+     " 'spawn' start method\n", "LD754"),
+])
+def test_launcher_failures_are_named_not_generic(text, rule):
+    ids = _ids(text)
+    assert ids and ids[0] == rule and "LD710" not in ids
