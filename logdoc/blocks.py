@@ -833,7 +833,8 @@ class BlockAssembler:
             if (len(b.pending) < 2 and len(b.lines) - b.exc_at + len(b.pending) <= MAX_OPEN_MESSAGE
                     and not text.startswith(_TB_HEAD)
                     and not text.startswith(_CHAIN) and _SPAWN.match(text) is None and _EXC_LINE.match(text) is None
-                    and _FRAME_EQ.match(text) is None and _OTHER_RECORD.match(text) is None and not _is_cont(text)):
+                    and _FRAME_EQ.match(text) is None and _FRAME_DASH.match(text) is None
+                    and _OTHER_RECORD.match(text) is None and not _is_cont(text)):
                 return "take"
             if not probe:
                 b.state = "after_exc"

@@ -32,7 +32,11 @@ FLOORS = {
     # that session's repairs of frame lines cut in their file names, blanks a dedent took from a wrap's rests,
     # Ray's repeat note on a rest and the widths quote marks and a code block's indentation count, of 365:
     # 216/225, 129/144, 280/309, 291/311)
-    "evidence+wrap80": 96, "wrap80+dedent": 91, "quote+wrap80": 97, "indent+wrap80": 96,
+    # evidence+wrap80 96 -> 95, quote+wrap80 97 -> 96 (session 29): two s29p cases whose log was posted already
+    # hard-wrapped at another width (stas00-ml-engineering-debug-ib-azure, -slurm-broken-network) lose under a
+    # second wrap; the cases right at a820f72 lose what they lost then (234/245 and 322/332 kept of the 401 cases
+    # right now; 225/234 and 309/318 of 381 then)
+    "evidence+wrap80": 95, "wrap80+dedent": 91, "quote+wrap80": 96, "indent+wrap80": 96,
 }
 
 
