@@ -15,7 +15,8 @@ local rank, node rank):
   first and the last :data:`FULL` launches whole, and one ``nccl.progress`` event that folds the
   rest (:func:`fold_launches`): per collective its count and first and last opCount, the total
   count, first and last lines and times, and the last :data:`TAIL` launches as compact rows (the
-  lateness of a straggler is judged on them);
+  lateness of a straggler is judged on them, and what the ranks launched at each opCount is compared
+  on them, :mod:`logdoc.analysis.launches`);
 * NCCL init facts (communicators, env, interfaces, transports, versions) and other NCCL INFO
   lines: every distinct message, once (a line printed again by the same process, from any of its
   threads, is the same fact), plus the last, up to :data:`FACT_KEEP` distinct ones per family
@@ -279,7 +280,7 @@ def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: 
     that holds the rest as :mod:`logdoc.analysis.collectives` reads it: per collective its count and
     first and last opCount, the total count and first and last lines and times, and the last
     launches (``tail``, the last ``TAIL`` in file order) as compact rows ``[line, time, coll,
-    opCount, count, datatype]``, the first of them the ``start``-th launch (from 0); the
+    opCount, count, datatype, op, root]`` (what :mod:`logdoc.analysis.launches` compares), the first of them the ``start``-th launch (from 0); the
     communicator's size (``nranks``) and how the launches were printed (``via``: opCount lines or
     CALL lines) are those of its last launch.
     Nothing is folded (no progress event) while every launch is kept whole anyway."""
@@ -292,7 +293,7 @@ def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: 
         la = _launch(e)
         if la is None:
             continue
-        rows.append([e.line, e.time, la["coll"], la["op_count_text"], la["count"], la["datatype"]])
+        rows.append([e.line, e.time, la["coll"], la["op_count_text"], la["count"], la["datatype"], la["op"], la["root"]])
     last = tail[-1] if tail else first
     times = [e.time for e in (first, last) if e.time]
     comm = nranks = via = None

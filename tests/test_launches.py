@@ -5,7 +5,7 @@ from __future__ import annotations
 from logdoc.analysis import analyze
 from logdoc.api import build_report
 from logdoc.kb import load_rules
-from logdoc.pipeline import parse_sources
+from logdoc.pipeline import parse_paths, parse_sources
 
 
 def run(files: dict[str, str], reduce: bool = False):
@@ -99,6 +99,55 @@ def test_digest_path_finds_it_too():
     ops = {r: [{"count": 4096 if r == 0 else 1024}] + [{}] * 200 for r in range(3)}
     [m] = found(run(ranks_job(ops), reduce=True))
     assert (m.fields["seq"], m.fields["minority_ranks"]) == (0, [0])
+
+
+def test_a_difference_among_the_folded_launches_is_found_as_on_every_line(tmp_path):
+    """``explain`` and a digest fold a long run of launches (logdoc/digest.py: the first and last few whole,
+    the last TAIL as rows); a rank that reduced with another op 20 launches before the end is found all
+    the same, with the same diagnoses, and cited by the line of its launch."""
+    from logdoc import digest
+
+    ops = {r: [{}] * 180 + [{"redop": 2 if r == 1 else 0}] + [{}] * 20 for r in range(3)}
+    files = ranks_job(ops)
+    raw, folded = found(run(files)), found(run(files, reduce=True))
+    assert [(m.fields["seq"], m.fields["aspect"], m.fields["minority_ranks"]) for m in folded] == [(180, "op", [1])]
+    assert [(m.fields["seq"], m.fields["values"]) for m in raw] == [(180, folded[0].fields["values"])]
+    assert (folded[0].file, folded[0].line) == ("rank1.log", 182) == (raw[0].file, raw[0].line)
+    assert folded[0].fields["evidence"] == raw[0].fields["evidence"]
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    out = tmp_path.parent / "launches-node.json"
+    digest.write(parse_paths([str(tmp_path)], reduce=True), str(out))
+    rules = load_rules()
+    reports = [build_report(parse_paths(p, reduce=red), rules) for p, red in
+               (([str(tmp_path)], False), ([str(tmp_path)], True), ([str(out)], False))]
+    tops = [[(d["id"], d["ranks"]) for d in rep["diagnoses"]] for rep in reports]
+    assert tops[0][0] == ("LD597", [1]) and tops[1] == tops[0] and tops[2] == tops[0]
+    assert [e["line"] for e in reports[1]["diagnoses"][0]["evidence"]][:1] == [182]
+
+
+def test_a_send_before_the_folded_launches_still_ends_the_comparison():
+    # rank 0's Send at opCount 5 is folded away, its first opCount kept in the progress event's ops
+    ops = {r: [{}] * 5 + [{"name": "Send" if r == 0 else "Recv"}] + [{}] * 150 + [{"count": 9 if r else 8}] + [{}] * 10
+           for r in range(2)}
+    assert found(run(ranks_job(ops))) == []
+    assert found(run(ranks_job(ops), reduce=True)) == []
+
+
+def test_launches_folded_as_two_streams_of_one_process_count_as_one():
+    """A process's lines that tell two ranks apart (an envelope on some of them) are two streams to the
+    digest, each folded on its own; the progress of the process's launches is still the whole of them."""
+    from logdoc.analysis.collectives import progress_table
+
+    ops = {0: [{}] * 150, 1: [{}] * 150, 2: [{}] * 120}
+    files = ranks_job(ops)
+    lines = files["rank1.log"].splitlines()
+    files["rank1.log"] = "\n".join(("[default1]:" + ln) if 20 <= i < 100 else ln for i, ln in enumerate(lines)) + "\n"
+    raw, folded = run(files), run(files, reduce=True)
+    assert len([e for e in folded.events if e.kind == "nccl.progress" and e.rank == 1]) == 2
+    view = [[(r["member"], r["launches"], r["last"]) for t in progress_table(a.job) for r in t["rows"]]
+            for a in (raw, folded)]
+    assert view[0] == view[1] == [(0, 150, 149), (1, 150, 149), (2, 120, 119)]
 
 
 # -- near misses ------------------------------------------------------------------------------------

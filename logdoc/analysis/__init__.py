@@ -75,7 +75,9 @@ class Analysis:
                 k = (e.file, e.line)
                 if k in need:
                     self._at.setdefault(k, e)
-        keys = [self.timeline.key(self._at[r]) for r in refs if r in self._at]
+        # a line without its event (a launch a digest folded) by its place in its file, the first by its own stamp
+        keys = [self.timeline.key(self._at[r]) if r in self._at else
+                self.timeline.line_key(r[0], r[1], ev.time if j == 0 else None) for j, r in enumerate(refs)]
         return min(keys) if keys else key
 
     @staticmethod

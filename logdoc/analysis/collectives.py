@@ -72,8 +72,9 @@ _NAMES: dict[str, tuple[str, ...]] = {}
 
 
 def launch_of(ev: Event) -> dict[str, Any] | None:
-    """The collective an NCCL event launches: ``{coll, op_count (int or None), count, datatype, comm,
-    nranks, via}``, or None when the event is no launch line."""
+    """The collective an NCCL event launches: ``{coll, op_count (int or None), count, datatype, op, root,
+    comm, nranks, via}`` (``op`` and ``root`` as printed, None where the line has none), or None when the
+    event is no launch line."""
     f = ev.fields or {}
     fmt = f.get("format")
     args = f.get("args")
@@ -90,12 +91,13 @@ def launch_of(ev: Event) -> dict[str, Any] | None:
         except ValueError:
             return None
         return {"coll": coll, "op_count": op_count, "op_count_text": str(vals.get("opCount")),
-                "count": _int(vals.get("count")), "datatype": _int(vals.get("datatype")), "comm": vals.get("comm"),
-                "nranks": _int(vals.get("nranks")), "via": "coll"}
+                "count": _int(vals.get("count")), "datatype": _int(vals.get("datatype")), "op": vals.get("op"),
+                "root": vals.get("root"), "comm": vals.get("comm"), "nranks": _int(vals.get("nranks")), "via": "coll"}
     if fmt.startswith("nccl%s(") and len(args) == len(CALL_ARGS):
         vals = dict(zip(CALL_ARGS, args))
         return {"coll": vals["coll"], "op_count": None, "op_count_text": None, "count": _int(vals["count"]),
-                "datatype": _int(vals["datatype"]), "comm": vals["comm"], "nranks": None, "via": "call"}
+                "datatype": _int(vals["datatype"]), "op": vals["op"], "root": vals["root"], "comm": vals["comm"],
+                "nranks": None, "via": "call"}
     return None
 
 
@@ -131,49 +133,53 @@ def _norm_id(p: Any) -> str:
     return "0x" + (s or "0")
 
 
-class _Row:
-    """A launch a digest folded into a ``nccl.progress`` event: where it was (its line), no event."""
+class FoldedLaunch:
+    """A launch a digest folded into a ``nccl.progress`` event: its line, no event (evidence: the report cites its line)."""
     __slots__ = ("progress", "line")
+    time = None
 
     def __init__(self, progress: Event, line: int) -> None:
         self.progress = progress
         self.line = line
 
-    @property
-    def rank(self) -> int | None:
-        return self.progress.rank
-
-    @property
-    def host(self) -> str | None:
-        return self.progress.host
+    def __getattr__(self, name: str):  # file, rank, host, attempt: the progress event's
+        return getattr(self.progress, name)
 
 
-def _folded(job: Job) -> dict[tuple, tuple[tuple[Event, int], list[tuple[int, int | None, dict]]]]:
-    """The folded launches of every process and comm: ``{(process, comm): ((progress event, ordinal of
-    the first row), [(line, second, launch), ...])}``, a launch as :func:`launch_of` gives it."""
-    out: dict[tuple, tuple[tuple[Event, int], list]] = {}
+def _folded(job: Job) -> dict[tuple, tuple[tuple[Event, int, int], list[tuple[int, int | None, dict]]]]:
+    """The folded launches of every process and comm: ``{(process, comm): ((progress event, ordinal of the first
+    row, launches), [(line, second, launch), ...])}``, a launch as :func:`launch_of` gives it; two streams of
+    one process on one comm (its lines told two ranks apart) as one, as on every line."""
+    out: dict[tuple, tuple[tuple[Event, int, int], list]] = {}
     clock = job.timeline.clock
     for i in job.by_kind.get("nccl.progress", ()):
         ev = job.events[i]
         f = ev.fields
         rows = []
         for row in f.get("tail") or ():
-            try:
-                line, stamp, coll, oc, count, dtype = row
+            try:  # [line, time, coll, opCount, count, datatype, op, root]; digests before op and root: 6 values
+                line, stamp, coll, oc, count, dtype, op, root = row if len(row) == 8 else (*row, None, None)
                 op_count = int(str(oc), 16) if oc is not None else None
             except (TypeError, ValueError):
                 continue
             st = parse_stamp(stamp) if stamp else None
             rows.append((int(line), clock.seconds(st) if st is not None else None,
                          {"coll": coll, "op_count": op_count, "op_count_text": oc, "count": count, "datatype": dtype,
-                          "comm": f.get("comm"), "nranks": f.get("nranks"), "via": f.get("via") or "coll"}))
+                          "op": op, "root": root, "comm": f.get("comm"), "nranks": f.get("nranks"),
+                          "via": f.get("via") or "coll"}))
         if rows and f.get("comm"):
             rows.sort(key=lambda r: r[0])
             pc = (_proc(ev), _norm_ptr(f["comm"]))
             have = out.get(pc)
+            count = int(f.get("count") or len(rows))
             # opCount lines over CALL lines of the same calls, as for whole launches
             if have is None or (have[1][0][2]["via"] == "call" and rows[0][2]["via"] == "coll"):
-                out[pc] = ((ev, int(f.get("start") or 0)), rows)
+                out[pc] = ((ev, int(f.get("start") or 0), count), rows)
+            elif have[1][0][2]["via"] == rows[0][2]["via"]:
+                (prog, _, n), kept = have
+                rows = sorted(kept + rows, key=lambda r: r[0])
+                n += count
+                out[pc] = ((ev if ev.line > prog.line else prog, n - len(rows), n), rows)
     return out
 
 
@@ -258,7 +264,7 @@ def _gather(job: Job) -> dict[str, dict[str, Any]]:
     ordinal: dict[int, int] = {}   # id(event) -> its place among its process's launches on the comm
     counts: dict[tuple, int] = {}
     seconds: dict[int, int | None] = {}
-    for pc, ((prog, start), rows) in folded.items():
+    for pc, ((prog, start, count), rows) in folded.items():
         whole = {ev.line: (la, ev) for la, ev in per_pc.get(pc, ())}
         first = per_pc.get(pc, [])[:1]
         items = []
@@ -268,7 +274,7 @@ def _gather(job: Job) -> dict[str, dict[str, Any]]:
                 items.append(hit)
                 ordinal[id(hit[1])] = start + j
             else:
-                stand_in = _Row(prog, line)
+                stand_in = FoldedLaunch(prog, line)
                 items.append((la, stand_in))
                 ordinal[id(stand_in)] = start + j
                 seconds[id(stand_in)] = sec
@@ -276,7 +282,7 @@ def _gather(job: Job) -> dict[str, dict[str, Any]]:
             items.insert(0, first[0])
             ordinal[id(first[0][1])] = 0
         per_pc[pc] = items
-        counts[pc] = int(prog.fields.get("count") or len(items))
+        counts[pc] = count or len(items)
     # communicator key of each (process, comm)
     unnamed_order: dict[tuple, list[str]] = {}
     for (p, c), items in per_pc.items():
@@ -329,7 +335,7 @@ def _gather(job: Job) -> dict[str, dict[str, Any]]:
                 if idx in m.launches and la["op_count"] is not None:
                     continue  # a group's several ops under one opCount: the first names it
                 sec = seconds[id(ev)] if id(ev) in seconds else job.timeline.seconds(ev)
-                m.launches[idx] = (la, ev if not isinstance(ev, _Row) else None, sec)
+                m.launches[idx] = (la, ev if not isinstance(ev, FoldedLaunch) else None, sec)
                 m.order.append(idx)
     return comms
 

@@ -9,7 +9,11 @@ reduction op and root. When they do not (rank 0 broadcasts 25503912 float16 valu
 values), the ranks took different paths through the program: ``analysis.collective_mismatch`` with
 ``source: nccl_launch``, ``aspect`` the values that differ, and the launch lines as evidence.
 
-Only whole launch lines are compared (not the ones a digest folded), only opCounts that every compared
+Whole launch lines are compared, and the launches a digest folded into a process's ``nccl.progress`` event
+(:mod:`logdoc.digest`; ``logdoc explain`` folds a long run of launches so too) by its rows, which keep the
+last :data:`logdoc.digest.TAIL` launches' values (a difference further back than that is not seen); such a
+launch's evidence is its line, which the report shows by this finding's words where the line's text was
+not kept. Only opCounts that every compared
 member launched once (several launches under one opCount are a group, ``ncclGroupStart``), and only
 before the first point-to-point launch on the communicator (``Send``/``Recv`` differ between ranks by
 design, and a rank that takes no part in them counts its opCounts differently from then on). A
@@ -22,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Event
-from .collectives import collect, labels
+from .collectives import FoldedLaunch, collect
 from .common import ranks_text, synthetic
 from .job import Job
 
@@ -34,17 +38,6 @@ DATATYPES = ("int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "
              "float8e4m3", "float8e5m2")
 OPS = ("sum", "prod", "max", "min", "avg")
 MAX_EVIDENCE = 8  # launch lines kept per group of alike members
-_LABELS: dict[str, list[str]] = {}  # a launch format's value names, once per format
-
-
-def _extra(ev: Event) -> dict[str, Any]:
-    """The reduction op and root of a launch line (``op %d root %d``)."""
-    f = ev.fields or {}
-    fmt = str(f.get("format") or "")
-    names = _LABELS.get(fmt) or _LABELS.setdefault(fmt, labels(fmt))
-    args = f.get("args") or []
-    vals = dict(zip(names, args)) if len(names) == len(args) else {}
-    return {k: vals.get(k) for k in ("op", "root")}
 
 
 def _name(table: tuple[str, ...], v: Any) -> str:
@@ -72,18 +65,38 @@ def _member_of(comm: dict[str, Any]) -> dict[int, Any]:
     return out
 
 
-def _launches(items: list) -> tuple[dict[int, tuple[dict, Event]], int | None]:
-    """A process's whole launches by opCount (those launched once), and its first point-to-point opCount."""
+def _first_p2p(prog: Event) -> int | None:
+    """The first point-to-point opCount of the launches a ``nccl.progress`` event folded."""
+    ocs = []
+    for coll, o in ((prog.fields or {}).get("ops") or {}).items():
+        if coll in P2P:
+            try:
+                ocs.append(int(str(o.get("first_op_count")), 16))
+            except (AttributeError, ValueError):
+                continue
+    return min(ocs, default=None)
+
+
+def _launches(items: list) -> tuple[dict[int, tuple[dict, Any]], int | None]:
+    """A process's launches by opCount (those launched once; a launch a digest folded stands as its
+    :class:`~logdoc.analysis.collectives.FoldedLaunch`), and its first point-to-point opCount."""
     seen: dict[int, list] = {}
     first_p2p = None
+    progress: dict[int, Event] = {}
     for la, ev in items:
+        if isinstance(ev, FoldedLaunch):
+            progress[id(ev.progress)] = ev.progress
         oc = la.get("op_count")
         if la.get("via") != "coll" or oc is None:
             continue
         if la.get("coll") in P2P and (first_p2p is None or oc < first_p2p):
             first_p2p = oc
         seen.setdefault(oc, []).append((la, ev))
-    whole = {oc: hits[0] for oc, hits in seen.items() if len(hits) == 1 and isinstance(hits[0][1], Event)}
+    for prog in progress.values():
+        oc = _first_p2p(prog)
+        if oc is not None and (first_p2p is None or oc < first_p2p):
+            first_p2p = oc
+    whole = {oc: hits[0] for oc, hits in seen.items() if len(hits) == 1}
     return whole, first_p2p
 
 
@@ -94,17 +107,17 @@ def _aspects(launches: list[tuple[dict, Event]]) -> list[str]:
     coll = next(iter(colls))
     out = [a for a in ("count", "datatype") if len({la.get(a) for la, _ in launches}) > 1]
     for a, applies in (("op", REDUCING), ("root", ROOTED)):
-        if coll in applies and len({_extra(ev)[a] for _, ev in launches}) > 1:
+        if coll in applies and len({la.get(a) for la, _ in launches}) > 1:
             out.append(a)
     return out
 
 
-def _value(la: dict, ev: Event, aspects: list[str]) -> str:
+def _value(la: dict, aspects: list[str]) -> str:
     if aspects == ["op_type"]:
         return str(la["coll"])
     parts = []
     for a in aspects:
-        v = la.get(a) if a in ("count", "datatype") else _extra(ev)[a]
+        v = la.get(a)
         parts.append(f"{a} {_name(DATATYPES, v) if a == 'datatype' else _name(OPS, v) if a == 'op' else v}")
     return f"{la['coll']} ({', '.join(parts)})"
 
@@ -147,7 +160,7 @@ def analyze(job: Job) -> list[Event]:
             values: dict[str, list] = {}
             lines: dict[str, list[Event]] = {}
             for w, (la, ev) in here.items():
-                v = _value(la, ev, aspects)
+                v = _value(la, aspects)
                 values.setdefault(v, []).append(w)
                 lines.setdefault(v, []).append(ev)
             order = sorted(values, key=lambda v: (-len(values[v]), v))

@@ -29,7 +29,7 @@ Rules:
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 from datetime import date
 from typing import Iterable, Iterator, NamedTuple
@@ -349,6 +349,23 @@ class Timeline:
         if i is None:
             return (2, 0, 0, ev.line)
         return self.key_at(i)
+
+    def line_key(self, file: str, line: int, stamp: str | None = None) -> tuple:
+        """The sort key :meth:`key` would give an event at ``line`` of ``file`` that is not one of this
+        timeline's (a launch a digest folded: its line and stamp kept, no event): its own stamp, or the
+        order of the events before it."""
+        f = self.file_index.get(file)
+        if f is None:
+            return (2, 0, 0, line)
+        lines, pos = self._at_line[f], self._at_pos[f]
+        k = bisect_right(lines, line)
+        before = self._run[pos[k - 1]] if k else None
+        st = parse_stamp(stamp) if stamp else None
+        own = self.clock.seconds(st) if st is not None else None
+        run = own if before is None or (own is not None and own > before) else before
+        if run is None and k < len(pos):
+            run = self._hi[pos[k]]
+        return (0, run, f, line) if run is not None else (1, 0, f, line)
 
     def seconds(self, ev: Event) -> int | None:
         """The event's own stamp in whole seconds (None when it printed none)."""
