@@ -277,7 +277,7 @@ KINDS: dict[str, KindSpec] = {
     "analysis.silent_rank": _k(ORIGIN_FIELDS + ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
                                _A, "a rank whose output stops long before the others'"),
     "analysis.collective_mismatch": _k(ORIGIN_FIELDS + ("pg", "pg_id", "pg_desc", "seq", "aspect", "values", "ranks",
-                                                        "minority_ranks", "source"), _A,
+                                                        "minority_ranks", "minority", "op_count", "source"), _A,
                                        "ranks that disagree on a collective"),
     "analysis.version_mismatch": _k(ORIGIN_FIELDS + ("component", "versions", "by_version", "ranks_by_version",
                                                      "hosts_by_version", "minority", "minority_ranks",

@@ -175,7 +175,8 @@ def analyze(job: Job) -> list[Event]:
             on = [w for w in minority if isinstance(w, int)] if comm["by_global_rank"] else []
             out.append(synthetic("analysis.collective_mismatch", text, evidence, level="ERROR", on_ranks=on,
                                  ranks=members, pg=comm["label"], pg_id=comm["comm_id"] or key, pg_desc=None,
-                                 seq=oc, aspect=aspect, values=values, minority_ranks=minority,
+                                 seq=oc, op_count=launches[0][0]["op_count_text"], aspect=aspect, values=values,
+                                 minority_ranks=minority, minority=_who(minority) if minority else None,
                                  source="nccl_launch"))
             break  # the first opCount that differs explains the rest
     return out
