@@ -24,6 +24,11 @@ Blocks recognised:
   following options:`` and one ``NAME: value`` line per option after it (``NCCL_ASYNC_ERROR_HANDLING: 1``,
   ``TIMEOUT(ms): 1800000``, `` NCCL_DEBUG: INFO``), up to :data:`MAX_OPTION_LINES`; the first other
   line ends it.
+- Horovod's stall report (horovod/common/stall_inspector.cc, one log message over lines): ``One or more tensors were
+  submitted ... waiting for remainder of ranks for more than 60 seconds. ...``, then ``Missing ranks:`` (``Stalled
+  ranks:`` before 0.20.1) and one ``N: [tensor, ...]`` line per rank (``N!: `` a rank past the shutdown time), and
+  ``One or more rank (marked by "!") is stalled ...``; before 0.16.2 ``Stalled ops:`` and ``<tensor> [missing ranks:
+  N, M]``. Up to :data:`MAX_STALL_LINES`; the first other line ends it.
 - C++ backtraces (``Exception raised from ... (most recent call first):`` + ``frame #N: ...``)
   are absorbed by the record they follow; alone they form their own record.
 - an exception message hard-wrapped by a paste (``RuntimeError: ... killed by signal: Bus`` /
@@ -86,7 +91,10 @@ IDLE = 2000  # lines after which a record that took nothing is closed (logdoc.pi
 _TB_HEAD = "Traceback (most recent call last):"
 _CHAIN = ("During handling of the above exception, another exception occurred:",
           "The above exception was the direct cause of the following exception:")
-_EXC_LINE = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\s*$)")
+# (or a class outside builtins whose name says nothing of it: its module's path, then CamelCase and the colon:
+# `horovod.runner.common.util.network.NoValidAddressesFound: `; logdoc/classify/torch/exceptions.QUALIFIED_EXC)
+_EXC_LINE = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)(?::|\s*$)"
+                    r"|(?:[A-Za-z_]\w*\.){1,16}[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*:(?:[ \t]|$)")
 _NCCL_INTERP = lazy_re(r"nccl[A-Z]\w*: ")
 # an exception line whose message starts on the next line: Python prints `Type: ` + str(exc), and a message
 # that begins with a line break (`raise X("\\n\\nCannot apply ...")`) leaves the type and its colon alone
@@ -140,6 +148,10 @@ MAX_WRAP_JOIN = 4
 OPTIONS_HEAD = "ProcessGroupNCCL initialized with following options:"
 _OPTION_LINE = lazy_re(r"[ \t]?[A-Z][A-Z0-9_]{2,60}(?:\(ms\))?: \S")
 MAX_OPTION_LINES = 16
+STALL_HEAD = "waiting for remainder of ranks"
+_STALL_LINE = lazy_re(r"(?:Missing|Stalled) ranks:[ \t]*$|Stalled ops:|\d{1,7}!?: \[|\S{1,400} \[missing ranks: ?[\d, ]{0,4000}\][ \t]*$"
+                      r"|One or more rank \(marked by")
+MAX_STALL_LINES = 72
 WORD_SLACK = 20  # a word longer than this is rare in a message's prose
 _WRAP_GOES_ON = lazy_re(r"[ \t]*[a-z_/]")  # (a word, a name or a path cut inside)
 _SENTENCE_END = lazy_re(r"[.!?][\"')\]]?[ \t]*$")
@@ -260,7 +272,7 @@ def _takes_any_line(b: "_Block") -> bool:
         return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain", "exc_open")
     if kind == "message":
         # wrap: an exception line whose next line may be its rest; options: the option lines of OPTIONS_HEAD
-        return b.state in ("last_error", "spawn", "wrap", "options")
+        return b.state in ("last_error", "spawn", "wrap", "options", "stall")
     return False
 
 
@@ -673,6 +685,8 @@ class BlockAssembler:
                     b.state = "wrap"  # its next line may be the rest of it: not a quiet record (_takes_any_line)
             elif text.rstrip().endswith(OPTIONS_HEAD):
                 b.state = "options"  # its option lines follow, one a line (no keyword, no continuation mark)
+            elif STALL_HEAD in text:
+                b.state = "stall"    # the ranks it waits for follow, one a line
         b.last_head = self._head
         self._open[key] = b
         self._clock += 1
@@ -752,6 +766,8 @@ class BlockAssembler:
             return "end"
         if b.state == "options":
             return "take" if len(b.lines) <= MAX_OPTION_LINES and _OPTION_LINE.match(text) else "end"
+        if b.state == "stall":
+            return "take" if len(b.lines) <= MAX_STALL_LINES and _STALL_LINE.match(text) else "end"
         if not text:
             return "end"
         if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head, self.column_cut):

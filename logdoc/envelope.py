@@ -62,6 +62,18 @@ def _tsl(m: re.Match, env: Envelope) -> str:
     return "tsl"
 
 
+def _horovod(m: re.Match, env: Envelope) -> str:
+    """Horovod's C++ logger (horovod/common/logging.cc): ``[%Y-%m-%d %H:%M:%S.<micros>: L file:line] ``, the
+    microseconds right-aligned in six columns with blanks (``std::setw(6)``, no fill), or ``[L file:line] ``
+    with HOROVOD_LOG_HIDE_TIME; L one of ``TDIWEF``."""
+    if m["ts"]:
+        date_time, micros = m["ts"].split(".")
+        env.time = _iso(date_time + "." + micros.replace(" ", "0"))
+    env.level = _LEVEL.get(m["lvl"], "DEBUG")
+    env.source = m["src"]
+    return "horovod"
+
+
 def _kubectl(m: re.Match, env: Envelope) -> str:
     env.host = env.host or m["pod"]
     return "kubectl"
@@ -198,10 +210,11 @@ def _deepspeed(m: re.Match, env: Envelope) -> str:
 
 
 def _vllm(m: re.Match, env: Envelope) -> str:
-    """vLLM's logger: ``INFO 01-17 00:55:01 [file.py:12] msg`` (``%m-%d %H:%M:%S``, no year)."""
+    """vLLM's logger: ``INFO 01-17 00:55:01 [file.py:12] msg`` (``%m-%d %H:%M:%S``, no year); before the
+    brackets (vllm/logger.py up to 0.8) ``INFO 01-17 00:55:01 file.py:12] msg``."""
     env.level = _LEVEL[m["lvl"]]
     env.time = _mmdd(m["md"].replace("-", ""), m["hms"], m["frac"]) or env.time
-    env.source = m["src"]
+    env.source = m["src"] or m["src0"]
     return "pylog"
 
 
@@ -365,6 +378,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # ChildFailedError summary); one blank before a word goes with it, two are the program's indent.
     ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?: (?=\S))?(?=.)"), _tee),
     ("[", lazy_re(r"\[(?P<rank>\d+)\] "), _mpich),
+    ("[", lazy_re(r"\[(?:(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.[ \d]{6}): )?(?P<lvl>[TDIWEF]) "
+                     r"(?P<src>[\w./+-]{1,255}\.(?:cc|cpp|h|cu):\d{1,6})\] ?"), _horovod),
     ("[", lazy_re(r"\[(?P<proc>mpiexec|mpirun|proxy:\d+:\d+|bstrap:\d+:\d+)@(?P<host>[\w.-]+)\] "
                      r"(?:\w{1,80} \((?P<src>[\w./+-]{1,255}:\d+)\): )?"), _hydra),
     ("(", lazy_re(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
@@ -379,7 +394,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("0123456789", lazy_re(r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<lvl>[IWEF])(?: {0,7}\d{1,7})? "
                           r"(?P<src>[\w./+-]{1,255}:\d+)\] ?"), _tsl),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
-    (" 0123456789", lazy_re(r" *(?P<task>\d+): "), _srun),
+    # (not a number before a bracketed list alone on its line: Horovod's stall report names each rank it waits for so,
+    # `2: [allreduce.grad_0, allreduce.grad_1]`)
+    (" 0123456789", lazy_re(r" *(?P<task>\d+): (?!\[[^\]\n]{0,4000}\][ \t]*$)"), _srun),
     ("FEWIVC", lazy_re(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                           r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
@@ -387,7 +404,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "), _dashed),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<md>\d\d-\d\d) (?P<hms>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d+))? "
-                         r"\[(?P<src>[\w./<>-]+:\d+)\] ?"), _vllm),
+                         r"(?:\[(?P<src>[\w./<>-]+:\d+)\]|(?P<src0>[\w.<>-]+\.py:\d+)\]) ?"), _vllm),
     ("JFMASOND", lazy_re(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d "
                             r"(?P<host>[\w.-]+) (?P<ident>[\w./-]+)(?:\[(?P<pid>\d{1,7})\])?: "), _syslog),
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",

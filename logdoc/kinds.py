@@ -174,8 +174,9 @@ KINDS: dict[str, KindSpec] = {
                                "the NCCL unique id could not be exchanged through the store", True),
     "store.server_error": _k(EXCEPTION_FIELDS, _T, "the store server reported an error", True),
     "store.info": _k((), _T, "store information", True),
-    "app.lightning": _k(("global_rank", "world_size", "pl_local_rank", "visible_devices", "device_count"), _T,
-                        "PyTorch Lightning's start-up lines: a process's rank and world size, its visible GPUs"),
+    "app.lightning": _k(("global_rank", "world_size", "pl_local_rank", "visible_devices", "device_count", "signal", "signum"), _T,
+                        "PyTorch Lightning's start-up lines: a process's rank and world size, its visible GPUs; the SIGTERM "
+                        "its signal connector received"),
     "app.usage_error": _k(("prog", "args", "argument", "message"), _T,
                           "the program's argument parser rejected its command line (argparse's `prog: error: ...`)", True),
     "app.progress": _k(("desc", "percent", "done", "total", "elapsed_s", "remaining_s"), _T,
@@ -192,7 +193,7 @@ KINDS: dict[str, KindSpec] = {
                               "another framework or launcher says a process of the job is gone (JAX's coordination "
                               "service: another task died; Open MPI: lost communication with a remote daemon, a process"
                               " exited with a non-zero status; vLLM's executor: a worker process died)"),
-    "framework.stalled": _k(("framework", "seconds"), "logdoc/classify/frameworks.py",
+    "framework.stalled": _k(("framework", "seconds", "missing_ranks", "shutdown_ranks"), "logdoc/classify/frameworks.py",
                             "a framework's process waited an interval for its peers (vLLM's shared-memory message queue: no "
                             "broadcast block free or written in 60 s; Horovod's stall inspector: a tensor only some ranks submitted)"),
     "framework.check": _k(("framework", "check", "value", "required"), "logdoc/classify/frameworks.py",

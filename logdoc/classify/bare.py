@@ -92,7 +92,7 @@ def classify_bare(text: str) -> Parsed | None:
                                or "terminated normally, but" in first or first.startswith("Process name: [[")
                                or " died" in first or "sigquit from a child process" in first or "broadcast block" in first
                                or "remainder of ranks" in first or "Custom allreduce" in first or "recommended minimum" in first):
-            parsed = classify_framework(first)
+            parsed = classify_framework(text if "remainder of ranks" in first else first)  # (a stall report's rank lines)
         if parsed is None and first.startswith("libnccl.so") and "\n" in text:
             parsed = classify_ldconfig(text.lstrip())  # (ldconfig's tab-indented lines are one record)
         if parsed is None:

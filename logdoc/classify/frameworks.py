@@ -43,7 +43,10 @@ reader's ``... foundin 60 second.``): ``framework.stalled`` with ``framework`` `
 inspector (horovod/common/stall_inspector.cc; operations.cc before 0.19) says the same of a collective that only some
 ranks have submitted: ``One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and
 are waiting for remainder of ranks for more than 60 seconds. ...``, the missing ranks on the lines after it:
-``framework.stalled`` with ``framework`` ``horovod`` and ``seconds``.
+``framework.stalled`` with ``framework`` ``horovod`` and ``seconds``; the report's rank lines (logdoc/blocks.py joins
+them to it: ``Missing ranks:`` then ``2: [allreduce.grad_0, ...]``, ``3!: [...]`` past the shutdown time; before 0.16.2
+``<tensor> [missing ranks: 2, 3]``) give ``missing_ranks``, the ranks that have not submitted the tensors the others
+did, and ``shutdown_ranks``, those marked ``!``.
 
 The frameworks' start-up checks of the machine say what they found: vLLM's ``Custom allreduce is disabled because your
 platform lacks GPU P2P capability or P2P test failed.`` (vllm/distributed/device_communicators/custom_all_reduce.py:
@@ -80,6 +83,8 @@ _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutti
 _VLLM_SHM = lazy_re(r"\bNo available shared memory broadcast block found ?in (?P<s>\d{1,6}) seconds?\b")
 _HOROVOD_STALL = lazy_re(r"\bsubmitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
                          r"ranks for more than (?P<s>\d{1,7}) seconds\b")
+_MISSING_RANK = lazy_re(r"(?m)^(?P<rank>\d{1,7})(?P<bang>!?): \[")
+_MISSING_RANKS_OLD = lazy_re(r"\[missing ranks: ?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,4095})\]")
 _VLLM_P2P = lazy_re(r"\bCustom allreduce is disabled because your platform lacks GPU P2P capability\b")
 _ACCELERATE_KERNEL = lazy_re(r"\bDetected kernel version (?P<v>\d{1,3}\.\d{1,4}\.\d{1,6}), which is below the recommended minimum of "
                              r"(?P<min>\d{1,3}\.\d{1,4}\.\d{1,6})")
@@ -146,7 +151,10 @@ def classify_framework(line: str) -> Parsed | None:
     if "remainder of ranks" in line:
         m = _HOROVOD_STALL.search(line, 0, min(len(line), 2048))
         if m is not None:
-            return Parsed("framework.stalled", "WARN", "framework.stalled", {"framework": "horovod", "seconds": int(m["s"])})
+            f = {"framework": "horovod", "seconds": int(m["s"])}
+            if "\n" in line:
+                f.update(_missing_ranks(line[m.end():]))
+            return Parsed("framework.stalled", "WARN", "framework.stalled", f)
     if "Custom allreduce" in line:
         if _VLLM_P2P.search(line, 0, min(len(line), 1024)) is not None:
             return Parsed("framework.check", "WARN", "framework.check", {"framework": "vllm", "check": "p2p"})
@@ -160,3 +168,19 @@ def classify_framework(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "open-mpi", "launcher": m["who"]})
     return None
+
+
+def _missing_ranks(report: str) -> dict[str, list[int]]:
+    """``missing_ranks`` and ``shutdown_ranks`` of a Horovod stall report's lines after its first."""
+    missing: set[int] = set()
+    shutdown: set[int] = set()
+    for m in _MISSING_RANK.finditer(report):
+        missing.add(int(m["rank"]))
+        if m["bang"]:
+            shutdown.add(int(m["rank"]))
+    for m in _MISSING_RANKS_OLD.finditer(report):
+        missing.update(int(r) for r in m["ranks"].split(","))
+    f = {"missing_ranks": sorted(missing)} if missing else {}
+    if shutdown:
+        f["shutdown_ranks"] = sorted(shutdown)
+    return f

@@ -73,6 +73,8 @@ KEYWORDS = (
               # gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.`)
     "recommended minimum",  # Accelerate's kernel check (`Detected kernel version 5.4.0, which is below the recommended minimum
               # of 5.5.0; this can cause the process to hang.`; logdoc/classify/frameworks.py)
+    "SIGTERM",  # a SIGTERM a framework's handler reports with no other keyword (Lightning's `[rank: 0] Received SIGTERM: 15`;
+              # logdoc/classify/torch/__init__.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)

@@ -47,7 +47,7 @@ from ...events import Envelope
 from ...grammar import Parsed
 from .catalog import templated
 from .common import UNREAD, cause, level_of, read
-from .exceptions import EXC_LINE, exception_event, terminate, traceback
+from .exceptions import EXC_LINE, QUALIFIED_EXC, exception_event, terminate, traceback
 from .gloo import GLOO_LOC, MASKED_LOC, classify_gloo
 from .torchrun import child_failed, cut_summary
 from .transformers import PREFIX_T, WATCHDOG_TIMEOUT_ID, mismatch, nccl_error, torch_body
@@ -194,7 +194,7 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
                 body, debug = _c10d_tag(body)
     # a Python exception line: `Type: message`
     if body[:1].isalpha() and pg is None:
-        m = EXC_LINE.match(body, 0, min(len(body), 400))
+        m = EXC_LINE.match(body, 0, min(len(body), 400)) or QUALIFIED_EXC.match(body, 0, min(len(body), 400))
         if m and m.end() <= len(body):
             etype = m.group(1)
             if "." in etype or etype[:1].isupper() or etype in ("gaierror", "herror"):  # (socket's, printed bare)
@@ -327,6 +327,9 @@ def _progress(m: re.Match) -> dict[str, Any]:
 # releases), and the GPUs it may use, `LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]`.
 _PL_MEMBER = lazy_re(r"^initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: (?P<member>\d+)/(?P<world>\d+)\s*$")
 _PL_DEVICES = lazy_re(r"^LOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[(?P<devices>[^\]]*)\]\s*$")
+# Lightning's signal connector (lightning/pytorch/trainer/connectors/signal_connector.py, _sigterm_notifier_fn) when the
+# process receives SIGTERM, at INFO after its `[rank: N] ` prefix (the local rank): `Received SIGTERM: 15`
+_PL_SIGTERM = lazy_re(r"^Received SIGTERM: (?P<n>\d{1,2})\s*$")
 
 
 def _lightning(text: str) -> Parsed | None:
@@ -340,6 +343,9 @@ def _lightning(text: str) -> Parsed | None:
         devices = [d.strip() for d in m["devices"].split(",") if d.strip()]
         return Parsed("app.lightning", "INFO", "logdoc:lightning:devices",
                       {"pl_local_rank": int(m["local"]), "visible_devices": devices, "device_count": len(devices)})
+    m = _PL_SIGTERM.match(line)
+    if m is not None:
+        return Parsed("app.lightning", "WARN", "logdoc:lightning:sigterm", {"signal": "SIGTERM", "signum": int(m["n"])})
     return None
 
 
@@ -374,7 +380,7 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
                         q.level = level_of(renv, q.level)
                     return q
             return Parsed("app.progress", "INFO", BAR_TEMPLATE, bar)
-    if "GLOBAL_RANK: " in text or "CUDA_VISIBLE_DEVICES: [" in text:
+    if "GLOBAL_RANK: " in text or "CUDA_VISIBLE_DEVICES: [" in text or "Received SIGTERM: " in text:
         q = _lightning(text)
         if q is not None:
             return q

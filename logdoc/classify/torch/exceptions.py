@@ -22,6 +22,13 @@ EXC_LINE = lazy_re(
     # torch.multiprocessing.spawn raised before ProcessExitedException; `Exception raised from` is c10's)
     r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure)|(?:socket\.)?(?:gaierror|herror)|Exception(?=:))"
     r"(?::[ \t]?|[ \t]*(?=\n)|[ \t]*\Z)")
+# An exception class whose name says nothing of it, printed as Python prints a class outside builtins and __main__:
+# its module's dotted path, then a name in CamelCase (Horovod's ``horovod.runner.common.util.network.NoValidAddressesFound:``,
+# ``subprocess.TimeoutExpired:``, ``filelock._error.Timeout:``), then the colon and a blank
+QUALIFIED_EXC = lazy_re(r"((?:[A-Za-z_]\w*\.){1,16}[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*):(?:[ \t]|(?=\n)|\Z)")
+# the line after a traceback's frames is its exception line whatever the class is called (a class of __main__ is
+# printed without its module: ``NoValidAddressesFound: ...``), a name that starts in upper case with its colon
+_TRACEBACK_EXC = lazy_re(r"((?:[A-Za-z_]\w*\.){0,16}[A-Z]\w*):(?:[ \t]|(?=\n)|\Z)")
 
 
 def terminate(text: str, env: Envelope | None, read: Read) -> Parsed | None:
@@ -160,7 +167,7 @@ def _frame(node: Tree) -> str:
 def _exc_from(node: Tree) -> dict[str, Any]:
     first = str(node.children[0]).lstrip("\n")
     rest = "".join(str(t) for t in node.children[1:])
-    m = EXC_LINE.match(first)
+    m = EXC_LINE.match(first) or _TRACEBACK_EXC.match(first)
     if m:
         etype, msg = m.group(1), first[m.end():]
     else:
