@@ -55,7 +55,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, Iterable
 
-from .events import WHO, Envelope, Event
+from .events import WHO, Envelope, Event, all_fields, field_of
 from .lazyre import lazy_re
 
 SCHEMA = "logdoc.digest/2"
@@ -310,7 +310,7 @@ def fold_launches(count: int, first: Event, tail: list[Event], ops: dict, kind: 
                   "ops": {c: {"count": o[0], "first_op_count": o[2], "last_op_count": o[4], "first_line": o[1],
                               "last_line": o[3]} for c, o in sorted(ops.items())},
                   "start": count - len(tail), "tail": rows,
-                  "dev": last.fields.get("dev"), "tid": last.fields.get("tid")})
+                  "dev": field_of(last, "dev"), "tid": field_of(last, "tid")})
     return whole, prog
 
 
@@ -653,7 +653,7 @@ def pack(e: Event, files: dict[str, int]) -> dict[str, Any]:
             out[k] = v
     if e.folds:
         out["folds"] = e.folds  # the unread facts it carries (logdoc/facts.py)
-    fields = e.fields
+    fields = all_fields(e)   # the header's values too (tid, dev), which the event's head holds
     if fields:
         msg, fmt = fields.get("message"), fields.get("format")
         packed = None

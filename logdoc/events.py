@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .fielddicts import held_alike, keyed, split_names  # noqa: F401 (keyed: the analysis' rows, as fields)
+
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
 
@@ -81,7 +83,7 @@ class Event:
             "pid": self.pid,
             "time": self.time,
             "template": self.template,
-            "fields": self.fields,
+            "fields": all_fields(self),
             "text": self.text,
         }
         if self.rank_source is not None:
@@ -111,6 +113,15 @@ class _Head(str):
     __slots__ = ()
 
 
+class _HeadAt(tuple):
+    """A :class:`_Head` that also holds the values its NCCL header gave the fields first: ``(head, tid,
+    dev)``, the text ``head + message``. The event's ``fields`` then leave ``tid`` and ``dev`` out, so the
+    INFO facts every rank of a job prints alike are one fields dict for all of them (:func:`share_keys`);
+    :func:`all_fields` and :func:`field_of` read them back."""
+
+    __slots__ = ()
+
+
 class _Around(tuple):
     """A record's text held as ``(before, name, after)``: the text is ``before`` followed by its field
     ``name`` and ``after`` (a ``terminate called ...`` record around its ``what()``), the field's long
@@ -134,11 +145,14 @@ class _Shape(tuple):
 _TEXT = Event.text  # the slot itself (the property below reads and writes through it)
 
 
-def _text(ev: Event, _get=_TEXT.__get__, _head=_Head, _around=_Around, _shape=_Shape, _str=str) -> str:
+def _text(ev: Event, _get=_TEXT.__get__, _head=_Head, _at=_HeadAt, _around=_Around, _shape=_Shape,
+          _str=str) -> str:
     t = _get(ev)
     c = t.__class__
     if c is _head:
         return t + ev.fields["message"]
+    if c is _at:
+        return t[0] + ev.fields["message"]
     if c is _around:
         return t[0] + ev.fields[t[1]] + t[2]
     if c is _shape:
@@ -157,6 +171,36 @@ def _text(ev: Event, _get=_TEXT.__get__, _head=_Head, _around=_Around, _shape=_S
 
 Event.text = property(_text, _TEXT.__set__, doc="the record's text as read")  # type: ignore[assignment]
 
+HEAD_KEYS = ("tid", "dev")   # the fields an NCCL header gives, held by the process's head (_HeadAt)
+
+
+def head_fields(ev: Event, _get=_TEXT.__get__, _at=_HeadAt) -> tuple:
+    """The ``(name, value)`` pairs of ``ev``'s fields that its head holds (``tid``, ``dev``), or ``()``."""
+    t = _get(ev)
+    return (("tid", t[1]), ("dev", t[2])) if t.__class__ is _at else ()
+
+
+def all_fields(ev: Event, _get=_TEXT.__get__, _at=_HeadAt) -> dict[str, Any]:
+    """``ev.fields`` as parsed: the values its head holds (``tid``, ``dev``) first, then the fields (the
+    same object when the head holds none). For a reader of every field (JSON, digests, placeholders)."""
+    t = _get(ev)
+    if t.__class__ is not _at:
+        return ev.fields
+    out = {"tid": t[1], "dev": t[2]}
+    out.update(ev.fields)
+    return out
+
+
+def field_of(ev: Event, name: str, default: Any = None) -> Any:
+    """One field of ``ev`` as parsed (:func:`all_fields`), without building the dict."""
+    f = ev.fields
+    if f and name in f:
+        return f[name]
+    for k, v in head_fields(ev):
+        if k == name:
+            return v
+    return default
+
 
 SHORT_TEXT = 96  # a line's text up to this long without a message of its own is held once for all its copies
 _intern = __import__("sys").intern
@@ -167,8 +211,10 @@ def share_texts(events: Iterable[Event]) -> None:
     the head followed by the message (NCCL lines: a process prints the same header before every
     message): the text reads the same, and a job of many ranks keeps each message once instead of
     twice. An event whose fields change later still reads its text from its head and message. A short
-    text without its message (a progress bar every rank prints alike) is interned instead."""
-    heads: dict[str, _Head] = {}
+    text without its message (a progress bar every rank prints alike) is interned instead. The fields
+    an NCCL header gives (``tid``, ``dev``: a process's own) move to its head (:class:`_HeadAt`), so that
+    the rest of an INFO fact is the same from rank to rank (:func:`share_keys` holds it once)."""
+    heads: dict[Any, Any] = {}
     get, put, head_t = _TEXT.__get__, _TEXT.__set__, _Head
     for ev in events:
         t = get(ev)
@@ -184,10 +230,28 @@ def share_texts(events: Iterable[Event]) -> None:
                 put(ev, _intern(t))  # a short line many ranks print alike (a progress bar): one object
             continue
         h = t[:len(t) - len(m)]
-        got = heads.get(h)
+        f = ev.fields
+        at = _header_values(f)
+        key = (h, at) if at else h
+        got = heads.get(key)
         if got is None:
-            got = heads[h] = head_t(h)
+            got = heads[key] = _HeadAt((h, *at)) if at else head_t(h)
+        if at:
+            ev.fields = {k: v for k, v in f.items() if k not in HEAD_KEYS}
         put(ev, got)
+
+
+def _header_values(f: dict) -> tuple:
+    """``(tid, dev)`` when ``f`` starts with the two fields of an NCCL header (ints), else ``()``."""
+    if len(f) < 3 or f.__class__ is not dict:
+        return ()
+    it = iter(f)
+    if next(it) != "tid" or next(it) != "dev":
+        return ()
+    tid, dev = f["tid"], f["dev"]
+    if tid.__class__ is not int or dev.__class__ is not int:
+        return ()
+    return (tid, dev)
 
 
 
@@ -317,55 +381,26 @@ def _share_long(v: Any, held: dict[str, str], twice: set[int], depth: int) -> No
             _share_long(x, held, twice, depth + 1)
 
 
-# A class per field-name tuple whose instances' ``__dict__`` keep their names in one table that
-# every dict of that tuple shares (CPython's key-sharing dicts, what instance attributes use): a
-# plain ``dict`` to every reader, with only its values of its own. Over _SPLIT_KEYS names the
-# shared table costs more than it saves (at 30, CPython's most, a dict of 30 took 1.5 kB).
-_SCHEMAS: dict[tuple, type] = {}
-_SPLIT_KEYS = 28
-_SCHEMAS_MAX = 1 << 12
-
-
-def _split(f: dict, schemas=_SCHEMAS, new=object.__new__) -> dict:
-    """``f`` as a dict sharing its table of names (:func:`share_keys`), or ``f`` itself."""
-    if len(f) > _SPLIT_KEYS or f.__class__ is not dict:
-        return f
-    keys = tuple(f)
-    cls = schemas.get(keys)
-    if cls is None:
-        if len(schemas) >= _SCHEMAS_MAX or not all(k.__class__ is str for k in keys):
-            return f
-        cls = schemas[keys] = type("Fields", (), {})
-    d = new(cls).__dict__
-    for k, v in f.items():  # one at a time: ``update`` would give the dict a table of its own
-        d[k] = v
-    return d
-
-
-def keyed(row: dict) -> dict:
-    """``row`` as a dict that shares its table of names with every other row of the same names (as
-    :func:`share_keys` does for fields): a table's per-rank rows of a job of many ranks, equal to ``row``."""
-    return _split(row)
-
-
 def share_keys(events: Iterable[Event]) -> None:
     """Hold each event's ``fields`` as a dict that shares its table of names with every other
     event's of the same names in the same order, in place: the same dict to every reader (equal,
     ordered alike, written and pickled alike; a name added later gives that one dict a table of its
     own), in less memory than a dict of its own (5 fields: 120 bytes instead of 184; 12 fields: 184
-    instead of 464). Run per source where events are made; an event unpickled (a worker's) is made so."""
-    split = _split
+    instead of 464). Run per source where events are made; an event unpickled (a worker's) is made so. The
+    fields of an event whose head holds its header's values (:func:`share_texts`) are one dict per value
+    for the whole job (``_FIELDS``): the INFO facts every rank prints alike."""
+    split, get, at = split_names, _TEXT.__get__, _HeadAt
     for ev in events:
         f = ev.fields
         if f:
-            ev.fields = split(f)
+            ev.fields = held_alike(f) if get(ev).__class__ is at else split(f)
 
 
 def _unpickled(*values: Any) -> Event:
     ev = Event(*values)
     f = ev.fields
     if f:
-        ev.fields = _split(f)
+        ev.fields = held_alike(f) if _TEXT.__get__(ev).__class__ is _HeadAt else split_names(f)
     return ev
 
 

@@ -792,6 +792,39 @@ def test_shared_text_reads_as_the_line():
     assert evs[1].text == "replaced"
 
 
+def test_header_values_held_by_the_head_and_facts_alike_one_dict():
+    """share_texts moves an NCCL header's tid and dev to the process's head, share_keys holds the rest of
+    the facts every rank prints alike as one dict: every reader of the fields as parsed (to_dict,
+    field_of, a rule's values) sees them as before, through pickling too."""
+    import pickle
+
+    from logdoc.events import Event, all_fields, field_of, share_keys, share_texts
+
+    def fact(rank: int, msg: str) -> Event:
+        head = f"node{rank // 8}:{100 + rank}:{200 + rank} [{rank % 8}] NCCL INFO "
+        return Event("nccl.using_network", "INFO", f"r{rank}.log", 7, head + msg, rank=rank,
+                     fields={"tid": 200 + rank, "dev": rank % 8, "message": msg, "network": msg[-2:]})
+
+    parsed = [fact(r, "Using network IB") for r in range(3)]
+    before = [(e.to_dict(), dict(e.fields)) for e in parsed]
+    for e in parsed:  # per source, as parse_sources runs them
+        share_texts([e])
+        share_keys([e])
+    assert [(e.to_dict(), all_fields(e)) for e in parsed] == before
+    assert all("tid" not in e.fields and "dev" not in e.fields for e in parsed)
+    assert parsed[1].fields is parsed[2].fields  # one dict for the ranks that print the same fact
+    assert field_of(parsed[2], "dev") == 2 and field_of(parsed[2], "tid") == 202 and field_of(parsed[2], "x") is None
+    back = pickle.loads(pickle.dumps(parsed))
+    assert back == parsed and [b.text for b in back] == [e.text for e in parsed]
+    assert back[2].fields is parsed[2].fields
+    # a rule's fields condition and its placeholders read them as fields
+    from logdoc.kb.rule import _event_values, _values
+
+    vals = _values(parsed[1], {})
+    assert vals["dev"] == 1 and "tid" in vals and vals["network"] == "IB"
+    assert _event_values(parsed[1])["tid"] == 201
+
+
 def test_long_values_equal_within_a_source_are_one_object():
     """share_long_values: a long text repeated by a process's failure lines (a watchdog's timeout as its
     own line, as the exception of the next, as a nested cause) is one object; texts and values read the

@@ -34,7 +34,7 @@ import re
 from statistics import median
 from typing import Any
 
-from ..events import Event
+from ..events import Event, field_of
 from .common import ranks_text, synthetic
 from .job import Job
 from .timeline import parse_stamp
@@ -204,7 +204,7 @@ def _proc(ev: Event) -> tuple:
     if ev.pid is not None:
         return ev.file, ev.host, ev.pid
     if ev.host:  # a masked pid (X letters): the GPU of the line's header, and the name a prefix gave, tell them apart
-        return ev.file, ev.host, None, ev.process, (ev.fields or {}).get("dev")
+        return ev.file, ev.host, None, ev.process, field_of(ev, "dev")
     return ev.file, None, None, ev.rank
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..cuttail import complete
-from ..events import Event
+from ..events import HEAD_KEYS, Event, all_fields
 from .conditions import _Cond
 from .patterns import _Pattern
 from .render import _lookup, _one_line, _present, render_template, template_names
@@ -171,17 +171,19 @@ class _Values(Mapping):
             return f[name]
         if name in _VALUE_ATTR_SET:
             return getattr(self.ev, name, None)
-        return self.groups[name]
+        a = all_fields(self.ev) if name in HEAD_KEYS else None  # (tid, dev: held by an NCCL line's head)
+        return a[name] if a and name in a else self.groups[name]
 
     def __contains__(self, name: object) -> bool:
         f = self.ev.fields
-        return bool(f and name in f) or name in _VALUE_ATTR_SET or name in self.groups
+        return (bool(f and name in f) or name in _VALUE_ATTR_SET or name in self.groups
+                or name in (all_fields(self.ev) or ()))
 
     def _dict(self) -> dict[str, Any]:
         vals: dict[str, Any] = dict(self.groups)
         for attr in _VALUE_ATTRS:
             vals[attr] = getattr(self.ev, attr, None)
-        vals.update(self.ev.fields or {})
+        vals.update(all_fields(self.ev) or {})
         return vals
 
     def __iter__(self):
@@ -367,8 +369,6 @@ class _Job:
         return best
 
 
-
-
 @dataclass(slots=True)  # a rule that fires on every rank of a large job makes as many
 class Match:
     rule: Rule
@@ -493,7 +493,7 @@ def _event_values(ev: Event) -> dict[str, Any]:
     attrs: dict[str, Any] = {a: getattr(ev, a, None) for a in _ATTRS}
     attrs["where"] = f"{ev.file}:{ev.line}"
     vals: dict[str, Any] = dict(attrs)
-    for k, v in (ev.fields or {}).items():
+    for k, v in (all_fields(ev) or {}).items():
         if v is not None or k not in vals:
             vals[k] = v
     vals["log"] = attrs
