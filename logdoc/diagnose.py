@@ -50,7 +50,7 @@ class Diagnosis:
     def reported_by(self) -> list[int]:
         return sorted({e.rank for m in self.matches for e in m.events if e.rank is not None})
 
-    def hosts(self, rank_hosts: dict[int, set[str]]) -> list[str]:
+    def hosts(self, rank_hosts: dict[int, tuple[str, ...]]) -> list[str]:
         """The hosts of the origin ranks (as the logs place them), else of the evidence."""
         hosts = {h for m in self.matches for h in (m.event.fields or {}).get("origin_hosts") or ()}
         if not hosts:
@@ -205,7 +205,7 @@ def _real_lines(m: Match, at: dict[tuple[str, int], Event]) -> list[dict[str, An
     return lines + rendered[1:] if lines else rendered
 
 
-def _render(d: Diagnosis, rank_hosts: dict[int, set[str]], folded: list[Diagnosis] | None = None,
+def _render(d: Diagnosis, rank_hosts: dict[int, tuple[str, ...]], folded: list[Diagnosis] | None = None,
             at: dict[tuple[str, int], Event] | None = None) -> dict[str, Any]:
     first = d.matches[0].render()
     first["title"] = card_title(d.matches)  # the ranks and hosts of every match, not the first's
@@ -372,7 +372,7 @@ def fold_carriers(diagnoses: list[dict[str, Any]], links: dict) -> list[dict[str
                 if j == i or n.get("role") not in ("root_cause", "symptom"):
                     continue
                 nk = _keys(n)
-                if not (nk & carried) or any(k in links and links[k] & ks for k in nk):
+                if not (nk & carried) or any(k in links and not ks.isdisjoint(links[k]) for k in nk):
                     continue  # not what d carries, or n carries d back
                 if _SEV_ORDER.get(n.get("severity"), 3) > _SEV_ORDER.get(d.get("severity"), 3):
                     continue
@@ -408,7 +408,8 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     """Return (diagnoses, notes, run problems) as JSON-ready dicts, most likely root cause first."""
     matches = rules.match(events)
     addrs = address_index(events)
-    rank_hosts: dict[int, set[str]] = {}
+    rank_hosts: dict[int, tuple[str, ...]] = {}   # a rank's hosts: one tuple per host for its ranks
+    alone: dict[str, tuple[str]] = {}
     # the lines a cross-rank finding was drawn from (its evidence), shown in its place (_real_lines):
     # only those are looked up, not every line of the job
     need = evidence_refs(ev for ev in events if ev.kind.startswith("analysis."))
@@ -419,7 +420,9 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
             if k in need:
                 at.setdefault(k, ev)
         if ev.rank is not None and ev.host and not ev.kind.startswith(("analysis.", "torchrun.")):
-            rank_hosts.setdefault(ev.rank, set()).add(ev.host)
+            hs = rank_hosts.get(ev.rank, ())
+            if ev.host not in hs:
+                rank_hosts[ev.rank] = hs + (ev.host,) if hs else alone.setdefault(ev.host, (ev.host,))
     by_rule: dict[str, Diagnosis] = {}
     for m in matches:
         d = by_rule.get(m.rule.id)
@@ -435,7 +438,6 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
                 d.severity = "warning"
 
     from .nested import carrier_links
-
     links = carrier_links(events)
     carriers = _carriers(by_rule, links, events, matches, rules)
     vague = _vague(by_rule) | carriers
@@ -481,11 +483,9 @@ def diagnose(events: list[Event], rules: RuleSet, analysis=None) -> tuple[list[d
     notes = [_render(d, rank_hosts, at=at) for d in context]
     # what no rule explains: a family-level card from the catalog annotations (logdoc/differential/)
     from .differential import attach
-
     diagnoses, notes = attach(diagnoses, notes, events, rules, matches, lambda ev: _order_key(analysis, ev))
     # one card per cause: the cards that explain the same event or death fold into the first (logdoc/cards.py)
     from .cards import merge_cards
-
     diagnoses = merge_cards(diagnoses)
     # a carrier (a generic exception, a DistBackendError's card) folds into what its message explains
     diagnoses = fold_carriers(diagnoses, links) if links else diagnoses

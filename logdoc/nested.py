@@ -267,11 +267,12 @@ def _message_after(events, unnamed: list[Event], links: dict) -> None:
     for c in empty:
         ev = best.get(id(c))
         if ev is not None and not (_unnamed(ev) and not str(ev.fields.get("exc_message") or "").strip()):
-            links.setdefault(key(c), set()).add(key(ev))
+            _link(links, key(c), (key(ev),))
 
 
-def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]]]:
-    """carrier -> the events it carries (keys ``(file, line, kind)``, closed over several levels):
+def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]] | tuple]:
+    """carrier -> the events it carries (keys ``(file, line, kind)``, closed over several levels; a set, or
+    a 1-tuple for a carrier of one):
 
     * a nested message (:func:`children`) and its carrier (``fields.nested_line`` / ``nested_kind``);
     * the records of one line of the log: an exception's repr or a quoted string decoded by the paste
@@ -295,7 +296,7 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
             continue
         f = ev.fields
         if f and f.get("nested_line") is not None and f.get("nested_kind"):
-            links.setdefault((ev.file, f["nested_line"], f["nested_kind"]), set()).add(key(ev))
+            _link(links, (ev.file, f["nested_line"], f["nested_kind"]), (key(ev),))
         if _unnamed(ev):
             unnamed.append(ev)
             if str(f["exc_type"]).rsplit(".", 1)[-1] in MESSENGERS:
@@ -325,10 +326,10 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
                 done.add(id(one))
                 same = [key(o) for o in evs if o is not one and o.kind != "torch.exception"]
                 if same and one.end_line == one.line:
-                    links.setdefault(key(one), set()).update(same)
+                    _link(links, key(one), same)
                 nxt = starts.get((one.file, one.end_line + 1))
                 if nxt is not None and nxt is not one and _FRAME_HEAD.match(nxt.text) is not None:
-                    links.setdefault(key(one), set()).add(key(nxt))
+                    _link(links, key(one), (key(nxt),))
     _message_after(events, unnamed, links)
     if messengers:
         errors_by_file: dict[str, list[Event]] = {ev.file: [] for ev in messengers}
@@ -341,15 +342,35 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
         for ev in messengers:
             carried = {key(o) for o in errors_by_file.get(ev.file, ()) if o is not ev}
             if carried:
-                links.setdefault(key(ev), set()).update(carried)
+                _link(links, key(ev), carried)
     # closed: a carrier carries what the messages it carries carry
     for _ in range(MAX_DEPTH):
         grew = False
         for k, vs in links.items():
-            more = set().union(*(links.get(v, ()) for v in vs)) - vs - {k}
+            more = set().union(*(links.get(v, ()) for v in vs))
             if more:
+                more.difference_update(vs)
+                more.discard(k)
+            if more:
+                if vs.__class__ is tuple:
+                    links[k] = vs = set(vs)
                 vs |= more
                 grew = True
         if not grew:
             break
     return links
+
+
+def _link(links: dict, k: tuple, carried) -> None:
+    """``k`` carries the keys ``carried`` too: a carrier of one key holds it as a 1-tuple (a job of many
+    ranks has a nested message per rank and line of its failure), of more a set."""
+    got = links.get(k)
+    if got is None:
+        carried = tuple(carried)
+        if len(carried) == 1:
+            links[k] = carried
+            return
+        links[k] = got = set()
+    elif got.__class__ is tuple:
+        links[k] = got = set(got)
+    got.update(carried)

@@ -80,8 +80,7 @@ def timeline_section(analysis) -> dict[str, Any] | None:
     first_ev = ff.event if ff else None
     axis = "time" if all(key(e)[0] == 0 for e in failures) else "order"
     run = tl.runs(events)  # per event, its second in the timeline's order (None: no time known)
-    known = [o for o in run if o is not None]
-    start = min(known) if axis == "time" and known else None
+    start = min((o for o in run if o is not None), default=None) if axis == "time" else None
 
     def x_of(ev) -> int | None:
         if axis != "time" or start is None:
