@@ -1515,9 +1515,7 @@ def test_an_ofi_plugin_failure_that_is_not_its_start_up_stays_generic():
 
 
 @pytest.mark.parametrize("line, category", [
-    # (the plugin built against libfabric headers older than 1.18 is rule LD2010's)
-    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI FI_OPT_EFA_EMULATED_WRITE not declared when the communication "
-     "protocol is RDMA write.", "nccl_bug_or_version_specific"),
+    # a post that failed with EHOSTUNREACH: the security group's case ranks first (LD2026 leaves 113 to the card)
     ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Unable to post request; RC: -113 (Host is unreachable)",
      "firewall_or_unreachable_peer"),
 ])
@@ -1525,6 +1523,27 @@ def test_the_ofi_plugins_other_warnings_get_its_own_candidates(line, category):
     # not the generic NCCL WARN card: the plugin's failures rank versions, the EFA setup and a dead peer
     top = _report(line + "\n")["diagnoses"][0]
     assert (top["id"], top["category"]) == ("family:ofi_warn", category)
+
+
+@pytest.mark.parametrize("line, rule, category", [
+    # a plugin built against libfabric headers without the EFA option (LD2010's kind of mismatch): a provider feature
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI FI_OPT_EFA_EMULATED_WRITE not declared when the communication "
+     "protocol is RDMA write.", "LD2024", "nccl_version_mismatch"),
+    ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_sendrecv_listen:1642 NCCL WARN NET/OFI Couldn't allocate listen_comm "
+     "for dev 0", "LD2014", "cuda_oom"),
+    ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_isend:2100 NCCL WARN NET/OFI Invalid comm object provided",
+     "LD2016", "nccl_bug_or_version_specific"),
+    ("ip-10-0-1-5:1234:1300 [0] nccl_ofi_topo_create:738 NCCL WARN NET/OFI Unable to load hardware topology.",
+     "LD2018", "container_missing_devices"),
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument",
+     "LD2025", "container_missing_devices"),
+    # ENOMEM from the same call stays the locked-memory rule's
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Couldn't enable endpoint. RC: -12, ERROR: Cannot allocate memory",
+     "LD2004", "container_missing_devices"),
+])
+def test_the_ofi_plugins_warnings_grouped_by_cause(line, rule, category):
+    top = _report(line + "\n")["diagnoses"][0]
+    assert (top["id"], top["category"]) == (rule, category)
 
 
 @pytest.mark.parametrize("cut", ["NET/OFI Request 0x7fbb944", "NET/OFI Request 0x7fbb944701b8 completed with… [truncated]"])
