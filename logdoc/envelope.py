@@ -74,6 +74,32 @@ def _horovod(m: re.Match, env: Envelope) -> str:
     return "horovod"
 
 
+def _sglang(m: re.Match, env: Envelope) -> str:
+    """SGLang's logger (python/sglang/srt/utils configure_logger): ``[%Y-%m-%d %H:%M:%S{prefix}] `` where the prefix
+    names a scheduler process by its parallel ranks (`` TP0``, `` DP1 TP3``, `` PP0 TP1``), the process's name here."""
+    env.time = _iso(m["ts"])
+    if m["ids"]:
+        env.process = env.process or m["ids"].strip()
+    return "sglang"
+
+
+def _nemo(m: re.Match, env: Envelope) -> str:
+    """NeMo's logger (nemo/utils/formatters/base.py): ``[NeMo W 2024-01-01 10:00:00 module:349] ``, the debug
+    formatter's with `` rank:N`` before the bracket."""
+    env.level = _LEVEL.get(m["lvl"], "DEBUG")
+    env.time = _iso(m["ts"])
+    env.source = m["src"]
+    if m["rank"] and env.rank is None:
+        env.rank = int(m["rank"])
+    return "nemo"
+
+
+def _titan(m: re.Match, env: Envelope) -> str:
+    """torchtitan's logger names itself before Python logging's ` - `-separated format: ``[titan] 2024-05-01
+    10:11:12,345 - root - INFO - msg`` (torchtitan/tools/logging.py); the format after it is peeled as any other."""
+    return "titan"
+
+
 def _kubectl(m: re.Match, env: Envelope) -> str:
     env.host = env.host or m["pod"]
     return "kubectl"
@@ -378,6 +404,10 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # ChildFailedError summary); one blank before a word goes with it, two are the program's indent.
     ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?: (?=\S))?(?=.)"), _tee),
     ("[", lazy_re(r"\[(?P<rank>\d+)\] "), _mpich),
+    ("[", lazy_re(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?P<ids>(?: (?:DP|TP|PP|EP|CP)\d{1,5}){0,6})\] (?!\[)"), _sglang),
+    ("[", lazy_re(r"\[NeMo (?P<lvl>[DIWEC]) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?P<src>[\w.<>-]{1,80}:\d{1,6})"
+                     r"(?: rank:(?P<rank>\d{1,7}))?\] "), _nemo),
+    ("[", lazy_re(r"\[titan\] (?=\d{4}-)"), _titan),
     ("[", lazy_re(r"\[(?:(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.[ \d]{6}): )?(?P<lvl>[TDIWEF]) "
                      r"(?P<src>[\w./+-]{1,255}\.(?:cc|cpp|h|cu):\d{1,6})\] ?"), _horovod),
     ("[", lazy_re(r"\[(?P<proc>mpiexec|mpirun|proxy:\d+:\d+|bstrap:\d+:\d+)@(?P<host>[\w.-]+)\] "

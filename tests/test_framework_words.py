@@ -180,3 +180,43 @@ def test_a_sigterm_alone_still_says_the_job_was_stopped():
     assert _report(_AGENT_SIGTERM)["diagnoses"][0]["id"] == "LD709"
     d = _report("[rank: 0] Received SIGTERM: 15\n[rank: 1] Received SIGTERM: 15\n")["diagnoses"]
     assert d[0]["id"] == "LD777" and d[0]["ranks"] == [0, 1] and d[0]["severity"] == "warning"
+
+
+@pytest.mark.parametrize("line, fields, rest", [
+    # SGLang's logger: the time, then the scheduler process's parallel ranks
+    ("[2025-03-11 15:02:50 TP1] Scheduler hit an exception: x", {"time": "2025-03-11T15:02:50", "process": "TP1"},
+     "Scheduler hit an exception: x"),
+    ("[2025-03-11 15:02:50 DP1 TP3] x", {"process": "DP1 TP3"}, "x"),
+    ("[2025-03-11 15:02:53] Received sigquit from a child process.", {"time": "2025-03-11T15:02:53", "process": None},
+     "Received sigquit from a child process."),
+    # NeMo's logger, and its debug formatter's rank
+    ("[NeMo W 2024-01-01 10:00:00 nemo_logging:349] x", {"level": "WARN", "source": "nemo_logging:349", "rank": None}, "x"),
+    ("[NeMo E 2024-01-01 10:00:00 exp_manager:396 rank:3] x", {"level": "ERROR", "rank": 3}, "x"),
+    # torchtitan's name before Python logging's format
+    ("[titan] 2024-05-01 10:11:12,345 - root - ERROR - x", {"level": "ERROR", "time": "2024-05-01T10:11:12.345"}, "x"),
+    # not these: DeepSpeed's stamp with milliseconds, a bracketed word
+    ("[2024-01-01 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] x", {"level": "ERROR", "process": None}, "x"),
+    ("[titan is a name] x", {"time": None}, "[titan is a name] x"),
+])
+def test_framework_loggers_are_peeled(line, fields, rest):
+    env, text = unwrap(line)
+    assert text == rest
+    for k, v in fields.items():
+        assert getattr(env, k) == v
+
+
+def test_an_sglang_scheduler_failure_is_read_under_its_prefix():
+    text = ("[2025-03-11 15:02:50 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3.10/site-packages/sglang/srt/distributed/device_communicators/pynccl_wrapper.py", line'
+            " 329, in NCCL_CHECK\n"
+            '    raise RuntimeError(f"NCCL error: {error_str}")\n'
+            "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n\n"
+            "[2025-03-11 15:02:53] Received sigquit from a child process. It usually means the child failed.\n")
+    kinds = {e.kind: e for e in _events(text)}
+    assert kinds["torch.nccl_error"].fields["nccl_result"] == "ncclSystemError"
+    assert kinds["framework.peer_lost"].fields == {"framework": "sglang"} and kinds["framework.peer_lost"].time == "2025-03-11T15:02:53"
+
+
+def test_a_bracketed_time_before_a_bracketed_level_is_left_to_its_own_envelope():
+    env, text = unwrap("[2026-12-02 09:00:00] [ERROR] RuntimeError: x")
+    assert "sglang" not in env.layers
