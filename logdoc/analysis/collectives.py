@@ -31,6 +31,7 @@ nothing. The end of the job is the last line of any rank or the time a scheduler
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
@@ -133,17 +134,16 @@ def _norm_id(p: Any) -> str:
     return "0x" + (s or "0")
 
 
+@dataclass(frozen=True, slots=True)
 class FoldedLaunch:
     """A launch a digest folded into a ``nccl.progress`` event: its line, no event (evidence: the report cites its line)."""
-    __slots__ = ("progress", "line")
+    progress: Event
+    line: int
     time = None
-
-    def __init__(self, progress: Event, line: int) -> None:
-        self.progress = progress
-        self.line = line
-
-    def __getattr__(self, name: str):  # file, rank, host, attempt: the progress event's
-        return getattr(self.progress, name)
+    file = property(lambda self: self.progress.file)
+    rank = property(lambda self: self.progress.rank)
+    host = property(lambda self: self.progress.host)
+    attempt = property(lambda self: self.progress.attempt)
 
 
 def _folded(job: Job) -> dict[tuple, tuple[tuple[Event, int, int], list[tuple[int, int | None, dict]]]]:
