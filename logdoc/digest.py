@@ -55,7 +55,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, Iterable
 
-from .events import WHO, Envelope, Event, all_fields, field_of
+from .events import EVENT_FIELDS, WHO, Envelope, Event, all_fields, field_of
 from .lazyre import lazy_re
 
 SCHEMA = "logdoc.digest/2"
@@ -668,7 +668,7 @@ def pack(e: Event, files: dict[str, int]) -> dict[str, Any]:
     return out
 
 
-_EVENT_KEYS = frozenset(Event.__slots__)  # type: ignore[attr-defined]
+_EVENT_KEYS = frozenset(EVENT_FIELDS)
 
 
 def unpack(d: dict[str, Any], file_names: list[str]) -> Event:

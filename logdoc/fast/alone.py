@@ -28,7 +28,7 @@ from typing import Any
 
 from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
-from ..events import Envelope, Event
+from ..events import EVENT_FIELDS, Envelope, Event
 from ..read.prefilter import _CANDIDATE
 from ..read.source import _clean
 from .bars import _BAR_SHAPES, _DIGIT0
@@ -215,7 +215,7 @@ def opener_raw(feeder, n: int, seen: tuple[bool, int]) -> bool:
 # classifiers never read the time, so the record gives the same event at that time.
 _EVENT_OPENERS: dict[tuple[bytes, int, bytes], tuple] = {}
 MAX_EVENT_OPENERS = 1 << 10
-_SLOTS = tuple(Event.__dataclass_fields__)
+_SLOTS = EVENT_FIELDS
 _VARY = ("file", "line", "end_line", "time", "fields")
 
 
