@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .eventslots import KINDS, NO_FIELDS, install, kind_class, more_of
 from .fielddicts import held_alike, keyed, split_names  # noqa: F401 (keyed: the analysis' rows, as fields)
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
@@ -44,23 +45,6 @@ WHO = ("rank", "local_rank", "node_rank", "host", "pid", "time")
 # positionally)
 EVENT_FIELDS = ("kind", "level", "file", "line", "text", "end_line", "rank", "local_rank", "node_rank", "host",
                 "pid", "time", "template", "fields", "rank_source", "attempt", "process", "folds")
-# the fields that are rarely anything but their default, held together in one slot (``Event._more``)
-_RARE = ("end_line", "local_rank", "node_rank", "process", "attempt", "folds")
-_PLAIN = (0, None, None, None, None, 0)   # their defaults (an end line of 0: the event's own line)
-_MORES: dict[tuple, tuple] = {}           # one object of each combination (bounded: _MORES_MAX)
-_MORES_MAX = 1 << 16
-_NO_FIELDS: Any = object()
-
-
-def _more_of(m: tuple) -> tuple | None:
-    if m == _PLAIN:
-        return None
-    got = _MORES.get(m)
-    if got is None:
-        if len(_MORES) >= _MORES_MAX:
-            _MORES.clear()
-        got = _MORES[m] = m
-    return got
 
 
 class Event:
@@ -69,19 +53,30 @@ class Event:
     "filename") and ``attempt``. ``process`` is the name a peeled prefix gave the process
     (``Envelope.process``); ``folds`` counts the events of the same process this one stands for besides
     itself (INFO facts nothing reads one by one and a progress bar's other lines, logdoc/facts.py),
-    counted wherever events are. The fields of :data:`_RARE` are held in one slot, ``None`` while all of
-    them are their defaults (a job of many ranks holds hundreds of thousands of events)."""
+    counted wherever events are. How it holds them in few slots: logdoc/eventslots.py."""
 
-    __slots__ = ("kind", "level", "file", "line", "text", "rank", "host", "pid", "time", "template", "fields",
-                 "rank_source", "_more")
+    __slots__ = ("file", "line", "text", "rank", "host", "pid", "time", "fields", "rank_source", "_more")
+    kind: str
+    level: str
+    template: str | None
 
-    def __init__(self, kind: str, level: str, file: str, line: int, text: str, end_line: int = 0,
-                 rank: int | None = None, local_rank: int | None = None, node_rank: int | None = None,
-                 host: str | None = None, pid: int | None = None, time: str | None = None,
-                 template: str | None = None, fields: dict[str, Any] = _NO_FIELDS, rank_source: str | None = None,
-                 attempt: int | None = None, process: str | None = None, folds: int = 0) -> None:
-        self.kind = kind
-        self.level = level
+    def __new__(cls, kind: str, level: str, file: str, line: int, text: str, end_line: int = 0,
+                rank: int | None = None, local_rank: int | None = None, node_rank: int | None = None,
+                host: str | None = None, pid: int | None = None, time: str | None = None,
+                template: str | None = None, fields: dict[str, Any] = NO_FIELDS, rank_source: str | None = None,
+                attempt: int | None = None, process: str | None = None, folds: int = 0) -> "Event":
+        what = (kind, level, template)
+        try:
+            c = KINDS.get(what)
+        except TypeError:
+            c = None
+        if c is None:
+            c, opened = kind_class(Event, what)
+            self = object.__new__(c)
+            if opened:
+                self.kind, self.level, self.template = what  # type: ignore[misc]
+        else:
+            self = object.__new__(c)
         self.file = file
         self.line = line
         self.text = text
@@ -89,21 +84,21 @@ class Event:
         self.host = host
         self.pid = pid
         self.time = time
-        self.template = template
-        self.fields = {} if fields is _NO_FIELDS else fields
+        self.fields = {} if fields is NO_FIELDS else fields
         self.rank_source = rank_source
         if (end_line and end_line != line or local_rank is not None or node_rank is not None or process is not None
                 or attempt is not None or folds):
-            self._more = _more_of((end_line if end_line != line else 0, local_rank, node_rank, process, attempt,
+            self._more = more_of((end_line if end_line != line else 0, local_rank, node_rank, process, attempt,
                                    folds))
         else:
             self._more = None
+        return self
 
     def _values(self) -> tuple:
         return tuple(getattr(self, k) for k in EVENT_FIELDS)
 
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
+        if not isinstance(other, Event):
             return NotImplemented
         return self._values() == other._values()  # type: ignore[attr-defined]
 
@@ -149,34 +144,7 @@ class Event:
         return f"{self.file}:{self.line}"
 
 
-def _rare(i: int) -> property:
-    """The property of the ``i``-th field of :data:`_RARE`, read from and written to ``Event._more``."""
-    default = _PLAIN[i]
-
-    def get(ev: Event) -> Any:
-        m = ev._more
-        return default if m is None else m[i]
-
-    def put(ev: Event, v: Any) -> None:
-        m = ev._more or _PLAIN
-        ev._more = _more_of(m[:i] + (v,) + m[i + 1:])
-
-    return property(get, put, doc=f"the event's {_RARE[i]}")
-
-
-def _end_line(ev: Event) -> int:
-    m = ev._more
-    return ev.line if m is None or not m[0] else m[0]
-
-
-def _put_end_line(ev: Event, v: int) -> None:
-    m = ev._more or _PLAIN
-    ev._more = _more_of((v if v != ev.line else 0,) + m[1:])
-
-
-for _i, _name in enumerate(_RARE[1:], 1):
-    setattr(Event, _name, _rare(_i))
-Event.end_line = property(_end_line, _put_end_line, doc="the event's last line")  # type: ignore[attr-defined]
+install(Event)
 
 
 class _Head(str):
