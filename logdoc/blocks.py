@@ -7,7 +7,8 @@ while other streams go on), so sort by ``line`` if the order matters.
 
 Blocks recognised:
 
-- Python traceback: ``Traceback (most recent call last):`` through the final ``Type: message``
+- Python traceback: ``Traceback (most recent call last):`` (at the start of its line, or after a logger's words:
+  ``Scheduler hit an exception: Traceback ...``) through the final ``Type: message``
   line and the message's continuation lines (an exception line that is only ``Type:`` has its message on
   the lines after it, up to :data:`MAX_OPEN_MESSAGE`), with chained exceptions (``During handling of the
   above exception ...`` / ``The above exception was the direct cause ...``), the nested traceback
@@ -227,7 +228,7 @@ def may_join_quiet(text: str) -> bool:
     :meth:`BlockAssembler.open_state`) might take ``text``, or a line that opens or chains a
     traceback or a torchrun summary might follow it: false means the line is a record of its own
     as far as such records are concerned."""
-    return bool(_is_cont(text) or text.startswith(_TB_HEAD) or text.startswith(_CHAIN)
+    return bool(_is_cont(text) or text.startswith(_TB_HEAD) or text.endswith(_TB_HEAD) or text.startswith(_CHAIN)
                 or _SPAWN.match(text) or _FRAME_EQ.match(text))
 
 
@@ -507,6 +508,11 @@ class BlockAssembler:
     # ---------------------------------------------------------------------------------------
     def feed(self, lineno: int, env: Envelope, text: str, head: int = 0) -> list[Record]:
         """``head``: the length of the prefix the envelope peeled off ``text``'s line."""
+        if text[-1:] == ":" and text.endswith(_TB_HEAD) and len(text) > len(_TB_HEAD):
+            # a logger's own words before the head (`Scheduler hit an exception: Traceback (most recent
+            # call last):`): the traceback opens at its head; the words are the logger's, not the exception's
+            head += len(text) - len(_TB_HEAD)
+            text = _TB_HEAD
         self._head = head
         key = env.stream_key()
         if not self._open:
@@ -631,7 +637,7 @@ class BlockAssembler:
         if not text:
             return False
         c = text[0]
-        if c == "T" and text.startswith(_TB_HEAD):
+        if c == "T" and text.startswith(_TB_HEAD) or text[-1:] == ":" and text.endswith(_TB_HEAD):
             return True
         if c == "=" and _FRAME_EQ.match(text):
             return True

@@ -218,7 +218,9 @@ def test_keywords_are_few_and_consistent():
     # logged at WARNING) + "died" (a framework's dead worker or actor without an error word: Ray, vLLM) +
     # "broadcast block" (vLLM's message queue waiting on a stuck peer) + "remainder of ranks" (Horovod's stall
     # inspector) + "recommended minimum" (Accelerate's kernel check) + "SIGTERM" (Lightning's `Received SIGTERM: 15`)
-    assert len(prefilter.KEYWORDS) <= 53
+    # + "network interface" (Horovod's interface check raised as NoValidAddressesFound, its line bare) + "collective #",
+    # "lagging" (the desync report's lines pasted alone)
+    assert len(prefilter.KEYWORDS) <= 56
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:
         assert prefilter.candidate(f"x {k} y")

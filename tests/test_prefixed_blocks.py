@@ -104,3 +104,22 @@ def test_open_mpi_tags_are_peeled(line, rank, host, time):
 def test_a_ctime_stamp_without_a_tag_is_not_peeled():
     env, msg = unwrap("Fri Dec  4 12:00:03 2026 Last error:")
     assert msg.startswith("Fri Dec") and "openmpi" not in env.layers
+
+
+# A logger's own words before the head, on its line (SGLang's `Scheduler hit an exception: ` + the traceback a
+# `logger.error(f"...: {get_exception_traceback()}")` prints; any logger that formats a traceback into its message)
+_LEADS = ["Scheduler hit an exception: ", "ERROR:trainer:Training failed: ",
+          "2025-03-11 15:02:50,123 - worker - ERROR - step 41 crashed: "]
+
+
+@pytest.mark.parametrize("lead", _LEADS)
+def test_a_traceback_opened_mid_line_is_one_record(lead, rules):
+    from logdoc.pipeline import parse_sources
+    for name, (text, want) in BLOCKS.items():
+        if not text.startswith("Traceback"):
+            continue
+        got = parse_sources([("rank0.log", lead + text + "\n")])
+        first = min(got.events, key=lambda e: e.line)
+        assert first.line == 1 and first.text.startswith("Traceback (most recent call last):\n  File "), name
+        assert not got.unrecognized, name   # the head's line is read with its traceback
+        assert _first(lead + text, rules) == want, name

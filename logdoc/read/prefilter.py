@@ -76,6 +76,11 @@ KEYWORDS = (
     "SIGTERM",  # a SIGTERM a framework's handler reports with no other keyword (Lightning's `[rank: 0] Received SIGTERM: 15`;
               # logdoc/classify/torch/__init__.py)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
+    "network interface",  # a launcher's check of the hosts' interfaces, its exception line bare (Horovod's
+              # `horovod.runner.common.util.address.NoValidAddressesFound: No available network interface found matching
+              # user provided interfaces ['eth1'], existing nics: [...]`: a class name without Error; LD776)
+    "collective #", "lagging",  # the desync report's lines pasted alone (TraceUtils.h: `[1] finished collective #3, but
+              # didn't join collective #4 (count from 1)`, `... the lagging/dead/mismatched ranks that caused the desync are:`)
 )
 KEYWORDS_BYTES = tuple(k.encode("ascii") for k in KEYWORDS)
 _CANDIDATE = lazy_re("|".join(re.escape(k) for k in KEYWORDS))

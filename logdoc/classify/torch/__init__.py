@@ -97,6 +97,13 @@ _nesting = threading.local()
 
 
 _OWN_LINE = lazy_re(r"\n([^\s\n])")  # a line that starts at its first column (no frame, no code line)
+# an item of the desync report (TraceUtils.h, analyzeLaggingRanks) on its own line, its tail ` (count from 1)` and its
+# tabs and dash lost or kept (a paste, a post that quotes the one line that names the ranks)
+_DESYNC_ITEM = lazy_re(r"(?:-[ \t]+)?\[(?P<ranks>\d+(?:,[ \t]*\d+)*)\] (?:joined but didn't finish collective #(?P<seq>\d+)"
+                       r"|finished collective #(?P<done>\d+), but didn't join collective #(?P<next>\d+))"
+                       r"(?: \(count from 1\))?[ \t.]*$")
+_DESYNC_IDS = ("torch:TraceUtils:joined-but-didn-t-finish-collective-count",
+               "torch:TraceUtils:finished-collective-but-didn-t-join-collective")
 
 
 def read_message(text: str, env: Envelope | None) -> Parsed | None:
@@ -171,6 +178,14 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
     if c0 == "<" and s.startswith("<omitting python frames>"):
         return Parsed("torch.cxx_backtrace", level_of(env, "ERROR"),
                       "torch:c10-exception:exception-raised-from-at-most-recent-call", {"cxx_frames": s.count("frame #")})
+    if c0 in "[-" and "collective #" in s[:200]:
+        m = _DESYNC_ITEM.match(s)
+        if m is not None:
+            if m["seq"] is not None:
+                return Parsed("torch.desync_report", level_of(env, "ERROR"), _DESYNC_IDS[0],
+                              {"ranks": m["ranks"], "seq": int(m["seq"])})
+            return Parsed("torch.desync_report", level_of(env, "ERROR"), _DESYNC_IDS[1],
+                          {"ranks": m["ranks"], "seq": int(m["done"]), "seq_plus_1": int(m["next"])})
     if c0 == "[" and s.startswith("[rank"):
         # a rank label without the colon of torch's `[rankN]:` (a launcher's or a paste's): peeled when
         # what follows is a message of its own
