@@ -95,8 +95,9 @@ KINDS: dict[str, KindSpec] = {
                          "a report of the signal that kills the process (UCX `Caught signal N (...)`, a shell's"
                          " `Segmentation fault (core dumped)`, faulthandler, Abseil, glog, Open MPI `Signal: Bus error (7)`,"
                          " the kernel's `segfault at ... in <library>`)"),
-    "process.native_frame": _k(("library", "symbol", "frame_format"), _N,
-                               "a frame of a native backtrace (UCX, gdb, Abseil, glog, backtrace_symbols) that lies in NCCL"),
+    "process.native_frame": _k(("library", "symbol", "frame_format", "component"), _N,
+                               "a frame of a native backtrace (UCX, gdb, Abseil, glog, backtrace_symbols) that lies in NCCL"
+                               " or in Gloo (`component`: nccl, gloo)"),
     "nccltests.device": _k(("test_rank", "group", "test_pid", "test_host", "device", "bus", "gpu"), _N,
                            "a line of nccl-tests' device list (one per rank of the run)"),
     "stack.collective": _k(("function", "frame_file", "frame_line", "format"), _N,

@@ -74,3 +74,44 @@ def test_a_crash_in_ncclS_ras_thread_is_read_as_that_and_a_crash_elsewhere_in_nc
              "==== backtrace (tid:    456) ====\n 0 0x0000000000042520 __sigaction()  ???:0\n")
     assert _ids(crash + " 1 0x0000000000122927 rasMsgHandlePeersUpdate()  /opt/nccl/src/ras/ras.cc:1010\n")[0] == "LD441"
     assert _ids(crash + " 1 0x00000000000a1b2c ncclProxyProgress()  ???:0\n")[0] == "LD435"
+
+
+@pytest.mark.parametrize("line, fmt, symbol", [
+    # gdb's stop: the frame it stopped in, without its number
+    ("gloo::transport::tcp::UnboundBuffer::send (this=0x5555595cb2e0, dstRank=0, slot=0, offset=0, nbytes=24) at "
+     "../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:163", "gdb", "gloo::transport::tcp::UnboundBuffer::send"),
+    ("#2  0x00007fffe1c2d3a4 in gloo::transport::tcp::Pair::handleEvents (this=0x5, events=1) at "
+     "../third_party/gloo/gloo/transport/tcp/pair.cc:420", "gdb", "gloo::transport::tcp::Pair::handleEvents"),
+])
+def test_a_frame_in_gloo_is_read_as_glooS(line, fmt, symbol):
+    p = classify_native(line)
+    assert p is not None and p.kind == "process.native_frame"
+    assert (p.fields["frame_format"], p.fields["component"], p.fields["symbol"]) == (fmt, "gloo", symbol)
+
+
+def test_a_frame_in_nccl_says_so():
+    p = classify_native("#0  0x00007ffff7a1b2c3 in ncclProxyProgress () from /usr/lib/x86_64-linux-gnu/libnccl.so.2")
+    assert p is not None and p.fields["component"] == "nccl"
+
+
+@pytest.mark.parametrize("line", [
+    "at::native::copy_ (self=..., src=...) at ../aten/src/ATen/native/Copy.cpp:250",
+    "main (argc=2, argv=0x7ffe) at gloo_bench.cc:12",
+])
+def test_a_stop_outside_nccl_and_gloo_is_not_read(line):
+    assert classify_native(line) is None
+
+
+def test_gdbS_report_of_the_signal_it_caught_is_read():
+    p = classify_native('Thread 1 "python" received signal SIGSEGV, Segmentation fault.')
+    assert p is not None and p.kind == "process.signal"
+    assert (p.fields["signal"], p.fields["printer"]) == (11, "gdb")
+    assert classify_native("Program received signal SIGABRT, Aborted.").fields["signal"] == 6
+
+
+def test_a_crash_in_glooS_send_is_read_as_a_bad_peer_rank_not_as_ncclS():
+    crash = ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.\n'
+             "gloo::transport::tcp::UnboundBuffer::send (this=0x5555595cb2e0, dstRank=0, slot=0, offset=0, nbytes=24) at "
+             "../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:163\n")
+    ids = _ids(crash)
+    assert ids[0] == "LD922" and "LD435" not in ids

@@ -68,3 +68,14 @@ def test_a_text_of_no_result_reaches_no_result_family():
                  "NCCL version 2.18.1", "ValueError: NCCL: the model has no such argument"):
         top = _top(line)
         assert not (top or "").startswith(("family:nccl_invalid", "family:nccl_system", "family:nccl_cuda")), (line, top)
+
+
+def test_the_nccl_stubS_sentence_for_no_library_is_read_as_that():
+    # XLA's and TensorFlow's NCCL stub (xla/tsl/cuda/nccl_stub.cc) with no libnccl to load: ncclSystemError from every
+    # call, and its own sentence from ncclGetErrorString, in XLA's status and in TensorFlow's
+    stub = "Unable to load NCCL library. Multi-GPU collectives will not work."
+    for line in ("external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: " + stub,
+                 "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_api.cc:501: NCCL "
+                 "operation ncclCommInitRankConfig(&comm, nranks, id, rank, &config) failed: " + stub,
+                 "tensorflow.python.framework.errors_impl.InternalError: NCCL: " + stub):
+        assert _top(line) == "LD873", line

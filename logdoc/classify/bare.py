@@ -55,7 +55,8 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_signal_report(first)
         if parsed is None and "Signal: " in first:
             parsed = classify_ompi_signal(first)
-        if parsed is None and ("nccl" in first or "segfault at" in first or first.startswith("Program terminated with signal")):
+        if parsed is None and ("nccl" in first or "gloo::" in first or "segfault at" in first or " received signal SIG" in first
+                               or first.startswith("Program terminated with signal")):
             parsed = classify_native(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)

@@ -370,13 +370,17 @@ EXTRA = [
     # (`OP_REQUIRES failed at nccl_ops.cc:104 : Internal: NCCL: ...`, `StartAbort INTERNAL: NCCL: ...`)
     ("logdoc:nccl-call:status-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head}: NCCL: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+     "invalid argument|invalid usage|remote process exited or there was a network error|"
+     "Unable to load NCCL library. Multi-GPU collectives will not work.}{rest:rest}"),
     # XLA's ToStatus (xla/service/gpu/nccl_utils.cc, later nccl_api.cc / nccl_communicator.cc): "%s:%d: NCCL
     # operation %s failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.", in a log line
-    # (`Execution of replica 0 failed: INTERNAL: ...`) as well as in the XlaRuntimeError that carries it
+    # (`Execution of replica 0 failed: INTERNAL: ...`) as well as in the XlaRuntimeError that carries it. When
+    # no libnccl could be loaded, the NCCL stub of XLA and TensorFlow (xla/tsl/cuda/nccl_stub.cc) answers every
+    # call with ncclSystemError and ncclGetErrorString with its own sentence, which takes the result's place
     ("logdoc:nccl-call:xla-status", "torch.nccl_error", "ERROR", "line", "",
      "{head}NCCL operation {call} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error}{last_warning:rest}"),
+     "invalid argument|invalid usage|remote process exited or there was a network error|"
+     "Unable to load NCCL library. Multi-GPU collectives will not work.}{last_warning:rest}"),
     ("logdoc:elastic:log-directory", "torchrun.info", "INFO", "body", "", "log directory set to: {path:word}"),
     ("logdoc:elastic:starting-workers", "torchrun.info", "INFO", "body", "",
      "[{role}] starting workers for entrypoint: {entrypoint:word}"),
