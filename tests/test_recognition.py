@@ -1434,12 +1434,13 @@ def test_a_sentence_stop_inside_brackets_or_after_e_g_cuts_nothing():
     ("NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Input/output error. Completed length: 0",
      "ofi_completion_error"),
     ("NET/OFI aws-ofi-nccl initialization failed", "ofi_init_failed"),
-    # the plugin's other start-up failures (aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_rdma.cpp, 1.3's wording)
-    ("NET/OFI OFI fi_getinfo() call failed: No data available", "ofi_init_failed"),
-    ("NET/OFI Unable to find a protocol that worked.  Failing initialization.", "ofi_init_failed"),
-    ("NET/OFI Couldn't open a fabric provider using ofiutils helper. RC: -61, ERROR: No data available", "ofi_init_failed"),
-    ("NET/OFI Couldn't find any optimal provider", "ofi_init_failed"),
-    ("NET/OFI Failed to initialize rdma protocol", "ofi_init_failed"),
+    # the plugin's other start-up failures (aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_rdma.cpp, 1.3's wording),
+    # each read by the rule of its cause: no usable provider (LD2035), fi_fabric (LD2025), a step below failed (LD2033)
+    ("NET/OFI OFI fi_getinfo() call failed: No data available", "LD2035"),
+    ("NET/OFI Unable to find a protocol that worked.  Failing initialization.", "LD2033"),
+    ("NET/OFI Couldn't open a fabric provider using ofiutils helper. RC: -61, ERROR: No data available", "LD2025"),
+    ("NET/OFI Couldn't find any optimal provider", "LD2035"),
+    ("NET/OFI Failed to initialize rdma protocol", "LD2033"),
     # a start-up failure that a rule names (LD2001: the libfabric it loaded is too old) gets the rule, not the card
     ("NET/OFI EFA provider requires at least libfabric version 1.22.0.", "LD2001"),
 ])
@@ -1489,16 +1490,16 @@ def test_abridged_openings_index_equals_a_pass_over_the_catalog():
             nccl_bare.match_abridged(line)  # (runs; which format it names is test_every_specific_warn_format's)
 
 
-@pytest.mark.parametrize("line, category", [
+@pytest.mark.parametrize("line, rule, category", [
     # no EFA provider: the EFA devices are not in the container (the plugin's start-up found no NIC)
     ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_create_plugin:1012 NCCL WARN NET/OFI Couldn't open a fabric provider "
-     "using ofiutils helper. RC: -61, ERROR: No data available", "container_missing_devices"),
+     "using ofiutils helper. RC: -61, ERROR: No data available", "LD2025", "container_missing_devices"),
     ("ip-10-0-1-5:1234:1300 [0] nccl_net_ofi_init:1441 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available",
-     "container_missing_devices"),
+     "LD2035", "container_missing_devices"),
 ])
-def test_the_ofi_plugins_start_up_failure_ranks_its_cause(line, category):
+def test_the_ofi_plugins_start_up_failure_ranks_its_cause(line, rule, category):
     top = _report(line + "\n")["diagnoses"][0]
-    assert (top["id"], top["category"]) == ("family:ofi_init_failed", category)
+    assert (top["id"], top["category"]) == (rule, category)
 
 
 def test_the_ofi_plugins_start_up_failure_that_a_rule_names():
@@ -1540,6 +1541,14 @@ def test_the_ofi_plugins_other_warnings_get_its_own_candidates(line, category):
     # ENOMEM from the same call stays the locked-memory rule's
     ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Couldn't enable endpoint. RC: -12, ERROR: Cannot allocate memory",
      "LD2004", "container_missing_devices"),
+    # session 31's groups: GDRCopy, NCCL and the plugin not matching, the two ends disagreeing, setenv
+    ("ip-10-0-1-5:1234:1300 [0] register_region:139 NCCL WARN NET/OFI gdr_pin_buffer failed: 22",
+     "LD2029", "gpu_direct_rdma_issue"),
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Request for group recv size of 9, greater than maximum of 8",
+     "LD2031", "nccl_version_mismatch"),
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Received an invalid communicator ID 300000 for device 0",
+     "LD2032", "nccl_version_mismatch"),
+    ("ip-10-0-1-5:1234:1300 [0] NCCL WARN NET/OFI Unable to set NCCL_NVLS_ENABLE", "LD2034", "cuda_oom"),
 ])
 def test_the_ofi_plugins_warnings_grouped_by_cause(line, rule, category):
     top = _report(line + "\n")["diagnoses"][0]
