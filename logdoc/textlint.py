@@ -24,7 +24,7 @@ from .lazyre import lazy_re
 
 TEXT_KEYS = ("title", "explanation", "fix", "confirm", "not_when")
 _NEW_SENTENCE = lazy_re(r"^\s+[A-Z][a-z]")
-_DOUBLE_STOP = lazy_re(r"(?<!\.)\.\.(?!\.)")
+_DOUBLE_STOP = lazy_re(r"(?<!\.)\.\.(?![.\d])")  # not a range (`0..3`)
 _SENTENCE_END = ".!?:;,)]\"'`>"
 _MAYBE_PLURAL = lazy_re(r"\b([A-Za-z]+)\(s\)")  # ``rank(s)``: a form's hedge, not a sentence
 

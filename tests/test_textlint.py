@@ -67,6 +67,8 @@ def test_lint_catches_a_missing_full_stop_and_a_doubled_one():
     got = problems("{detail|} Ranks {ranks} were waiting", {"detail": "rank 3 never enqueued 183", "ranks": "0, 1"})
     assert any("no full stop" in p for p in got)
     assert any("doubled full stop" in p for p in problems("{a}..", {"a": "x"}))
+    assert any("doubled full stop" in p for p in problems("{a}.. Then", {"a": "x"}))
+    assert problems('"{msg}" ({w}).', {"msg": "supports 0..3", "w": "init"}) == []  # a range in a quoted message
 
 
 def test_placeholders_take_the_events_fields_before_its_log_attributes():
