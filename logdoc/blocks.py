@@ -508,11 +508,7 @@ class BlockAssembler:
     # ---------------------------------------------------------------------------------------
     def feed(self, lineno: int, env: Envelope, text: str, head: int = 0) -> list[Record]:
         """``head``: the length of the prefix the envelope peeled off ``text``'s line."""
-        if text[-1:] == ":" and text.endswith(_TB_HEAD) and len(text) > len(_TB_HEAD):
-            # a logger's own words before the head (`Scheduler hit an exception: Traceback (most recent
-            # call last):`): the traceback opens at its head; the words are the logger's, not the exception's
-            head += len(text) - len(_TB_HEAD)
-            text = _TB_HEAD
+        text, head = at_traceback_head(text, head)
         self._head = head
         key = env.stream_key()
         if not self._open:
@@ -933,4 +929,12 @@ may_start = BlockAssembler._may_start  # may_start(text, env): could this line o
 MAY_START_FIRST = frozenset("T=[tRD-\tn# F") | frozenset(p[0] for p in _CONT_PREFIXES)
 # Substrings one of which is in every line ``_may_start`` accepts by its word test (Error, error,
 # Exception, exception).
-MAY_START_WORDS = ("rror", "xception")
+MAY_START_WORDS = ("rror", "xception", _TB_HEAD)  # (a traceback's head after a logger's words)
+
+
+def at_traceback_head(text: str, head: int) -> tuple[str, int]:
+    """``text`` and ``head`` from a traceback's head on when a logger's own words precede it (`Scheduler hit
+    an exception: Traceback (most recent call last):`): the words are the logger's, not the exception's."""
+    if text[-1:] == ":" and text.endswith(_TB_HEAD) and len(text) > len(_TB_HEAD):
+        return _TB_HEAD, head + len(text) - len(_TB_HEAD)
+    return text, head

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from logdoc.blocks import BlockAssembler, _bare, _compatible
+from logdoc.blocks import BlockAssembler, _bare, _compatible, at_traceback_head
 from logdoc.envelope import unwrap
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +22,7 @@ class FullScan(BlockAssembler):
     asked = 0
 
     def feed(self, lineno, env, text):
+        text, self._head = at_traceback_head(text, 0)
         key = env.stream_key()
         if not self._open:
             return super().feed(lineno, env, text)

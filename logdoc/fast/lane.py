@@ -41,7 +41,7 @@ from ..classify.formats import SHORT_TEXT
 
 MAX_LANE_MEMO = 1 << 13
 _ENV0 = Envelope()
-_W1, _W2 = MAY_START_WORDS
+_W1, _W2, _TB = MAY_START_WORDS  # (_TB: a traceback's head, read at a line's end: after a logger's words)
 
 
 def _copy_fields(f: dict) -> dict:
@@ -150,7 +150,7 @@ class Lane:
         record of its own and change nothing."""
         if not tail_is_plain(text):
             return False
-        if (text[0] in MAY_START_FIRST or _W1 in text or _W2 in text) and may_start(text, _ENV0):
+        if (text[0] in MAY_START_FIRST or _W1 in text or _W2 in text or text.endswith(_TB)) and may_start(text, _ENV0):
             return False
         lane = self.feeder.lane_state
         if lane == 0:
@@ -351,7 +351,8 @@ class Lane:
             msg = text[m.end():]
             cm = msg.rstrip()
         # ok(), inline (lane_state 0: nothing open; 1: only quiet records, which must not take it).
-        if plan.words and (EMBED_MARK in text or text.endswith(RAY_SUFFIX) or _W1 in text or _W2 in text):
+        if plan.words and (EMBED_MARK in text or text.endswith(RAY_SUFFIX) or _W1 in text or _W2 in text
+                           or text.endswith(_TB)):
             return False
         if text[0] in MAY_START_FIRST and may_start(text, _ENV0):
             return False
