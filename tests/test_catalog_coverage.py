@@ -96,14 +96,18 @@ def test_it_tells_a_rule_from_a_generic_card():
 EXPLAINED_BY_A_RULE_FLOOR = 3559
 
 
-# Of them, the AWS OFI plugin's WARN formats (tests/data/ofi-messages-by-version.tsv, 920) that a rule explains: 21 at
+# Of them, the AWS OFI plugin's WARN formats (tests/data/ofi-messages-by-version.tsv, 921) that a rule explains: 21 at
 # session 30's start; 622 with the rules LD2014-LD2028, which group the plugin's formats by cause (host memory,
 # teardown after an abort, internal checks, PCI topology, the topology file, CUDA, OFI_NCCL_* settings, provider
 # features, libfabric resources, posting after a failure, ID pools, rails, the tuner). 847 (session 31) with
 # LD2029-LD2039: GDRCopy, GIN's set-up, NCCL calling the plugin in ways its release does not support, the two ends
 # disagreeing, start-up follow-ups, setenv, no usable provider, settings noted or ignored, request pools used up,
-# exceptions in connect / accept / listen, the registered buffer pools' set-up.
-OFI_EXPLAINED_BY_A_RULE_FLOOR = 847
+# exceptions in connect / accept / listen, the registered buffer pools' set-up. 851 of 920 -> 852 of 921 (session 32,
+# leads32): the extractor reads a macro's argument joined to the literals ("Called " fn_name " on request with inactive
+# endpoint", once catalogued as "Called ") as %s, which also gives 1.16-1.17's "inactive domain" (LD2026's) and
+# PACKAGE_NAME's "aws-ofi-nccl initialization failed" (the plugin card's: the summary after the WARN that says why),
+# and "%" PRIu64 as %lu, not %%lu, which merges two rows of "Received an invalid communicator ID".
+OFI_EXPLAINED_BY_A_RULE_FLOOR = 852
 
 
 def test_the_rules_explain_at_least_the_floor():
@@ -131,3 +135,12 @@ def test_the_ofi_plugins_lines_and_their_extraction():
     # adjacent literals joined, an integer macro between them read as a conversion, the arguments left out
     assert mod._format('"Request %p seq " PRIu64 " failed: "\n\t\t"%s", req, seq, err);') == "Request %p seq %lu failed: %s"
     assert mod._format("msg, arg);") is None   # a format that is not a literal
+    # a macro's argument joined to the literals is the string it expands to; a known literal macro is its text
+    assert mod._format('"Called " fn_name " on request with inactive endpoint"); \\') == \
+        "Called %s on request with inactive endpoint"
+    assert mod._format('PACKAGE_NAME " initialization failed");', {"PACKAGE_NAME": "aws-ofi-nccl"}) == \
+        "aws-ofi-nccl initialization failed"
+    # PRIx64 completes the conversion a literal opened ("%" PRIu64 is %lu, "0x%016" PRIX64 is 0x%016lX)
+    assert mod._format('"Key (%" PRIu64 ") at 0x%016" PRIX64, k, a);') == "Key (%lu) at 0x%016lX"
+    assert not any(row.startswith(("Called \t", "Called\t")) or "%%l" in row for row in rows)
+    assert any(row.startswith("Called %s on request with inactive endpoint\t") for row in rows)

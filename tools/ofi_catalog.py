@@ -4,7 +4,9 @@
 
 GIT_DIR is a clone (or bare mirror) of https://github.com/aws/aws-ofi-nccl. Every release tag (``v1.3.0-aws``,
 ``v1.14.0``, ...) is read with ``git grep``: each ``NCCL_OFI_WARN("...", ...)`` call of ``src/`` gives its format
-(adjacent string literals joined; ``PRIu64``-style macros as ``%lu``), and a format is written once with the
+(adjacent string literals joined; ``PRIu64``-style macros as the ``lu`` they expand to (``%lu`` after no ``%``); any other name beside a literal, such as a
+macro's argument in ``NCCL_OFI_WARN("Called " fn_name " on ...")``, as the string ``%s`` it expands to), and a
+format is written once with the
 first and the last release that prints it and the files it is in. OUT defaults to
 ``tests/data/ofi-messages-by-version.tsv``. The plugin prints these through NCCL's logger as
 ``host:pid:tid [dev] <function>:<line> NCCL WARN NET/OFI <message>`` (``include/nccl_ofi_log.h``), so they are
@@ -24,7 +26,11 @@ OUT = ROOT / "tests" / "data" / "ofi-messages-by-version.tsv"
 _TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)(?:-aws)?$")
 _CALL = re.compile(r"NCCL_OFI_WARN\s*\(")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_INT_MACRO = re.compile(r"\bPRI([diux])(8|16|32|64|PTR)\b")
+_INT_MACRO = re.compile(r"\bPRI([diouxX])(8|16|32|64|PTR)\b")
+_OPEN_CONVERSION = re.compile(r"(?<!%)(?:%%)*%[-+ #0]*\d*(?:\.\d+)?$")  # a literal ending in "%" or "%016": the macro ends it
+# a name that C joins to an adjacent literal: a macro that expands to a string literal (a function-like macro's
+# argument, PACKAGE_NAME); what follows it must be a literal, or the call's end after a literal
+_NAME = re.compile(r"[A-Za-z_]\w*(?=[ \t\n\\]*(\"|[,)]))")
 
 
 def releases(git_dir: str) -> list[str]:
@@ -33,9 +39,11 @@ def releases(git_dir: str) -> list[str]:
     return sorted(rel, key=lambda t: tuple(int(x) for x in _TAG.match(t).groups()))
 
 
-def _format(call: str) -> str | None:
-    """The format of one call's text (from just after ``NCCL_OFI_WARN(``): its leading string literals and
-    the ``PRI*`` macros between them, joined; None when the call does not start with a literal."""
+def _format(call: str, defines: dict[str, str] | None = None) -> str | None:
+    """The format of one call's text (from just after ``NCCL_OFI_WARN(``): its leading string literals, the
+    ``PRI*`` macros between them and the names C joins to them (``%s``), joined; None when no literal starts it
+    (after at most one such name). ``defines`` gives the literal of an object-like macro (PACKAGE_NAME's
+    ``aws-ofi-nccl``), written in its place."""
     out, pos = [], 0
     while True:
         while pos < len(call) and call[pos] in " \t\n\\":
@@ -47,25 +55,45 @@ def _format(call: str) -> str | None:
             continue
         macro = _INT_MACRO.match(call, pos)
         if macro is not None and out:
-            out.append("%l" + macro.group(1))
+            # PRIu64 is the literal "lu" (or "llu"), written after the "%" it completes: "%" PRIu64 is "%lu"
+            out.append(("l" if _OPEN_CONVERSION.search("".join(out)) else "%l") + macro.group(1))
             pos = macro.end()
             continue
+        name = _NAME.match(call, pos)
+        if name is not None and (name.group(1) == '"' or out):
+            out.append((defines or {}).get(name.group(0), "%s"))
+            pos = name.end()
+            continue
         break
-    return "".join(out) if out else None
+    return "".join(out) if any(part != "%s" for part in out) else None
+
+
+_DEFINE = re.compile(r'^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+"((?:[^"\\\n]|\\.)*)"[ \t]*$', re.M)
+_AC_INIT = re.compile(r"AC_INIT\(\s*\[([^\]]+)\]")
+
+
+def _show(git_dir: str, tag: str, name: str) -> str:
+    return subprocess.run(["git", "-C", git_dir, "show", f"{tag}:{name}"], capture_output=True, text=True,
+                          errors="replace", check=True).stdout
 
 
 def formats_at(git_dir: str, tag: str) -> dict[str, set[str]]:
-    """{format: files} of the WARN calls under src/ at ``tag``."""
-    files = subprocess.run(["git", "-C", git_dir, "ls-tree", "-r", "--name-only", tag, "--", "src"],
-                           capture_output=True, text=True, check=True).stdout.split()
+    """{format: files} of the WARN calls under src/ at ``tag``; a macro defined as a string literal (under src/
+    or include/, and configure.ac's package name as PACKAGE_NAME) is read as its literal."""
+    files = subprocess.run(["git", "-C", git_dir, "ls-tree", "-r", "--name-only", tag, "--", "src", "include",
+                            "configure.ac"], capture_output=True, text=True, check=True).stdout.split()
+    texts = {name: _show(git_dir, tag, name) for name in files if name.endswith((".c", ".cc", ".cpp", ".h"))}
+    defines = {m.group(1): m.group(2) for text in texts.values() for m in _DEFINE.finditer(text)}
+    if "configure.ac" in files:
+        package = _AC_INIT.search(_show(git_dir, tag, "configure.ac"))
+        if package is not None:
+            defines.setdefault("PACKAGE_NAME", package.group(1))
     found: dict[str, set[str]] = {}
-    for name in files:
-        if not name.endswith((".c", ".cc", ".cpp", ".h")):
+    for name, text in texts.items():
+        if not name.startswith("src/"):
             continue
-        text = subprocess.run(["git", "-C", git_dir, "show", f"{tag}:{name}"], capture_output=True, text=True,
-                              errors="replace", check=True).stdout
         for m in _CALL.finditer(text):
-            fmt = _format(text[m.end():m.end() + 2000])
+            fmt = _format(text[m.end():m.end() + 2000], defines)
             if fmt:
                 found.setdefault(fmt, set()).add(name)
     return found
