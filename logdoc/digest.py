@@ -56,6 +56,7 @@ from operator import itemgetter
 from typing import Any, Iterable
 
 from .events import EVENT_FIELDS, WHO, Envelope, Event, all_fields, field_of
+from .fielddicts import held
 from .lazyre import lazy_re
 
 SCHEMA = "logdoc.digest/2"
@@ -128,18 +129,8 @@ _INTERN_MAX = 96  # strings up to this long are shared between events (hosts, ti
 _INTS: dict[int, int] = {}  # one object per number (line numbers, pids, ranks repeat across ranks)
 
 
-def _held(memo: dict, key, v, cap: int):
-    """The value held under ``key`` in ``memo``, or ``v`` held there now (a full memo starts over)."""
-    got = memo.get(key)
-    if got is None:
-        if len(memo) >= cap:
-            memo.clear()
-        got = memo[key] = v
-    return got
-
-
 def _int(v: int) -> int:
-    return _held(_INTS, v, v, 1 << 16)
+    return held(_INTS, v, v, 1 << 16)
 
 
 _RECORDS: dict[tuple, Any] = {}  # a nested record's value -> the one object of it (interfaces every rank lists)
@@ -180,7 +171,7 @@ def _one_record(v: Any) -> Any:
     key = _record_key(v)
     if key is None:
         return v
-    return _held(_RECORDS, key, v, 1 << 12)
+    return held(_RECORDS, key, v, 1 << 12)
 
 
 def _shared(v: Any, intern=__import__("sys").intern) -> Any:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .fielddicts import held
+
 RARE = ("end_line", "local_rank", "node_rank", "process", "attempt", "folds")
 PLAIN = (0, None, None, None, None, 0)   # their defaults (an end line of 0: the event's own line)
 _MORES: dict[tuple, tuple] = {}          # one object of each combination (bounded: _MORES_MAX)
@@ -28,14 +30,7 @@ _OPEN: list[type] = []                   # the subclass whose events hold their 
 
 def more_of(m: tuple) -> tuple | None:
     """The one object of the values ``m`` of :data:`RARE` (None for their defaults)."""
-    if m == PLAIN:
-        return None
-    got = _MORES.get(m)
-    if got is None:
-        if len(_MORES) >= _MORES_MAX:
-            _MORES.clear()
-        got = _MORES[m] = m
-    return got
+    return None if m == PLAIN else held(_MORES, m, m, _MORES_MAX)
 
 
 def kind_class(base: type, what: tuple) -> tuple[type, bool]:

@@ -1,5 +1,8 @@
 """Fields dicts held in less memory: names shared per tuple of names, equal dicts one object.
 
+:func:`held` is the bounded memo every such table uses (here, the rare fields of an event in
+:mod:`logdoc.eventslots`, a digest's numbers and records in :mod:`logdoc.digest`).
+
 :func:`split_names` makes a dict whose names live in one table for every dict of the same names (CPython's
 key-sharing dicts, what instance attributes use); :func:`held_alike` also holds one dict per value for the
 dicts that many events have alike (the INFO facts every rank of a job prints, once ``events.share_texts``
@@ -17,6 +20,17 @@ from typing import Any
 _SCHEMAS: dict[tuple, type] = {}
 _SPLIT_KEYS = 28
 _SCHEMAS_MAX = 1 << 12
+
+
+def held(memo: dict, key: Any, v: Any, cap: int) -> Any:
+    """The value held under ``key`` in ``memo``, or ``v`` held there now (a memo of ``cap`` entries starts
+    over: memory stays bounded whatever the input)."""
+    got = memo.get(key)
+    if got is None:
+        if len(memo) >= cap:
+            memo.clear()
+        got = memo[key] = v
+    return got
 
 
 def split_names(f: dict, schemas=_SCHEMAS, new=object.__new__) -> dict:
@@ -64,9 +78,7 @@ def held_alike(f: dict) -> dict:
     if got is None:
         if not _seen(hash(key)):
             return split_names(f)
-        if len(_FIELDS) >= _FIELDS_MAX:
-            _FIELDS.clear()
-        got = _FIELDS[key] = split_names(f)
+        got = held(_FIELDS, key, split_names(f), _FIELDS_MAX)
     return got
 
 
