@@ -97,7 +97,8 @@ class Analysis:
 def analyze(events: list[Event], files: Iterable[str] | None = None) -> Analysis:
     """Reason across the ranks of one job. ``files``: every input file name, including those that gave no
     event (a ``rank3.log`` with nothing relevant in it still says that rank 3 exists)."""
-    events = [e for e in events if not e.kind.startswith("analysis.")]
+    if any(e.kind.startswith("analysis.") for e in events):  # (a copy only then: 8 bytes an event)
+        events = [e for e in events if not e.kind.startswith("analysis.")]
     share_texts(events)  # a line's message held once, not in its text and its fields both
     file_list = list(files or ())
     attr = attribute(events, file_list)

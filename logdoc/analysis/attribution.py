@@ -264,7 +264,7 @@ class Conflict:
 class Attribution:
     """The result: per event its process; per process its rank, host and pids."""
 
-    proc_of: list[int]                          # event index -> process index
+    proc_of: array                              # event index -> process index (4-byte numbers)
     proc_rank: list[int | None]                 # process index -> rank (best source)
     proc_host: list[str | None]
     proc_pids: list[list[int]]
@@ -448,7 +448,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
         keys_of[i] = held.setdefault(k0, k0)
     roots: dict[Any, int] = {}
     key_root: dict[Any, int] = {}
-    proc_of = [0] * n
+    proc_of = array("i", bytes(4 * n))  # (4 bytes an event, not a list's 8-byte slot)
     for i in range(n):
         k = keys_of[i]
         p = key_root.get(k)
