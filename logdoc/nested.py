@@ -352,13 +352,19 @@ def carrier_links(events) -> dict[tuple[str, int, str], set[tuple[str, int, str]
                 more.difference_update(vs)
                 more.discard(k)
             if more:
-                if vs.__class__ is tuple:
-                    links[k] = vs = set(vs)
-                vs |= more
+                if vs.__class__ is tuple and len(vs) + len(more) <= _FEW:
+                    links[k] = vs + tuple(more)  # (a few keys: a tuple, 64 bytes for two against a set's 216)
+                else:
+                    if vs.__class__ is tuple:
+                        links[k] = vs = set(vs)
+                    vs |= more
                 grew = True
         if not grew:
             break
     return links
+
+
+_FEW = 4  # a carrier of up to this many keys after the closure holds them as a tuple (its readers union them)
 
 
 def _link(links: dict, k: tuple, carried) -> None:
