@@ -287,7 +287,7 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             ev.rank = None
             ev.rank_source = None
 
-    agent_flags = [is_agent(ev) for ev in events]
+    agent_flags = bytearray(is_agent(ev) for ev in events)  # (a byte an event, not a list slot)
     _distrust_names(events, paths)
 
     # 0. path facts onto events (never overriding what the line said)
@@ -358,14 +358,15 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
         nccl_rank[key] = as_int(first.fields.get("rank"))  # type: ignore[assignment]
 
     # host of a pid within a file (for lines that print a pid but no host: torch's Python logger)
-    file_pid_hosts: dict[tuple[str, int], set] = {}
+    file_pid_hosts: dict[tuple[str, int], tuple] = {}  # (the distinct hosts as a tuple: mostly one)
     seen_fph: set = set()
     for ev in events:
         if ev.pid is not None and ev.host:
             k3 = (ev.file, ev.pid, ev.host)
             if k3 not in seen_fph:
                 seen_fph.add(k3)
-                file_pid_hosts.setdefault((ev.file, ev.pid), set()).add(short_host(ev.host))
+                fp = (ev.file, ev.pid)
+                file_pid_hosts[fp] = _with(file_pid_hosts.get(fp, ()), short_host(ev.host))
     pid_memo: dict[tuple, tuple] = {}
 
     def pid_key(file: str, pid: int, host: str | None) -> tuple:
@@ -460,14 +461,15 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
             key_root[k] = p
         proc_of[i] = p
     nproc = len(roots)
+    del keys_of, key_root  # (the per-event tables go as soon as they are read: the peak holds fewer)
 
     # the (host, pid) keys that belong to each process
-    proc_pidkeys: list[set] = [set() for _ in range(nproc)]
+    proc_pidkeys: list[tuple] = [()] * nproc  # (distinct keys: a tuple each, mostly of one)
     for k in list(uf.parent):
         if k[0] == "pid":
             r = roots.get(uf.find(k))
             if r is not None:
-                proc_pidkeys[r].add(k)
+                proc_pidkeys[r] += (k,)
 
     # torch.multiprocessing.spawn numbers its processes 0..nprocs-1: the rank, on one node
     hosts_seen = {short_host(ev.host) for ev in events if ev.host}
@@ -514,35 +516,49 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
         pi = paths[ev.file]
         if pi.rank is not None and not agent_flags[i]:
             own[i] = _pair(held, 4, pi.rank)
+    del envelope
 
     # process-level: pid facts (NCCL world comm, child-failed pids) and the best own candidate
     proc_best: list[tuple[int, int] | None] = [None] * nproc
-    per_level: list[dict[int, set]] = [dict() for _ in range(nproc)]
+    # per process and level, the one rank it names or _MANY (the best level is the first that names one):
+    # a slot per level and process, not a dict and a set each (about 600 bytes a process)
+    nl = len(TRUST)
+    per_level: list = [None] * (nproc * nl)
+
+    def name(p: int, lvl: int, r: int) -> None:
+        j = p * nl + lvl
+        got = per_level[j]
+        if got is None:
+            per_level[j] = r
+        elif got is not _MANY and got != r:
+            per_level[j] = _MANY
+
     for p in range(nproc):
         for k in proc_pidkeys[p]:
             _, h, pid = k
             r = nccl_rank.get((h, pid))
             if r is not None:
-                per_level[p].setdefault(3, set()).add(r)
+                name(p, 3, r)
             r = cf_by_pid.get((h, pid))
             if r is None and pid in cf_pid_any and len(cf_pid_any[pid]) == 1:
                 hosts_cf = {hh for (hh, pp) in cf_by_pid if pp == pid}
                 if hosts_cf <= {"localhost", None, h}:
                     r = next(iter(cf_pid_any[pid]))
             if r is not None:
-                per_level[p].setdefault(1, set()).add(r)
+                name(p, 1, r)
     for i, ev in enumerate(events):
         if agent_flags[i]:
             continue  # agent lines name a worker; they do not speak for it
         o = own[i]
         if o is not None:
-            per_level[proc_of[i]].setdefault(o[0], set()).add(o[1])
+            name(proc_of[i], o[0], o[1])
     for p in range(nproc):
-        for lvl in sorted(per_level[p]):
-            rs = per_level[p][lvl]
-            if len(rs) == 1:
-                proc_best[p] = (lvl, next(iter(rs)))
+        for lvl in range(nl):
+            r = per_level[p * nl + lvl]
+            if r is not None and r is not _MANY:
+                proc_best[p] = (lvl, r)
                 break
+    del per_level
 
     # 4. resolve per event
     conflicts: list[Conflict] = []
@@ -567,34 +583,37 @@ def attribute(events: list[Event], files: Iterable[str] = ()) -> Attribution:
         else:
             ev.rank = None
             ev.rank_source = None
+    del own
 
     # 5. hosts and pids per process; fill hosts
-    proc_hosts: list[set] = [set() for _ in range(nproc)]
-    proc_pid_set: list[set] = [set() for _ in range(nproc)]
-    proc_file_set: list[dict] = [dict() for _ in range(nproc)]
+    # (the distinct values as tuples in the order first seen: a process has one host, pid and file, mostly)
+    proc_hosts: list[tuple] = [()] * nproc
+    proc_pid_set: list[tuple] = [()] * nproc
+    proc_file_set: list[tuple] = [()] * nproc
     for i, ev in enumerate(events):
         p = proc_of[i]
-        proc_file_set[p][ev.file] = None
+        proc_file_set[p] = _with(proc_file_set[p], ev.file)
         if agent_flags[i]:
             continue
         if ev.host:
-            proc_hosts[p].add(short_host(ev.host))
+            proc_hosts[p] = _with(proc_hosts[p], short_host(ev.host))
         elif paths[ev.file].host:
-            proc_hosts[p].add(paths[ev.file].host)
+            proc_hosts[p] = _with(proc_hosts[p], paths[ev.file].host)
         if ev.pid is not None:
-            proc_pid_set[p].add(ev.pid)
+            proc_pid_set[p] = _with(proc_pid_set[p], ev.pid)
     for p in range(nproc):
         for k in proc_pidkeys[p]:
             if k[1]:
-                proc_hosts[p].add(k[1])
-            proc_pid_set[p].add(k[2])
-    proc_host = [next(iter(h)) if len(h) == 1 else None for h in proc_hosts]
-    rank_hosts: dict[tuple, set] = {}
+                proc_hosts[p] = _with(proc_hosts[p], k[1])
+            proc_pid_set[p] = _with(proc_pid_set[p], k[2])
+    proc_host = [h[0] if len(h) == 1 else None for h in proc_hosts]
+    rank_hosts: dict[tuple, tuple] = {}
     for i, ev in enumerate(events):
         if ev.rank is not None and not agent_flags[i]:
             h = proc_host[proc_of[i]]
             if h:
-                rank_hosts.setdefault((ev.attempt, ev.rank), set()).add(h)
+                ar = (ev.attempt, ev.rank)
+                rank_hosts[ar] = _with(rank_hosts.get(ar, ()), h)
     for i, ev in enumerate(events):
         if ev.host is None and not agent_flags[i]:
             h = proc_host[proc_of[i]]
@@ -692,6 +711,14 @@ def _rdzv_rank(facts: dict | None, lr: int) -> int | None:
     if g is not None and lrs:
         return g * len(lrs) + lr
     return None
+
+
+_MANY = object()  # a process's level that names more than one rank
+
+
+def _with(values: tuple, v: Any) -> tuple:
+    """``values`` with ``v`` added at its end, unless it holds it already."""
+    return values if v in values else values + (v,)
 
 
 def _pair(held: dict, level: int, rank: int) -> tuple[int, int]:
