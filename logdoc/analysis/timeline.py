@@ -32,7 +32,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 
 from datetime import date
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from ..events import Event
 from ..lazyre import lazy_re
@@ -437,13 +437,12 @@ class Timeline:
         return (0, o, self._fidx[i], self._events[i].line) if o is not None else (1, 0, self._fidx[i],
                                                                                  self._events[i].line)
 
-    def runs(self, events: list[Event]) -> list[int | None]:
+    def runs(self, events: list[Event]) -> Sequence[int | None]:
         """Per event of ``events``, the second it has in the order (``key(ev)[1]`` when
         ``key(ev)[0] == 0``, else None), by position when ``events`` is the list this timeline was
-        built from."""
+        built from (then the timeline's own, read only: no list of every event's)."""
         if events is self._events:
-            one: dict[int | None, int | None] = {}  # one number object per second (thousands of ranks share them)
-            return [one.setdefault(s, s) for s in self._run]
+            return self._run
         out: list[int | None] = []
         for ev in events:
             k = self.key(ev)
