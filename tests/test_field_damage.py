@@ -37,6 +37,13 @@ FLOORS = {
     # second wrap; the cases right at a820f72 lose what they lost then (234/245 and 322/332 kept of the 401 cases
     # right now; 225/234 and 309/318 of 381 then)
     "evidence+wrap80": 95, "wrap80+dedent": 91, "quote+wrap80": 96, "indent+wrap80": 96,
+    # envelopes of log collectors and launchers and what terminals leave (session 32, first measured on the 421
+    # cases right at 9acaac0: docker-json, json-message, json-textpayload 421/421, prefix-gha 416/421, prefix-mpi
+    # 417/421, prefix-pdsh 420/421, prefix-pdsh-ip 418/421, prefix-slurm2 421/421, prefix-slurm-pad 420/421,
+    # tqdm-cr 335/408, interleave 414/421, ray-repeat 419/421, ipython 14/15)
+    "docker-json": 99, "json-message": 99, "json-textpayload": 99, "prefix-gha": 98, "prefix-mpi": 98,
+    "prefix-pdsh": 99, "prefix-pdsh-ip": 99, "prefix-slurm2": 99, "prefix-slurm-pad": 99, "tqdm-cr": 81,
+    "interleave": 98, "ray-repeat": 99, "ipython": 93,
 }
 
 
@@ -86,3 +93,21 @@ def test_transforms_damage_what_they_say():
     cut = fd.TEXT_TRANSFORMS["cut-ellipsis"](long)
     assert cut.endswith("...") and long.startswith(cut[:-3]) and 80 <= len(cut) - 3 <= 120
     assert fd.TEXT_TRANSFORMS["cut-marker"](long) == long[:120] + "\u2026 [truncated]"
+
+
+def test_envelope_transforms_write_their_formats():
+    fd = _load()
+    line = "RuntimeError: NCCL error in: <file> & more"
+    rec = fd.TEXT_TRANSFORMS["docker-json"](line)
+    assert rec.startswith('{"log":"RuntimeError: NCCL error in: \\u003cfile\\u003e \\u0026 more\\n","stream":"stderr"')
+    assert '"textPayload": "RuntimeError' in fd.TEXT_TRANSFORMS["json-textpayload"](line)
+    assert fd.TEXT_TRANSFORMS["interleave"]("a\nb") == "[default0]:a\n[default1]:a\n[default0]:b\n[default1]:b"
+    assert fd.TEXT_TRANSFORMS["tqdm-cr"](line + "\n  indented").split("\n")[1] == "  indented"
+    assert fd.TEXT_TRANSFORMS["tqdm-cr"](line).startswith("\r 45%|") and fd.TEXT_TRANSFORMS["tqdm-cr"](line).endswith("it/s]" + line)
+    tb = ("Traceback (most recent call last):\n"
+          '  File "train.py", line 42, in <module>\n    main()\n'
+          '  File "/opt/torch/distributed/c10d.py", line 7, in barrier\n    work.wait()\n'
+          "RuntimeError: NCCL error")
+    assert fd.TEXT_TRANSFORMS["ipython"](tb).split("\n") == [
+        "-" * 75, "RuntimeError" + " " * 30 + "Traceback (most recent call last)", "Cell In[3], line 42", "---> 42 main()", "",
+        "File /opt/torch/distributed/c10d.py:7, in barrier()", "---> 7 work.wait()", "", "RuntimeError: NCCL error"]

@@ -26,6 +26,16 @@ Each transform is deterministic and applies to the text of every log file of a c
 - ``crlf``, ``ansi``: Windows line ends; colour codes around every line;
 - ``last-error``: where the first diagnosis quotes NCCL WARN lines, those lines given bare as the
   ``Last error:`` of a torch ``DistBackendError``, the way PyTorch 2.x reports an NCCL failure;
+- envelopes of log collectors and launchers, and what terminals leave (session 32; each transform's
+  comment says where its format is defined): ``docker-json`` (Docker's json-file driver, one JSON record a
+  line), ``json-message`` and ``json-textpayload`` (a structured logger's record for GKE / Cloud Logging,
+  ``message``; a Cloud Logging entry exported as JSON, ``textPayload``), ``prefix-gha`` (GitHub Actions'
+  stamps), ``prefix-mpi`` (Open MPI's ``--tag-output``), ``prefix-pdsh`` and ``prefix-pdsh-ip`` (pdsh /
+  clush and DeepSpeed's pdsh launcher: the host name or address), ``prefix-slurm2`` and ``prefix-slurm-pad``
+  (``srun --label`` with two-digit task ids: ``12: ``, `` 7: ``), ``tqdm-cr`` (a progress bar's last
+  ``\r`` update left in front of the next message), ``interleave`` (two ranks' copies of the log, their
+  lines alternating, each under its own prefix), ``ray-repeat`` (Ray's deduplication note after every
+  line), ``ipython`` (a Python traceback as IPython / Jupyter prints it);
 - ``A+B``: damages combined, applied left to right (``COMBINED`` are run by default: ``wrap80+dedent``,
   ``quote+wrap80``, ...; ``--only`` takes any such chain of the transforms above).
 
@@ -36,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import shutil
 import sys
 import tempfile
@@ -69,7 +80,28 @@ PREFIXES = {
     "prefix-time": "[01:02:03] ",
     "prefix-kubectl": "[pod/trainer-worker-0/pytorch] ",
     "prefix-pytest": "E       ",
+    # GitHub Actions' raw logs: every line after its RFC 3339 stamp with 7 fraction digits
+    # (https://docs.github.com/en/actions/monitoring-and-troubleshooting-workflows/using-workflow-run-logs)
+    "prefix-gha": "2026-12-03T01:02:03.4567890Z ",
+    # Open MPI's mpirun --tag-output: [jobid,rank]<stream>: (https://docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html)
+    "prefix-mpi": "[1,0]<stderr>:",
+    # pdsh / clush print every remote line after `host: `; DeepSpeed's multi-node launcher runs pdsh
+    # (deepspeed/launcher/multinode_runner.py PDSHRunner), whose hostfile often names nodes by address
+    "prefix-pdsh": "gpu-node-1: ",
+    "prefix-pdsh-ip": "10.0.0.5: ",
+    # srun --label: `%*d: `, the task id right-aligned to the width of the largest one (Slurm's
+    # _build_label in src/api/step_io.c)
+    "prefix-slurm2": "12: ",
+    "prefix-slurm-pad": " 7: ",
 }
+# a tqdm bar's last update (tqdm/std.py status_printer writes `\r` + the bar, no line end), left in front of
+# the next line another writer printed
+TQDM_BAR = "\r 45%|\u2588\u2588\u2588\u2588\u258c     | 45/100 [00:12<00:15,  3.60it/s]"
+# Ray's log deduplication (https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.html):
+# a line several workers printed, once, with how many printed it
+RAY_REPEAT = (PREFIXES["prefix-ray"], " [repeated 6x across cluster]")
+# torchrun's per-rank prefixes (--tee / --log-line-prefix-template's default `[{role}{rank}]:`)
+INTERLEAVE = ("[default0]:", "[default1]:")
 def last_error_head(nccl_version: str | None) -> list[str]:
     """The PyTorch 2.x error that carries NCCL's WARN lines as its ``Last error:``. It quotes the case's
     own NCCL version (``versions.nccl`` of case.yaml) or none: a version the case never ran would be
@@ -130,6 +162,74 @@ def _cut_host(line: str) -> str:
     return NCCL_HEADER.sub(cut, line, count=1)
 
 
+def _docker_json(line: str) -> str:
+    """Docker's json-file driver (https://docs.docker.com/engine/logging/drivers/json-file/): one record a
+    line, the line with its newline under ``log``, HTML's characters escaped as Go's encoder does."""
+    rec = json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-12-03T01:02:03.456789012Z"},
+                     ensure_ascii=False, separators=(",", ":"))
+    return rec.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _json_message(line: str) -> str:
+    """A structured logger's record for GKE / Cloud Logging's agent
+    (https://cloud.google.com/logging/docs/structured-logging): ``severity``, ``message``, ``time``."""
+    return json.dumps({"severity": "ERROR", "message": line, "time": "2026-12-03T01:02:03.456Z"}, ensure_ascii=False)
+
+
+def _json_textpayload(line: str) -> str:
+    """A Cloud Logging entry exported as JSON, one a line (``gcloud logging read --format=json`` flattened;
+    https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry): the line is ``textPayload``."""
+    return json.dumps({"insertId": "1x2y3z", "resource": {"type": "k8s_container", "labels": {"pod_name": "trainer-worker-0"}},
+                       "textPayload": line, "timestamp": "2026-12-03T01:02:03.456789Z", "severity": "ERROR"},
+                      ensure_ascii=False)
+
+
+def _interleave(text: str) -> str:
+    """Two ranks' copies of the log in one file, their lines alternating, each under its own prefix (the
+    combined output of a launcher that does not buffer lines by rank)."""
+    out = []
+    for line in text.split("\n"):
+        out += [INTERLEAVE[0] + line, INTERLEAVE[1] + line]
+    return "\n".join(out)
+
+
+_PY_FRAME = re.compile(r'^ +File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\s*$')
+_PY_EXC = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::|$)")
+
+
+def _ipython(text: str) -> str:
+    """Every Python traceback that starts a line, as IPython / Jupyter prints it (IPython.core.ultratb):
+    a rule, the exception's name before ``Traceback (most recent call last)``, the notebook's frame as
+    ``Cell In[3], line N``, the others as ``File path:N, in fn()``, each code line after ``---> N``."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].rstrip() != "Traceback (most recent call last):":
+            out.append(lines[i])
+            i += 1
+            continue
+        frames, j = [], i + 1
+        while j < len(lines) and lines[j].startswith(" "):
+            m = _PY_FRAME.match(lines[j])
+            if m:
+                code = lines[j + 1].strip() if j + 1 < len(lines) and lines[j + 1].startswith("    ") \
+                    and not _PY_FRAME.match(lines[j + 1]) else ""
+                frames.append((m, code))
+            j += 1
+        exc = _PY_EXC.match(lines[j]) if j < len(lines) else None
+        if not frames or exc is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        out += ["-" * 75, f"{exc['name']:<42}Traceback (most recent call last)"]
+        for n, (m, code) in enumerate(frames):
+            out.append(f"Cell In[3], line {m['line']}" if n == 0 else f"File {m['file']}:{m['line']}, in {m['fn']}()")
+            if code:
+                out.append(f"---> {m['line']} {code}")
+            out.append("")
+        i = j
+    return "\n".join(out)
+
+
 def _smart_quotes(text: str) -> str:
     """Quotes as a forum's typography writes them: opening and closing, single and double."""
     text = re.sub(r"(^|[\s(\[{])'", "\\1\u2018", text, flags=re.M)
@@ -165,6 +265,13 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     # a page that rendered the paste outside a code block: every line's leading blanks gone
     "dedent": lambda t: _lines_by_transform(t, str.lstrip),
     # a log viewer's line numbers copied along (a CI page, a gist): `  12 | `
+    "docker-json": lambda t: _lines_by_transform(t, _docker_json),
+    "json-message": lambda t: _lines_by_transform(t, _json_message),
+    "json-textpayload": lambda t: _lines_by_transform(t, _json_textpayload),
+    "tqdm-cr": lambda t: _lines_by_transform(t, lambda line: TQDM_BAR + line if line[:1].strip() else line),
+    "interleave": _interleave,
+    "ray-repeat": lambda t: _lines_by_transform(t, lambda line: RAY_REPEAT[0] + line + RAY_REPEAT[1] if line.strip() else line),
+    "ipython": _ipython,
     "numbered": lambda t: "\n".join(f"{n:4d} | {line}" if line else line for n, line in enumerate(t.split("\n"), 1)),
 }
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")
