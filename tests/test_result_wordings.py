@@ -79,3 +79,14 @@ def test_the_nccl_stubS_sentence_for_no_library_is_read_as_that():
                  "operation ncclCommInitRankConfig(&comm, nranks, id, rank, &config) failed: " + stub,
                  "tensorflow.python.framework.errors_impl.InternalError: NCCL: " + stub):
         assert _top(line) == "LD873", line
+
+
+def test_nccl_1s_texts_for_a_type_or_an_operation_read_as_an_nccl_1_library():
+    # NCCL 1.x's ncclGetErrorString (src/core.cu): "invalid data type" (ncclInvalidType) and "invalid reduction
+    # operations" (ncclInvalidOperation), results NCCL 2 does not have, in Horovod's `<call> failed: <text>`, bare
+    # or after the exception that carries it; NCCL 2's own texts there stay with their families
+    for line in ("UnknownError (see above for traceback): ncclAllReduce failed: invalid data type",
+                 "ncclAllGather failed: invalid data type",
+                 "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: invalid reduction operations"):
+        assert _top(line) == "LD445", line
+    assert _top("UnknownError (see above for traceback): ncclAllReduce failed: invalid argument") != "LD445"

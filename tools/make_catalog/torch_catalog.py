@@ -346,11 +346,13 @@ EXTRA = [
      "{prog:word}: error: argument {argument}: {message:line}"),
     # an NCCL call's result in a framework's own check (Horovod's NCCL_CHECK: `<op> failed: ` +
     # ncclGetErrorString; the strings without their `(run with NCCL_DEBUG=... for details)` tail are
-    # older releases' wording)
+    # older releases' wording; `invalid data type` and `invalid reduction operations` are NCCL 1.x's texts of
+    # ncclInvalidType and ncclInvalidOperation, which NCCL 2 does not have: an NCCL 1 library answered)
     # (the message itself, or after the `Type (...): ` of the exception that carries it)
     ("logdoc:nccl-call:failed", "torch.nccl_error", "ERROR", "line", "",
      "nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+     "invalid argument|invalid usage|remote process exited or there was a network error|invalid data type|"
+     "invalid reduction operations}{rest:rest}"),
     # glog's CHECK around an NCCL call (Caffe's NCCL_CHECK: CHECK_EQ(result, ncclSuccess) << " " <<
     # ncclGetErrorString(result)): `Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error`
     ("logdoc:nccl-call:glog-check", "torch.nccl_error", "ERROR", "line", "",
@@ -359,7 +361,8 @@ EXTRA = [
      "remote process exited or there was a network error}{rest:rest}"),
     ("logdoc:nccl-call:failed-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head}: nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+     "invalid argument|invalid usage|remote process exited or there was a network error|invalid data type|"
+     "invalid reduction operations}{rest:rest}"),
     # vLLM's NCCL wrapper (pynccl) raises `NCCL error: <ncclGetErrorString>`; a logger line quotes it after its own
     # words (`ncclCommInitRank failed with error: NCCL error: internal error - please report ...`)
     ("logdoc:nccl-call:error-quoted", "torch.nccl_error", "ERROR", "line", "",
