@@ -36,6 +36,7 @@ from string import ascii_letters
 
 from .classify.cut import strip_mark
 from .classify.neighbours import CUDA_ERROR_TEXTS
+from .lazyre import lazy_re
 
 MIN_PREFIX = 8  # characters of a phrase a cut tail must hold
 
@@ -141,9 +142,35 @@ def complete(text: str) -> str | None:
         return None
     shortest = min(found, key=len)
     if any(not p.startswith(shortest) for p in found):
-        return None  # the heads of two phrases: no certain completion
+        shortest = _by_errno(body, found)  # the heads of two phrases: the errno number before them may name one
+        if shortest is None:
+            return None
     start = len(body) - found[shortest]
     return body[:start] + shortest + _closers(body[:start])
+
+
+# the errno number a message prints before the text (c10d's `(errno: 110 - Connection t`, `errno 111: Connection`)
+_ERRNO_BEFORE = lazy_re(r"\berrno:? ?(\d{1,3})\s*[-:]\s*\Z")
+# Linux's errno numbers of the texts whose heads a cut leaves ambiguous (`Connection` is refused, reset or timed
+# out; `No such device` or `No such device or address`; as glibc's strerror names them)
+_ERRNO_TEXT = {"Operation not permitted": 1, "No such file or directory": 2, "No such process": 3,
+               "No such device or address": 6, "No such device": 19, "Too many open files in system": 23,
+               "Too many open files": 24, "Protocol error": 71, "Protocol wrong type for socket": 91,
+               "Protocol not available": 92, "Protocol not supported": 93, "Operation not supported": 95,
+               "Protocol family not supported": 96, "Network is down": 100, "Network is unreachable": 101,
+               "Network dropped connection on reset": 102, "Software caused connection abort": 103,
+               "Connection reset by peer": 104, "Transport endpoint is already connected": 106,
+               "Transport endpoint is not connected": 107, "Connection timed out": 110, "Connection refused": 111,
+               "Operation already in progress": 114, "Operation now in progress": 115}
+
+
+def _by_errno(body: str, found: dict[str, int]) -> str | None:
+    """The one phrase of ``found`` that the errno number printed right before it names, or None."""
+    for phrase, k in found.items():
+        m = _ERRNO_BEFORE.search(body, 0, len(body) - k)
+        if m is not None and _ERRNO_TEXT.get(phrase) == int(m.group(1)):
+            return phrase
+    return None
 
 
 _PAIRS = {"(": ")", "[": "]"}

@@ -60,6 +60,22 @@ def test_min_prefix_is_a_floor():
     assert MIN_PREFIX >= 8
 
 
+def test_the_errno_number_before_a_cut_text_names_it():
+    # `Connection` heads refused, reset and timed out: the number c10d prints before it says which
+    head = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node1]:29500 "
+    assert complete(head + "(errno: 110 - Connection\u2026 [truncated]") == head + "(errno: 110 - Connection timed out)"
+    assert complete(head + "(errno: 111 - Connection") == head + "(errno: 111 - Connection refused)"
+    assert complete("connect failed errno 104: Connection re") == "connect failed errno 104: Connection reset by peer"
+    # a number that names none of them, or none at all: no completion
+    assert complete(head + "(errno: 113 - Connection") is None
+    assert complete("the socket failed (Connection") is None
+
+
+def test_a_cut_store_connect_error_is_read_by_its_errno(rules):
+    line = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node1]:29500 (errno: 110 - Connection"
+    assert _top(line + "\u2026 [truncated]", rules) == "rendezvous_store_failure"
+
+
 @pytest.fixture(scope="module")
 def rules():
     return kb.load_rules()
