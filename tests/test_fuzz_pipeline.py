@@ -234,13 +234,13 @@ def test_zlib_bomb_like_gzip_is_streamed():
     data = b"".join(comp.compress(line * 100_000) for _ in range(10)) + comp.flush()
     assert len(data) < 300_000
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     res = parse_sources([Source("bomb.log.gz", stream=io.BytesIO(data))], reduce=True)
     assert res.stats.lines_read == 1_000_000
     s = res.stats
     assert s.lines_read == s.irrelevant + s.relevant and s.relevant == s.understood + s.not_understood
     assert len(res.events) < 10
-    assert time.perf_counter() - t0 < 60
+    assert time.process_time() - t0 < 60
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 100_000  # KB
 
 

@@ -24,11 +24,11 @@ def _accounted(stats) -> None:
     "ValueError: RuntimeError: " * 500 + "NCCL error in: x.cpp:1, unhandled system error",
 ], ids=["tb-no-colon", "tb-bare", "exc-x2000", "exc-nccl-x500"])
 def test_nested_messages_do_not_recurse_without_end(text):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     torchlines.classify(text)                          # must not raise RecursionError
     res = parse_text(text)
     _accounted(res.stats)
-    assert time.perf_counter() - t0 < 2
+    assert time.process_time() - t0 < 2
 
 
 def test_traceback_without_head_is_not_invented():
@@ -43,9 +43,9 @@ def test_long_line_before_an_nccl_header_is_linear():
     from logdoc.events import Envelope
 
     for text in ("a" * 200_000 + " NCCL INFO x", "a" * 200_000 + ":1:2 NCCL INFO x", "[x]" * 60_000 + " NCCL WARN y"):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         nccl.classify(text, Envelope())
-        assert time.perf_counter() - t0 < 0.5
+        assert time.process_time() - t0 < 0.5
     env = Envelope()
     p = nccl.classify("junk]node-1:12:34 [0] NCCL INFO Using network IB", env)
     assert p is not None and env.host == "node-1" and env.pid == 12

@@ -563,10 +563,10 @@ def test_long_message_is_cheap():
     import time
     big = "[Rank 0] Collective WorkNCCL(SeqNum=1, OpType=X, NumelIn=0, NumelOut=0, Timeout(ms)=1) " \
           "raised the following async exception: " + "x" * (1 << 20)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     assert c(big).kind == "torch.async_exception"
     assert classify("The client socket has " + "a " * 300000, NONE) is None or True
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 5
 
 
 # --------------------------------------------------------------------------------------------
