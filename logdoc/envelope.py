@@ -424,6 +424,10 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                           r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: - (?P<src2>[\w.<>-]+))? - "), _dashed),
     ("0123456789", lazy_re(r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<lvl>[IWEF])(?: {0,7}\d{1,7})? "
                           r"(?P<src>[\w./+-]{1,255}:\d+)\] ?"), _tsl),
+    # a collector's or a launcher's stamp (GitHub Actions' raw log, `docker logs -t`, `kubectl logs --timestamps`:
+    # RFC 3339 with its zone) is put before the program's line with one blank: an indented line (a traceback's
+    # frame) keeps its indentation
+    ("0123456789", lazy_re(r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (?=[ \t]+\S)"), _iso_stamp),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS})\s+"), _iso_stamp),
     # (not a number before a bracketed list alone on its line: Horovod's stall report names each rank it waits for so,
     # `2: [allreduce.grad_0, allreduce.grad_1]`)

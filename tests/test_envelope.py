@@ -198,3 +198,14 @@ def test_more_envelopes(line, expect, msg):
 def test_residue_that_is_not_a_prefix_stays(line):
     env, text = unwrap(line)
     assert text == line and env.layers == ()
+
+
+def test_a_collectors_stamp_leaves_an_indented_line_its_indentation():
+    # GitHub Actions' raw log, `docker logs -t`, `kubectl logs --timestamps`: the stamp and one blank before the
+    # program's line; a traceback's frame keeps its indentation (the assembler reads a frame by it)
+    for stamp in ("2026-12-03T01:02:03.4567890Z", "2026-12-03T01:02:03.456789012Z", "2026-12-03T01:02:03+00:00"):
+        env, msg = unwrap(stamp + '   File "train.py", line 11, in <module>')
+        assert msg == '  File "train.py", line 11, in <module>' and env.time and env.layers == ("iso-time",)
+        assert unwrap(stamp + " RuntimeError: x")[1] == "RuntimeError: x"
+    # a logger's own stamp, aligned with blanks before its next column, gives them all up as before
+    assert unwrap("2026-12-03 01:02:03,456   RuntimeError: x")[1] == "RuntimeError: x"

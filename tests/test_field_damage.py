@@ -41,8 +41,8 @@ FLOORS = {
     # cases right at 9acaac0: docker-json, json-message, json-textpayload 421/421, prefix-gha 416/421, prefix-mpi
     # 417/421, prefix-pdsh 420/421, prefix-pdsh-ip 418/421, prefix-slurm2 421/421, prefix-slurm-pad 420/421,
     # tqdm-cr 335/408, interleave 414/421, ray-repeat 419/421, ipython 14/15)
-    "docker-json": 99, "json-message": 99, "json-textpayload": 99, "prefix-gha": 98, "prefix-mpi": 98,
-    "prefix-pdsh": 99, "prefix-pdsh-ip": 99, "prefix-slurm2": 99, "prefix-slurm-pad": 99, "tqdm-cr": 81,
+    "docker-json": 99, "json-message": 99, "json-textpayload": 99, "prefix-gha": 99, "prefix-mpi": 98,
+    "prefix-pdsh": 99, "prefix-pdsh-ip": 99, "prefix-slurm2": 99, "prefix-slurm-pad": 99, "tqdm-cr": 98,
     "interleave": 98, "ray-repeat": 99, "ipython": 93,
 }
 

@@ -467,6 +467,23 @@ def test_a_progress_bar_cut_inside_its_padding_is_joined():
     assert repair_lines(["x" * 79 + "a", "    indented code line", "y" * 79 + "b", "    more code"]) is None
 
 
+def test_a_line_a_progress_bar_stood_in_front_of_is_read_as_printed():
+    # tqdm redraws its bar after a carriage return and ends no line: what another writer prints next lands
+    # after the bar's last update, and the reader keeps what follows the last carriage return
+    bar = " 45%|\u2588\u2588\u2588\u2588\u258c     | 45/100 [00:12<00:15,  3.60it/s]"
+    nccl = "gpu-node-1:1234:5678 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<44444> with error 12, opcode 0, len 0, vendor err 129"
+    lines = ["[W socket.cpp:601] [c10d] The client socket has failed to connect.", bar + nccl]
+    fixed, paste = repair_lines(lines)
+    assert fixed[1] == nccl and paste.pieces[2] == [bar, nccl]
+    kinds = [(e.kind, e.line) for e in parse_text(bar + "\r" + bar + nccl + "\n").events]
+    assert ("app.progress", 1) in kinds and any(k.startswith("nccl.") and n == 1 for k, n in kinds), kinds
+    tb = [bar + _TB[0]] + _TB[1:]
+    got = [(e.kind, e.line, e.end_line) for e in parse_text("\n".join(tb) + "\n").events]
+    assert ("torch.exception", 1, 7) in got, got  # one traceback, from the line the bar stood in front of
+    # a bar alone, or with only its padding after it, is no glued line
+    assert repair_lines(["loading", bar, bar + "   "]) is None
+
+
 _TB = ["Traceback (most recent call last):",
        '  File "train.py", line 11, in <module>',
        '    torch.distributed.init_process_group(backend="nccl", world_size=4)',

@@ -4,6 +4,7 @@ passes of the other modules of this package in their order, records glued on one
 """
 from __future__ import annotations
 
+from ..classify.torch import _TQDM
 from ..envelope import has_huge_number, leading_end, unwrap
 from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
@@ -49,6 +50,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _straighten_quotes(out) or changed
     changed = _strip_pytest(out) or changed
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
+    bars = _unglue_bars(out)
+    changed = changed or bool(bars)
     marked = [len(t) for t in out]  # (the widths with the quote marks and the indentation of a code block)
     out, md = _strip_markdown(out)
     changed = changed or md
@@ -207,7 +210,40 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
                 paste.pieces[i + 1] = parts
                 changed = True
 
+    # a line a progress bar's last update stood in front of: the bar and the line, each read on its own
+    for i, bar in bars.items():
+        if out[i].strip() and (i + 1) not in paste.pieces:
+            paste.pieces[i + 1] = [bar, out[i]]
+
     return (out, paste) if changed else None
+
+
+def glued_bar(line: str) -> int:
+    """Where the line starts that a tqdm bar's last update was left in front of (tqdm redraws its bar
+    after a ``\\r`` and ends no line, so the next line another writer prints lands after it:
+    `` 45%|####5     | 45/100 [00:12<00:15,  3.60it/s]Traceback (most recent call last):``); 0: none."""
+    if "%|" not in line[:800] or len(line) > LONG:
+        return 0
+    m = _TQDM.match(line)
+    if m is None:
+        return 0
+    k = m.end()
+    while k < len(line) and line[k] in " \t":
+        k += 1
+    return k if k < len(line) else 0
+
+
+def _unglue_bars(out: list[str]) -> dict[int, str]:
+    """Each line with a bar glued in front (:func:`glued_bar`) becomes the line the bar stood before, so
+    the repairs after this one and the assembler see it as printed; the bars, by line index, are read
+    as pieces of their line (:attr:`Paste.pieces`) once the repairs are done."""
+    bars: dict[int, str] = {}
+    for i, t in enumerate(out):
+        k = glued_bar(t)
+        if k:
+            bars[i] = t[:k].rstrip()
+            out[i] = t[k:]
+    return bars
 
 
 # NCCL's line header, at the start of a record glued after another one: ``host:pid:tid [dev]``

@@ -14,7 +14,7 @@ from .escaped import _ESCAPED_GATE, _escaped_text, _json_record
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _block_indent, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
-from .repair import _assign_between, split_glued
+from .repair import _assign_between, glued_bar, split_glued
 from .wrap import _midword_joins, _wrap_width
 
 # What as_written() reads in the whole text at once. Markdown residue at a line's start (a fence,
@@ -86,6 +86,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # every line indented (maybe a code block), or every one but the rests of wrapped ones
     if 'File "' in text and ('\nFile "' in nl or any(_OPEN_FRAME.match(t) is not None for t in lines if 'File "' in t)):
         return False  # a traceback's frame line dedented, or cut inside its file name
+    if "%|" in text and any(glued_bar(t) for t in lines if "%|" in t):
+        return False  # a line a progress bar's last update stood in front of
     if '\n{"' in nl and any(t.startswith('{"') and _json_record(t) is not None for t in lines):
         return False  # log lines inside JSON records
     if _ESCAPED_GATE.search(text) is not None and any(
