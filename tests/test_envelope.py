@@ -209,3 +209,14 @@ def test_a_collectors_stamp_leaves_an_indented_line_its_indentation():
         assert unwrap(stamp + " RuntimeError: x")[1] == "RuntimeError: x"
     # a logger's own stamp, aligned with blanks before its next column, gives them all up as before
     assert unwrap("2026-12-03 01:02:03,456   RuntimeError: x")[1] == "RuntimeError: x"
+
+
+def test_rays_repeat_note_cut_by_a_viewer_is_peeled_like_the_whole_note():
+    head = "(RayTrainWorker pid=954, ip=10.67.132.202) node-p5:954:3133 [6] NCCL INFO NET/IB : No device found."
+    for tail in (" [re\u2026 [truncated]", " [repeated 8x acr", " [repeated 12x across clu...", " [repeated 8x across cluster]"):
+        env, msg = unwrap(head + tail)
+        assert msg == "node-p5:954:3133 [6] NCCL INFO NET/IB : No device found.", tail
+        assert env.layers[-1].startswith("ray-repeat-")
+    # other brackets at the end stay, and so does a cut note without Ray's prefix before it
+    assert unwrap("(Worker pid=9) node:9:9 [0] NCCL INFO Using [0]eth0 [rank 3]")[1].endswith("[rank 3]")
+    assert unwrap("node:9:9 [0] NCCL INFO NET/IB : No device found. [re")[1].endswith("[re")

@@ -467,6 +467,19 @@ def test_a_progress_bar_cut_inside_its_padding_is_joined():
     assert repair_lines(["x" * 79 + "a", "    indented code line", "y" * 79 + "b", "    more code"]) is None
 
 
+def test_bold_whose_close_a_cut_took_is_stripped_before_an_exception_line():
+    line = ("**RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. "
+            "This error indicat\u2026 [truncated]")
+    fixed, _ = repair_lines([line])
+    assert fixed == [line[2:]]
+    assert [e.kind for e in parse_text(line + "\n").events] == ["torch.exception"]
+    # a span that closes on a later line of its paragraph is the wrapped bold's (closed there), and a marker
+    # before anything but an exception line, or one the line closes again, is left alone
+    assert repair_lines(["**RuntimeError: a b", "c d**"])[0] == ["RuntimeError: a b", "c d"]
+    assert repair_lines(["**Note: the close was cut"]) is None
+    assert repair_lines(["see **ValueError: x** and **y"]) is None
+
+
 def test_a_line_a_progress_bar_stood_in_front_of_is_read_as_printed():
     # tqdm redraws its bar after a carriage return and ends no line: what another writer prints next lands
     # after the bar's last update, and the reader keeps what follows the last carriage return

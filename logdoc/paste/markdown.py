@@ -23,6 +23,9 @@ _BULLET = lazy_re(r"[-*+][ \t]")
 # `[rank0]: **RuntimeError: ...**` (the markers open after a blank or at the start and close the line;
 # no `*` inside, so `f(*args, **kwargs)` is never touched)
 _BOLD_TAIL = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)([^*\n]*?[ \t][^*\n]*?\S)\2[ \t]*$")
+# ... and its opening marker before an exception line whose close a cut took with the line's end (a viewer's
+# width, a terminal without wrap): `**RuntimeError: Expected to have finished reduction in the prior itera`
+_BOLD_OPEN_EXC = lazy_re(r"(^|[ \t])(\*\*|__)(?=(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):)")
 # Markdown emphasis on single words, as an issue tracker's editor leaves it when `*`/`_` in a pasted line
 # were read as markup: `_Check_ failed: ... unhandled cuda _error_`. A word of letters only between two
 # underscores that no word character touches (`_ALLGATHER_BASE`, `NCCL_P2P_LEVEL`, `__init__` are never one).
@@ -33,6 +36,20 @@ _ITALIC_WORD = lazy_re(r"(?<![\w*/.-])_([A-Za-z]{3,})_(?![\w/.-])")
 # inside its markers): an opening marker after a blank or at the start, a closing one that ends its line
 _BOLD_OPEN = lazy_re(r"(^|[ \t])(\*\*|__)(?=\S)")
 _BOLD_CLOSE = lazy_re(r"(?<=\S)(\*\*|__)[ \t]*$")
+
+
+def _bold_cut(out: list[str], i: int) -> bool:
+    """The opening marker of bold before an exception line ``i`` whose close is on no line near it
+    (:data:`_BOLD_OPEN_EXC`) removed: the cut that took the close left the marker."""
+    t = out[i]
+    m = _BOLD_OPEN_EXC.search(t)
+    if m is None or t.count(m.group(2)) > 1:
+        return False
+    for u in out[i + 1:i + 1 + MAX_WRAP_JOIN]:
+        if m.group(2) in u:
+            return False  # (a span over several lines, _bold_over_lines at its close; or markers that are no span)
+    out[i] = t[:m.start()] + m.group(1) + t[m.end():]
+    return True
 
 
 def _bold_over_lines(out: list[str], end: int) -> bool:
@@ -257,6 +274,8 @@ def _strip_markdown(lines: list[str]) -> tuple[list[str], bool]:
                 changed = True
             elif _bold_over_lines(out, i):
                 changed = True
+        elif ("**" in t or "__" in t) and _bold_cut(out, i):
+            changed = True
     nonblank = [t for t in out if t.strip()]
     if not nonblank:
         return out, changed

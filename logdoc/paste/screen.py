@@ -12,7 +12,7 @@ from ..read.prefilter import _CANDIDATE, candidate
 from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
 from .escaped import _ESCAPED_GATE, _escaped_text, _json_record
 from .interleave import interleaved_writes, is_interleaved
-from .markdown import _block_indent, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter, TYPESET_QUOTES
+from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
 from .repair import _assign_between, glued_bar, split_glued
 from .wrap import _midword_joins, _wrap_width
@@ -80,7 +80,7 @@ def as_written(lines: list[str]) -> bool:
         return False  # a page's typeset quotes
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
             or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
-            or _ITALIC_WORD.search(text) is not None:
+            or _ITALIC_WORD.search(text) is not None or ("**" in text or "__" in text) and _BOLD_OPEN_EXC.search(text):
         return False
     if text.strip() and _FLUSH.search(nl) is None or ("  " in text and _block_indent(lines)):
         return False  # every line indented (maybe a code block), or every one but the rests of wrapped ones
