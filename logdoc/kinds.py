@@ -247,7 +247,7 @@ KINDS: dict[str, KindSpec] = {
                      "Gloo debug / connect-retry lines", True),
     # --- the job stopped from outside (logdoc/stops.py)
     "job.stopped": _k(("source", "reason", "job_id", "step", "node", "stop_time", "due", "count", "tasks", "process_rank", "pid",
-                       "process", "signal", "exit_code", "resource"), "logdoc/stops.py",
+                       "process", "signal", "exit_code", "resource", "cut"), "logdoc/stops.py",
                       "the job was stopped from outside: scheduler time limit or cancellation, srun abort, "
                       "OOM killer, Killed / exit 137, Kubernetes OOMKilled or eviction"),
     # --- PyTorch flight-recorder dumps (logdoc/flight_recorder.py)

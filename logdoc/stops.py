@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .classify.cut import cut_search
 from .grammar import Parsed
 from .lazyre import lazy_re
 
@@ -161,15 +162,9 @@ def _classify(text: str) -> Parsed | None:
     if m:
         return Parsed(KIND, "ERROR", "stop:kernel-oom-kill", {"source": "kernel", "reason": "oom", "pid": int(m.group("pid")),
                                                              "process": m.group("process")})
-    m = _RAY_OOM.search(text)
-    if m and m.group("n") != "0":
-        return Parsed(KIND, "ERROR", "stop:ray-memory-monitor", {"source": "ray", "reason": "oom",
-                                                                "count": int(m.group("n")) if m.group("n") else None})
-    if _RAY_DIED.search(text):
-        return Parsed(KIND, "ERROR", "stop:ray-worker-died", {"source": "ray", "reason": "killed"})
-    m = _RAY_NODE.search(text)
-    if m:
-        return Parsed(KIND, "ERROR", "stop:ray-node-died", {"source": "ray", "reason": "node_fail", "node": m["addr"] or m["ip"]})
+    got = _ray(text, _search)
+    if got is not None:
+        return got
     m = _K8S_OOM.search(text)
     if m:
         return Parsed(KIND, "ERROR", "stop:k8s-oomkilled", {"source": "kubernetes", "reason": "oom", "exit_code": _code(text)})
@@ -192,6 +187,28 @@ def _classify(text: str) -> Parsed | None:
         reason = {137: "killed", 143: "terminated"}.get(code, "crashed")
         return Parsed(KIND, "ERROR", "stop:exit-" + str(code),
                       {"source": "exit_status", "reason": reason, "exit_code": code, "signal": _EXIT_SIGNALS[code]})
+    # Ray's messages, cut by a viewer's or a terminal's width after their head (classify/cut.py cut_search)
+    got = _ray(text, cut_search)
+    if got is not None:
+        got.fields["cut"] = True
+    return got
+
+
+def _search(rx, text: str):
+    return rx.search(text)
+
+
+def _ray(text: str, search) -> Parsed | None:
+    """The stop a Ray message says (its memory monitor, a worker or a node that died) as ``search`` finds it."""
+    m = search(_RAY_OOM, text)
+    if m and m.group("n") != "0":
+        return Parsed(KIND, "ERROR", "stop:ray-memory-monitor", {"source": "ray", "reason": "oom",
+                                                                "count": int(m.group("n")) if m.group("n") else None})
+    if search(_RAY_DIED, text):
+        return Parsed(KIND, "ERROR", "stop:ray-worker-died", {"source": "ray", "reason": "killed"})
+    m = search(_RAY_NODE, text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:ray-node-died", {"source": "ray", "reason": "node_fail", "node": m["addr"] or m["ip"]})
     return None
 
 

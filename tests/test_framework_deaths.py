@@ -52,6 +52,17 @@ def test_the_death_cause_ray_gives_leads():
     assert ids and ids[0] == "LD741" and "LD742" not in ids
 
 
+def test_ray_deaths_cut_after_their_head_are_named():
+    # a viewer's or a terminal's width cut the message; what is left is a head of Ray's own words
+    assert _ids("2023-10-30 06:14:35,574\tWARNING worker.py:2037 -- A worker died or was killed while executing a ta"
+                "\u2026 [truncated]\n")[:1] == ["LD742"]
+    p = stops.classify("(raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due \u2026 [truncated]")
+    assert p is not None and p.fields == {"source": "ray", "reason": "oom", "count": 1, "cut": True}
+    # a head too short to name the message, or text after where the message would go on, is none
+    assert stops.classify("WARNING -- A worker died or w\u2026") is None
+    assert stops.classify("A worker died or was killed while executing a job we wrote") is None
+
+
 def test_ray_node_fields():
     p = stops.classify("The node with node id: 5ad7 and address: 10.0.0.7 and node name: n1 has been marked dead because"
                        " the detector has missed too many heartbeats from it.")

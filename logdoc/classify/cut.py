@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Generic, Iterable, Iterator, TypeVar, Union
 
-from ..lazyre import lazy_re
+from ..lazyre import lazy_re, regex_module
 from .formats import PRINTF_CONV, BoundedPattern, _conv_regex, _literal, _placeholder
 
 CUT_MIN_LITERAL = 24  # literal characters of the format a cut text must hold before the cut
@@ -229,3 +229,35 @@ def _literal_count(m: re.Match) -> int:
             end = b
     whole = m.string[m.start():m.end()]
     return len("".join(whole.split())) - taken
+
+
+def cut_search(rx: re.Pattern, text: str):
+    """A match of a reader's pattern ``rx`` that a cut ended: ``text`` (without a viewer's cut mark) ends
+    inside a match of ``rx`` that starts at least :data:`CUT_MIN_LITERAL` characters before the end
+    (``A worker died or was killed while executing a ta``), or None. For the readers of one message by a
+    pattern (not a catalog format): the head a cut left, read as the message when it is that long. The
+    ``regex`` module's partial matching decides it (None without the module: the browser build)."""
+    if len(text) > MAX_CUT_TEXT or "\n" in text:
+        return None
+    msg, _ = strip_mark(text)
+    if len(msg) < CUT_MIN_LITERAL or not _wordy(msg):
+        return None
+    pat = _partial(rx.pattern, rx.flags & (re.I | re.M | re.S | re.X))
+    if pat is None:
+        return None
+    m = pat.search(msg, partial=True)
+    if m is None or not m.partial or len(msg) - m.start() < CUT_MIN_LITERAL:
+        return None
+    return m
+
+
+_PARTIAL: dict[tuple[str, int], object] = {}
+
+
+def _partial(pattern: str, flags: int):
+    """``pattern`` compiled by the ``regex`` module (once), or None without it."""
+    key = (pattern, flags)
+    if key not in _PARTIAL:
+        mod = regex_module()
+        _PARTIAL[key] = mod.compile(pattern, flags) if mod is not None else None
+    return _PARTIAL[key]
