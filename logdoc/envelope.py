@@ -481,7 +481,7 @@ _EMBEDDED = lazy_re(r"\[rank\d+\]:\[[FEWIV]")
 EMBED_MARK = "]:["  # in every line where _EMBEDDED finds a c10 envelope after residue
 # the note cut by a viewer or a terminal's width, with or without a cut mark: ` [repeated 6x acr… [truncated]`
 _RAY_REPEAT_CUT = lazy_re(r" \[(r[a-z\d ]{0,26})(?:\.{3,}|\u2026)?(?: ?[\[(<][^\[\]()<>]{0,40}[\])>])?[ \t]*\Z")
-_RAY_NOTE, _DIGITS = "repeated 6x across cluster", lazy_re(r"\d+")
+_RAY_NOTE, _DIGITS = "repeated #x across cluster", lazy_re(r"\d+")  # (its number as `#`: no digit literal)
 RAY_SUFFIX = "across cluster]"  # the end of every line _RAY_REPEAT matches
 _PDSH_NEEDS_DIGIT, _LEVEL_WORDS = lazy_re(r"[\d-]"), ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # systemd's unit names (`nvidia-fabricmanager.service: Main process exited, ...` in `systemctl status` and the
@@ -614,7 +614,7 @@ def unwrap(line: str) -> tuple[Envelope, str]:
             layers.append(f"ray-repeat-{r.group(1)}")
     elif "ray" in layers and " [r" in msg[-80:]:
         r = _RAY_REPEAT_CUT.search(msg, max(0, len(msg) - 80))
-        if r is not None and len(r[1]) >= 2 and _RAY_NOTE.startswith(_DIGITS.sub("6", r[1])):
+        if r is not None and len(r[1]) >= 2 and _RAY_NOTE.startswith(_DIGITS.sub("#", r[1])):
             msg = msg[: r.start()]  # (the note follows the whole message: a viewer cut the note, not it)
             layers.append("ray-repeat-cut")
     if msg.endswith("`") and not msg.endswith("``") and msg.count("`") % 2:

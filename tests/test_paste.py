@@ -8,7 +8,7 @@ import io
 import pytest
 
 from logdoc.pipeline import parse_sources, parse_text
-from logdoc.paste import deinterleave, is_interleaved, prepare, repair_lines
+from logdoc.paste import EVERY_LINE_MAX, deinterleave, is_interleaved, prepare, repair_lines
 from logdoc.read.source import ReadStats, Source, read_lines
 
 TORCH_NCCL = [
@@ -495,6 +495,9 @@ def test_a_line_a_progress_bar_stood_in_front_of_is_read_as_printed():
     assert ("torch.exception", 1, 7) in got, got  # one traceback, from the line the bar stood in front of
     # a bar alone, or with only its padding after it, is no glued line
     assert repair_lines(["loading", bar, bar + "   "]) is None
+    # a long source (a log as written, more than EVERY_LINE_MAX lines) keeps its lines and its fast path
+    assert repair_lines(["step loss"] * EVERY_LINE_MAX + [bar + nccl]) is None
+    assert repair_lines(["step loss"] * (EVERY_LINE_MAX - 1) + [bar + nccl]) is not None
 
 
 _TB = ["Traceback (most recent call last):",

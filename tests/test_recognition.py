@@ -541,7 +541,16 @@ def test_a_short_progress_bar_is_no_evidence():
 
 
 def test_a_glued_bar_leaves_the_message_readable():
+    # a short source (a paste): the bar and the message glued after it are read as two pieces of the line
+    # (logdoc.paste.repair._unglue_bars), the bar's own event keeps its elapsed time
     evs = _events(BAR.format(elapsed="29:55") + WATCHDOG + "\n")
+    wd = [e for e in evs if e.kind == "torch.watchdog_timeout"]
+    bars = [e for e in evs if e.kind == "app.progress"]
+    assert wd and wd[0].fields["seq"] == 2 and wd[0].line == 1
+    assert bars and bars[0].line == 1 and bars[0].fields["elapsed_s"] == 29 * 60 + 55
+    # a long log as written keeps its lines: the message is read with the bar's fields
+    filler = "".join(f"step {i} loss 2.5\n" for i in range(1200))
+    evs = _events(filler + BAR.format(elapsed="29:55") + WATCHDOG + "\n")
     wd = [e for e in evs if e.kind == "torch.watchdog_timeout"]
     assert wd and wd[0].fields["seq"] == 2 and wd[0].fields["bar_elapsed_s"] == 29 * 60 + 55
 

@@ -65,14 +65,13 @@ import os
 from dataclasses import replace
 
 from ..read.source import _Peek, read_lines, ReadStats, Source
-from .common import HEAD_LINES, LEARN_LINES, Paste
+from .common import EVERY_LINE_MAX, HEAD_LINES, LEARN_LINES, Paste
 from .interleave import deinterleave, interleaved_writes, is_interleaved
 from .markdown import _strip_gutter, _strip_markdown
 from .repair import repair_lines, split_glued
 from .screen import _NO_PREFIX, as_written
 
 REPAIR_MAX = 4 << 20
-EVERY_LINE_MAX = 1000  # a source of at most this many lines has every line read (not only keyword lines)
 EVERY_LINE_INPUT_MAX = 1 << 20  # ... when all the sources together are at most this many bytes
 
 __all__ = ["Paste", "prepare", "prepare_bytes", "short_sources", "repair_lines", "deinterleave", "is_interleaved",

@@ -10,6 +10,7 @@ from ..lazyre import lazy_re
 
 HEAD_LINES = 2000
 LEARN_LINES = 1000  # lines a prefix is learned from
+EVERY_LINE_MAX = 1000  # a source of at most this many lines has every line read (not only keyword lines)
 PREFIX_SHARE = 0.4     # a learned prefix starts at least this share of the lines that could carry one
 PREFIX_MIN = 3         # ... and at least this many lines
 MAX_PREFIX_TOKENS = 6

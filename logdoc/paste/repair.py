@@ -9,7 +9,7 @@ from ..envelope import has_huge_number, leading_end, unwrap
 from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import candidate
-from .common import _PROCESS_HEADER, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
+from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
 from .escaped import _decode_escaped, _decode_json_lines
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
 from .markdown import (_join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
@@ -50,7 +50,9 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _straighten_quotes(out) or changed
     changed = _strip_pytest(out) or changed
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
-    bars = _unglue_bars(out)
+    # (only in a short source, a paste or an excerpt: a long log as written keeps its lines and its fast path,
+    # and the PyTorch reader reads a message glued after a bar with the bar's fields, classify.torch.classify)
+    bars = _unglue_bars(out) if len(out) <= EVERY_LINE_MAX else {}
     changed = changed or bool(bars)
     marked = [len(t) for t in out]  # (the widths with the quote marks and the indentation of a code block)
     out, md = _strip_markdown(out)

@@ -80,7 +80,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # a page's typeset quotes
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
             or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
-            or _ITALIC_WORD.search(text) is not None or ("**" in text or "__" in text) and _BOLD_OPEN_EXC.search(text):
+            or _ITALIC_WORD.search(text) is not None or ("**" in text or "__" in text) and any(
+                _BOLD_OPEN_EXC.search(t) is not None for t in lines if "**" in t or "__" in t):
         return False
     if text.strip() and _FLUSH.search(nl) is None or ("  " in text and _block_indent(lines)):
         return False  # every line indented (maybe a code block), or every one but the rests of wrapped ones
