@@ -187,8 +187,12 @@ KINDS: dict[str, KindSpec] = {
     "net.connect_failed": _k(("peer", "port", "local", "strerror", "proto", "how", "ms", "gateway", "seq"), _T,
                              "a launcher could not connect to a node (MPICH Hydra: a proxy to mpiexec or a host), or a connection "
                              "check a paste shows failed (nc, ncat, telnet, curl, ssh, ping)", True),
-    "framework.coordination_error": _k(("framework", "status", "error"), "logdoc/classify/frameworks.py",
-                                       "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...)"),
+    "framework.coordination_error": _k(("framework", "status", "error", "task", "stopped", "timeout"), "logdoc/classify/frameworks.py",
+                                       "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...), "
+                                       "or the coordination service saying why it stopped"),
+    "framework.coordination_rpc": _k(("framework", "rpc"), "logdoc/classify/frameworks.py",
+                                     "the coordination service's call a gRPC status came back from (`RPC: "
+                                     "/tensorflow.CoordinationService/RegisterTask`)"),
     "framework.peer_lost": _k(("framework", "task", "launcher", "aborted_rank", "errorcode", "nonzero_exit", "tool", "count",
                                "exited_rank", "mpi_job", "pid", "exitcode", "signal"), "logdoc/classify/frameworks.py",
                               "another framework or launcher says a process of the job is gone (JAX's coordination "

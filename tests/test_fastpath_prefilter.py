@@ -219,7 +219,8 @@ def test_keywords_are_few_and_consistent():
     # "broadcast block" (vLLM's message queue waiting on a stuck peer) + "remainder of ranks" (Horovod's stall
     # inspector) + "recommended minimum" (Accelerate's kernel check) + "SIGTERM" (Lightning's `Received SIGTERM: 15`)
     # + "network interface" (Horovod's interface check raised as NoValidAddressesFound, its line bare) + "collective #",
-    # "lagging" (the desync report's lines pasted alone)
+    # "lagging" (the desync report's lines pasted alone); session 33: "SIG" where "*** SIG" and "SIGTERM" were, " fault" where
+    # "ation fault" and "access fault" were (one stem each), for "oordination" and "EXCEEDED" (JAX's coordination service)
     assert len(prefilter.KEYWORDS) <= 56
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:

@@ -84,3 +84,60 @@ def test_a_coordination_deadline_is_not_called_the_programs_error():
                " information from remote target unknown_target_for_coordination_leader while calling"
                " /tensorflow.CoordinationService/RegisterTask:\n")
     assert ids and ids[0] == "LD625" and "LD710" not in ids
+
+
+# JAX's / XLA's coordination service in its own words (xla/tsl/distributed_runtime/coordination/coordination_service.cc,
+# coordination_service_agent.cc, coordination_service_error_util.cc)
+_REGISTRATION = ("E0220 10:00:00.000000 1234 coordination_service.cc:1133] Stopping coordination service as cluster registration"
+                 " failed. This may be due to 1) some tasks crashed earlier before connecting, 2) some tasks were never scheduled,"
+                 " or 3) scheduling delays. Consider setting a longer initialization timeout if such delays are expected, the"
+                 " timeout is currently set to: 1h.\n\nOriginal error: DEADLINE_EXCEEDED: Barrier timed out. Id:"
+                 " [Init]Wait_for_all_tasks_to_register::0. This usually happens because a task triggered the barrier too early"
+                 " or too slowly. Please look at the task logs (both timed out and first task) to debug further.\n")
+
+
+@pytest.mark.parametrize("text, rule", [
+    (_REGISTRATION, "LD685"),
+    ("E0929 17:42:48.594192 1044529 coordination_service.cc:432] Stopping coordination service as the following tasks are"
+     " unhealthy (stopped sending heartbeats):\n/job:jax_worker/replica:0/task:3\n", "LD686"),
+    ("jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: Task /job:jax_worker/replica:0/task:3 heartbeat timeout. This"
+     " indicates that the remote task has failed, got preempted, or crashed unexpectedly.\n", "LD686"),
+    ("E0101 00:00:00.000000 1 coordination_service.cc:1200] Shutdown barrier in coordination service has failed:\n"
+     "DEADLINE_EXCEEDED: Barrier timed out. Id: Shutdown::0. This usually happens because a task triggered the barrier"
+     " too early or too slowly.\n", "LD687"),
+    ("2024-04-12 23:39:41.656900: E external/xla/xla/pjrt/distributed/client.cc:96] Coordination service agent in error"
+     " status: DEADLINE_EXCEEDED: Deadline Exceeded\nAdditional GRPC error information from remote target"
+     " unknown_target_for_coordination_leader while calling /tensorflow.CoordinationService/RegisterTask:\n", "LD625"),
+    ("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded\n"
+     "RPC: /tensorflow.CoordinationService/RegisterTask\n", "LD625"),
+])
+def test_coordination_service_in_its_own_words(text, rule):
+    ids = _ids(text)
+    assert ids and ids[0] == rule
+
+
+def test_registration_failure_is_one_card():
+    # the service's line and the barrier error it carries are one failure: LD622 stands back for LD685
+    ids = _ids(_REGISTRATION)
+    assert ids == ["LD685"]
+
+
+def test_coordination_status_lines_are_read():
+    p = classify_framework("DEADLINE_EXCEEDED: Barrier timed out. Id: Shutdown::0. This usually happens because ...")
+    assert p is not None and p.kind == "framework.coordination_error" and p.fields["status"] == "DEADLINE_EXCEEDED"
+    p = classify_framework("UNAVAILABLE: Task /job:jax_worker/replica:0/task:1 heartbeat timeout. This indicates ...")
+    assert p is not None and p.fields["task"] == "/job:jax_worker/replica:0/task:1"
+    p = classify_framework("RPC: /tensorflow.CoordinationService/PollForError [type.googleapis.com/tensorflow.CoordinationServiceError='']")
+    assert p is not None and p.kind == "framework.coordination_rpc" and p.fields == {"framework": "jax", "rpc": "PollForError"}
+    p = classify_framework(_REGISTRATION.split("\n")[0])
+    assert p is not None and p.fields["stopped"] == "cluster registration failed" and p.fields["timeout"] == "1h"
+    assert classify_framework("DEADLINE_EXCEEDED: Deadline Exceeded") is None  # gRPC's own words: any service's
+
+
+def test_a_clean_shutdown_of_the_coordination_client_is_no_failure():
+    # JAX's client cancels its WatchJobState call when it shuts down normally (pjrt_client.cc logs it at WARNING)
+    text = ("W0826 01:39:27.598081 2064395 pjrt_client.cc:1604] WatchJobStateAsync failed for task 0: CANCELLED: CANCELLED\n"
+            "Additional GRPC error information from remote target coordination_service while calling"
+            " /tensorflow.CoordinationService/WatchJobState:\n"
+            ":UNKNOWN:Error received from peer  {grpc_status:1, grpc_message:\"CANCELLED\"}\n")
+    assert _ids(text) == []

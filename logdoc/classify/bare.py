@@ -92,8 +92,12 @@ def classify_bare(text: str) -> Parsed | None:
                                or "MPI_ABORT was invoked" in first or "non-zero status" in first
                                or "terminated normally, but" in first or first.startswith("Process name: [[")
                                or " died" in first or "sigquit from a child process" in first or "broadcast block" in first
-                               or "remainder of ranks" in first or "Custom allreduce" in first or "recommended minimum" in first):
-            parsed = classify_framework(text if "remainder of ranks" in first else first)  # (a stall report's rank lines)
+                               or "remainder of ranks" in first or "Custom allreduce" in first or "recommended minimum" in first
+                               or "Barrier timed out" in first or "heartbeat timeout" in first or "are unhealthy" in first
+                               or "Shutdown barrier" in first or "Barrier failed" in first or "ID mismatch" in first
+                               or "registration failed" in first):
+            # (a stall report's rank lines, the tasks a heartbeat report names)
+            parsed = classify_framework(text if "remainder of ranks" in first or "unhealthy" in first else first)
         if parsed is None and first.startswith("libnccl.so") and "\n" in text:
             parsed = classify_ldconfig(text.lstrip())  # (ldconfig's tab-indented lines are one record)
         if parsed is None:

@@ -22,7 +22,21 @@ MPI_COMM_WORLD) with ``mpi_job``.
 A task that cannot reach the coordination service at all says so in gRPC's words, through the coordination
 agent's log (``Coordination agent is set to be in error state: UNAVAILABLE: DNS resolution failed for
 node-0:8476: ...``, TensorFlow's and XLA's coordination_service_agent.cc) or the exception JAX raises: that line
-becomes ``framework.coordination_error`` with ``status`` (the gRPC status name) and ``error`` (its text).
+becomes ``framework.coordination_error`` with ``status`` (the gRPC status name) and ``error`` (its text). So does a
+status line in the service's own words, wherever it is printed (xla/tsl/distributed_runtime/coordination/
+coordination_service.cc): ``DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait_for_all_tasks_to_register::0. ...``,
+``UNAVAILABLE: Task /job:jax_worker/replica:0/task:1 heartbeat timeout. ...``, ``UNAVAILABLE: The following tasks are
+unhealthy (stopped sending heartbeats):``, ``INTERNAL: Shutdown barrier has failed.``, ``Failed to send RPC to
+coordination service. ...`` (coordination_service_error_util.cc: gRPC could not reach the leader); ``task`` is the
+first task a heartbeat line names. The service's log of why it stopped (``Stopping coordination service as cluster
+registration failed. ...``, ``... as the following tasks are unhealthy (stopped sending heartbeats):``, ``... as
+shutdown barrier timed out. ...``) and ``Shutdown barrier in coordination service has failed:`` carry ``stopped``
+(what failed) instead of a status; a registration failure also ``timeout`` (``the timeout is currently set to: 1h``).
+The call a status came back from is on a line of its own: ``RPC: /tensorflow.CoordinationService/RegisterTask``
+after a trimmed status (coordination_service_error_util.cc), ``Additional GRPC error information from remote target
+coordination_service while calling /tensorflow.CoordinationService/RegisterTask:`` before this trimming: that line
+becomes ``framework.coordination_rpc`` with ``rpc`` (``RegisterTask``, ``Heartbeat``, ``PollForError``, ``Barrier``,
+``ShutdownTask``, ``WatchJobState``), context for the status before it.
 
 vLLM's executors watch their worker processes and say when one is gone: the V1 multiprocessing executor ``Worker
 proc VllmWorker-0 died unexpectedly, shutting down executor.`` (vllm/v1/executor/multiproc_executor.py), its Ray
@@ -69,6 +83,20 @@ _JAX = lazy_re(r"JAX distributed service detected fatal errors\.?(?:[^\n]{0,400}
                r"\s{0,4}(?P<task>/job:[\w/:-]{1,100}))?")
 _COORDINATION = lazy_re(r"\b(?P<status>UNAVAILABLE|DEADLINE_EXCEEDED|INTERNAL|ABORTED|NOT_FOUND|FAILED_PRECONDITION|UNKNOWN): "
                         r"(?P<text>\S[^\n]{0,400})")
+# the coordination service's own texts after a status (xla/tsl/distributed_runtime/coordination/coordination_service.cc,
+# coordination_service_error_util.cc), wherever they are printed
+_COORD_TEXT = lazy_re(r"\b(?P<status>UNAVAILABLE|DEADLINE_EXCEEDED|INTERNAL|ABORTED|FAILED_PRECONDITION|CANCELLED): "
+                      r"(?P<text>(?:Barrier timed out\.|Task (?P<task>/job:[\w/:-]{1,100}) heartbeat timeout\b|"
+                      r"The following tasks are unhealthy \(stopped sending heartbeats\)|Shutdown barrier has failed\b|"
+                      r"Barrier failed because service is shutting down\b|Cluster registration failed with error\b|"
+                      r"Leader incarnation ID mismatch\b|Failed to send RPC to coordination service\b)[^\n]{0,400})")
+_COORD_STOPPED = lazy_re(r"\b(?:Stopping coordination service as (?P<why>cluster registration failed|the following tasks are "
+                         r"unhealthy|shutdown barrier timed out|there is no service-to-client connection)|"
+                         r"(?P<barrier>Shutdown barrier in coordination service has failed))"
+                         r"(?:[^\n]{0,400}?the timeout is currently set to: (?P<timeout>[\w.]{1,20}?)\.?(?:\s|$))?")
+_COORD_RPC = lazy_re(r"^(?:RPC: |Additional GRPC error information from remote target \S{1,200} while calling )"
+                     r"/tensorflow\.CoordinationService/(?P<rpc>\w{1,40})")
+_TASK = lazy_re(r"(?m)^\s{0,8}(?P<task>/job:[\w/:-]{1,100})\s*$")
 # (a viewer's cut inside `with errorcode N` loses only the code: `... MPI_COMM_WORLD with errorc`)
 _MPI_ABORT = lazy_re(r"MPI_ABORT was invoked on rank (?P<rank>\d{1,7}) in communicator (?P<comm>\S{1,80}?)"
                      r"(?:\s{1,4}with errorcode (?P<code>-?\d{1,10})\.?|\s{1,4}w(?:i(?:t(?:h(?: (?:e[a-z]{0,8})?)?)?)?)?)?\.?\s*$")
@@ -102,11 +130,10 @@ def classify_framework(line: str) -> Parsed | None:
             if m["task"]:
                 f["task"] = m["task"]
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
-    if "oordination" in line:
-        m = _COORDINATION.search(line, 0, min(len(line), 4096))
-        if m is not None:
-            return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error",
-                          {"framework": "jax", "status": m["status"], "error": m["text"].strip()})
+    if "oordination" in line or ": " in line:
+        parsed = classify_coordination(line)
+        if parsed is not None:
+            return parsed
     if "MPI_ABORT was invoked" in line:
         m = _MPI_ABORT.search(line, 0, min(len(line), 1024))
         if m is None:
@@ -167,6 +194,40 @@ def classify_framework(line: str) -> Parsed | None:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "open-mpi", "launcher": m["who"]})
+    return None
+
+
+def classify_coordination(text: str) -> Parsed | None:
+    """``framework.coordination_error`` or ``framework.coordination_rpc`` for a line of JAX's / XLA's coordination
+    service or agent (``text`` may go on with the record's further lines: the tasks a heartbeat report names)."""
+    line = text.split("\n", 1)[0]
+    m = _COORD_TEXT.search(line, 0, min(len(line), 4096))
+    if m is not None:
+        f = {"framework": "jax", "status": m["status"], "error": m["text"].strip()}
+        task = m["task"] or (_TASK.search(text, m.end(), min(len(text), 4096)) if "\n" in text else None)
+        if task:
+            f["task"] = task if isinstance(task, str) else task["task"]
+        return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error", f)
+    if "oordination" not in line:
+        return None
+    if "CoordinationService/" in line:
+        m = _COORD_RPC.match(line.lstrip())
+        if m is not None:
+            return Parsed("framework.coordination_rpc", "INFO", "framework.coordination_rpc", {"framework": "jax", "rpc": m["rpc"]})
+    m = _COORD_STOPPED.search(line, 0, min(len(line), 4096))
+    if m is not None:
+        f = {"framework": "jax", "stopped": m["why"] or "shutdown barrier failed", "error": line[m.start():m.start() + 400].strip()}
+        if m["timeout"]:
+            f["timeout"] = m["timeout"]
+        if m["why"] == "the following tasks are unhealthy" and "\n" in text:
+            t = _TASK.search(text, 0, min(len(text), 4096))
+            if t is not None:
+                f["task"] = t["task"]
+        return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error", f)
+    m = _COORDINATION.search(line, 0, min(len(line), 4096))
+    if m is not None:
+        return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error",
+                      {"framework": "jax", "status": m["status"], "error": m["text"].strip()})
     return None
 
 

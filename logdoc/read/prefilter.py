@@ -35,8 +35,10 @@ KEYWORDS = (
     "known",  # gai_strerror's `Name or service not known` / `... or not known` (ping, nc), ping's `unknown host`
     "NXDOMAIN",  # a DNS lookup tool's answer for a name that does not exist (nslookup, host)
     "open files",  # EMFILE's `Too many open files` in any program's own wording
-    "core dump", "ation fault", "*** SIG",  # a fatal signal as a shell (`Aborted (core dumped)`,
-              # `Segmentation fault`), Abseil or glog (`*** SIGSEGV received ...`) reports it
+    "core dump", " fault", "SIG",  # a fatal signal as a shell (`Aborted (core dumped)`,
+              # `Segmentation fault`), Abseil or glog (`*** SIGSEGV received ...`) reports it; `SIG` also holds a
+              # SIGTERM a framework's handler reports with no other keyword (Lightning's `[rank: 0] Received SIGTERM: 15`;
+              # logdoc/classify/torch/__init__.py): one stem where `*** SIG` and `SIGTERM` were two
     # NCCL's messages pasted bare (the `host:pid:tid [dev] NCCL WARN` header lost): the network
     # family (`NET/IB : ...`, `Could not find NET with id 0`, `... via NET/IB/0/GDRDMA`) and the
     # function-named ones (`ncclSocketInit: ...`, `ncclCommInitRank failed: ...`).
@@ -56,8 +58,8 @@ KEYWORDS = (
     "infiniband", "IB devices",  # /dev/infiniband or /sys/class/infiniband_verbs missing, ibv_devinfo's `No IB devices found`
     "device handle",  # nvidia-smi's `Unable to determine the device handle for GPU...: GPU is lost`
     "abric",  # the NVIDIA Fabric Manager's own log (`fabric manager config file item: ... has an invalid value`)
-    "access fault", "/dev/kfd",  # ROCm: the KFD's `Memory access fault by GPU node-2 ...`, rocminfo's
-              # `Unable to open /dev/kfd read-write: ...` (logdoc/classify/rocm.py)
+    "/dev/kfd",  # ROCm: rocminfo's `Unable to open /dev/kfd read-write: ...` (logdoc/classify/rocm.py; the KFD's
+              # `Memory access fault by GPU node-2 ...` holds ` fault`, one stem with the shell's `Segmentation fault`)
     "GetDeviceCount returned", "<inactive>",  # cuda-samples' deviceQuery (`cudaGetDeviceCount returned 802`),
               # `nvidia-smi nvlink --status` (`Link 0: <inactive>`) (logdoc/classify/driver.py)
     "remote daemon", "MPI_ABORT was invoked",  # Open MPI's launcher: `ORTE has lost communication with a remote daemon.`,
@@ -73,8 +75,10 @@ KEYWORDS = (
               # gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds.`)
     "recommended minimum",  # Accelerate's kernel check (`Detected kernel version 5.4.0, which is below the recommended minimum
               # of 5.5.0; this can cause the process to hang.`; logdoc/classify/frameworks.py)
-    "SIGTERM",  # a SIGTERM a framework's handler reports with no other keyword (Lightning's `[rank: 0] Received SIGTERM: 15`;
-              # logdoc/classify/torch/__init__.py)
+    "oordination", "EXCEEDED",  # JAX's / XLA's coordination service (logdoc/classify/frameworks.py): its agent's and
+              # service's lines (`Stopping coordination service as shutdown barrier timed out`), the call a gRPC status
+              # names (`RPC: /tensorflow.CoordinationService/RegisterTask`), and a status line with no other keyword
+              # (`DEADLINE_EXCEEDED: Deadline Exceeded`, `DEADLINE_EXCEEDED: Barrier timed out. Id: ...`)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
     "network interface",  # a launcher's check of the hosts' interfaces, its exception line bare (Horovod's
               # `horovod.runner.common.util.address.NoValidAddressesFound: No available network interface found matching

@@ -512,6 +512,23 @@ EXTRA = [
      "No device id is provided via `init_process_group` or `barrier `. Using the current device set by the user."),
     ("logdoc:cuda:not-compiled-with-nccl", "torch.message", "WARN", "line", "torch/cuda/nccl.py",
      "PyTorch is not compiled with NCCL support"),
+    # TCPStore's client (torch/csrc/distributed/c10d/TCPStore.cpp, TCPClient: sendRaw, receiveBits, receiveValue,
+    # receiveValueWithTimeout) logs the failed call on its socket before it rethrows: C10D_WARNING("recvValue failed on
+    # {}: {}", socket_.repr(), e.what()), e.what() the store's `Failed to recv, got 0 bytes. ...` (Utils.hpp; `failed to
+    # recv, got 0 bytes` in 2.6-2.7) or the errno text (`Connection reset by peer`)
+    ("logdoc:tcpstore:client-call-failed", "store.recv_closed", "WARN", "body", "torch/csrc/distributed/c10d/TCPStore.cpp",
+     "{call=sendBytes|recvVector|recvValue|recvValueWithTimeout} failed on SocketImpl(fd={fd:int}, addr={local_addr}, "
+     "remote={remote_addr}): {error:rest}"),
+    # c10d's client connect (torch/csrc/distributed/c10d/socket.cpp, SocketConnectOp::tryConnect): the connect to one
+    # address ended in ETIMEDOUT (no answer at all, not a refusal) and it tries again until its own timeout
+    ("logdoc:c10d:server-socket-timed-out", "store.connect_retry", "WARN", "body", "torch/csrc/distributed/c10d/socket.cpp",
+     "The server socket on {addr:word} has timed out, will retry."),
+    # ProcessGroupNCCL's watchdog (torch 2.4-2.6) when a work item holds an exception or timed out, before it says which
+    # (`Timeout at NCCL work: ...` or the exception); 2.7 and later say `failure detected by watchdog at work sequence id`
+    ("logdoc:pg:exception-detected-by-watchdog", "torch.watchdog_failure", "ERROR", "body",
+     "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp",
+     "Exception (either an error or timeout) detected by watchdog at work: {seq:int}, last enqueued NCCL work: "
+     "{last_enqueued:int}, last completed NCCL work: {last_completed:int}."),
     # a Rust program's panic on an OS error (routers and servers written in Rust)
     ("logdoc:rust:unwrap-os-error", "torch.exception", "ERROR", "line", "",
      "called `Result::unwrap()` on an `Err` value: {exc_message:rest}"),
