@@ -141,3 +141,14 @@ def test_a_clean_shutdown_of_the_coordination_client_is_no_failure():
             " /tensorflow.CoordinationService/WatchJobState:\n"
             ":UNKNOWN:Error received from peer  {grpc_status:1, grpc_message:\"CANCELLED\"}\n")
     assert _ids(text) == []
+
+
+def test_an_unreachable_coordinator_is_read_and_the_clients_retrying_watch_is_not():
+    # gRPC found no address that answered, neither refused nor unresolved: LD689
+    assert _ids("jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: failed to connect to all addresses\n")[:1] == ["LD689"]
+    # JAX's client warns and retries its job-state watch when process 0's service goes away at the end of a run
+    # (xla/python/pjrt_ifrt/pjrt_client.cc: LOG(WARNING) << "WatchJobStateAsync failed for task ..."; continue)
+    for reason in ("Connection refused", "No route to host"):
+        text = ("W0826 01:43:18.920461 2065781 pjrt_client.cc:1604] WatchJobStateAsync failed for task 0: UNAVAILABLE: failed"
+                f" to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.1:2200: Failed to connect to remote host: {reason}\n")
+        assert _ids(text) == []
