@@ -152,3 +152,9 @@ def test_an_unreachable_coordinator_is_read_and_the_clients_retrying_watch_is_no
         text = ("W0826 01:43:18.920461 2065781 pjrt_client.cc:1604] WatchJobStateAsync failed for task 0: UNAVAILABLE: failed"
                 f" to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.1:2200: Failed to connect to remote host: {reason}\n")
         assert _ids(text) == []
+
+
+def test_a_failed_registration_named_only_by_its_rpc_line():
+    # a paste that starts at the trimmed status: the RPC line is only ever appended to a failed call
+    assert _ids("DEADLINE_EXCEEDED: Deadline Exceeded\nRPC: /tensorflow.CoordinationService/RegisterTask\n")[:1] == ["LD694"]
+    assert _ids("RPC: /tensorflow.CoordinationService/PollForError [type.googleapis.com/tensorflow.CoordinationServiceError='']\n") == []
