@@ -53,6 +53,8 @@ DAMAGE = {
     "written twice": lambda ls: ls[:3] + [t + t for t in ls[3:4]] + ls[4:],
     "typeset quotes": lambda ls: [t.replace('"', "\u201c", 1).replace('"', "\u201d", 1).replace("'", "\u2019") for t in ls],
     "glued bar": lambda ls: ls[:2] + [" 45%|\u2588\u2588\u2588\u2588\u258c     | 45/100 [00:12<00:15,  3.60it/s]" + t for t in ls[2:3]] + ls[3:],
+    "ipython traceback": lambda ls: ls[:2] + ["-" * 75, "RuntimeError                              Traceback (most recent call last)",
+                                              "Cell In[3], line 5", "----> 5 dist.barrier()", ""] + ls[2:],
     "bold cut": lambda ls: ls[:1] + ["**RuntimeError: the close of the emphasis was cut with " + t for t in ls[1:2]] + ls[2:],
     "dedented frames": lambda ls: ls + ['File "/opt/x/torch/distributed/rendezvous.py", line 190, in _env_rendezvous_handler',
                                         "store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",

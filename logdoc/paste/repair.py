@@ -11,6 +11,7 @@ from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import candidate
 from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
 from .escaped import _decode_escaped, _decode_json_lines
+from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
 from .markdown import (_join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
                        _unescape_html)
@@ -60,6 +61,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     cut = out[:HEAD_LINES]  # (the lines as cut: a wrap's width is measured on them)
     changed = _join_cut_frames(out, paste.joined) or changed
     changed = _reindent_frames(out, paste.joined) or changed
+    if any("call last)" in t for t in out):
+        changed = ipython_tracebacks(out, paste.joined) or changed  # IPython's form of a traceback
     head = out[:HEAD_LINES]
 
     # Ray's deduplication note, wherever it stands in a line

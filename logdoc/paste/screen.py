@@ -11,6 +11,7 @@ from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import _CANDIDATE, candidate
 from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
 from .escaped import _ESCAPED_GATE, _escaped_text, _json_record
+from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
@@ -87,6 +88,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # every line indented (maybe a code block), or every one but the rests of wrapped ones
     if 'File "' in text and ('\nFile "' in nl or any(_OPEN_FRAME.match(t) is not None for t in lines if 'File "' in t)):
         return False  # a traceback's frame line dedented, or cut inside its file name
+    if "call last)" in text and any(_IPY_HEAD.match(t) is not None for t in lines if "call last)" in t):
+        return False  # a traceback as IPython prints it
     if "%|" in text and any(glued_bar(t) for t in lines if "%|" in t):
         return False  # a line a progress bar's last update stood in front of
     if '\n{"' in nl and any(t.startswith('{"') and _json_record(t) is not None for t in lines):
