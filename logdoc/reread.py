@@ -10,13 +10,17 @@ the line as read, its rank and host those its envelope said as the line was firs
 taken from that second reading only when a rule names the message by its words (a rule with a pattern or
 catalog templates): the readings of a kind alone (an exception of the
 program, a cut traceback) and the catalog, family and candidate cards are not, since any line that says
-"error" would give them.
+"error" would give them. A line printed under a warning level (its envelope's, or a ``[WARN]``/``[WARNING]``
+tag of its own, as TensorRT-LLM's ``[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice:
+101 ... falling back to NCCL``) still has its header, and the header says the program went on: it is not
+read again as an exception whose type line was lost.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from .events import WHO, Event
+from .lazyre import lazy_re
 from .results import ParseResult
 
 # the cards (not rules): what a message's family or its catalog entry says, candidates after a vague first diagnosis
@@ -26,6 +30,10 @@ _MAX_LINE = 2000
 READ_AS = ("read as a message printed without its header: nothing in the log as printed matched a rule, and this "
            "line's words are the message the rule names")
 _DISCOUNT = 0.8
+# a line's own warning tag: a leading run of bracketed tags one of which is the level (`[WARN] `,
+# `[TensorRT-LLM][WARNING] `), or the bare level word before a colon or a blank (`WARNING: `)
+_WARN_TAG = lazy_re(r"(?:\[[^\]\n]{0,40}\])*\[(?:WARN|WARNING)\]|(?:WARN|WARNING)[:\s]")
+_WARN_LEVELS = frozenset({"WARN", "WARNING"})
 
 
 def bare_events(result: ParseResult) -> list[Event]:
@@ -40,7 +48,7 @@ def bare_events(result: ParseResult) -> list[Event]:
             continue
         env, msg = unwrap(text)
         msg = msg.strip()
-        if not msg:
+        if not msg or _warned(msg, env, u.env):
             continue
         if u.env is not None:  # (the text was peeled of its envelope as it was read: what it said of who printed it)
             env = _with_who(env, u.env)
@@ -52,6 +60,12 @@ def bare_events(result: ParseResult) -> list[Event]:
         out.append(Event(parsed.kind, "ERROR", u.file, u.line, text, u.line, env.rank, env.local_rank,
                          env.node_rank, env.host, env.pid, env.time, parsed.template, fields))
     return out
+
+
+def _warned(msg: str, *envs) -> bool:
+    """Whether the line was printed under a warning level: an envelope's (as read now, or as peeled when the
+    line was first read), or a warning tag at the head of its message."""
+    return any(e is not None and e.level in _WARN_LEVELS for e in envs) or _WARN_TAG.match(msg) is not None
 
 
 def _with_who(env, outer):

@@ -34,6 +34,22 @@ def test_words_no_rule_names_stay_silent():
         assert _report(text)["diagnoses"] == [], text
 
 
+def test_a_line_printed_under_a_warning_level_is_not_read_again():
+    """A line whose own header says warning (a `[WARN]` tag, or a logger's level) still has its header: the program
+    went on, so it is not re-read as an exception whose type line was lost (TensorRT-LLM's fallback from CUDA IPC)."""
+    msg = ("CUDA IPC is not usable on this system: cudaErrorInvalidDevice: 101. Custom all-reduce kernels are "
+           "disabled, falling back to NCCL.")
+    bare = _report(msg + "\n")["diagnoses"]
+    assert bare and bare[0]["read_as"] == "bare message"  # the words alone are still read as the message
+    for head in ("[WARN] ", "[TensorRT-LLM][WARNING] ", "WARNING: ",
+                 "WARNING 06-01 12:00:00 custom_all_reduce.py:12] "):
+        assert _report(head + msg + "\n")["diagnoses"] == [], head
+    # a tag that is not a level leaves the line to the second reading
+    assert _report("[TensorRT-LLM] " + msg + "\n")["diagnoses"][0]["read_as"] == "bare message"
+    # and a warning tag does not hide a horovod line that is not one
+    assert _report("[ERROR] " + HOROVOD + "\n")["diagnoses"][0]["id"] == "LD725"
+
+
 def test_the_second_reading_only_when_nothing_else_explains_the_job():
     warn = "node1:1:2 [0] transport/net_socket.cc:565 NCCL WARN NET/Socket : peer 10.0.0.2<5> message truncated : receiving 8 bytes instead of 4\n"
     ids = [d["id"] for d in _report(warn + HOROVOD + "\n")["diagnoses"]]
