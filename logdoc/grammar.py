@@ -54,11 +54,41 @@ def _parsed_or(parse, text: str, start: str, unread: Any):
     try:
         return parse(text, start=start)
     except Exception as exc:  # (lark is imported only once a grammar is used)
-        from lark.exceptions import LarkError
-
-        if isinstance(exc, LarkError):
+        if lark_error(exc):
             return unread
         raise
+
+
+def lark_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is Lark's (a text its grammar cannot read, or a transformer's error as
+    Lark wraps it); lark is imported here, on the error's path, not with the classifiers."""
+    from lark.exceptions import LarkError
+
+    return isinstance(exc, LarkError)
+
+
+class LazyTransformer:
+    """A Lark ``Transformer`` made on first use of the methods of ``rules`` (a plain class: its
+    methods are the transformer's callbacks, as a ``Transformer`` subclass's would be), so the
+    modules that hold one import lark only when a grammar is used (a digest's events are read
+    without it). :meth:`CachedParser.transform` takes it in place of the transformer."""
+
+    __slots__ = ("rules", "options", "_made")
+
+    def __init__(self, rules: type, **options: Any):
+        self.rules = rules
+        self.options = options
+        self._made = None
+
+    def made(self):
+        t = self._made
+        if t is None:
+            from lark import Transformer
+
+            cls = type(self.rules.__name__, (self.rules, Transformer),
+                       {"__module__": self.rules.__module__, "__qualname__": self.rules.__qualname__})
+            t = self._made = cls(**self.options)
+        return t
 
 
 class _Shape:
@@ -88,9 +118,12 @@ class CachedParser:
     def transform(self, text: str, transformer, unread: Any = _RAISE):
         """``transformer.transform(self.parse(text))``, without building the tree on a cache hit:
         the shape's tree is compiled once into a plan that calls the transformer's callbacks
-        with the new token values directly (any surprise falls back to the plain way).
+        with the new token values directly (any surprise falls back to the plain way). A
+        :class:`LazyTransformer` stands for the transformer it makes.
         ``unread``: what to return when the grammar cannot read ``text`` (by default its
         ``LarkError`` is raised); an error of the transformer is raised either way."""
+        if transformer.__class__ is LazyTransformer:
+            transformer = transformer.made()
         if not self.use_cache:
             if unread is _RAISE:
                 return transformer.transform(self.lark.parse(text, start=self.start))

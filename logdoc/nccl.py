@@ -18,17 +18,17 @@ Layouts by version (``shared/reference/nccl-log-format.md``):
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from lark import Token, Transformer
-from lark.exceptions import LarkError
+from typing import TYPE_CHECKING, Any
 
 from .envelope import has_huge_number
 from .events import Envelope
 from .fast import enabled as fastpath_enabled
-from .grammar import Parsed, parser
+from .grammar import LazyTransformer, Parsed, lark_error, parser
 from .lazyre import lazy_re
 from .templates import match_head, nccl_catalog
+
+if TYPE_CHECKING:
+    from lark import Token
 
 HEADER = lazy_re(
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\] )?"
@@ -84,8 +84,10 @@ def _int(text: str) -> int | str:
         return text
 
 
-class _Fields(Transformer):
-    """Turn a tree of ``grammars/nccl.lark`` into ``(kind, fields)``."""
+class _Fields:
+    """Turn a tree of ``grammars/nccl.lark`` into ``(kind, fields)`` (the callbacks of a Lark
+    ``Transformer``, made on first use: :class:`logdoc.grammar.LazyTransformer`). It does not
+    visit tokens, so an item that is a ``str`` is a token and any other is a rule's result."""
 
     def backtrace(self, items: list[Token]) -> tuple[str, dict]:
         f: dict[str, Any] = {}
@@ -122,7 +124,7 @@ class _Fields(Transformer):
         words = []
         phase = None
         for it in items:
-            if isinstance(it, Token):
+            if isinstance(it, str):
                 if it.type == "RANKTAG":
                     f["rank_tag"] = int(it[6:-1])
                 elif it.type == "KEY":
@@ -163,7 +165,7 @@ class _Fields(Transformer):
                 "gdr": "GDRDMA" in transport}
 
     def channel(self, items: list) -> tuple[str, dict]:
-        nums = [int(t) for t in items if isinstance(t, Token) and t.type == "INT"]
+        nums = [int(t) for t in items if isinstance(t, str) and t.type == "INT"]
         body = items[-1]
         second = nums[1] if len(nums) > 1 else None
         if "transport" in body:  # `Channel 00/1 :` on a connection line is the connection index
@@ -227,7 +229,7 @@ class _Fields(Transformer):
         return "nccl.version", split_version(str(items[0]))
 
 
-_TRANSFORMER = _Fields(visit_tokens=False)  # the callbacks read tokens themselves
+_TRANSFORMER = LazyTransformer(_Fields, visit_tokens=False)  # the callbacks read tokens themselves
 
 
 def split_version(text: str) -> dict:
@@ -333,7 +335,9 @@ def read_message(msg: str) -> tuple[str, dict] | None:
             return hit[0], (dict(hit[1]) if hit[2] else _copy_fields(hit[1]))
     try:
         out = parser("nccl", start=family).transform(msg.strip(), _TRANSFORMER)
-    except LarkError:
+    except Exception as exc:  # noqa: BLE001 - only Lark's errors are read as "not one of them"
+        if not lark_error(exc):
+            raise
         out = None
     if memo and (out is None or isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict)):
         if len(_MEMO) >= MAX_MEMO:

@@ -209,6 +209,28 @@ def test_warm_start_imports_no_yaml(tmp_path):
     assert "YAML False" in warm.stdout, warm.stdout[-300:] + warm.stderr[-500:]
 
 
+def test_digest_explained_without_lark(tmp_path):
+    """A digest holds events, not lines: explaining one reads no grammar, so lark (about 5 MB resident)
+    is never imported (the classifiers' Transformers are made on first use,
+    ``logdoc.grammar.LazyTransformer``); the rank files the digest was made of are read with it."""
+    from logdoc import digest
+    from logdoc.pipeline import parse_paths
+
+    sample = SAMPLES / "nccl-watchdog-cascade-lagging-rank"
+    out = tmp_path / "node.json"
+    digest.write(parse_paths([str(sample)], reduce=True), str(out), inputs=[str(sample)])
+    code = ("import sys, io, contextlib\nimport logdoc.cli as c, logdoc.cli.common as cc\n"
+            "kw = c._fast_explain(['explain', sys.argv[1], '--format', 'json'])\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        cc.explain_command(**kw)\n    except SystemExit:\n        pass\n"
+            "print('LARK', any(m == 'lark' or m.startswith('lark.') for m in sys.modules))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOGDOC_CACHE_DIR=str(tmp_path / "cache"), LOGDOC_JOBS="1")
+    for path, want in ((out, "LARK False"), (sample, "LARK True")):
+        got = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
+                             timeout=300)
+        assert want in got.stdout, got.stdout[-300:] + got.stderr[-500:]
+
+
 def test_lazy_pattern_is_the_compiled_pattern():
     import copy
     import re

@@ -6,13 +6,13 @@ read the message inside (an exception quoted in a watchdog record, the ``what()`
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional
-
-from lark import Tree
-from lark.exceptions import LarkError
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ...events import Envelope
-from ...grammar import Parsed, parser
+from ...grammar import Parsed, lark_error, parser
+
+if TYPE_CHECKING:
+    from lark import Tree
 
 Read = Callable[[str, Optional[Envelope]], Optional[Parsed]]
 
@@ -69,7 +69,9 @@ def errno_name(text: str | None) -> str | None:
 def parse(grammar: str, text: str, start: str = "start") -> Tree | None:
     try:
         return parser(grammar, start).parse(text)
-    except LarkError:
+    except Exception as exc:  # noqa: BLE001 - only Lark's errors are a text it cannot read
+        if not lark_error(exc):
+            raise
         return None
 
 

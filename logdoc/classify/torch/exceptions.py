@@ -5,14 +5,15 @@ a known format takes that format's kind (a traceback ending in a Gloo error is `
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from lark import Tree
+from typing import TYPE_CHECKING, Any
 
 from ...blocks import is_elision
 from ...events import Envelope
 from ...grammar import Parsed
 from .common import Read, cause, level_of, parse
+
+if TYPE_CHECKING:
+    from lark import Tree
 from .torchrun import child_failed
 from ...lazyre import lazy_re
 from ... import stops
@@ -64,6 +65,8 @@ def traceback(text: str, env: Envelope | None, read: Read) -> Parsed | None:
     tree = parse("torch_traceback", text)
     if tree is None:
         return _cut_traceback(text, env)
+    from lark import Tree  # (imported by the parse above)
+
     top = tree.children[0]
     if top.data == "exception":  # no `Traceback (most recent call last):` head was read: not a traceback
         return None

@@ -7,9 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Token, Transformer
-
-from ...grammar import Parsed
+from ...grammar import LazyTransformer, Parsed
 from .catalog import match_templates
 from .common import LEVELS, UNREAD, Read, errno_name, parse, to_int
 from .common import read as read_grammar
@@ -30,6 +28,8 @@ def parse_peer(text: str) -> dict[str, Any]:
     tree = parse("gloo", text.strip(), "peer")
     if tree is None:
         return {}
+    from lark import Token  # (imported by the parse above)
+
     vals = {t.type: str(t) for t in tree.children if isinstance(t, Token)}
     printed = int(vals["PORT"])
     out: dict[str, Any] = {"peer_addr": vals["ADDR"], "peer_port_printed": printed, "peer_port": _swap16(printed)}
@@ -38,12 +38,12 @@ def parse_peer(text: str) -> dict[str, Any]:
     return out
 
 
-class _GlooT(Transformer):
+class _GlooT:  # a Lark Transformer's callbacks (made on first use: logdoc.grammar.LazyTransformer)
     def operands(self, c):
         return {"lhs": str(c[0]).strip(), "rhs": str(c[1]).strip()}
 
     def enforce(self, c):
-        if isinstance(c[0], Token) and c[0].type == "LOCATION":
+        if getattr(c[0], "type", None) == "LOCATION":  # a token (a rule's result has no type)
             loc, rest = c[0], c[1]
             return {"code_location_printed": str(loc), "enforce": True, **rest}
         f = {"condition": str(c[0]).strip()}
@@ -71,7 +71,7 @@ class _GlooT(Transformer):
         return c[0]
 
 
-_GLOO_T = _GlooT()  # one instance: the grammar's cache keeps its plans per shape and instance
+_GLOO_T = LazyTransformer(_GlooT)  # one instance: the grammar's cache keeps its plans per shape and instance
 
 
 def _gloo_location(printed: str) -> tuple[str, str | None, int | None]:

@@ -4,12 +4,13 @@ rank, local rank, host, exit code, pid, signal, error file, traceback."""
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from lark import Token, Tree
+from typing import TYPE_CHECKING, Any
 
 from .common import SIGNALS, parse
 from ...lazyre import lazy_re
+
+if TYPE_CHECKING:
+    from lark import Tree
 
 _ROOT = "Root Cause (first observed failure):"
 _HEAD = "===\n? FAILED\n---\n"
@@ -68,6 +69,8 @@ def child_failed(text: str) -> dict[str, Any] | None:
     tree = parse("torch_child_failed", text)
     if tree is None:
         return None
+    from lark import Token, Tree  # (imported by the parse above)
+
     out: dict[str, Any] = {"failures": []}
     for child in tree.children:
         if isinstance(child, Token) and child.type == "TITLE":
@@ -89,6 +92,8 @@ def child_failed(text: str) -> dict[str, Any] | None:
 def _failure_entry(entry: Tree, root: bool) -> dict[str, Any]:
     e: dict[str, Any] = {"root_cause": root, "index": None, "time": None, "host": None, "rank": None,
                          "local_rank": None, "exitcode": None, "pid": None, "signal": None, "error_file": None}
+    from lark import Token
+
     fields = []
     for child in entry.children:
         if isinstance(child, Token):                # the `[i]:` line

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark import Token, Transformer
-
-from ...grammar import Parsed
+from ...grammar import LazyTransformer, Parsed
 from .common import UNREAD, Read, cause, read
 from ...kb.versions import nccl_release
 
@@ -48,7 +46,7 @@ DESYNC_REPORT_ID = _PGNCCL + "rank"
 MISMATCH_ID = "torch:ProcessGroupWrapper:detected-mismatch-between-collectives-on-ranks-rank"
 
 
-class PrefixT(Transformer):
+class PrefixT:
     def p_rank(self, c):
         return {"pg_rank": int(c[0]), "pg_prefix": "rank"}
 
@@ -77,7 +75,7 @@ class PrefixT(Transformer):
         return fields, body
 
 
-class _TorchT(Transformer):
+class _TorchT:
     def INT(self, t):
         return int(t)
 
@@ -210,7 +208,7 @@ class _TorchT(Transformer):
         return c[0]
 
 
-class _NcclErrorT(Transformer):
+class _NcclErrorT:
     def version(self, c):
         return ("nccl_version", nccl_release(str(c[0])))
 
@@ -232,7 +230,7 @@ class _NcclErrorT(Transformer):
         if located:
             loc = str(items.pop(0))
             f["source_location"] = loc
-        if items and isinstance(items[0], Token) and items[0].type == "ERRSTR":
+        if items and getattr(items[0], "type", None) == "ERRSTR":  # a token (a rule's result has no type)
             f["error_string"] = str(items.pop(0)).strip()
         for key, val in items:
             f[key] = val
@@ -260,7 +258,7 @@ class _NcclErrorT(Transformer):
         return "torch.nccl_error.result", f
 
 
-class _MismatchT(Transformer):
+class _MismatchT:
     def INT(self, t):
         return int(t)
 
@@ -326,11 +324,12 @@ class _MismatchT(Transformer):
 
 
 # One instance of each (stateless) transformer: the grammar's cache keeps a compiled plan per
-# shape and transformer instance (logdoc.grammar.CachedParser.transform).
-PREFIX_T = PrefixT()
-_TORCH_T = _TorchT()
-_NCCL_ERROR_T = _NcclErrorT()
-_MISMATCH_T = _MismatchT()
+# shape and transformer instance (logdoc.grammar.CachedParser.transform). The classes above are
+# their callbacks; each Lark Transformer is made on first use (logdoc.grammar.LazyTransformer).
+PREFIX_T = LazyTransformer(PrefixT)
+_TORCH_T = LazyTransformer(_TorchT)
+_NCCL_ERROR_T = LazyTransformer(_NcclErrorT)
+_MISMATCH_T = LazyTransformer(_MismatchT)
 
 
 def torch_body(body: str) -> tuple[str, str, str, dict] | None:
