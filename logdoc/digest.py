@@ -88,10 +88,10 @@ def bulk_templates() -> frozenset[str]:
     """Ids of the NCCL catalog formats that are bulk noise."""
     global _bulk_templates
     if _bulk_templates is None:
-        from .templates import nccl_catalog
+        from .templates import nccl_formats
 
-        _bulk_templates = frozenset(t.id for t in nccl_catalog().templates.values()
-                                    if "INFO" in t.levels and _BULK_FORMAT.match(t.format))
+        _bulk_templates = frozenset(tid for tid, (levels, fmt) in nccl_formats().items()
+                                    if "INFO" in levels and _BULK_FORMAT.match(fmt))
     return _bulk_templates
 
 
@@ -622,9 +622,9 @@ _formats: dict[str, str] | None = None
 def _catalog_formats() -> dict[str, str]:
     global _formats
     if _formats is None:
-        from .templates import nccl_catalog
+        from .templates import nccl_formats
 
-        _formats = {t.id: t.format for t in nccl_catalog().templates.values()}
+        _formats = {tid: fmt for tid, (_, fmt) in nccl_formats().items()}
     return _formats
 
 

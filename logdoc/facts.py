@@ -42,10 +42,10 @@ def unread_templates() -> frozenset[str]:
     global _unread
     if _unread is None:
         from .digest import bulk_templates
-        from .templates import nccl_catalog
+        from .templates import nccl_formats
 
         _unread = bulk_templates() | frozenset(
-            t.id for t in nccl_catalog().templates.values() if "INFO" in t.levels and _UNREAD_FORMAT.match(t.format))
+            tid for tid, (levels, fmt) in nccl_formats().items() if "INFO" in levels and _UNREAD_FORMAT.match(fmt))
     return _unread
 
 

@@ -252,6 +252,28 @@ def _read_rows(path) -> list[Template]:
 
 
 @lru_cache(maxsize=None)
+def nccl_formats() -> dict[str, tuple[tuple[str, ...], str]]:
+    """Each NCCL catalog id's levels and format, as :func:`nccl_catalog`'s templates hold them, without
+    the catalog (its rows, literals and index: about 1.8 MB of objects): what a digest's events need to be
+    read back and folded (the formats a digest leaves out, the bulk and unread INFO formats)."""
+    from .cache import load_table
+
+    path = data_dir("grammars") / "nccl_messages.tsv"
+
+    def build() -> dict[str, tuple[tuple[str, ...], str]]:
+        out: dict[str, tuple[tuple[str, ...], str]] = {}
+        with open(path, encoding="utf-8") as fh:
+            next(fh)
+            for line in fh:
+                cols = line.rstrip("\n").split("\t", 5)  # as _parse_row reads a row
+                if len(cols) == 6:
+                    out[cols[0]] = (tuple(cols[1].split(",")), cols[5])
+        return out
+
+    return load_table("ncclfmt", [__file__, path], build)
+
+
+@lru_cache(maxsize=None)
 def nccl_catalog() -> Catalog:
     from .cache import load_table
 

@@ -188,8 +188,11 @@ def test_catalogs_from_the_cache_match_the_built_ones(tmp_path, monkeypatch):
         cat = templates.nccl_catalog()
         assert [(t.id, t.format, t.anchor, t.specificity) for t in cat.templates.values()] == \
             [(t.id, t.format, t.anchor, t.specificity) for t in rows]
+        templates.nccl_formats.cache_clear()  # (a digest's table: the catalog's levels and formats, without it)
+        assert templates.nccl_formats() == {t.id: (t.levels, t.format) for t in cat.templates.values()}
     torch_catalog.templates.cache_clear()
     templates.nccl_catalog.cache_clear()
+    templates.nccl_formats.cache_clear()
 
 
 def test_warm_start_imports_no_yaml(tmp_path):
