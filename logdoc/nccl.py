@@ -446,6 +446,8 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
     if template is None and level_word == "WARN":
         # the message's end cut by a paste or a viewer (a fixed width, `...`): the format whose head it is
         hit = match_head(nccl_catalog(), msg) or (match_net_variant(msg, fields, cut=True) if msg.startswith("NET/") else None)
+        if hit is None and fields.get("code_location"):
+            hit = match_head(nccl_catalog(), msg, where=fields["code_location"])  # (a shorter head, the header's file)
         if hit is not None:
             tpl, args = hit
             template = tpl.id

@@ -75,7 +75,10 @@ _K8S_EVICT = lazy_re(r"\b[Rr]eason:?\s+Evicted\b|\bThe node was low on resource:
 # causes Ray lists). Each alternative stands on its own, so a summary hard-wrapped by a paste is still read.
 _RAY_OOM = lazy_re(r"(?:\b(?P<n>\d+) Workers \(tasks / actors\) |\b)killed due to memory pressure \(OOM\)"
                       r"|\bRay killed this worker\b|\bkilled due to the node running low on memory\b"
-                      r"|\bwhich exceeds the memory usage threshold of\b")
+                      r"|\bwhich exceeds the memory usage threshold of\b"
+                      # (the summary's head, which a viewer's width may leave alone: `Memory on the node (IP: <ip>, ID:
+                      # <id>) where the task (...` / `where the lease (`, `... (IP: <ip>) was 1.99GB / 2.00GB`)
+                      r"|\bMemory on the node \(IP: [\w.:\[\]<> -]{1,64}(?:, ID: \w{1,64})?\) (?:where the (?:task|actor|lease) \(|was \d)")
 # (raylet's NodeManager::HandleClientConnectionError: the worker's socket closed without an exit message, quoted by
 # the RayActorError / ActorDiedError of the actor it ran; and the GCS's death cause of such an actor,
 # gcs_actor_manager's GenWorkerDiedCause: `The actor is dead because its worker process has died. Worker exit
@@ -101,7 +104,7 @@ _RAY_NODE = lazy_re(r"\bThe node with node id:? \w{1,64}(?: and address: (?P<add
 
 def may_be(text: str) -> bool:
     """Cheap test: could this message be a stop line?"""
-    return ("CANCELLED" in text or "srun:" in text or "died" in text or "marked dead" in text or "Termination is unexpected" in text or "Killed" in text or "Kill process" in text or "killed" in text or "memory usage threshold" in text or "Terminated" in text
+    return ("CANCELLED" in text or "srun:" in text or "died" in text or "marked dead" in text or "Termination is unexpected" in text or "Killed" in text or "Kill process" in text or "killed" in text or "memory usage threshold" in text or "Memory on the node" in text or "Terminated" in text
             or "oom" in text or "OOM" in text or "137" in text or "143" in text or ("13" in text and "xit" in text) or "vict" in text
             or "low on resource" in text)
 

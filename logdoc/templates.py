@@ -210,13 +210,26 @@ def match_cut(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN
     return (best[1], best[2]) if best else None
 
 
-def match_head(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN",)) -> tuple[Template, tuple[str, ...]] | None:
+def match_head(catalog: "Catalog", message: str, levels: tuple[str, ...] = ("WARN",),
+               where: str | None = None) -> tuple[Template, tuple[str, ...]] | None:
     """A message of ``catalog`` whose end a paste or a viewer cut (a fixed width, ``...``,
     ``[truncated]``): the head of a format printed at one of ``levels`` up to the cut, read by
     :mod:`logdoc.classify.cut`; the arguments before the cut; None when no format's head reads it
-    with enough literal text."""
+    with enough literal text. ``where``: the ``file.cc:line`` an NCCL WARN's header names; only the
+    formats of that source file are read then (any line: releases move them), from a shorter head
+    (``init.cc:904 NCCL WARN Duplicate… [truncated]``: the one message of init.cc that starts so)."""
     msg, _ = cut.strip_mark(message[:MAX_MATCH_LEN])
-    got = catalog.head_index(levels).match(msg)
+    only = None
+    if where:
+        name = where.rsplit(":", 1)[0].lstrip("./")
+        if not name:
+            return None
+        tail = "/" + name
+
+        def only(t: Template) -> bool:
+            f = t.where.rsplit(":", 1)[0]
+            return f == name or f.endswith(tail)
+    got = catalog.head_index(levels).match(msg, only)
     if got is None:
         return None
     return got[0], tuple(g for g in got[1].groups() if g is not None)

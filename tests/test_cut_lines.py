@@ -82,6 +82,28 @@ def test_a_short_or_shared_head_is_not_guessed():
     assert idx.match("Call to ibv_modify_qp failed with error Connection timed out")[0] == "c"
 
 
+def test_a_short_head_is_read_among_the_formats_of_the_file_its_header_names(rules):
+    # `init.cc:904 NCCL WARN Duplicate` (9 literal characters): the one message of init.cc that starts so
+    head = "pool0-00008:1391870:1393239 [7] init.cc:904 NCCL WARN "
+    events = parse_sources([("rank0.log", head + "Duplicate\u2026 [truncated]\n")]).events
+    assert events and events[0].fields.get("cut") is True
+    assert events[0].fields["format"].startswith("Duplicate GPU detected : rank %d")
+    assert _categories(head + "Duplicate\u2026 [truncated]", rules)[:1] == ["duplicate_gpu"]
+    # not without the file, nor under another file, nor a head two messages of the file share
+    for text in ("Duplicate\u2026 [truncated]", head.replace("init.cc", "proxy.cc") + "Duplicate\u2026",
+                 head + "Invalid\u2026 [truncated]", head + "Cuda failure\u2026"):
+        evs = parse_sources([("rank0.log", text + "\n")]).events
+        assert not any(e.fields and e.fields.get("cut") for e in evs), text
+    idx = CutIndex([("a", printf_tokens("Duplicate GPU detected : rank %d and rank %d"), "nccl"),
+                    ("b", printf_tokens("Duplicate GPU detected : rank %d and rank %d"), "nccl"),
+                    ("c", printf_tokens("Invalid config blocking attribute value %d"), "nccl"),
+                    ("d", printf_tokens("Invalid comm %p"), "nccl")])
+    assert idx.match("Duplicate") is None and idx.match("Duplicate", lambda t: True)[0] in "ab"  # one format twice
+    assert idx.match("Invalid co", lambda t: True) is None  # the head of two messages
+    assert idx.match("Invalid config", lambda t: True)[0] == "c" and idx.match("Invalid config", lambda t: t != "c") is None
+    assert idx.match("Dup", lambda t: True) is None  # fewer letters than CUT_MIN_WORDY
+
+
 def test_ordinary_cut_lines_stay_unread():
     for line in ("The training loss went up after the learning rate warmup ended at step 400 and the",
                  "Call to the data loader took 12 seconds for the first batch, much longer than exp..."):

@@ -63,6 +63,20 @@ def test_ray_deaths_cut_after_their_head_are_named():
     assert stops.classify("A worker died or was killed while executing a job we wrote") is None
 
 
+def test_ray_memory_monitors_summary_cut_after_its_head_is_named():
+    # Ray's OOM summary (`Memory on the node (IP: ..., ID: ...) where the task (...) was running was ... which exceeds
+    # the memory usage threshold of 0.95. Ray killed this worker ...`) cut by a viewer's width after its head
+    head = "Memory on the node (IP: 169.254.181.2, ID: 708c7baf966d) where the task (act\u2026 [truncated]"
+    p = stops.classify(head)
+    assert p is not None and p.template == "stop:ray-memory-monitor" and p.fields["reason"] == "oom"
+    for text in ("Memory on the node (IP: 10.244.1.4) was 1.99GB / 2.00GB (0.997005)",
+                 "Memory on the node (IP: 10.17.118.239, ID: 5e63) where the lease (lease ID: f599, name=A.__init__"):
+        assert stops.classify(text) is not None, text
+    # the words alone, without the summary's shape, are none
+    assert stops.classify("Memory on the node is low, consider a larger instance") is None
+    assert stops.classify("Memory on the node (IP: 10.0.0.7) is fine") is None
+
+
 def test_ray_node_fields():
     p = stops.classify("The node with node id: 5ad7 and address: 10.0.0.7 and node name: n1 has been marked dead because"
                        " the detector has missed too many heartbeats from it.")

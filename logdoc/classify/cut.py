@@ -182,10 +182,13 @@ class CutIndex(Generic[T]):
             if word:  # (a format that starts with a placeholder has no head a cut text keeps)
                 self.by_word.setdefault(word, []).append([t, tokens, kind, None])
 
-    def match(self, text: str) -> tuple[T, re.Match] | None:
-        """The template whose format ``text`` is a cut head of (see the module docstring), or None."""
+    def match(self, text: str, only: Callable[[T], bool] | None = None) -> tuple[T, re.Match] | None:
+        """The template whose format ``text`` is a cut head of (see the module docstring), or None.
+        ``only``: the templates a fact outside the text already narrowed the reading to (the source file an
+        NCCL WARN's header names): among them a head of :data:`CUT_MIN_WORDY` letters is enough."""
         text = text.strip()
-        if len(text) < CUT_MIN_LITERAL or len(text) > MAX_CUT_TEXT or "\n" in text:
+        least = CUT_MIN_WORDY if only is not None else CUT_MIN_LITERAL
+        if len(text) < least or len(text) > MAX_CUT_TEXT or "\n" in text:
             return None
         if not _wordy(text):  # a rule of `****` or `====` is no message's head
             return None
@@ -193,8 +196,11 @@ class CutIndex(Generic[T]):
         if not rows:
             return None
         best: list = []
-        best_lit = CUT_MIN_LITERAL - 1
+        best_lit = least - 1
+        formats: set[str] = set()  # (under ``only``: the formats whose head it is, any literal count)
         for row in rows:
+            if only is not None and not only(row[0]):
+                continue
             if row[3] is None:
                 tokens = row[1]
                 row[3] = BoundedPattern(prefix_pattern(list(tokens() if callable(tokens) else tokens)))
@@ -205,6 +211,8 @@ class CutIndex(Generic[T]):
                 continue
             if m is None:
                 continue
+            if only is not None:
+                formats.add(row[3].pattern)
             lit = _literal_count(m)
             if lit > best_lit:
                 best, best_lit = [(row, m)], lit
@@ -212,6 +220,8 @@ class CutIndex(Generic[T]):
                 best.append((row, m))
         if not best or len({row[2] for row, _ in best}) > 1:
             return None
+        if len(formats) > 1:
+            return None  # a short head of two messages of the file (one message's releases share one format)
         row, m = best[0]
         return row[0], m
 
