@@ -790,3 +790,25 @@ def test_a_wraps_rest_ending_in_rays_repeat_note_is_still_a_rest():
     assert fixed[0] == logical[0]
     warns = [e for e in parse_text("\n".join(lines) + "\n").events if "NCCL WARN" in e.text]
     assert warns and "initialization failed" in warns[0].text
+
+
+def test_colour_codes_that_lost_their_escape_byte_are_removed():
+    # a page or a log viewer drops the escape byte and keeps the rest of each code; the message between
+    # them reads as printed, and a Ray worker's prefix is again the envelope it is
+    lines = ["[36m(RayWorkerWrapper pid=5463, ip=10.0.0.2)[0m Traceback (most recent call last):",
+             "[36m(RayWorkerWrapper pid=5463, ip=10.0.0.2)[0m   File \"/w/train.py\", line 3, in <module>",
+             "[1;31mtorch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+             "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5[0m",
+             "[31mncclUnhandledCudaError: Call to CUDA function failed.[0m", "[31mLast error:[0m",
+             "[31mCuda failure 'out of memory'[0m"]
+    fixed, _ = repair_lines(lines)
+    assert fixed[0] == "(RayWorkerWrapper pid=5463, ip=10.0.0.2) Traceback (most recent call last):"
+    assert fixed[3] == "ncclUnhandledCudaError: Call to CUDA function failed." and fixed[5] == "Cuda failure 'out of memory'"
+    plain = [t.replace("[36m", "").replace("[1;31m", "").replace("[31m", "").replace("[0m", "") for t in lines]
+    assert _kinds(parse_text("\n".join(lines) + "\n")) == _kinds(parse_text("\n".join(plain) + "\n"))
+    # without a reset in the source a bracketed code-like text is the program's own
+    kept = ["timeout [30m] reached on rank 1", "RuntimeError: step [5m] failed"]
+    assert repair_lines(kept) is None or repair_lines(kept)[0] == kept
+    # a duration in brackets stays even where the source has colour residue
+    fixed, _ = repair_lines(["[31mRuntimeError: boom[0m", "retry in [30m]"])
+    assert fixed == ["RuntimeError: boom", "retry in [30m]"]

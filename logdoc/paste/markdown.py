@@ -1,5 +1,6 @@
 """Markdown and text-box residue: code fences, ``<details>``/``<pre>`` tags, quote markers and
-bullets, a code block's indentation, bold and italic markers, HTML entities, typeset quotes, a pytest
+bullets, a code block's indentation, bold and italic markers, HTML entities, colour codes without their
+escape byte, typeset quotes, a pytest
 or line-number gutter; a traceback whose frame lines a text box cut inside a file name or dedented.
 """
 from __future__ import annotations
@@ -85,6 +86,28 @@ def _unescape_html(out: list[str]) -> bool:
         if "&" in t and _HTML_ENTITY.search(t) is not None:
             out[i] = html.unescape(t).replace("\u00a0", " ")
             changed = True
+    return changed
+
+
+# Colour codes whose escape byte a page, a copy or a log viewer dropped: `[36m(RayWorkerWrapper pid=1)[0m`,
+# `[1;31mRuntimeError: ...[0m`. A source that shows a reset (`[0m`) loses every such code, which leaves the
+# program's text as it printed it (not `[30m]`: a bracketed duration; the codes of a terminal are never closed).
+_SGR_RESET = "[0m"
+_SGR_TEXT = lazy_re(r"\[(?:\d{1,3}(?:;\d{1,3}){0,15})?m(?!\])")
+
+
+def _strip_colour_text(out: list[str]) -> bool:
+    """The colour codes that lost their escape byte, gone from every line of a source that holds a reset
+    (``[0m``). In place; whether any line changed."""
+    if not any(_SGR_RESET in t for t in out):
+        return False
+    changed = False
+    for i, t in enumerate(out):
+        if "m" in t and "[" in t:
+            u = _SGR_TEXT.sub("", t)
+            if u != t:
+                out[i] = u
+                changed = True
     return changed
 
 

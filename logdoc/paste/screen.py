@@ -77,6 +77,8 @@ def as_written(lines: list[str]) -> bool:
     if "&" in text and _HTML_ENTITY.search(text) is not None or _strip_gutter(list(lines)) \
             or text.startswith("E  ") or "\nE  " in text:
         return False  # HTML's entities, a viewer's line numbers, pytest's failure lines
+    if "[0m" in text:
+        return False  # colour codes that lost their escape byte
     if not text.isascii() and any(q in text for q in TYPESET_QUOTES):
         return False  # a page's typeset quotes
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
