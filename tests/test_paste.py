@@ -39,6 +39,7 @@ def _kinds(res):
     "ERROR 03-05 00:25:45 [core.py:1094] ",
     "10.1.2.3: ",
     "run_12.node3.77.log:[0003/0016] ",
+    "trainer-worker-1 pytorch ",  # stern's pod and container: a word the prefix holds as it is
 ])
 def test_a_repeated_prefix_no_envelope_knows_is_peeled(prefix):
     plain = parse_text("\n".join(TORCH_NCCL) + "\n")
@@ -46,6 +47,19 @@ def test_a_repeated_prefix_no_envelope_knows_is_peeled(prefix):
     _check_counts(pasted)
     assert _kinds(pasted) == _kinds(plain) and plain.events
     assert [e.fields for e in pasted.events] == [e.fields for e in plain.events]
+
+
+def test_a_word_after_the_prefix_is_peeled_only_where_every_line_has_it():
+    from logdoc.paste.prefix import _learn_prefix
+
+    stern = [f"trainer-worker-{k} pytorch {t}" for k in range(2) for t in TORCH_NCCL]
+    assert _learn_prefix(stern).match(stern[0]) == len("trainer-worker-0 pytorch ")
+    # a word that changes from line to line is the message's
+    varied = [f"node-1 {w} {t}" for w, t in zip(("alpha", "beta", "gamma", "delta"), TORCH_NCCL)]
+    assert _learn_prefix(varied).match(varied[0]) == len("node-1 ")
+    # nor a word with a colon after it (`bash: line 1:`)
+    colon = [f"10.1.2.{k}: bash: line {k}: {t}" for k, t in enumerate(TORCH_NCCL)]
+    assert _learn_prefix(colon).match(colon[0]) == len("10.1.2.0: ")
 
 
 def test_a_prefix_that_names_processes_keeps_their_records_apart():

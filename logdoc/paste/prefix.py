@@ -110,6 +110,8 @@ _PROTECT_RX = "(?!" + "|".join(re.escape(b[1:]) for b in _PROTECTED_BRACKET) + "
 
 def _shape_rx(shape: str) -> str:
     """A regular expression for the tokens of one class (:func:`_shape`)."""
+    if shape[0] == "=":
+        return re.escape(shape[1:]) + r"(?![^\s\[(])"  # a word the prefix holds as it is (_constant_word)
     if shape == "L":
         return "(?:" + "|".join(sorted(_LEVELS, key=len, reverse=True)) + r")(?![^\s\[(])"
     if shape[0] in "[(":
@@ -150,10 +152,32 @@ def _a_name(rest: str) -> bool:
     return _NAME.match(rest) is not None
 
 
+# A word after a learned prefix's tokens that is the same on nearly every line the prefix starts (stern's
+# `<pod> <container> message`, a logger's constant name after its stamp): lower case, not followed by a colon
+_CONSTANT_WORD = lazy_re(r"[ \t]+([a-z][a-z0-9_.-]{0,62})(?=[ \t]+\S)")
+CONSTANT_SHARE = 0.9
+
+
+def _constant_word(heads: list[tuple[str, int]]) -> str | None:
+    """The word that follows the prefix on at least :data:`CONSTANT_SHARE` of ``heads`` (each a message and
+    where its prefix's tokens end), when it starts nothing another reader knows; None otherwise."""
+    words: Counter = Counter()
+    for msg, end in heads:
+        m = _CONSTANT_WORD.match(msg, end)
+        if m is not None and not _known_at(msg, m.start(1)):
+            words[m.group(1)] += 1
+    if not words:
+        return None
+    word, n = words.most_common(1)[0]
+    return word if n >= max(PREFIX_MIN, CONSTANT_SHARE * len(heads)) else None
+
+
 def _learn_prefix(lines: list[str]) -> _Prefix | None:
     """The run of token classes that starts the largest share of the lines (at least
-    :data:`PREFIX_SHARE` of the lines that could carry a prefix), as long as it can be."""
+    :data:`PREFIX_SHARE` of the lines that could carry a prefix), as long as it can be, and the word
+    that follows it on nearly every line it starts (:func:`_constant_word`)."""
     seqs: list[tuple[str, ...]] = []
+    heads: list[tuple[str, tuple[str, ...], int]] = []
     eligible = 0
     for t in lines:
         if eligible >= LEARN_LINES:
@@ -167,6 +191,7 @@ def _learn_prefix(lines: list[str]) -> _Prefix | None:
         toks = _tokens(h[1])
         if toks and toks[-1][2] < len(h[1]) and not _a_name(h[1][toks[-1][2]:]):
             seqs.append(tuple(_shape(tok) for tok, _, _ in toks))
+            heads.append((h[1], seqs[-1], toks[-1][2]))
     if not seqs:
         return None
     need = max(PREFIX_MIN, PREFIX_SHARE * eligible)
@@ -179,7 +204,10 @@ def _learn_prefix(lines: list[str]) -> _Prefix | None:
         if n < need:
             break
         best = seq
-    return _Prefix(best) if best else None
+    if not best:
+        return None
+    word = _constant_word([(msg, end) for msg, shapes, end in heads if shapes == best])
+    return _Prefix(best + ("=" + word,) if word else best)
 
 
 _identity = prefix_identity  # what a peeled prefix says about its line (logdoc/envelope.py)
