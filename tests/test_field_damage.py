@@ -31,6 +31,9 @@ FLOORS = {
     # 236/301, 235/302, 196/240 before, 238/301, 238/302, 200/240 after: the errno number before a cut strerror,
     # bold whose close a cut took, Ray's stop messages read from their head)
     "cut100": 78, "cut-ellipsis": 78, "cut-marker": 83,
+    # session 34: colour codes without their escape byte 333 -> 437/437, stern's prefix 340 -> 402/437 (its one-line
+    # pastes show no repeated prefix)
+    "ansi-text": 99, "prefix-stern": 91,
     # damages combined (session 27: 220/228, 134/146, 304/312, 305/315 kept of the 369 cases then right; before
     # that session's repairs of frame lines cut in their file names, blanks a dedent took from a wrap's rests,
     # Ray's repeat note on a rest and the widths quote marks and a code block's indentation count, of 365:

@@ -66,6 +66,8 @@ BARE_HEADERS = [
     re.compile(r"^\d{4}-\d\d-\d\d[T ][\d:.,]+Z? ?(?:\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\]?:? )?"),
 ]
 ANSI_RED, ANSI_OFF = "\x1b[31m", "\x1b[0m"
+# the same codes after a page, a copy or a log viewer dropped their escape byte: `[31m...[0m`
+ANSI_TEXT_RED, ANSI_TEXT_OFF = "[31m", "[0m"
 PREFIXES = {
     "prefix-job": "[trainer0|0]: ",
     "prefix-ray": "(RayWorkerWrapper pid=48213) ",
@@ -93,6 +95,9 @@ PREFIXES = {
     # _build_label in src/api/step_io.c)
     "prefix-slurm2": "12: ",
     "prefix-slurm-pad": " 7: ",
+    # stern's default template for Kubernetes pods' logs: `{{.PodName}} {{.ContainerName}} {{.Message}}`
+    # (https://github.com/stern/stern#templates)
+    "prefix-stern": "trainer-worker-0 pytorch ",
 }
 # a tqdm bar's last update (tqdm/std.py status_printer writes `\r` + the bar, no line end), left in front of
 # the next line another writer printed
@@ -261,6 +266,7 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "smart-quotes": lambda t: _smart_quotes(t),
     "ansi": lambda t: _lines_by_transform(t, lambda line: f"{ANSI_RED}{line}{ANSI_OFF}" if line else line),
     # a forum page scraped as text: its HTML entities left in (`&lt;module&gt;`, `&#39;`, `&quot;`)
+    "ansi-text": lambda t: _lines_by_transform(t, lambda line: f"{ANSI_TEXT_RED}{line}{ANSI_TEXT_OFF}" if line else line),
     "html": lambda t: _lines_by_transform(t, lambda line: html.escape(line, quote=True)),
     # a page that rendered the paste outside a code block: every line's leading blanks gone
     "dedent": lambda t: _lines_by_transform(t, str.lstrip),
