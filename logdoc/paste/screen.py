@@ -13,7 +13,7 @@ from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, 
 from .escaped import _ESCAPED_GATE, _escaped_text, _json_record
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
-from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _strip_gutter, TYPESET_QUOTES
+from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
 from .repair import _assign_between, glued_bar, split_glued
 from .wrap import _midword_joins, _wrap_width
@@ -77,7 +77,7 @@ def as_written(lines: list[str]) -> bool:
     if "&" in text and _HTML_ENTITY.search(text) is not None or _strip_gutter(list(lines)) \
             or text.startswith("E  ") or "\nE  " in text:
         return False  # HTML's entities, a viewer's line numbers, pytest's failure lines
-    if "[0m" in text:
+    if _SGR_RESET in text:
         return False  # colour codes that lost their escape byte
     if not text.isascii() and any(q in text for q in TYPESET_QUOTES):
         return False  # a page's typeset quotes
