@@ -21,6 +21,13 @@ def test_line_ends_and_residue():
     assert stats.lines == 4
 
 
+def test_cr_cr_lf_line_ends_keep_their_lines():
+    # CRLF text written again through a text-mode writer (Windows): every line ends in CR CR LF; the CRs end
+    # the line, they are no progress bar's updates before an empty text
+    got, _ = lines_of(b"Traceback (most recent call last):\r\r\nRuntimeError: boom\r\r\n10%\r90%\r\r\n")
+    assert got == ["Traceback (most recent call last):", "RuntimeError: boom", "90%"]
+
+
 def test_lone_cr_file():
     got, _ = lines_of(b"one\rtwo\rthree")
     assert got == ["one", "two", "three"]

@@ -14,6 +14,7 @@ from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..classify.torch import BAR_TEMPLATE, bar_alone
 from ..envelope import unwrap
 from ..events import Envelope, Event
+from ..read.lines import after_bars
 from .plans import MAX_BULK_PLANS
 
 _ENV0 = Envelope()
@@ -35,9 +36,7 @@ def _learn_bar(raw: bytes, text: str, qok: bool) -> None:
     its clean bytes (after its last CR) with every digit read as 0. Only bytes without control bytes,
     escapes written out as text (``#033[``, ``^[[``, a backslash) and valid UTF-8 that decode to ``text``
     (what ``read.source._clean`` returns for them)."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    raw = raw[raw.rfind(b"\r") + 1:]
+    raw = after_bars(raw)
     if len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0:
         return
     key = raw.translate(_DIGIT0)
@@ -117,9 +116,7 @@ def bar_raw(lane, n: int, raw: bytes) -> bool:
     (``tests/test_fastpath.py::test_bar_shape_patterns_read_no_digit_value`` holds them to it),
     and their code asks ``isdecimal``/``isdigit`` or a count of digits, never a value, on that way."""
     if raw.find(b"\r") >= 0:  # (find, not `in`: bytes' `in` tries an integer first, a TypeError raised)
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        raw = raw[raw.rfind(b"\r") + 1:]
+        raw = after_bars(raw)
     qok = _BAR_SHAPES.get(raw.translate(_DIGIT0))
     if qok is None:
         return False

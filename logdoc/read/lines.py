@@ -28,6 +28,16 @@ Region = tuple[bytes, int, int, bytes, int]
 _HALF = (MAX_LINE + 1) // 2
 
 
+def after_bars(raw: bytes) -> bytes:
+    """A line's bytes without the CRs that end it (CRLF's, and the CR CR LF of CRLF text written again through
+    a text-mode writer, as on Windows) and without what stands before a CR inside it (a progress bar's
+    earlier updates)."""
+    if raw.endswith(b"\r"):
+        raw = raw.rstrip(b"\r")
+    cr = raw.rfind(b"\r")
+    return raw[cr + 1:] if cr >= 0 else raw
+
+
 class LineSplitter:
     """Split a byte stream into regions of whole lines by the line rules (see the module)."""
 

@@ -7,7 +7,8 @@ is recorded in :class:`ReadStats` rather than raised.
 Line rules:
 
 * LF and CRLF end a line. A file that has lone CRs and no LF at all uses CR as its line end.
-* Within a line, text before the last lone CR is progress-bar residue and is dropped.
+* Within a line, text before the last lone CR is progress-bar residue and is dropped; CRs that end a
+  line (CR CR LF: CRLF text written again in text mode) go.
 * Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences are removed and other C0 controls
   become blanks. Colour sequences whose escape byte was written out as text (``#033[0m`` from
   rsyslog and journald exports, ``^[[31m``, ``\\u001b[0m``) are removed as well.
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
 from .gunzip import MAGIC, GunzipReader
-from .lines import CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
+from .lines import after_bars, CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
 from ..lazyre import lazy_re
 
 BLOCK = 1 << 20
@@ -284,11 +285,7 @@ def _clean(raw: bytes) -> str:
 
 
 def _clean_full(raw: bytes) -> str:
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    cr = raw.rfind(b"\r")
-    if cr >= 0:
-        raw = raw[cr + 1 :]
+    raw = after_bars(raw)
     text = raw.decode("utf-8", "replace")
     if not text.isascii() and _TYPOGRAPHY_RX.search(text) is not None:
         text = text.translate(_TYPOGRAPHY)
