@@ -87,6 +87,28 @@ class Record:
         return self.text.count("\n") + 1 + self.joined
 
 
+def undouble(text: str) -> str | None:
+    """A record's text without the blank lines a double spacing put after each of its lines (a copy from a web
+    console or a notebook's output); None when its lines are not all one blank apart (an odd number of blanks
+    between any two: the program's own blank line became three, which keeps one)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    single = 0
+    gap = -1  # (blanks since the last nonblank line; -1 before the first)
+    for t in lines:
+        if t.strip():
+            if gap == 0 or gap > 0 and gap % 2 == 0:
+                return None  # two lines next to each other, or an even gap: no blank was added here
+            if gap > 0:
+                single += gap == 1
+                out.extend([""] * (gap // 2))
+            out.append(t)
+            gap = 0
+        elif gap >= 0:
+            gap += 1
+    return "\n".join(out) if single >= 2 else None
+
+
 IDLE = 2000  # lines after which a record that took nothing is closed (logdoc.pipeline.Feeder)
 
 _TB_HEAD = "Traceback (most recent call last):"

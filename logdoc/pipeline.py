@@ -39,7 +39,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from . import nccl, nested, results, stops
-from .blocks import CONTINUATION_MARKS, IDLE, BlockAssembler, Record
+from .blocks import CONTINUATION_MARKS, IDLE, BlockAssembler, Record, undouble
 from .classify.bare import classify_bare
 from .classify.torch import classify as classify_torch
 from .envelope import unwrap
@@ -90,6 +90,12 @@ def _classify_text(text: str, env: Envelope):
 def classify_record(rec: Record, name: str) -> Event | None:
     env = rec.env
     parsed = _classify_text(rec.text, env)
+    if parsed is None and "\n\n" in rec.text:
+        # a record whose lines are all one blank apart (a copy from a web console or a notebook's output): read
+        # without those blanks; the event keeps the text as read, so what it quotes is counted where it stands
+        spaced = undouble(rec.text)
+        if spaced is not None:
+            parsed = _classify_text(spaced, env)
     if parsed is None and "\n" not in rec.text:
         # a one-line record under a prefix no envelope knows and too few lines to learn it from
         # (logdoc/paste/ learns a repeated one): the message after it, read once more

@@ -34,6 +34,8 @@ FLOORS = {
     # session 34: colour codes without their escape byte 333 -> 437/437, stern's prefix 340 -> 402/437 (its one-line
     # pastes show no repeated prefix)
     "ansi-text": 99, "prefix-stern": 91,
+    # session 34: CR CR LF line ends 96 -> 437/437, a blank line after every line 414 -> 429/437
+    "crcrlf": 99, "double-space": 97,
     # damages combined (session 27: 220/228, 134/146, 304/312, 305/315 kept of the 369 cases then right; before
     # that session's repairs of frame lines cut in their file names, blanks a dedent took from a wrap's rests,
     # Ray's repeat note on a rest and the widths quote marks and a code block's indentation count, of 365:

@@ -826,3 +826,23 @@ def test_colour_codes_that_lost_their_escape_byte_are_removed():
     # a duration in brackets stays even where the source has colour residue
     fixed, _ = repair_lines(["[31mRuntimeError: boom[0m", "retry in [30m]"])
     assert fixed == ["RuntimeError: boom", "retry in [30m]"]
+
+
+def test_a_double_spaced_record_reads_as_written_with_its_lines_where_they_stand():
+    # a copy from a web console or a notebook's output puts a blank line after every line
+    body = ["Traceback (most recent call last):", '  File "/w/train.py", line 40, in main', "    dist.all_reduce(t)"] + TORCH_NCCL
+    plain = parse_text("\n".join(body) + "\n")
+    spaced = parse_text("\n\n".join(body) + "\n")
+    assert [e.kind for e in spaced.events] == [e.kind for e in plain.events] and len(plain.events) > 1
+    assert [e.line for e in spaced.events] == [2 * e.line - 1 for e in plain.events]  # each line where it stands
+    assert spaced.stats.not_understood == 0
+
+
+def test_undouble_takes_only_the_blanks_a_double_spacing_added():
+    from logdoc.blocks import undouble
+
+    assert undouble("a\n\nb\n\nc") == "a\nb\nc"
+    assert undouble("a\n\nb\n\n\n\nc\n\nd") == "a\nb\n\nc\nd"  # the program's own blank line kept
+    assert undouble("a\nb\n\nc") is None  # two lines next to each other: not double spaced
+    assert undouble("a\n\nb\n\n\nc") is None  # an even gap
+    assert undouble("a\n\nb") is None  # one gap says nothing

@@ -262,6 +262,10 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "cut-ellipsis": lambda t: _lines_by_transform(t, _cut_ellipsis),
     "cut-marker": lambda t: _lines_by_transform(t, _cut(120, "… [truncated]")),
     "crlf": lambda t: t.replace("\n", "\r\n"),
+    # CRLF text written again through a text-mode writer (Python's open(..., "w") on Windows): CR CR LF
+    "crcrlf": lambda t: t.replace("\n", "\r\r\n"),
+    # a copy from a web console or a notebook's output: a blank line after every line
+    "double-space": lambda t: t.replace("\n", "\n\n"),
     "nbsp": lambda t: _lines_by_transform(t, lambda line: re.sub(r"^ +", lambda m: "\u00a0" * len(m.group(0)), line).replace("  ", " \u00a0")),
     "smart-quotes": lambda t: _smart_quotes(t),
     "ansi": lambda t: _lines_by_transform(t, lambda line: f"{ANSI_RED}{line}{ANSI_OFF}" if line else line),
