@@ -205,6 +205,21 @@ def _quoted_version(ev: Event, found: list[Event]) -> Event | None:
                   Envelope(), f"NCCL version {version}")
 
 
+# a warning's quoted message is said at the warning's level: ProcessGroupNCCL's heartbeat monitor warns
+# `Failed to check the "should dump" flag on TCPStore, ..., with error: <the store's error>` at every
+# shutdown where the store's host leaves first; the store error it quotes is no error of the job's
+_WARNINGS = ("WARN", "WARNING")
+_ERRORS = ("ERROR", "FATAL")
+
+
+def _level(carrier: Event, level: str | None) -> str | None:
+    """The level of a message its carrier quotes: the carrier's when the carrier is a warning and the
+    message would be an error by its own wording."""
+    if carrier.level in _WARNINGS and level in _ERRORS:
+        return carrier.level
+    return level
+
+
 def _event(carrier: Event, p, env: Envelope, text: str) -> Event:
     head = text.split("\n", 1)[0][:80]
     at = carrier.text.find(head) if head else -1
@@ -213,7 +228,7 @@ def _event(carrier: Event, p, env: Envelope, text: str) -> Event:
     fields["nested_in"] = carrier.template or carrier.kind
     fields["nested_kind"] = carrier.kind
     fields["nested_line"] = carrier.line
-    ev = Event(p.kind, p.level, carrier.file, line, text, line + text.count("\n"), carrier.rank,
+    ev = Event(p.kind, _level(carrier, p.level), carrier.file, line, text, line + text.count("\n"), carrier.rank,
                carrier.local_rank, carrier.node_rank, env.host or carrier.host, env.pid or carrier.pid,
                env.time or carrier.time, p.template, fields)
     ev.process = env.process or carrier.process

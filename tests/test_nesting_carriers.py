@@ -253,3 +253,26 @@ def test_an_abort_reason_is_a_message_of_its_own():
     evs = parse_sources([("rank1.log", text + "\n")]).events
     nested = [e for e in evs if (e.fields or {}).get("nested_kind") == "torch.nccl_error"]
     assert [(e.kind, e.fields.get("seq"), e.fields.get("pg_rank")) for e in nested] == [("torch.watchdog_timeout", 7, 1)]
+
+
+_SHOULD_DUMP = ('[rank1]:[W1201 10:11:12.000000000 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0 Rank 1] Failed to check '
+                'the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Failed '
+                'to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?')
+
+
+def test_a_warnings_quoted_message_keeps_the_warnings_level(rules):
+    # ProcessGroupNCCL's heartbeat monitor warns so at every shutdown where the store's host exits first:
+    # the store error it quotes is read (its own event), at the warning's level, and no card is an error
+    evs = parse_sources([("rank1.log", _SHOULD_DUMP + "\n")]).events
+    nested = [e for e in evs if (e.fields or {}).get("nested_kind") == "torch.flight_recorder"]
+    assert [(e.kind, e.level) for e in nested] == [("store.recv_closed", "WARN")]
+    rep = _report(_SHOULD_DUMP, rules)
+    assert rep["diagnoses"] and all(d["severity"] != "error" for d in rep["diagnoses"])
+
+
+def test_an_errors_quoted_message_stays_an_error():
+    # the same store error quoted by an exception is the job's error
+    text = ("torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. Did the "
+            "remote server shutdown or crash?")
+    evs = parse_sources([("rank1.log", text + "\n")]).events
+    assert any(e.kind == "store.recv_closed" and e.level == "ERROR" for e in evs)
