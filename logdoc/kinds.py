@@ -190,6 +190,9 @@ KINDS: dict[str, KindSpec] = {
     "framework.coordination_error": _k(("framework", "status", "error", "task", "stopped", "timeout"), "logdoc/classify/frameworks.py",
                                        "a coordination agent's gRPC failure (JAX / XLA / TensorFlow: UNAVAILABLE, DEADLINE_EXCEEDED ...), "
                                        "or the coordination service saying why it stopped"),
+    "framework.grpc_status": _k(("status", "error"), "logdoc/classify/frameworks.py",
+                                "a gRPC status alone on its line in gRPC core's own words (`DEADLINE_EXCEEDED: Deadline "
+                                "Exceeded`, `UNAVAILABLE: Socket closed`): a call that failed, no service named"),
     "framework.coordination_rpc": _k(("framework", "rpc"), "logdoc/classify/frameworks.py",
                                      "the coordination service's call a gRPC status came back from (`RPC: "
                                      "/tensorflow.CoordinationService/RegisterTask`)"),

@@ -48,6 +48,9 @@ NESTING: dict[str, str] = {
 MAX_DEPTH = 4      # a message quoting a message quoting ... (hostile input nests without end)
 MAX_CHILDREN = 8   # per carrier
 MAX_TEXT = 8192    # characters of a nested text that are read
+# readings of a text that say no more than any carrier of it: a gRPC status alone (``UNAVAILABLE: Socket closed``)
+# quoted by an exception (``XlaRuntimeError: UNAVAILABLE: ...``) is that exception's message, read with it
+_SAYS_NO_MORE = ("framework.grpc_status",)
 
 
 # the fields that hold NCCL's last WARN text (ncclGetLastError: debug.cc keeps every WARN's formatted
@@ -162,7 +165,7 @@ def children(ev: Event, depth: int = 0) -> list[Event]:
         if got is None:
             continue
         p, env = got
-        if p.kind == ev.kind and p.template == ev.template:
+        if p.kind == ev.kind and p.template == ev.template or p.kind in _SAYS_NO_MORE:
             continue  # the carrier already says it (an exception named by its message)
         if p.kind == "torch.exception":
             # an exception whose message is a catalog message (its `cause`) is that message; one whose

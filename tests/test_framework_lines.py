@@ -131,7 +131,8 @@ def test_coordination_status_lines_are_read():
     assert p is not None and p.kind == "framework.coordination_rpc" and p.fields == {"framework": "jax", "rpc": "PollForError"}
     p = classify_framework(_REGISTRATION.split("\n")[0])
     assert p is not None and p.fields["stopped"] == "cluster registration failed" and p.fields["timeout"] == "1h"
-    assert classify_framework("DEADLINE_EXCEEDED: Deadline Exceeded") is None  # gRPC's own words: any service's
+    p = classify_framework("DEADLINE_EXCEEDED: Deadline Exceeded")  # gRPC's own words: any service's, no coordination_error
+    assert p is not None and p.kind == "framework.grpc_status" and p.level == "WARN"
 
 
 def test_a_clean_shutdown_of_the_coordination_client_is_no_failure():
@@ -158,3 +159,30 @@ def test_a_failed_registration_named_only_by_its_rpc_line():
     # a paste that starts at the trimmed status: the RPC line is only ever appended to a failed call
     assert _ids("DEADLINE_EXCEEDED: Deadline Exceeded\nRPC: /tensorflow.CoordinationService/RegisterTask\n")[:1] == ["LD694"]
     assert _ids("RPC: /tensorflow.CoordinationService/PollForError [type.googleapis.com/tensorflow.CoordinationServiceError='']\n") == []
+
+
+@pytest.mark.parametrize("line", ["DEADLINE_EXCEEDED: Deadline Exceeded", "UNAVAILABLE: Socket closed",
+                                  "UNAVAILABLE: recvmsg:Connection reset by peer", "UNAVAILABLE: GOAWAY received"])
+def test_a_grpc_status_alone_is_read_as_a_hedged_warning(line):
+    # a status pasted alone: gRPC's words, no service named; a warning card that says what to look for
+    rep = build_report(parse_sources([("x.log", line + "\n")]), kb.load_rules())
+    assert [(d["id"], d["severity"]) for d in rep["diagnoses"]] == [
+        ("LD6000" if line.startswith("DEADLINE") else "LD6001", "warning")]
+
+
+@pytest.mark.parametrize("line", ["version 470.82.01 was detected and compatibility mode is UNAVAILABLE.",
+                                  "UNAVAILABLE: The service is temporarily unavailable, try again later",
+                                  "Status: UNAVAILABLE: Socket closed", "rpc error: code = Unavailable desc = closing",
+                                  "DEADLINE_EXCEEDED: Deadline Exceeded while waiting for the model server"])
+def test_a_status_in_other_words_is_no_grpc_status(line):
+    assert classify_framework(line) is None or classify_framework(line).kind != "framework.grpc_status"
+    evs = parse_sources([("x.log", line + "\n")]).events
+    assert not [e for e in evs if e.kind == "framework.grpc_status"]
+
+
+def test_a_status_an_exception_carries_is_the_exceptions():
+    # JAX's exception quoting the status is read whole (LD689); the status is no event of its own
+    text = "jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: failed to connect to all addresses\n"
+    evs = parse_sources([("x.log", text)]).events
+    assert not [e for e in evs if e.kind == "framework.grpc_status"]
+    assert _ids(text)[0] == "LD689"

@@ -28,8 +28,10 @@ coordination_service.cc): ``DEADLINE_EXCEEDED: Barrier timed out. Id: [Init]Wait
 ``UNAVAILABLE: Task /job:jax_worker/replica:0/task:1 heartbeat timeout. ...``, ``UNAVAILABLE: The following tasks are
 unhealthy (stopped sending heartbeats):``, ``INTERNAL: Shutdown barrier has failed.``, ``Failed to send RPC to
 coordination service. ...`` (coordination_service_error_util.cc: gRPC could not reach the leader); ``task`` is the
-first task a heartbeat line names. The service's log of why it stopped (``Stopping coordination service as cluster
-registration failed. ...``, ``... as the following tasks are unhealthy (stopped sending heartbeats):``, ``... as
+first task a heartbeat line names. A status alone on its line in gRPC core's own words (``DEADLINE_EXCEEDED: Deadline
+Exceeded``, ``UNAVAILABLE: Socket closed``) names no service: ``framework.grpc_status`` with ``status`` and ``error``, at
+the level of a warning (any gRPC client may print one). The service's log of why it stopped (``Stopping coordination
+service as cluster registration failed. ...``, ``... as the following tasks are unhealthy (stopped sending heartbeats):``, ``... as
 shutdown barrier timed out. ...``) and ``Shutdown barrier in coordination service has failed:`` carry ``stopped``
 (what failed) instead of a status; a registration failure also ``timeout`` (``the timeout is currently set to: 1h``).
 The call a status came back from is on a line of its own: ``RPC: /tensorflow.CoordinationService/RegisterTask``
@@ -97,6 +99,13 @@ _COORD_STOPPED = lazy_re(r"\b(?:Stopping coordination service as (?P<why>cluster
 _COORD_RPC = lazy_re(r"^(?:RPC: |Additional GRPC error information from remote target \S{1,200} while calling )"
                      r"/tensorflow\.CoordinationService/(?P<rpc>\w{1,40})")
 _TASK = lazy_re(r"(?m)^\s{0,8}(?P<task>/job:[\w/:-]{1,100})\s*$")
+# a gRPC status alone on its line, in gRPC core's own words (absl::Status's `CODE: message`, as the C++ clients of XLA's /
+# TensorFlow's coordination service print a failed call): the deadline timer's `Deadline Exceeded`
+# (deadline_filter.cc) and the transport's words for a channel that broke or never came up (chttp2)
+_GRPC_ALONE = lazy_re(r"^(?P<status>DEADLINE_EXCEEDED): (?P<text>Deadline Exceeded)\.?\s*$|^(?P<status2>UNAVAILABLE): "
+                      r"(?P<text2>(?:(?:recvmsg|sendmsg|writev|readv):)?(?:Socket closed|Connection reset by peer|Broken pipe|"
+                      r"GOAWAY received|keepalive watchdog timeout|Network closed for unknown reason|Connection refused|"
+                      r"failed to connect to all addresses))\.?\s*$")
 # (a viewer's cut inside `with errorcode N` loses only the code: `... MPI_COMM_WORLD with errorc`)
 _MPI_ABORT = lazy_re(r"MPI_ABORT was invoked on rank (?P<rank>\d{1,7}) in communicator (?P<comm>\S{1,80}?)"
                      r"(?:\s{1,4}with errorcode (?P<code>-?\d{1,10})\.?|\s{1,4}w(?:i(?:t(?:h(?: (?:e[a-z]{0,8})?)?)?)?)?)?\.?\s*$")
@@ -208,6 +217,11 @@ def classify_coordination(text: str) -> Parsed | None:
         if task:
             f["task"] = task if isinstance(task, str) else task["task"]
         return Parsed("framework.coordination_error", "ERROR", "framework.coordination_error", f)
+    if line.lstrip().startswith(("DEADLINE_EXCEEDED: ", "UNAVAILABLE: ")):
+        m = _GRPC_ALONE.match(line.strip())
+        if m is not None:
+            return Parsed("framework.grpc_status", "WARN", "framework.grpc_status",
+                          {"status": m["status"] or m["status2"], "error": m["text"] or m["text2"]})
     if "oordination" not in line:
         return None
     if "CoordinationService/" in line:

@@ -79,6 +79,7 @@ KEYWORDS = (
               # service's lines (`Stopping coordination service as shutdown barrier timed out`), the call a gRPC status
               # names (`RPC: /tensorflow.CoordinationService/RegisterTask`), and a status line with no other keyword
               # (`DEADLINE_EXCEEDED: Deadline Exceeded`, `DEADLINE_EXCEEDED: Barrier timed out. Id: ...`)
+    "UNAVAILABLE: ",  # a gRPC status alone on its line with no other keyword (`UNAVAILABLE: Socket closed`)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
     "network interface",  # a launcher's check of the hosts' interfaces, its exception line bare (Horovod's
               # `horovod.runner.common.util.address.NoValidAddressesFound: No available network interface found matching
