@@ -105,7 +105,7 @@ KINDS: dict[str, KindSpec] = {
     "nccltests.table": _k((), _N, "nccl-tests' result table header, printed before its first row"),
     "nccltests.row": _k(("size", "count", "dtype", "redop", "wrong"), _N,
                         "a row of nccl-tests' result table (size, type, whether its check found wrong values)"),
-    "ray.store_shm": _k(("dir", "requested", "available"), _N,
+    "ray.store_shm": _k(("dir", "requested", "available", "cut"), _N,
                         "Ray's object store asked for more than /dev/shm holds (raylet store_runner)"),
     "proxy.envoy": _k(("proxy", "proxy_level", "logger", "port"), _N,
                       "a line of an Envoy proxy's own log (an Istio sidecar in the pod)"),

@@ -161,3 +161,40 @@ def test_the_cut_mark_is_found_from_the_end_as_a_search_of_the_whole_text_finds_
         for tail in ("...", " [truncated]", "." * 200, " " * 200 + "...", "\u2026 (12 more characters)  "):
             text = ("w" * n + tail)
             assert strip_mark(text) == plain(text), (n, tail)
+
+
+RAY_STORE = ("[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds memory available "
+             "in /dev/shm. The request is for 10200547328 bytes, and the amount available is 9663676416 bytes.")
+
+
+@pytest.mark.parametrize("cut, fields", [
+    (RAY_STORE[:100], {}),  # `... exceeds memory ` (a terminal's 100 columns)
+    (RAY_STORE[:96] + "...", {}),
+    (RAY_STORE[:119] + "\u2026 [truncated]", {}),  # `... available in /dev/sh`: the directory cut
+    (RAY_STORE[:162] + " [truncated]", {"dir": "/dev/shm", "requested": 10200547328}),
+])
+def test_a_cut_ray_object_store_warning_keeps_its_reading(rules, cut, fields):
+    # the raylet's /dev/shm warning from its head (classify/neighbours.py, cut.cut_search): the fields the head
+    # holds whole, none that the cut ended; the same events on the fast and the plain path
+    from logdoc import fast
+
+    before, out = fast.enabled(), []
+    try:
+        for on in (False, True):
+            fast.set_enabled(on)
+            r = parse_sources([("rank0.log", cut + "\n")])
+            out.append(([e.to_dict() for e in r.events], r.stats.to_dict()))
+    finally:
+        fast.set_enabled(before)
+    assert out[0] == out[1]
+    events = parse_sources([("rank0.log", cut + "\n")]).events
+    assert [e.kind for e in events] == ["ray.store_shm"]
+    assert events[0].fields == {"cut": True, **fields}
+    assert _categories(cut, rules)[:1] == ["shm_exhausted"]
+
+
+def test_a_ray_object_store_head_too_short_or_gone_on_is_not_read():
+    for line in ("(raylet) store_runner.cc:83: System memory requ...",  # fewer than CUT_MIN_LITERAL characters
+                 "System memory request exceeds the limit of the container",
+                 RAY_STORE.replace("available in", "used in")[:130] + "..."):
+        assert parse_sources([("rank0.log", line + "\n")]).events == [], line

@@ -60,7 +60,7 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_native(first)
         if parsed is None and "distributed_c10d.py:" in first:
             parsed = classify_stack_frame(first)
-        if parsed is None and "exceeds memory available in" in first:
+        if parsed is None and "memory request exceeds" in first:
             parsed = classify_ray_store(first)
         if parsed is None and ("envoy" in first or "][source/" in first or "] [source/" in first):
             parsed = classify_envoy(first)

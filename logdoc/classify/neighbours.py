@@ -12,6 +12,7 @@ from typing import Any
 
 from ..grammar import Parsed
 from ..lazyre import lazy_re
+from .cut import cut_search
 
 
 # nccl-tests' own lines (NVIDIA/nccl-tests src/common.h, common.cu, util.cu, every release):
@@ -181,12 +182,19 @@ _RAY_STORE_SHM = lazy_re(r"System memory request exceeds memory available in (?P
 
 
 def classify_ray_store(line: str) -> Parsed | None:
-    """``ray.store_shm`` for the raylet's /dev/shm warning; None otherwise."""
+    """``ray.store_shm`` for the raylet's /dev/shm warning; None otherwise. A head a viewer's or a terminal's
+    width cut after at least CUT_MIN_LITERAL characters of the warning (``... exceeds memory available in
+    /dev/sh…``) is the warning with ``cut`` and the fields the head still holds whole."""
     m = _RAY_STORE_SHM.search(line)
+    if m is not None:
+        return Parsed("ray.store_shm", "WARN", "ray.store_shm",
+                      {"dir": m["dir"], "requested": int(m["requested"]), "available": int(m["available"])})
+    m = cut_search(_RAY_STORE_SHM.compiled, line)
     if m is None:
         return None
-    return Parsed("ray.store_shm", "WARN", "ray.store_shm",
-                  {"dir": m["dir"], "requested": int(m["requested"]), "available": int(m["available"])})
+    fields: dict[str, Any] = {k: (v if k == "dir" else int(v)) for k, v in m.groupdict().items()
+                              if v is not None and m.end(k) < m.end()}  # (a group the cut ended is not whole)
+    return Parsed("ray.store_shm", "WARN", "ray.store_shm", {"cut": True, **fields})
 
 
 # Envoy's own log (the Istio sidecar `istio-proxy` of a pod, and Envoy alone): the Istio format
