@@ -184,8 +184,18 @@ _OWN_HEADER = lazy_re(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |[^\s:]+: 
 
 
 def _open_sentence(prev: str) -> bool:
-    """An exception line that a hard wrap may have cut: long enough, and it ends no sentence."""
-    return len(prev) >= 24 and _SENTENCE_END.search(prev) is None
+    """An exception line that a hard wrap may have cut: long enough, it ends no sentence, and no viewer's
+    cut mark ends it (``... custom call 'x… [truncated]``: the rest was dropped, the next line is not it)."""
+    return len(prev) >= 24 and _SENTENCE_END.search(prev) is None and not _marked(prev)
+
+
+def _marked(prev: str) -> bool:
+    """Whether a viewer's cut mark ends ``prev`` (:func:`logdoc.classify.cut.strip_mark`)."""
+    if prev.rstrip()[-1:] not in ("…", "]", ")", ">"):
+        return False
+    from .classify.cut import strip_mark  # (only for a line that may end with one)
+
+    return strip_mark(prev)[1]
 
 
 def _goes_on(prev: str, text: str, midword: bool = False) -> bool:

@@ -198,3 +198,29 @@ def test_a_ray_object_store_head_too_short_or_gone_on_is_not_read():
                  "System memory request exceeds the limit of the container",
                  RAY_STORE.replace("available in", "used in")[:130] + "..."):
         assert parse_sources([("rank0.log", line + "\n")]).events == [], line
+
+
+XLA = ["jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: "
+       "custom call 'xla.gpu.all_reduce' failed:",
+       "external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL "
+       "library. Multi-GPU collectives will not work.;",
+       "current tracing scope: all-reduce-start; current profiling annotation:"]
+
+
+@pytest.mark.parametrize("mark", ["\u2026 [truncated]", "\u2026", " [... 120 more characters]"])
+def test_a_line_a_viewer_cut_with_a_mark_is_not_joined_to_the_next(mark):
+    # every line cut at one width looks hard-wrapped; the mark says its rest was dropped, not moved to the next line
+    from logdoc import fast
+
+    text = "".join(line[:120] + mark + "\n" if len(line) > 120 else line + "\n" for line in XLA)
+    before, out = fast.enabled(), []
+    try:
+        for on in (False, True):
+            fast.set_enabled(on)
+            r = parse_sources([("rank0.log", text)])
+            out.append(([e.to_dict() for e in r.events], r.stats.to_dict()))
+    finally:
+        fast.set_enabled(before)
+    assert out[0] == out[1]
+    exc = [e for e in parse_sources([("rank0.log", text)]).events if e.kind == "torch.exception"]
+    assert exc and exc[0].end_line == 1 and "external/xla" not in exc[0].fields["exc_message"]
