@@ -95,6 +95,11 @@ SHIPPERS = {
     "cloudwatch tab": lambda l, k: f"2026-12-04T12:00:00.000Z\t{l}",
     # a log viewer's table copied as text (Grafana / Loki): the time column, a tab, the line
     "viewer table": lambda l, k: f"2026-12-02 09:00:00.123\t{l}",
+    # a Go program that logs each line it relays as a logrus record (logrus's TextFormatter: `time="..."
+    # level=... msg="..."`, the message quoted as Go's %q), alone and as journald shows a daemon's records
+    "logfmt": lambda l, k: f'time="{STAMP}" level=error msg={json.dumps(l, ensure_ascii=False)}',
+    "journald logfmt": lambda l, k: (f'Dec  2 09:00:00 gpu-node-{k:02d} containerd[812]: time="{STAMP}" level=info '
+                                     f'msg={json.dumps(l, ensure_ascii=False)}'),
 }
 
 # ------------------------------------------------------------------------------------------------
@@ -274,6 +279,9 @@ NESTINGS = {
                                                       "msg": "worker failed", "error": m}),
     "json record, traceback under error": lambda m: json.dumps({"level": "error", "msg": "worker failed",
                                                                 "error": "Traceback (most recent call last):\n" + _FRAMES + m}),
+    # a logrus record (a Go daemon's or operator's) with the failure under `error=` (logrus's WithError)
+    "logfmt record, error apart": lambda m: ('time="2026-12-02T09:00:00Z" level=error msg="worker failed" '
+                                             f"error={json.dumps(m, ensure_ascii=False)}"),
     # a JSON string inside a log line
     "json string in a line": lambda m: "2026-12-02T09:00:00Z INFO result=" + json.dumps({"status": "failed", "error": m}),
     # Ray: a task's exception, an actor that died in its creation task

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..envelope import unwrap
+from ..envelope import leading_end, unwrap
 from ..lazyre import lazy_re
 from ..read.prefilter import candidate
 from .common import _EXC_START, LONG, MAX_WRAP_JOIN, Paste
@@ -109,6 +109,74 @@ def _decode_json_lines(out: list[str], paste: "Paste") -> bool:
             paste.ids[i + 1] = ident
         changed = True
         i = j
+    return changed
+
+
+# ------------------------------------------------------------------------------------------------
+# log lines inside logfmt records
+
+# A Go program's logfmt record (logrus's text formatter, as containerd, dockerd, the NVIDIA container toolkit and
+# Kubernetes' Go daemons write it; go-kit's log): `time="..." level=error msg="..." error="..."`, alone or after a
+# collector's envelope (journald's `containerd[812]: `). The message is read from `msg=` (Go's quoting undone), and
+# an error the record keeps apart (logrus's WithError, `error="..."`) after it, as Go prints a wrapped error:
+# `msg: error`. A record holds a level and a message, and nothing but key=value pairs.
+_LOGFMT_GATE = lazy_re(r'(?:^|[\s\]:])(?:time|ts|level|lvl)=')
+_LOGFMT_PAIR = lazy_re(r'(?P<key>[A-Za-z_][\w.-]{0,40})=(?P<val>"(?:[^"\\\n]|\\.){0,8192}"|[^\s"=]{0,512})(?: +|$)')
+_LOGFMT_MESSAGE = ("msg", "message")
+_LOGFMT_ERROR = ("error", "err")
+
+
+def _logfmt_fields(t: str, pos: int) -> dict[str, str] | None:
+    """The key=value pairs of a logfmt record that fills ``t`` from ``pos`` (quoted values decoded), or None."""
+    got: dict[str, str] = {}
+    while pos < len(t):
+        m = _LOGFMT_PAIR.match(t, pos)
+        if m is None or m.end() == pos:
+            return None
+        val = m["val"]
+        if val.startswith('"'):
+            try:
+                val = json.loads(val)  # (Go's %q quoting: JSON's escapes, but for the rare \x and \a)
+            except ValueError:
+                return None
+        got[m["key"]] = val
+        pos = m.end()
+    if not any(k in got for k in ("level", "lvl")) or not any(isinstance(got.get(k), str) for k in _LOGFMT_MESSAGE):
+        return None
+    return got
+
+
+def logfmt_record(t: str) -> tuple[int, dict[str, str]] | None:
+    """(where the record starts, its fields) of a line that is a logfmt record after its envelopes, or None."""
+    if len(t) > 4 * LONG or "=" not in t or _LOGFMT_GATE.search(t) is None:
+        return None
+    start = leading_end(t)
+    fields = _logfmt_fields(t, start)
+    return None if fields is None else (start, fields)
+
+
+def _decode_logfmt_lines(out: list[str], paste: "Paste") -> bool:
+    changed = False
+    for i, t in enumerate(out):
+        got = logfmt_record(t)
+        if got is None:
+            continue
+        start, d = got
+        text = next(d[k] for k in _LOGFMT_MESSAGE if k in d)
+        err = next((d[k] for k in _LOGFMT_ERROR if d.get(k)), None)
+        if err and err not in text:  # (a traceback or an exception on a line of its own; other errors as Go wraps them)
+            apart = "\n" in err.strip() or err.startswith("Traceback") or _EXC_START.match(err) is not None
+            text = text.rstrip("\n") + ("\n" if apart else ": ") + err
+        if start:  # (each line of the message under the envelope, as the collector prints one of several lines)
+            text = "\n".join(t[:start] + part for part in text.rstrip("\n").split("\n"))
+        _set_text(out, paste, i, text)
+        level = d.get("level") or d.get("lvl") or ""
+        ident: dict = {"level": {"warning": "WARN"}.get(level.lower(), level.upper())} if level.isalpha() else {}
+        if d.get("time") or d.get("ts"):
+            ident["time"] = d.get("time") or d.get("ts")
+        if ident:
+            paste.ids.setdefault(i + 1, {}).update(ident)
+        changed = True
     return changed
 
 

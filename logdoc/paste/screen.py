@@ -10,7 +10,7 @@ from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import _CANDIDATE, candidate
 from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
-from .escaped import _ESCAPED_GATE, _escaped_text, _json_record
+from .escaped import _ESCAPED_GATE, _escaped_text, _json_record, logfmt_record
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
@@ -96,6 +96,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # a line a progress bar's last update stood in front of
     if '\n{"' in nl and any(t.startswith('{"') and _json_record(t) is not None for t in lines):
         return False  # log lines inside JSON records
+    if "msg=" in text and any(logfmt_record(t) is not None for t in lines if "msg=" in t):
+        return False  # log lines inside logfmt records
     if _ESCAPED_GATE.search(text) is not None and any(
             _ESCAPED_GATE.search(t) is not None and candidate(t) and _escaped_text(t) is not None for t in lines):
         return False  # a message inside an escaped string
