@@ -54,17 +54,17 @@ def test_it_tells_a_rule_from_a_generic_card():
     shm = ("node1:1234:1234 [0] misc/shmutils.cc:82 NCCL WARN Error while creating shared memory segment "
            "/dev/shm/nccl-abc123 (size 9637888)")
     items = [("nccl", "v2.21.5-1 src/misc/shmutils.cc:82", shm, "shm"),
-             ("nccl", "v2.29.2-1 src/os/windows.cc:718",
-              "node1:1234:1234 [0] os/windows.cc:718 NCCL WARN GetProcessAffinityMask failed with error: 5",
-              "affinity"),
+             ("nccl", "v2.3.7-1 src/transport.cu:153",
+              "node1:1234:1234 [0] transport.cu:153 NCCL WARN proxy.cc:42 -> 2 [Proxy thread error]",
+              "proxy"),
              ("nccl", "not a catalog line", "hello world")]
     rows: list = []
     tallies, misses = cc.measure(items, rules, each=rows)
     assert tallies["nccl"] == [2, 3, 1]  # two get a category, one of them from a rule
     assert [r[5] for r in rows] == ["rule", "card", "none"]
     listing = cc.by_family(rows)
-    assert listing[0] == "nccl os/windows.cc: 1 of 1 formats get only a generic card"
-    assert "GetProcessAffinityMask failed" in listing[1] and not any("shared memory" in l for l in listing)
+    assert listing[0] == "nccl transport.cu: 1 of 1 formats get only a generic card"
+    assert "[Proxy thread error]" in listing[1] and not any("shared memory" in l for l in listing)
     assert cc.group_of("torch", "torch torch:TCPStore:some-message") == "TCPStore"
     assert cc.group_of("nccl", "v2.19.3-1 src/transport/net_ib.cc:839 src/transport/net_ib.cc:901") == "transport/net_ib.cc"
 
