@@ -60,6 +60,7 @@ def leading_prefixes(text: str) -> list[int]:
     reader that finds no message after the longest run tries the shorter ones."""
     pos = 0
     ends: list[int] = []
+    word_end = 0
     for _ in range(MAX_HEAD_TOKENS):
         m = _HEAD_TOKEN.match(text, pos)
         if m is None:
@@ -69,10 +70,20 @@ def leading_prefixes(text: str) -> list[int]:
         if not (tok[0] in "[(" and not tok.startswith(_PROTECTED) or word in LEVEL_WORDS
                 or (any(ch.isdigit() for ch in tok) and SOURCE_LOCATION.fullmatch(tok) is None
                     and _EXC_NAME.search(tok) is None and not tok.startswith(("0x", "#")))):
+            if ends and _PLAIN_WORD.fullmatch(tok) is not None:
+                word_end = m.end()  # (a plain word after the prefix's tokens: stern's `<pod> <container> `)
             break
         pos = m.end()
         ends.append(pos)
-    return [end for end in reversed(ends) if end < len(text) and prefix_like(text[:end])]
+    cuts = [end for end in reversed(ends) if end < len(text) and prefix_like(text[:end])]
+    if word_end and cuts and cuts[0] == ends[-1] and word_end < len(text):
+        cuts.insert(0, word_end)
+    return cuts
+
+
+# the word a prefix may end with though it reads as prose (a container's name after its pod's, as stern prints
+# `<pod> <container> message`): lower case, no colon after it, tried only after the prefix's own tokens
+_PLAIN_WORD = lazy_re(r"[a-z][a-z0-9_.-]{0,62}")
 
 
 _EXC_NAME = lazy_re(r"[a-z](?:Error|Exception|Interrupt|Exit|Failure)\b|^(?:Error|Exception):")

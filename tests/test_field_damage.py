@@ -32,8 +32,9 @@ FLOORS = {
     # bold whose close a cut took, Ray's stop messages read from their head)
     "cut100": 78, "cut-ellipsis": 78, "cut-marker": 83,
     # session 34: colour codes without their escape byte 333 -> 437/437, stern's prefix 340 -> 402/437 (its one-line
-    # pastes show no repeated prefix)
-    "ansi-text": 99, "prefix-stern": 91,
+    # pastes show no repeated prefix); session 35: 406 -> 434/441 (a one-line record's unknown prefix may end in a
+    # plain word, logdoc/residue.py)
+    "ansi-text": 99, "prefix-stern": 98,
     # session 34: CR CR LF line ends 96 -> 437/437, a blank line after every line 414 -> 429/437
     "crcrlf": 99, "double-space": 97,
     # damages combined (session 27: 220/228, 134/146, 304/312, 305/315 kept of the 369 cases then right; before

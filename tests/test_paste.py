@@ -614,6 +614,32 @@ def test_a_one_line_paste_whose_message_starts_like_a_prefix_is_read(prefix, mes
     assert [(e.kind, e.template) for e in res.events] == [(e.kind, e.template) for e in bare.events]
 
 
+@pytest.mark.parametrize("prefix", ["trainer-worker-0 pytorch ", "[node3] python3 "])
+@pytest.mark.parametrize("message", [
+    "torch.distributed.DistStoreError: Timed out after 6 seconds waiting for workers. 1/2 workers joined.",
+    "ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)",
+    "terminate called after throwing an instance of 'c10::DistBackendError'",
+])
+def test_a_one_line_paste_under_a_prefix_that_ends_in_a_word_is_read(prefix, message):
+    # stern's `<pod> <container> message`: a prefix's tokens, then a plain word (lower case, no colon)
+    bare = parse_text(message + "\n")
+    assert bare.events, "the message alone is read"
+    res = parse_text(prefix + message + "\n")
+    _check_counts(res)
+    assert [(e.kind, e.template, e.fields) for e in res.events] == [(e.kind, e.template, e.fields) for e in bare.events]
+
+
+def test_a_plain_word_is_no_prefix_alone_nor_after_prose():
+    from logdoc.residue import leading_prefixes
+
+    line = "trainer-worker-0 pytorch RuntimeError: boom"
+    assert leading_prefixes(line) == [len("trainer-worker-0 pytorch "), len("trainer-worker-0 ")]
+    assert leading_prefixes("pytorch RuntimeError: boom") == []  # no prefix token before the word
+    assert leading_prefixes("then pytorch RuntimeError: boom") == []
+    assert leading_prefixes("worker-0 Pytorch RuntimeError: boom") == [len("worker-0 ")]  # not lower case
+    assert leading_prefixes("worker-0 error: RuntimeError: boom") == [len("worker-0 ")]  # a colon after it
+
+
 @pytest.mark.parametrize("text", [
     "step 38 loss 1.2 error rate 0.1",           # prose first: no prefix
     "a.cpp:106 something failed",                 # a source location is part of a message
