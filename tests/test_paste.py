@@ -600,28 +600,17 @@ def test_a_one_line_paste_under_an_unknown_prefix_is_read(prefix, message, kind)
         assert res.events[0].kind == kind
 
 
-@pytest.mark.parametrize("prefix", ["[01:02:03] ", "opt-1_3b.0 [stderr] "])
+# (a prefix's tokens, and one that ends in a plain word: stern's `<pod> <container> message`)
+@pytest.mark.parametrize("prefix", ["[01:02:03] ", "opt-1_3b.0 [stderr] ", "trainer-worker-0 pytorch ", "[node3] python3 "])
 @pytest.mark.parametrize("message", [
     # a message that starts with what a prefix may hold: a bracketed source location, a level word
     "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:60817: Connection refused",
     "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
-])
-def test_a_one_line_paste_whose_message_starts_like_a_prefix_is_read(prefix, message):
-    bare = parse_text(message + "\n")
-    assert bare.events, "the message alone is read"
-    res = parse_text(prefix + message + "\n")
-    _check_counts(res)
-    assert [(e.kind, e.template) for e in res.events] == [(e.kind, e.template) for e in bare.events]
-
-
-@pytest.mark.parametrize("prefix", ["trainer-worker-0 pytorch ", "[node3] python3 "])
-@pytest.mark.parametrize("message", [
     "torch.distributed.DistStoreError: Timed out after 6 seconds waiting for workers. 1/2 workers joined.",
     "ncclSocketInit: connecting to address with family 0 is neither AF_INET(2) nor AF_INET6(10)",
     "terminate called after throwing an instance of 'c10::DistBackendError'",
 ])
-def test_a_one_line_paste_under_a_prefix_that_ends_in_a_word_is_read(prefix, message):
-    # stern's `<pod> <container> message`: a prefix's tokens, then a plain word (lower case, no colon)
+def test_a_one_line_paste_under_a_prefix_is_read_as_its_message(prefix, message):
     bare = parse_text(message + "\n")
     assert bare.events, "the message alone is read"
     res = parse_text(prefix + message + "\n")
