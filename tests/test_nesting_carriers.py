@@ -86,9 +86,10 @@ def test_a_called_process_error_alone_still_says_something(rules):
 
 
 def test_a_dist_backend_errors_card_folds_into_the_card_of_its_last_error(rules):
-    # a WARN no rule explains: both are cards; the one of the message under `Last error:` leads
-    msg = "GetProcessAffinityMask failed with error: 3"
-    alone = _ids(_report(f"node1:12:40 [0] os/windows.cc:718 NCCL WARN {msg}", rules))[0]
+    # a WARN no rule explains (NCCL 2.3's proxy thread failure): both are cards; the one of the message under
+    # `Last error:` leads
+    msg = "proxy.cc:42 -> 2 [Proxy thread error]"
+    alone = _ids(_report(f"node1:12:40 [0] transport.cu:153 NCCL WARN {msg}", rules))[0]
     assert alone.startswith("catalog:nccl.")
     body = (_DIST + msg).split(": ", 1)[1]
     rep = _report("2026-12-02 09:00:00,123 ERROR step failed: DistBackendError({!r})".format(body), rules)

@@ -1440,8 +1440,9 @@ def test_a_sentence_stop_inside_brackets_or_after_e_g_cuts_nothing():
 # A network plugin's own failure, pasted without NCCL's header: its `NET/<plugin>` lead and a failure
 # word make it the WARN it was printed as; the plugin's INFO lines and NCCL's own formats are not.
 @pytest.mark.parametrize("line, family", [
+    # a completion-queue error entry: LD2041 reads every release's wording (the family card's reading, a rule's now)
     ("NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Input/output error. Completed length: 0",
-     "ofi_completion_error"),
+     "LD2041"),
     ("NET/OFI aws-ofi-nccl initialization failed", "ofi_init_failed"),
     # the plugin's other start-up failures (aws-ofi-nccl src/nccl_ofi_net.cpp, nccl_ofi_rdma.cpp, 1.3's wording),
     # each read by the rule of its cause: no usable provider (LD2035), fi_fabric (LD2025), a step below failed (LD2033)
