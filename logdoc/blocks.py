@@ -190,12 +190,10 @@ def _open_sentence(prev: str) -> bool:
 
 
 def _marked(prev: str) -> bool:
-    """Whether a viewer's cut mark ends ``prev`` (:func:`logdoc.classify.cut.strip_mark`)."""
-    if prev.rstrip()[-1:] not in ("…", "]", ")", ">"):
-        return False
-    from .classify.cut import strip_mark  # (only for a line that may end with one)
+    """Whether a viewer's cut mark ends ``prev`` (:func:`logdoc.classify.cut.ends_with_mark`)."""
+    from .classify.cut import ends_with_mark  # (imported when first needed)
 
-    return strip_mark(prev)[1]
+    return ends_with_mark(prev)
 
 
 def _goes_on(prev: str, text: str, midword: bool = False) -> bool:

@@ -49,6 +49,12 @@ def strip_mark(text: str) -> tuple[str, bool]:
 
 
 _RUN = frozenset(".\u2026 \t\r\n\x0b\x0c")
+_MARK_ENDS = frozenset(".\u2026])>")  # the last character of every cut mark (:data:`CUT_MARK`)
+
+
+def ends_with_mark(text: str) -> bool:
+    """Whether a viewer's cut mark ends ``text`` (the last character looked at first: most lines end otherwise)."""
+    return text.rstrip()[-1:] in _MARK_ENDS and strip_mark(text)[1]
 
 
 def _wordy(text: str) -> bool:

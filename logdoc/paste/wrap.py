@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..classify.cut import strip_mark
+from ..classify.cut import ends_with_mark
 from ..cuttail import across, one_word
 from ..envelope import unwrap
 from ..lazyre import lazy_re
@@ -65,9 +65,6 @@ def _joined(parts: list[str], readings: int) -> tuple[str, int]:
     return text, readings
 
 
-_MARK_ENDS = frozenset("….])>")  # the last character of every cut mark (:data:`logdoc.classify.cut.CUT_MARK`)
-
-
 def _cut(line: str, nxt: str) -> bool:
     """Whether ``nxt`` can be the rest of ``line`` cut at a fixed width: it is not empty, not
     indented (a wrap adds no indentation; a table row or a traceback frame has it) unless the cut fell
@@ -76,7 +73,7 @@ def _cut(line: str, nxt: str) -> bool:
     no viewer's cut mark (``... custom call 'x… [truncated]``: its rest was dropped, not moved down)."""
     if len(nxt) > LONG or _rule(line) or _rule(nxt):
         return False  # a separator line (==== or ----, as torchrun's summary draws) is whole
-    if line.rstrip()[-1:] in _MARK_ENDS and strip_mark(line)[1]:
+    if ends_with_mark(line):
         return False
     if nxt[:1] == " " and (nxt[1:2] not in ("", " ", "\t") or line[-1:] == " "):
         nxt = nxt.lstrip(" ")
