@@ -64,3 +64,14 @@ def test_the_screen_sends_a_source_of_records_to_the_repair():
     lines = CONTAINERD.split("\n")
     assert not as_written(lines)
     assert as_written(["step=10 loss=2.31 level=info msg=ok trailing words"])
+
+
+@pytest.mark.parametrize("word, level", [("panic", "FATAL"), ("fatal", "FATAL"), ("crit", "FATAL"),
+                                         ("dpanic", "ERROR"), ("eror", "ERROR"), ("warning", "WARN"),
+                                         ("trace", "DEBUG"), ("dbug", "DEBUG")])
+def test_the_loggers_level_words_read_as_logdocs_levels(word, level):
+    # logrus, zap and log15 write levels that are not logdoc's own words: a panic is fatal, a trace is debug
+    text = f'time="2026-12-01T10:11:12Z" level={word} msg="RuntimeError: NCCL communicator was aborted on rank 3."\n'
+    events = parse_sources([("daemon.log", text)]).events
+    assert events and {e.level for e in events} == {level}
+

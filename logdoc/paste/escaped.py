@@ -155,6 +155,16 @@ def logfmt_record(t: str) -> tuple[int, dict[str, str]] | None:
     return None if fields is None else (start, fields)
 
 
+# The level words of the Go and Python loggers that write logfmt (logrus, zap, go-kit, slog, log15, syslog's
+# names), as logdoc's levels: zap's `dpanic` is an error in production, log15 writes four-letter words.
+_LOGFMT_LEVEL = {
+    "panic": "FATAL", "fatal": "FATAL", "crit": "FATAL", "critical": "FATAL", "alert": "FATAL", "emerg": "FATAL",
+    "dpanic": "ERROR", "error": "ERROR", "err": "ERROR", "eror": "ERROR",
+    "warning": "WARN", "warn": "WARN", "info": "INFO", "notice": "INFO",
+    "debug": "DEBUG", "dbug": "DEBUG", "trace": "DEBUG", "trce": "DEBUG",
+}
+
+
 def _decode_logfmt_lines(out: list[str], paste: "Paste") -> bool:
     changed = False
     for i, t in enumerate(out):
@@ -170,8 +180,8 @@ def _decode_logfmt_lines(out: list[str], paste: "Paste") -> bool:
         if start:  # (each line of the message under the envelope, as the collector prints one of several lines)
             text = "\n".join(t[:start] + part for part in text.rstrip("\n").split("\n"))
         _set_text(out, paste, i, text)
-        level = d.get("level") or d.get("lvl") or ""
-        ident: dict = {"level": {"warning": "WARN"}.get(level.lower(), level.upper())} if level.isalpha() else {}
+        level = _LOGFMT_LEVEL.get((d.get("level") or d.get("lvl") or "").lower())
+        ident: dict = {"level": level} if level else {}
         if d.get("time") or d.get("ts"):
             ident["time"] = d.get("time") or d.get("ts")
         if ident:
