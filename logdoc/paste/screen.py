@@ -63,6 +63,22 @@ def _dense_doubled(lines: list[str], text: str) -> list[str]:
     return out
 
 
+def _lines_holding(text: str, words: list[str]) -> list[str]:
+    """The lines of ``text`` that hold one of ``words``, each once, in no set order (found with
+    ``str.find`` in the whole text, not by testing every line for every word)."""
+    starts: set[int] = set()
+    for w in words:
+        i = text.find(w)
+        while i >= 0:
+            starts.add(text.rfind("\n", 0, i) + 1)
+            i = text.find(w, i + 1)
+    out = []
+    for s in starts:
+        e = text.find("\n", s)
+        out.append(text[s:] if e < 0 else text[s:e])
+    return out
+
+
 def as_written(lines: list[str]) -> bool:
     """True when :func:`repair_lines` is certain to find nothing to repair in ``lines``, decided from
     cheap facts, mostly read in the whole text at once: no markdown residue, no Ray note, too few
@@ -101,9 +117,10 @@ def as_written(lines: list[str]) -> bool:
     if _ESCAPED_GATE.search(text) is not None and any(
             _ESCAPED_GATE.search(t) is not None and candidate(t) and _escaped_text(t) is not None for t in lines):
         return False  # a message inside an escaped string
-    if any(w in text for w in _ANCHOR_WORDS):
+    present = [w for w in _ANCHOR_WORDS if w in text]
+    if present:
         residue = 0  # a prefix of the source's own before the known starts of two lines
-        for t in lines:
+        for t in _lines_holding(text, present):
             if _anchor_residue(t) is not None:
                 residue += 1
                 if residue >= 2:
@@ -144,10 +161,10 @@ def as_written(lines: list[str]) -> bool:
     for i in sorted(near):
         if i >= len(lines):
             continue
-        t = lines[i]
-        if _CANDIDATE.search(t) is None:
-            continue
+        t = lines[i]  # (the cheap tests first: most lines near NCCL lines are NCCL lines, with their header)
         if t[:1] in " \t" or len(t) > LONG or ":" in t[:40] and _PROCESS_HEADER.search(t[:120]):
+            continue
+        if _CANDIDATE.search(t) is None:
             continue
         return not _assign_between(lines, Paste())
     return True
