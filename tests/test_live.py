@@ -93,6 +93,8 @@ ODD = {
     "just_over_1mib": b"x" * (1 << 20) + b"y" * 5000 + b"\nNCCL WARN after\n" + b"w" * ((1 << 20) + 1) + b"\n",
     "progress_bar_without_lf": b"start\n" + b"".join(b"\r %d%%|####" % i for i in range(100000)) + b"\nNCCL WARN x\n",
     "binary": b"\x00" * 9000 + b"NCCL WARN hidden\n",
+    "utf16_with_mark": SHM_LOG.read_text().replace("\n", "\r\n").encode("utf-16"),
+    "utf16_be_without_mark": SHM_LOG.read_text().encode("utf-16-be"),
     "gzip_two_members": gzip.compress(SHM_LOG.read_bytes()[:5000]) + gzip.compress(SHM_LOG.read_bytes()[5000:]),
 }
 
@@ -102,6 +104,16 @@ def test_live_parser_odd_inputs(name):
     data = ODD[name]
     rng = random.Random(len(data))
     _same(_live_parse(data, rng), _stdin_parse(data))
+
+
+def test_utf16_text_gives_the_events_of_its_utf8_text():
+    # (Windows PowerShell 5's `>` writes UTF-16LE with its mark): the same events, live and from a pipe
+    text = SHM_LOG.read_text()
+    want = _stdin_parse(text.encode())
+    assert want.events
+    for data in (text.encode("utf-16"), text.encode("utf-16-le")):
+        for got in (_live_parse(data, random.Random(5)), _stdin_parse(data)):
+            assert [e.to_dict() for e in got.events] == [e.to_dict() for e in want.events]
 
 
 def test_peek_shows_an_open_traceback_without_changing_the_result():

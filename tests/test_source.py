@@ -73,6 +73,31 @@ def test_binary_is_skipped(tmp_path):
     assert stats.skipped_files == [(str(p), "binary file")]
 
 
+UTF16_TEXT = ("NCCL version 2.21.5+cuda12.4\r\ngpu-node-1:812:812 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\r\n"
+              "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO) \u2014 r\u00e9seau\r\n")
+
+
+@pytest.mark.parametrize("encoding, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"),
+                                           ("utf-16-le", b""), ("utf-16-be", b"")])
+def test_utf16_text_is_read_as_text(tmp_path, encoding, bom):
+    # Windows PowerShell 5's `>` writes UTF-16LE with its byte order mark: half its bytes are NULs,
+    # which the binary rule would skip; with a mark or without, it is read as the text it is
+    p = tmp_path / "train.log"
+    p.write_bytes(bom + UTF16_TEXT.encode(encoding) * 3)
+    stats = ReadStats()
+    got = [t for _, t in read_lines(Source(str(p), path=str(p)), stats)]
+    assert got == UTF16_TEXT.replace("\r\n", "\n").split("\n")[:-1] * 3
+    assert not stats.skipped_files
+    got2, _ = lines_of(bom + UTF16_TEXT.encode(encoding))  # a stream reads it alike
+    assert got2 == got[:3]
+
+
+def test_a_byte_order_mark_before_text_that_is_no_utf16_is_not_read_as_utf16():
+    # FF FE before UTF-8 text with no NUL: invalid bytes, not a UTF-16 mark
+    got, _ = lines_of(b"\xff\xfe NCCL WARN NET/Socket : socket progress error\nRuntimeError: boom\n")
+    assert got == ["\ufffd\ufffd NCCL WARN NET/Socket : socket progress error", "RuntimeError: boom"]
+
+
 def test_expand_folders_globs_and_errors(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "rank0.log").write_text("x\n")

@@ -10,7 +10,7 @@ from ..pipeline import Feeder, prepared_events, region_reader
 from ..read.gunzip import TRUNCATED, Gunzip, trailing_message
 from ..read.lines import LineSplitter
 from ..results import ParseResult, Stats, Unread, settle_unread
-from ..read.source import SNIFF, ReadStats, looks_binary
+from ..read.source import SNIFF, ReadStats, looks_binary, utf16_encoding
 
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
 
@@ -43,9 +43,10 @@ class LiveParser:
         self.rstats = ReadStats()
         self._region = region_reader()
         self._head = b""           # sniff: the first bytes, until the kind of stream is known
-        self._mode = "sniff"       # sniff | tentative | text | gzip | binary | dead
+        self._mode = "sniff"       # sniff | tentative | text | gzip | utf16 | binary | dead
         self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
         self._gz: Any = None
+        self._utf16: Any = None    # utf16: the incremental decoder
         self._lines = LineSplitter(self.rstats)   # the line rules of the file reader
         self._lineno = 0
         self._alarm_scan = 0
@@ -66,9 +67,11 @@ class LiveParser:
             self._head += data
             if len(self._head) >= SNIFF:
                 self._start(final=False)
-            elif len(self._head) >= 2 and not self._head.startswith(b"\x1f\x8b") and b"\n" in self._head:
+            elif len(self._head) >= 2 and not self._head.startswith(b"\x1f\x8b") and b"\n" in self._head \
+                    and b"\x00" not in self._head:
                 # A pipe gives its first bytes slowly: read them as text now (the line end is LF
-                # already) and apply the binary rule once the first SNIFF bytes are known.
+                # already) and apply the binary rule once the first SNIFF bytes are known (a NUL waits
+                # for them: UTF-16 text or a binary file, which _start tells apart).
                 head, self._head = self._head, b""
                 self._seen = head
                 self._mode = "tentative"
@@ -110,7 +113,9 @@ class LiveParser:
         elif self._mode == "gzip" and self._gz is not None and self._gz.trailing:
             self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
                                         f"{trailing_message(self._gz.trailing)}")
-        if self._mode in ("text", "gzip", "dead"):
+        if self._mode == "utf16":
+            self._text(self._utf16.decode(b"", final=True).encode("utf-8", "surrogatepass"))
+        if self._mode in ("text", "gzip", "utf16", "dead"):
             for region in self._lines.close():
                 self._region_of(region)
             self.feeder.finish()
@@ -149,6 +154,15 @@ class LiveParser:
             self.rstats.files += 1
             self._text(text)
             return
+        encoding = utf16_encoding(head[:SNIFF])
+        if encoding is not None:  # (read as the text it is, as open_text does)
+            import codecs
+
+            self._mode = "utf16"
+            self._utf16 = codecs.getincrementaldecoder(encoding)("replace")
+            self.rstats.files += 1
+            self._route(head)
+            return
         if looks_binary(head[:SNIFF]):
             self.rstats.skipped_files.append((self.name, "binary file"))
             self._mode = "binary"
@@ -160,6 +174,8 @@ class LiveParser:
     def _route(self, data: bytes) -> None:
         if self._mode in ("text", "tentative"):
             self._text(data)
+        elif self._mode == "utf16":
+            self._text(self._utf16.decode(data).encode("utf-8", "surrogatepass"))
         elif self._mode == "gzip":
             try:
                 self._text(self._gz.feed(data))

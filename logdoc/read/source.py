@@ -9,6 +9,7 @@ Line rules:
 * LF and CRLF end a line. A file that has lone CRs and no LF at all uses CR as its line end.
 * Within a line, text before the last lone CR is progress-bar residue and is dropped; CRs that end a
   line (CR CR LF: CRLF text written again in text mode) go.
+* UTF-16 text (a byte order mark, or NULs in every other byte) is read as the text it is.
 * Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences are removed and other C0 controls
   become blanks. Colour sequences whose escape byte was written out as text (``#033[0m`` from
   rsyslog and journald exports, ``^[[31m``, ``\\u001b[0m``) are removed as well.
@@ -154,6 +155,57 @@ def looks_binary(head: bytes) -> bool:
     return False
 
 
+# UTF-16 text: Windows PowerShell 5's `>` and Out-File write a program's output as UTF-16LE with its byte
+# order mark (https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_redirection).
+# Read as bytes it is half NULs, and the binary rule would skip it: it is read as the text it is.
+UTF16_MIN = 64  # bytes of a head without a byte order mark that may tell UTF-16 by its NULs
+
+
+def utf16_encoding(head: bytes) -> str | None:
+    """The codec of ``head`` when it is UTF-16 text, else None: a byte order mark before text whose
+    units are at least a quarter ASCII (a log's are: its NCCL and Python lines), or, without a mark, a
+    NUL in nearly every other byte and almost none between them (ASCII text written in UTF-16)."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        high = head[3::2] if head[:1] == b"\xff" else head[2::2]  # each unit's high byte
+        return "utf-16" if len(head) < 16 or high.count(0) >= 0.25 * len(high) else None
+    if len(head) < UTF16_MIN or b"\x00" not in head:
+        return None
+    n = len(head) // 2 * 2
+    even, odd = head[0:n:2].count(0), head[1:n:2].count(0)
+    half = n // 2
+    if odd >= 0.9 * half and even <= 0.02 * half:
+        return "utf-16-le"
+    if even >= 0.9 * half and odd <= 0.02 * half:
+        return "utf-16-be"
+    return None
+
+
+class Utf16Reader(io.RawIOBase):
+    """A binary stream of UTF-16 text read as UTF-8 bytes (undecodable units become U+FFFD, the byte
+    order mark goes), so that the line rules and the parse see what a UTF-8 file would give them."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        import codecs
+
+        self._raw = raw
+        self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+        self._out = b""
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        while not self._out and not self._eof:
+            data = self._raw.read(BLOCK)
+            self._eof = not data
+            self._out = self._decoder.decode(data or b"", final=self._eof).encode("utf-8", "surrogatepass")
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+
 class _Peek(io.RawIOBase):
     """Give back bytes already read from a stream that cannot seek (stdin)."""
 
@@ -205,6 +257,10 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
                 stats.skipped_files.append((source.name, f"corrupt gzip ({exc})"))
                 _close(source, raw)
                 return None
+        encoding = utf16_encoding(head)
+        if encoding is not None:
+            stream = io.BufferedReader(Utf16Reader(stream, encoding), BLOCK)  # type: ignore[arg-type]
+            head = stream.peek(SNIFF)[:SNIFF]
         if looks_binary(head):
             stats.skipped_files.append((source.name, "binary file"))
             _close(source, raw)

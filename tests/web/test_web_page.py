@@ -135,6 +135,15 @@ def test_dropped_gzip_files_are_read(e2e):
     assert dropped["diagnoses"] == result["scenarios"]["files"]["diagnoses"]
 
 
+def test_dropped_utf16_files_are_read_as_text(e2e):
+    # Windows PowerShell 5's `>` writes UTF-16LE with its mark: half its bytes are NULs, yet it is text
+    result, files = e2e
+    dropped = result["scenarios"]["dropUtf16"]
+    assert dropped["chips"] == len(files)
+    assert dropped["error"] is None
+    assert dropped["diagnoses"] == result["scenarios"]["files"]["diagnoses"]
+
+
 def test_copy_as_markdown_plain_and_redacted(e2e):
     result, files = e2e
     copy = result["scenarios"]["copy"]

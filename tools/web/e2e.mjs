@@ -173,6 +173,23 @@ async function main() {
       dropped.chips = await page.locator("#files .file").count();
       dropped.overlayHidden = await page.locator("#drop-overlay").isHidden();
       result.scenarios.dropGz = dropped;
+
+      // the same files as Windows PowerShell 5's `>` writes them: UTF-16LE with its byte order mark
+      await page.click("#clear");
+      const u16 = files.map((f) => ({ name: path.basename(f),
+        b64: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(fs.readFileSync(f, "utf-8"), "utf16le")]).toString("base64") }));
+      await page.evaluate((items) => {
+        const dt = new DataTransfer();
+        for (const it of items) {
+          const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
+          dt.items.add(new File([bytes], it.name, { type: "text/plain" }));
+        }
+        window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
+        window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
+      }, u16);
+      const utf16 = await explainAndWait(page);
+      utf16.chips = await page.locator("#files .file").count();
+      result.scenarios.dropUtf16 = utf16;
     }
 
     // "Try an example" on a phone: the bundled sample is explained and the result scrolled into view

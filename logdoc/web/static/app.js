@@ -231,8 +231,29 @@ function humanSize(n) {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
+// UTF-16 text (Windows PowerShell 5's `>` writes UTF-16LE with its byte order mark): the reader's rule
+// (logdoc/read/source.py utf16_encoding): a mark before text whose units are at least a quarter ASCII, or
+// without one a NUL in nearly every other byte and almost none between them.
+function utf16Label(head) {
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
+    const le = head[0] === 0xff;
+    let units = 0, zero = 0;
+    for (let i = le ? 3 : 2; i < head.length; i += 2) { units++; if (head[i] === 0) zero++; }
+    return head.length < 16 || zero >= 0.25 * units ? (le ? "utf-16le" : "utf-16be") : null;
+  }
+  if (head.length < 64 || !head.includes(0)) return null;
+  const n = head.length - (head.length % 2), half = n / 2;
+  let even = 0, odd = 0;
+  for (let i = 0; i < n; i += 2) { if (head[i] === 0) even++; if (head[i + 1] === 0) odd++; }
+  if (odd >= 0.9 * half && even <= 0.02 * half) return "utf-16le";
+  if (even >= 0.9 * half && odd <= 0.02 * half) return "utf-16be";
+  return null;
+}
+
 async function readFile({ name, file }) {
   const head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
+  const utf16 = utf16Label(head);
+  if (utf16) return { name, text: new TextDecoder(utf16).decode(await file.arrayBuffer()) };
   const gz = head[0] === 0x1f && head[1] === 0x8b;
   if (gz) {
     if (typeof DecompressionStream === "undefined") throw new Error(`${name}: this browser cannot read .gz files`);
