@@ -2,7 +2,9 @@
 the excepthook, --help texts and shell completion. Real subprocesses, bounded by timeouts."""
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import io
 import json
 import os
@@ -95,6 +97,13 @@ ODD = {
     "binary": b"\x00" * 9000 + b"NCCL WARN hidden\n",
     "utf16_with_mark": SHM_LOG.read_text().replace("\n", "\r\n").encode("utf-16"),
     "utf16_be_without_mark": SHM_LOG.read_text().encode("utf-16-be"),
+    "utf16_in_gzip": gzip.compress(SHM_LOG.read_text().encode("utf-16")),
+    "bzip2_two_streams": bz2.compress(SHM_LOG.read_bytes()[:5000]) + bz2.compress(SHM_LOG.read_bytes()[5000:]),
+    "xz": lzma.compress(SHM_LOG.read_bytes()),
+    "xz_truncated": lzma.compress(SHM_LOG.read_bytes())[:-60],
+    "xz_then_junk": lzma.compress(SHM_LOG.read_bytes()) + b"junk after the stream",
+    "zstd": b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 40,
+    "tar": b"logs/rank0.log".ljust(257, b"\x00") + b"ustar\x0000" + SHM_LOG.read_bytes(),
     "gzip_two_members": gzip.compress(SHM_LOG.read_bytes()[:5000]) + gzip.compress(SHM_LOG.read_bytes()[5000:]),
 }
 

@@ -98,6 +98,51 @@ def test_a_byte_order_mark_before_text_that_is_no_utf16_is_not_read_as_utf16():
     assert got == ["\ufffd\ufffd NCCL WARN NET/Socket : socket progress error", "RuntimeError: boom"]
 
 
+@pytest.mark.parametrize("suffix", ["bz2", "xz"])
+def test_bzip2_and_xz_are_read(tmp_path, suffix):
+    import bz2
+    import lzma
+
+    pack = bz2.compress if suffix == "bz2" else lzma.compress
+    body = b"".join(b"line %d\n" % i for i in range(3000))
+    p = tmp_path / f"rank0.log.{suffix}"
+    p.write_bytes(pack(body[:9000]) + pack(body[9000:]))  # two streams, as cat or pbzip2 make them
+    stats = ReadStats()
+    got = [t for _, t in read_lines(Source(str(p), path=str(p)), stats)]
+    assert got == body.decode().split("\n")[:-1]
+    assert not stats.skipped_files and not stats.warnings
+    p.write_bytes(pack(body)[:-40])  # cut before its end: what was read is kept, and said
+    stats = ReadStats()
+    got = [t for _, t in read_lines(Source(str(p), path=str(p)), stats)]
+    if suffix == "xz":
+        assert got and stats.warnings and "stopped reading" in stats.warnings[0]
+    else:  # (bzip2 gives a block's text only at its end: this one block gives none, a corrupt file)
+        assert not got and stats.skipped_files[0][1].startswith("corrupt bzip2 (Compressed file ended")
+    p.write_bytes(pack(body)[:12] + b"\x00not a stream" * 20)
+    stats = ReadStats()
+    assert list(read_lines(Source(str(p), path=str(p)), stats)) == []
+    assert stats.skipped_files and stats.skipped_files[0][1].startswith(("corrupt bzip2", "corrupt xz"))
+
+
+@pytest.mark.parametrize("head, why", [(b"\x28\xb5\x2f\xfd\x24\x00", "zstd-compressed"),
+                                       (b"PK\x03\x04\x14\x00", "a zip archive"),
+                                       (b"7z\xbc\xaf\x27\x1c\x00\x04", "a 7z archive"),
+                                       (b"\x04\x22\x4d\x18\x64\x40", "lz4-compressed"),
+                                       (b"logs/rank0.log".ljust(257, b"\x00") + b"ustar\x0000", "a tar archive")])
+def test_packed_formats_not_read_say_what_to_do(tmp_path, head, why):
+    # never read as text (garbage lines and "no known failure"): skipped, with what to run instead
+    p = tmp_path / "logs.bin"
+    p.write_bytes(head + bytes(range(256)) * 8)
+    stats = ReadStats()
+    assert list(read_lines(Source(str(p), path=str(p)), stats)) == []
+    assert stats.skipped_files[0][1].startswith(why)
+    g = tmp_path / "logs.bin.gz"  # the same inside gzip (a .tar.gz)
+    g.write_bytes(gzip.compress(p.read_bytes()))
+    stats = ReadStats()
+    assert list(read_lines(Source(str(g), path=str(g)), stats)) == []
+    assert stats.skipped_files[0][1].startswith(why)
+
+
 def test_expand_folders_globs_and_errors(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "rank0.log").write_text("x\n")

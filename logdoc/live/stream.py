@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from ..events import Event
 from ..paste import REPAIR_MAX, prepare_bytes
 from ..pipeline import Feeder, prepared_events, region_reader
-from ..read.gunzip import TRUNCATED, Gunzip, trailing_message
+from ..read.gunzip import TRUNCATED, decoder_for, trailing_message, unreadable
 from ..read.lines import LineSplitter
 from ..results import ParseResult, Stats, Unread, settle_unread
 from ..read.source import SNIFF, ReadStats, looks_binary, utf16_encoding
@@ -43,10 +43,10 @@ class LiveParser:
         self.rstats = ReadStats()
         self._region = region_reader()
         self._head = b""           # sniff: the first bytes, until the kind of stream is known
-        self._mode = "sniff"       # sniff | tentative | text | gzip | utf16 | binary | dead
+        self._mode = "sniff"       # sniff | tentative | text | packed | utf16 | binary | dead
         self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
-        self._gz: Any = None
-        self._utf16: Any = None    # utf16: the incremental decoder
+        self._gz: Any = None       # packed: the decoder of its format (logdoc.read.gunzip)
+        self._utf16: Any = None    # the incremental decoder of UTF-16 text (after _gz's, if any)
         self._lines = LineSplitter(self.rstats)   # the line rules of the file reader
         self._lineno = 0
         self._alarm_scan = 0
@@ -67,7 +67,7 @@ class LiveParser:
             self._head += data
             if len(self._head) >= SNIFF:
                 self._start(final=False)
-            elif len(self._head) >= 2 and not self._head.startswith(b"\x1f\x8b") and b"\n" in self._head \
+            elif len(self._head) >= 2 and decoder_for(self._head) is None and b"\n" in self._head \
                     and b"\x00" not in self._head:
                 # A pipe gives its first bytes slowly: read them as text now (the line end is LF
                 # already) and apply the binary rule once the first SNIFF bytes are known (a NUL waits
@@ -104,18 +104,18 @@ class LiveParser:
             self._start(final=True)
         if self._mode == "tentative":
             self._settle_tentative()
-        if self._mode == "gzip" and self._gz is not None and not self._gz.complete:
+        if self._mode == "packed" and self._gz is not None and not self._gz.complete:
             if self._gz.produced == 0:  # no text at all: a corrupt file, as the file reader says
                 self.rstats.files -= 1
-                self.rstats.skipped_files.append((self.name, f"corrupt gzip ({TRUNCATED})"))
+                self.rstats.skipped_files.append((self.name, f"corrupt {self._gz.name} ({TRUNCATED})"))
             else:
                 self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {TRUNCATED}")
-        elif self._mode == "gzip" and self._gz is not None and self._gz.trailing:
+        elif self._mode == "packed" and self._gz is not None and self._gz.trailing:
             self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
-                                        f"{trailing_message(self._gz.trailing)}")
-        if self._mode == "utf16":
+                                        f"{trailing_message(self._gz.trailing, self._gz.name)}")
+        if self._mode in ("packed", "utf16") and self._utf16 is not None:
             self._text(self._utf16.decode(b"", final=True).encode("utf-8", "surrogatepass"))
-        if self._mode in ("text", "gzip", "utf16", "dead"):
+        if self._mode in ("text", "packed", "utf16", "dead"):
             for region in self._lines.close():
                 self._region_of(region)
             self.feeder.finish()
@@ -138,50 +138,49 @@ class LiveParser:
             self._mode = "text"                   # empty input: an empty text (as open_text)
             self.rstats.files += 1
             return
-        if head[:2] == b"\x1f\x8b":
-            self._mode = "gzip"
-            self._gz = Gunzip()
+        # the file reader's order (read.source.open_text): undo a compression, refuse what is not read,
+        # read UTF-16 as its text, skip what is binary
+        self._gz = decoder_for(head)
+        text = head
+        if self._gz is not None:
             try:
                 text = self._gz.feed(head)
-            except zlib.error as exc:
-                self.rstats.skipped_files.append((self.name, f"corrupt gzip ({exc})"))
+            except (OSError, zlib.error) as exc:
+                self.rstats.skipped_files.append((self.name, f"corrupt {self._gz.name} ({exc})"))
                 self._mode = "binary"
                 return
-            if looks_binary(text[:SNIFF]):
-                self.rstats.skipped_files.append((self.name, "binary file"))
-                self._mode = "binary"
-                return
-            self.rstats.files += 1
-            self._text(text)
+        why = unreadable(text[:SNIFF])
+        if why is not None:
+            self.rstats.skipped_files.append((self.name, why))
+            self._mode = "binary"
             return
-        encoding = utf16_encoding(head[:SNIFF])
-        if encoding is not None:  # (read as the text it is, as open_text does)
+        encoding = utf16_encoding(text[:SNIFF])
+        if encoding is not None:
             import codecs
 
-            self._mode = "utf16"
             self._utf16 = codecs.getincrementaldecoder(encoding)("replace")
-            self.rstats.files += 1
-            self._route(head)
-            return
-        if looks_binary(head[:SNIFF]):
+            text = self._utf16.decode(text).encode("utf-8", "surrogatepass")
+        if looks_binary(text[:SNIFF]):
             self.rstats.skipped_files.append((self.name, "binary file"))
             self._mode = "binary"
             return
-        self._mode = "text"
+        self._mode = "packed" if self._gz is not None else "utf16" if self._utf16 is not None else "text"
         self.rstats.files += 1
-        self._text(head)
+        self._text(text)
 
     def _route(self, data: bytes) -> None:
         if self._mode in ("text", "tentative"):
             self._text(data)
-        elif self._mode == "utf16":
-            self._text(self._utf16.decode(data).encode("utf-8", "surrogatepass"))
-        elif self._mode == "gzip":
+        elif self._mode == "packed":
             try:
-                self._text(self._gz.feed(data))
-            except zlib.error as exc:
+                data = self._gz.feed(data)
+            except (OSError, zlib.error) as exc:
                 self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {exc}")
                 self._mode = "dead"
+                return
+            self._text(self._utf16.decode(data).encode("utf-8", "surrogatepass") if self._utf16 is not None else data)
+        elif self._mode == "utf16":
+            self._text(self._utf16.decode(data).encode("utf-8", "surrogatepass"))
         # binary, dead: nothing to parse
 
     # --- text in: the line rules, shared with the file reader
@@ -244,6 +243,9 @@ class LiveParser:
         c._lines.stats = c.rstats
         c._lines._held, c._lines._pending = list(self._lines._held), list(self._lines._pending)
         c._gz = self._gz.copy() if self._gz is not None else None
+        if self._utf16 is not None:  # (its own decoder: closing the copy flushes a half-read unit)
+            c._utf16 = type(self._utf16)("replace")
+            c._utf16.setstate(self._utf16.getstate())
         c.close()  # (reads self._raw, never changes it)
         if c._final is not None:
             return c._final

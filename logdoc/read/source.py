@@ -1,4 +1,4 @@
-"""Stage 1: read. Files, folders, globs, standard input and ``.gz``, as clean text lines.
+"""Stage 1: read. Files, folders, globs, standard input, ``.gz``, ``.bz2`` and ``.xz``, as clean text lines.
 
 Reading is streaming: bytes are read in large blocks and split into lines; no file is held in
 memory whole. Every line is counted, and every oddity (a cut line, a binary file, a truncated gz)
@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
-from .gunzip import MAGIC, GunzipReader
+from .gunzip import GunzipReader, decoder_for, unreadable
 from .lines import after_bars, CHUNK, MAX_LINE, LineSplitter, Region  # noqa: F401  (MAX_LINE: the line rule, re-exported)
 from ..lazyre import lazy_re
 
@@ -139,10 +139,6 @@ def _special(path: str) -> str | None:
     return "not a regular file"
 
 
-def _open_decompressed(raw: BinaryIO, head: bytes) -> BinaryIO:
-    if head[:2] == MAGIC:
-        return io.BufferedReader(GunzipReader(raw), BLOCK)  # type: ignore[return-value]
-    return raw
 
 
 def looks_binary(head: bytes) -> bool:
@@ -248,15 +244,20 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
             stream: BinaryIO = raw
         else:
             stream = io.BufferedReader(_Peek(head, raw), BLOCK)  # type: ignore[arg-type]
-        compressed = head[:2] == MAGIC
-        stream = _open_decompressed(stream, head)
-        if compressed:
+        decoder = decoder_for(head)
+        if decoder is not None:
+            stream = io.BufferedReader(GunzipReader(stream, decoder=decoder), BLOCK)  # type: ignore[arg-type]
             try:
-                head = stream.peek(SNIFF)[:SNIFF] if hasattr(stream, "peek") else b""
+                head = stream.peek(SNIFF)[:SNIFF]
             except (OSError, EOFError, zlib.error) as exc:
-                stats.skipped_files.append((source.name, f"corrupt gzip ({exc})"))
+                stats.skipped_files.append((source.name, f"corrupt {decoder.name} ({exc})"))
                 _close(source, raw)
                 return None
+        why = unreadable(head)
+        if why is not None:
+            stats.skipped_files.append((source.name, why))
+            _close(source, raw)
+            return None
         encoding = utf16_encoding(head)
         if encoding is not None:
             stream = io.BufferedReader(Utf16Reader(stream, encoding), BLOCK)  # type: ignore[arg-type]
