@@ -214,9 +214,12 @@ def test_line_ends_and_control_runs(parts):
     data = "".join(parts).encode("utf-8")
     res = parse_bytes(data)
     check_stats(res)
+    if data[:16] == bytes(16):  # a hole (a log truncated while its writer held it open): dropped, and said
+        assert any("NUL bytes at the start skipped" in w for w in res.stats.warnings)
+        data = data.lstrip(b"\x00")
     # a file is read as CR-separated only when its first block has CRs and no LF
     if res.stats.skipped_files:
-        assert res.stats.skipped_files[0][1] == "binary file" and res.stats.lines_read == 0
+        assert res.stats.skipped_files[0][1].startswith("binary file") and res.stats.lines_read == 0
     elif b"\n" not in data and data:
         assert res.stats.lines_read == data.count(b"\r") + (not data.endswith(b"\r"))
     elif data:

@@ -94,7 +94,12 @@ ODD = {
     "over_long_line": b"x" * (3 << 20) + b"\nNCCL WARN after\n" + b"z" * (3 << 20),
     "just_over_1mib": b"x" * (1 << 20) + b"y" * 5000 + b"\nNCCL WARN after\n" + b"w" * ((1 << 20) + 1) + b"\n",
     "progress_bar_without_lf": b"start\n" + b"".join(b"\r %d%%|####" % i for i in range(100000)) + b"\nNCCL WARN x\n",
-    "binary": b"\x00" * 9000 + b"NCCL WARN hidden\n",
+    "binary": b"\x7fELF\x02\x01\x01" + b"\x00" * 9000 + b"NCCL WARN hidden\n",
+    "hole_then_text": b"\x00" * 9000 + b"NCCL WARN after a hole\n",
+    "hole_in_pieces": b"\x00" * 70000 + SHM_LOG.read_bytes(),
+    "few_nuls_then_text": b"\x00" * 5 + b"NCCL WARN x\n" * 3,
+    "only_a_hole": b"\x00" * 100,
+    "text_between_holes": b"gpu-node-1:812:812 [0] NCCL INFO Bootstrap : Using eth0\n" + b"\x00" * 9000 + b"more\n",
     "utf16_with_mark": SHM_LOG.read_text().replace("\n", "\r\n").encode("utf-16"),
     "utf16_be_without_mark": SHM_LOG.read_text().encode("utf-16-be"),
     "utf16_in_gzip": gzip.compress(SHM_LOG.read_text().encode("utf-16")),
@@ -113,6 +118,15 @@ def test_live_parser_odd_inputs(name):
     data = ODD[name]
     rng = random.Random(len(data))
     _same(_live_parse(data, rng), _stdin_parse(data))
+
+
+def test_a_hole_before_the_text_is_dropped_and_said():
+    # logrotate's copytruncate under a writer that keeps its offset: the old length as NULs, then the new lines
+    data = b"\x00" * 70000 + SHM_LOG.read_bytes()
+    want = _stdin_parse(SHM_LOG.read_bytes())
+    for got in (_live_parse(data, random.Random(2)), _stdin_parse(data)):
+        assert [e.to_dict() for e in got.events] == [e.to_dict() for e in want.events]
+        assert any("70,000 NUL bytes at the start skipped" in w for w in got.stats.to_dict()["warnings"])
 
 
 def test_utf16_text_gives_the_events_of_its_utf8_text():

@@ -143,6 +143,19 @@ def test_packed_formats_not_read_say_what_to_do(tmp_path, head, why):
     assert stats.skipped_files[0][1].startswith(why)
 
 
+def test_a_hole_at_the_start_is_skipped_and_text_between_holes_says_what_to_do(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_bytes(b"\x00" * 300_000 + b"NCCL WARN after the hole\nline two\n")
+    stats = ReadStats()
+    assert [t for _, t in read_lines(Source(str(p), path=str(p)), stats)] == ["NCCL WARN after the hole", "line two"]
+    assert stats.warnings == [f"{p}: 300,000 NUL bytes at the start skipped (a log truncated while its writer "
+                              "held it open, as logrotate's copytruncate leaves it)"]
+    p.write_bytes(b"NCCL INFO Bootstrap : Using eth0\n" + b"\x00" * 9000 + b"more\n")  # a hole after text
+    stats = ReadStats()
+    assert list(read_lines(Source(str(p), path=str(p)), stats)) == []
+    assert stats.skipped_files[0][1].startswith("binary file: runs of NUL bytes around text")
+
+
 def test_expand_folders_globs_and_errors(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "rank0.log").write_text("x\n")

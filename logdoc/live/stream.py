@@ -10,7 +10,7 @@ from ..pipeline import Feeder, prepared_events, region_reader
 from ..read.gunzip import TRUNCATED, decoder_for, trailing_message, unreadable
 from ..read.lines import LineSplitter
 from ..results import ParseResult, Stats, Unread, settle_unread
-from ..read.source import SNIFF, ReadStats, looks_binary, utf16_encoding
+from ..read.source import HOLE_MIN, SNIFF, ReadStats, binary_reason, hole_warning, looks_binary, utf16_encoding
 
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
 
@@ -45,6 +45,7 @@ class LiveParser:
         self._head = b""           # sniff: the first bytes, until the kind of stream is known
         self._mode = "sniff"       # sniff | tentative | text | packed | utf16 | binary | dead
         self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
+        self._nuls = 0             # sniff: the NULs the stream starts with (a hole: read.source.after_hole); -1: done
         self._gz: Any = None       # packed: the decoder of its format (logdoc.read.gunzip)
         self._utf16: Any = None    # the incremental decoder of UTF-16 text (after _gz's, if any)
         self._lines = LineSplitter(self.rstats)   # the line rules of the file reader
@@ -64,6 +65,12 @@ class LiveParser:
             if len(self._raw) > REPAIR_MAX:
                 self._raw = None
         if self._mode == "sniff":
+            if not self._head and self._nuls >= 0:  # the stream's first bytes: NULs that may be a hole
+                rest = data.lstrip(b"\x00")
+                self._nuls += len(data) - len(rest)
+                if not rest:
+                    return
+                data = self._end_hole(rest)
             self._head += data
             if len(self._head) >= SNIFF:
                 self._start(final=False)
@@ -86,6 +93,15 @@ class LiveParser:
             return
         self._route(data)
 
+    def _end_hole(self, rest: bytes) -> bytes:
+        """``rest``, after the NULs the stream started with: dropped (and said) when they are a hole, as
+        the file reader drops them (read.source.after_hole), else put back before it."""
+        n, self._nuls = self._nuls, -1
+        if n >= HOLE_MIN:
+            self.rstats.warnings.append(hole_warning(self.name, n))
+            return rest
+        return bytes(n) + rest
+
     def _settle_tentative(self) -> None:
         seen, self._seen = self._seen, b""
         if looks_binary(seen[:SNIFF]):
@@ -93,7 +109,7 @@ class LiveParser:
             name = self.name
             self.__init__(name)  # type: ignore[misc]
             self._mode = "binary"
-            self.rstats.skipped_files.append((name, "binary file"))
+            self.rstats.skipped_files.append((name, binary_reason(seen[:SNIFF])))
         else:
             self._mode = "text"
 
@@ -101,6 +117,8 @@ class LiveParser:
         if self._closed:
             return
         if self._mode == "sniff":
+            if self._nuls > 0:
+                self._head = self._end_hole(b"")
             self._start(final=True)
         if self._mode == "tentative":
             self._settle_tentative()
@@ -161,7 +179,7 @@ class LiveParser:
             self._utf16 = codecs.getincrementaldecoder(encoding)("replace")
             text = self._utf16.decode(text).encode("utf-8", "surrogatepass")
         if looks_binary(text[:SNIFF]):
-            self.rstats.skipped_files.append((self.name, "binary file"))
+            self.rstats.skipped_files.append((self.name, binary_reason(text[:SNIFF])))
             self._mode = "binary"
             return
         self._mode = "packed" if self._gz is not None else "utf16" if self._utf16 is not None else "text"

@@ -202,6 +202,45 @@ class Utf16Reader(io.RawIOBase):
         return n
 
 
+HOLE_MIN = 16  # NULs at a file's start from which on they are a hole, not content
+
+
+def hole_warning(name: str, n: int) -> str:
+    return (f"{name}: {n:,} NUL bytes at the start skipped (a log truncated while its writer held it open, "
+            "as logrotate's copytruncate leaves it)")
+
+
+def after_hole(head: bytes, read) -> tuple[bytes, int]:
+    """``head`` without the NULs it starts with (at least :data:`HOLE_MIN`), reading on with
+    ``read(n)`` while there is nothing else, and the number of NULs dropped: a log truncated while
+    its writer held it open starts with its old length as NULs, then the lines written since."""
+    if head[:HOLE_MIN] != bytes(HOLE_MIN):
+        return head, 0
+    dropped = 0
+    while head:
+        rest = head.lstrip(b"\x00")
+        dropped += len(head) - len(rest)
+        if rest:
+            more = read(SNIFF - len(rest)) if len(rest) < SNIFF else b""
+            return rest + (more or b""), dropped
+        head = read(BLOCK)
+    return b"", dropped
+
+
+_HOLE = lazy_re(rb"\x00{16,}")
+_TEXT_LINE = lazy_re(rb"[\t\x20-\x7e]{16,}\r?\n")
+
+
+def binary_reason(head: bytes) -> str:
+    """Why a head that :func:`looks_binary` refuses is not read: text between runs of NULs is a log
+    that was truncated while its writer held it open (logrotate's ``copytruncate`` leaves the old
+    length as NULs before what the writer adds next); anything else is a binary file."""
+    if _HOLE.search(head) is not None and _TEXT_LINE.search(_HOLE.sub(b"", head)) is not None:
+        return ("binary file: runs of NUL bytes around text, as a log truncated while its writer held it open "
+                "leaves them; strip them (tr -d '\\000' < FILE > FILE.txt) and read that")
+    return "binary file"
+
+
 class _Peek(io.RawIOBase):
     """Give back bytes already read from a stream that cannot seek (stdin)."""
 
@@ -238,8 +277,10 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
         stats.skipped_files.append((source.name, exc.strerror or str(exc)))
         return None
     try:
-        head = raw.read(SNIFF)
-        if source.text is None and source.stream is None and raw.seekable():  # not a pipe: <(cmd)
+        head, hole = after_hole(raw.read(SNIFF), raw.read)
+        if hole:
+            stats.warnings.append(hole_warning(source.name, hole))
+        if source.text is None and source.stream is None and raw.seekable() and not hole:  # not a pipe: <(cmd)
             raw.seek(0)
             stream: BinaryIO = raw
         else:
@@ -263,7 +304,7 @@ def open_text(source: Source, stats: ReadStats) -> tuple[BinaryIO, BinaryIO] | N
             stream = io.BufferedReader(Utf16Reader(stream, encoding), BLOCK)  # type: ignore[arg-type]
             head = stream.peek(SNIFF)[:SNIFF]
         if looks_binary(head):
-            stats.skipped_files.append((source.name, "binary file"))
+            stats.skipped_files.append((source.name, binary_reason(head)))
             _close(source, raw)
             return None
     except OSError as exc:  # the first read failed (EIO, EISDIR, a vanished network file ...)
