@@ -95,12 +95,13 @@ class LiveParser:
 
     def _end_hole(self, rest: bytes) -> bytes:
         """``rest``, after the NULs the stream started with: dropped (and said) when they are a hole, as
-        the file reader drops them (read.source.after_hole), else put back before it."""
+        the file reader drops them (read.source.after_hole), else put back before it (NULs alone are
+        no hole: the binary rule says)."""
         n, self._nuls = self._nuls, -1
-        if n >= HOLE_MIN:
+        if n >= HOLE_MIN and rest:
             self.rstats.warnings.append(hole_warning(self.name, n))
             return rest
-        return bytes(n) + rest
+        return bytes(min(n, SNIFF) if not rest else n) + rest
 
     def _settle_tentative(self) -> None:
         seen, self._seen = self._seen, b""

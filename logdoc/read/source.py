@@ -10,6 +10,8 @@ Line rules:
 * Within a line, text before the last lone CR is progress-bar residue and is dropped; CRs that end a
   line (CR CR LF: CRLF text written again in text mode) go.
 * UTF-16 text (a byte order mark, or NULs in every other byte) is read as the text it is.
+* NULs a file starts with (16 or more: a log truncated while its writer held it open) are skipped and
+  counted; bzip2 and xz are undone as gzip is; zstd, lz4 and archives are skipped with what to run.
 * Invalid UTF-8 is decoded with U+FFFD; ANSI escape sequences are removed and other C0 controls
   become blanks. Colour sequences whose escape byte was written out as text (``#033[0m`` from
   rsyslog and journald exports, ``^[[31m``, ``\\u001b[0m``) are removed as well.
@@ -213,7 +215,8 @@ def hole_warning(name: str, n: int) -> str:
 def after_hole(head: bytes, read) -> tuple[bytes, int]:
     """``head`` without the NULs it starts with (at least :data:`HOLE_MIN`), reading on with
     ``read(n)`` while there is nothing else, and the number of NULs dropped: a log truncated while
-    its writer held it open starts with its old length as NULs, then the lines written since."""
+    its writer held it open starts with its old length as NULs, then the lines written since. A
+    stream of NULs alone is no such log: its head is given back, for the binary rule."""
     if head[:HOLE_MIN] != bytes(HOLE_MIN):
         return head, 0
     dropped = 0
@@ -224,7 +227,7 @@ def after_hole(head: bytes, read) -> tuple[bytes, int]:
             more = read(SNIFF - len(rest)) if len(rest) < SNIFF else b""
             return rest + (more or b""), dropped
         head = read(BLOCK)
-    return b"", dropped
+    return bytes(min(dropped, SNIFF)), 0  # NULs and nothing else: no hole before a log (the binary rule says)
 
 
 _HOLE = lazy_re(rb"\x00{16,}")

@@ -144,6 +144,15 @@ def test_dropped_utf16_files_are_read_as_text(e2e):
     assert dropped["diagnoses"] == result["scenarios"]["files"]["diagnoses"]
 
 
+def test_dropped_files_after_a_hole_of_nuls_are_read(e2e):
+    # logrotate's copytruncate under a writer that keeps its offset: NULs, then the lines written since
+    result, files = e2e
+    dropped = result["scenarios"]["dropHole"]
+    assert dropped["chips"] == len(files)
+    assert dropped["error"] is None
+    assert dropped["diagnoses"] == result["scenarios"]["files"]["diagnoses"]
+
+
 def test_copy_as_markdown_plain_and_redacted(e2e):
     result, files = e2e
     copy = result["scenarios"]["copy"]

@@ -190,6 +190,23 @@ async function main() {
       const utf16 = await explainAndWait(page);
       utf16.chips = await page.locator("#files .file").count();
       result.scenarios.dropUtf16 = utf16;
+
+      // the same files after a hole of NULs (a log truncated while its writer held it open: logrotate's copytruncate)
+      await page.click("#clear");
+      const holed = files.map((f) => ({ name: path.basename(f),
+        b64: Buffer.concat([Buffer.alloc(20000), fs.readFileSync(f)]).toString("base64") }));
+      await page.evaluate((items) => {
+        const dt = new DataTransfer();
+        for (const it of items) {
+          const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
+          dt.items.add(new File([bytes], it.name, { type: "text/plain" }));
+        }
+        window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
+        window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
+      }, holed);
+      const hole = await explainAndWait(page);
+      hole.chips = await page.locator("#files .file").count();
+      result.scenarios.dropHole = hole;
     }
 
     // "Try an example" on a phone: the bundled sample is explained and the result scrolled into view

@@ -260,7 +260,17 @@ async function readFile({ name, file }) {
     const stream = file.stream().pipeThrough(new DecompressionStream("gzip"));
     return { name: name.replace(/\.gz$/i, "") || name, text: await new Response(stream).text() };
   }
-  if (head.includes(0)) return { name, skipped: "looks binary" };
+  // the reader's rules (logdoc/read/source.py): 16 or more NULs the file starts with are a hole (a log truncated
+  // while its writer held it open) and are dropped; past them, more NULs than text can hold make a binary file
+  if (head.includes(0)) {
+    let text = await file.text();
+    const hole = /^\0{16,}/.exec(text);
+    if (hole) text = text.slice(hole[0].length);
+    const sniff = text.slice(0, 4096);
+    const nuls = sniff.split("\0").length - 1;
+    if (nuls > Math.max(4, Math.floor(sniff.length / 100)) || (hole && !text)) return { name, skipped: "looks binary" };
+    return { name, text };
+  }
   return { name, text: await file.text() };
 }
 
