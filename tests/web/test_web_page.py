@@ -135,6 +135,12 @@ def test_dropped_gzip_files_are_read(e2e):
     assert dropped["diagnoses"] == result["scenarios"]["files"]["diagnoses"]
 
 
+def test_a_packed_log_says_what_to_run(e2e):
+    result, _ = e2e
+    status = result["scenarios"]["zstd"]["status"]
+    assert "rank0.log.zst" in status and "zstd -d" in status
+
+
 def test_dropped_utf16_files_are_read_as_text(e2e):
     # Windows PowerShell 5's `>` writes UTF-16LE with its mark: half its bytes are NULs, yet it is text
     result, files = e2e

@@ -157,6 +157,15 @@ async function main() {
         error: await page.locator("#error-text").innerText(),
       };
 
+      // a zstd-compressed log (no NUL in its head): what to run, not lines of garbage
+      await page.click("#clear");
+      await page.setInputFiles("#picker", [{ name: "rank0.log.zst", mimeType: "application/octet-stream",
+        buffer: Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x45, 0x72, 0x61, 0x6e, 0x6b, 0x0a]) }]);
+      await page.evaluate(() => { delete document.documentElement.dataset.state; });
+      await page.click("#explain");
+      await page.waitForFunction(() => document.documentElement.dataset.state === "nothing", null, { timeout: 10000 });
+      result.scenarios.zstd = { status: await page.locator("#status-text").innerText() };
+
       // the same files, gzipped, dropped on the page (a synthetic drop event with a DataTransfer)
       await page.click("#clear");
       const gz = files.map((f) => ({ name: path.basename(f) + ".gz", b64: zlib.gzipSync(fs.readFileSync(f)).toString("base64") }));

@@ -250,8 +250,28 @@ function utf16Label(head) {
   return null;
 }
 
+// Packed formats the page does not undo (logdoc/read/gunzip.py unreadable(); the command line reads bzip2 and
+// xz, a browser only gzip): skipped with what to run, never read as lines of garbage.
+const PACKED = [
+  [[0x42, 0x5a, 0x68], "bzip2-compressed: decompress it first (bunzip2)"],
+  [[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], "xz-compressed: decompress it first (xz -d)"],
+  [[0x28, 0xb5, 0x2f, 0xfd], "zstd-compressed: decompress it first (zstd -d)"],
+  [[0x50, 0x4b, 0x03, 0x04], "a zip archive: extract it first (unzip)"],
+  [[0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], "a 7z archive: extract it first (7z x)"],
+  [[0x04, 0x22, 0x4d, 0x18], "lz4-compressed: decompress it first (lz4 -d)"],
+];
+
+function packedReason(head) {
+  for (const [magic, why] of PACKED) if (magic.every((b, i) => head[i] === b)) return why;
+  const ustar = [0x75, 0x73, 0x74, 0x61, 0x72];
+  if (ustar.every((b, i) => head[257 + i] === b)) return "a tar archive: extract it first (tar xf)";
+  return null;
+}
+
 async function readFile({ name, file }) {
   const head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
+  const packed = packedReason(head);
+  if (packed) return { name, skipped: packed };
   const utf16 = utf16Label(head);
   if (utf16) return { name, text: new TextDecoder(utf16).decode(await file.arrayBuffer()) };
   const gz = head[0] === 0x1f && head[1] === 0x8b;
