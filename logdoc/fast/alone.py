@@ -30,7 +30,7 @@ from ..blocks import IDLE, Record, may_join_quiet, may_start
 from ..envelope import C10_CLOCK, c10_time
 from ..events import EVENT_FIELDS, Envelope, Event
 from ..read.prefilter import _CANDIDATE
-from ..read.source import _clean
+from ..read.source import _clean, as_read
 from .bars import _BAR_SHAPES, _DIGIT0
 from .plans import LANE_HEAD
 
@@ -45,7 +45,6 @@ def _no_stream(env: Envelope, msg: str, text: str) -> bool:
     return (env == _ENV0 and msg == text) or (env.layers == ("pywarn",) and env.stream_key() == _NO_STREAM)
 
 
-_C0 = bytes(range(32)) + b"\x7f"
 # the envelope layers whose prefix NCCL's WARN text may start with (Feeder._feed reads such a line
 # again after a bare `Last error:`): never taken here
 _WARN_LIKE = ("pdsh", "mpich")
@@ -59,8 +58,7 @@ MAX_NOTHING = 1 << 12
 def _learn(raw: bytes, text: str, qok: bool) -> None:
     """Remember the bytes of a line whose text is ``text`` (printable, valid UTF-8 decoding to it:
     what ``read.source._clean`` returns for them) and whose record gave nothing."""
-    if (len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0
-            or raw.find(b"#033[") >= 0):
+    if not as_read(raw):
         return
     try:
         if raw.decode() != text:
@@ -243,8 +241,7 @@ def _learn_event(feeder, n: int, text: str, raw: bytes, clock, window: int, valu
     """Remember line ``n`` (``raw``, its clock found by ``clock``) whose record of its own gave the event of
     ``values`` (:data:`_EVENT_OPENERS`), when its bytes are its text and its envelope is c10's alone and
     names no process."""
-    if (len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0
-            or raw.find(b"#033[") >= 0 or not raw.isascii() or raw.decode() != text):
+    if not as_read(raw) or not raw.isascii() or raw.decode() != text:
         return
     env, msg = feeder.unwrap(text)
     ev = dict(zip(_SLOTS, values))
@@ -315,8 +312,7 @@ _C10 = ("c10",)
 def _learn_clocked(raw: bytes, text: str, env: Envelope, msg: str) -> None:
     clock = C10_CLOCK.match(raw)
     if (clock is None or env.time is None or env.time != c10_time(clock[1], clock[2]) or raw.find(b"%|") >= 0
-            or len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0
-            or raw.find(b"#033[") >= 0 or not raw.isascii() or raw.decode() != text or _CANDIDATE.search(text) is None):
+            or not as_read(raw) or not raw.isascii() or raw.decode() != text or _CANDIDATE.search(text) is None):
         return
     if len(_CLOCKED) >= MAX_CLOCKED:
         _CLOCKED.clear()

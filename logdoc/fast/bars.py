@@ -15,6 +15,7 @@ from ..classify.torch import BAR_TEMPLATE, bar_alone
 from ..envelope import unwrap
 from ..events import Envelope, Event
 from ..read.lines import after_bars
+from ..read.source import as_read
 from .plans import MAX_BULK_PLANS
 
 _ENV0 = Envelope()
@@ -25,7 +26,6 @@ _ENV0 = Envelope()
 _BAR_SHAPES: dict[bytes, bool] = {}
 MAX_BAR_SHAPES = 1 << 12
 _DIGIT0 = bytes.maketrans(b"123456789", b"000000000")
-_C0 = bytes(range(32)) + b"\x7f"
 _NO_STREAM = Envelope().stream_key()
 # the literals with digits among the tests bar() runs (read.source's `#033[`, residue's `[c10d`), as keys hold them
 _BAR_REFUSED = (b"#000[", b"c00d")
@@ -37,7 +37,7 @@ def _learn_bar(raw: bytes, text: str, qok: bool) -> None:
     escapes written out as text (``#033[``, ``^[[``, a backslash) and valid UTF-8 that decode to ``text``
     (what ``read.source._clean`` returns for them)."""
     raw = after_bars(raw)
-    if len(raw.translate(None, _C0)) != len(raw) or raw.find(b"\\") >= 0 or raw.find(b"^[[") >= 0:
+    if not as_read(raw):
         return
     key = raw.translate(_DIGIT0)
     if any(w in key for w in _BAR_REFUSED):

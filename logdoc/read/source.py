@@ -378,9 +378,17 @@ def read_blocks(stream: BinaryIO, name: str, stats: ReadStats, size: int = CHUNK
     yield from splitter.close()
 
 
+def as_read(raw: bytes) -> bool:
+    """Whether :func:`_clean` changes nothing of ``raw`` but decode it: no control byte (CR, ESC, DEL,
+    ...) and no escape written out as text (``#033[``, ``^[[``, a backslash). The fast path's memos
+    keep only such lines (their bytes stand for their text)."""
+    return (len(raw.translate(None, _C0)) == len(raw) and raw.find(b"#033[") < 0 and raw.find(b"^[[") < 0
+            and raw.find(b"\\") < 0)  # (find: bytes' `in` tries an integer first)
+
+
 def _clean(raw: bytes) -> str:
     if (raw.isascii() and len(raw.translate(None, _C0)) == len(raw) and raw.find(b"#033[") < 0
-            and raw.find(b"^[[") < 0 and raw.find(b"\\") < 0):  # (find: bytes' `in` tries an integer first)
+            and raw.find(b"^[[") < 0 and raw.find(b"\\") < 0):  # (as_read, written out: once a line)
         return raw.decode("ascii")  # no CR, ESC, control byte or escape written out as text: nothing to clean
     return _clean_full(raw)
 
