@@ -166,56 +166,32 @@ async function main() {
       await page.waitForFunction(() => document.documentElement.dataset.state === "nothing", null, { timeout: 10000 });
       result.scenarios.zstd = { status: await page.locator("#status-text").innerText() };
 
-      // the same files, gzipped, dropped on the page (a synthetic drop event with a DataTransfer)
-      await page.click("#clear");
-      const gz = files.map((f) => ({ name: path.basename(f) + ".gz", b64: zlib.gzipSync(fs.readFileSync(f)).toString("base64") }));
-      await page.evaluate((items) => {
-        const dt = new DataTransfer();
-        for (const it of items) {
-          const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
-          dt.items.add(new File([bytes], it.name, { type: "application/gzip" }));
-        }
-        window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
-        window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
-      }, gz);
-      const dropped = await explainAndWait(page);
-      dropped.chips = await page.locator("#files .file").count();
-      dropped.overlayHidden = await page.locator("#drop-overlay").isHidden();
-      result.scenarios.dropGz = dropped;
-
-      // the same files as Windows PowerShell 5's `>` writes them: UTF-16LE with its byte order mark
-      await page.click("#clear");
-      const u16 = files.map((f) => ({ name: path.basename(f),
-        b64: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(fs.readFileSync(f, "utf-8"), "utf16le")]).toString("base64") }));
-      await page.evaluate((items) => {
-        const dt = new DataTransfer();
-        for (const it of items) {
-          const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
-          dt.items.add(new File([bytes], it.name, { type: "text/plain" }));
-        }
-        window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
-        window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
-      }, u16);
-      const utf16 = await explainAndWait(page);
-      utf16.chips = await page.locator("#files .file").count();
-      result.scenarios.dropUtf16 = utf16;
-
-      // the same files after a hole of NULs (a log truncated while its writer held it open: logrotate's copytruncate)
-      await page.click("#clear");
-      const holed = files.map((f) => ({ name: path.basename(f),
-        b64: Buffer.concat([Buffer.alloc(20000), fs.readFileSync(f)]).toString("base64") }));
-      await page.evaluate((items) => {
-        const dt = new DataTransfer();
-        for (const it of items) {
-          const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
-          dt.items.add(new File([bytes], it.name, { type: "text/plain" }));
-        }
-        window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
-        window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
-      }, holed);
-      const hole = await explainAndWait(page);
-      hole.chips = await page.locator("#files .file").count();
-      result.scenarios.dropHole = hole;
+      // the same files dropped on the page (a synthetic drop event with a DataTransfer), as bytes made from
+      // each file's: gzipped; as Windows PowerShell 5's `>` writes them (UTF-16LE with its byte order mark);
+      // after a hole of NULs (a log truncated while its writer held it open: logrotate's copytruncate)
+      const drops = {
+        dropGz: [".gz", "application/gzip", (b) => zlib.gzipSync(b)],
+        dropUtf16: ["", "text/plain", (b) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(b.toString("utf-8"), "utf16le")])],
+        dropHole: ["", "text/plain", (b) => Buffer.concat([Buffer.alloc(20000), b])],
+      };
+      for (const [scenario, [suffix, type, make]] of Object.entries(drops)) {
+        await page.click("#clear");
+        const items = files.map((f) => ({ name: path.basename(f) + suffix, type,
+          b64: make(fs.readFileSync(f)).toString("base64") }));
+        await page.evaluate((items) => {
+          const dt = new DataTransfer();
+          for (const it of items) {
+            const bytes = Uint8Array.from(atob(it.b64), (c) => c.charCodeAt(0));
+            dt.items.add(new File([bytes], it.name, { type: it.type }));
+          }
+          window.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt }));
+          window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt }));
+        }, items);
+        const dropped = await explainAndWait(page);
+        dropped.chips = await page.locator("#files .file").count();
+        dropped.overlayHidden = await page.locator("#drop-overlay").isHidden();
+        result.scenarios[scenario] = dropped;
+      }
     }
 
     // "Try an example" on a phone: the bundled sample is explained and the result scrolled into view
