@@ -148,6 +148,20 @@ def test_a_wrapped_record_that_does_not_read_whole_is_read_as_cut():
     assert [e.kind for e in res.events[1:]] == ["torch.message"]
 
 
+def test_a_watchdog_line_cut_at_its_end_keeps_its_numel():
+    """A viewer's cut after the WorkNCCL record (``ran fo``) loses nothing the record said: its
+    NumelIn and NumelOut are read, so the ranks that printed the whole line and the one whose line
+    was cut are the same collective, not a mismatch of sizes."""
+    other = WATCHDOG.replace("rank3", "rank0").replace("Rank 3", "Rank 0")
+    cut = WATCHDOG[:WATCHDOG.index(" ran for") + 7]
+    ev = parse_text(cut + "\n").events[0]
+    assert ev.kind == "torch.watchdog_timeout" and ev.fields.get("cut") is True
+    assert (ev.fields["numel_in"], ev.fields["numel_out"]) == (8030261248, 8030261248)
+    found = diagnoses([("a.log", other + "\n" + cut + "\n")])
+    assert found and found[0][1] == "collective_timeout_hung_rank"
+    assert all(cat != "collective_mismatch" for rid, cat, _ in found if not rid.startswith("candidate:"))
+
+
 # ------------------------------------------------------------------------------------------------
 # elisions
 
