@@ -413,7 +413,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                      r"(?P<src>[\w./+-]{1,255}\.(?:cc|cpp|h|cu):\d{1,6})\] ?"), _horovod),
     ("[", lazy_re(r"\[(?P<proc>mpiexec|mpirun|proxy:\d+:\d+|bstrap:\d+:\d+)@(?P<host>[\w.-]+)\] "
                      r"(?:\w{1,80} \((?P<src>[\w./+-]{1,255}:\d+)\): )?"), _hydra),
-    ("(", lazy_re(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\) "), _ray),
+    ("(", lazy_re(r"\((?:(?P<actor>[\w.\[][^()\n]{0,80}?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray),
     ("(", lazy_re(r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard_agent|runtime_env_agent|autoscaler(?: \+[\w.]+)?)"
                      r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)(?: |$)"), _ray_process),
     ("[", lazy_re(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<lvl>[DIWECF]) (?P<pid>\d+) \d+\] "

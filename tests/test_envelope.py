@@ -135,6 +135,9 @@ def test_messages_are_not_mistaken_for_envelopes(line):
         ("(VllmWorker rank=1 pid=4001) hello", {"pid": 4001, "rank": 1, "process": "VllmWorker"}, "hello"),
         ("(VllmWorker TP1 pid=4001) hello", {"pid": 4001, "process": "VllmWorker TP1"}, "hello"),
         ("(EngineCore_DP0 pid=33) hello", {"pid": 33, "process": "EngineCore_DP0"}, "hello"),
+        # Ray's prefix before an empty line of the process (the blank that ends a record), no space after it
+        ("(RayWorkerVllm pid=5304)", {"pid": 5304, "process": "RayWorkerVllm"}, ""),
+        ("(RayWorkerWrapper pid=1061, ip=10.0.0.5)", {"pid": 1061, "host": "10.0.0.5"}, ""),
         # syslog / journald, Compose, a container runtime's file, Lightning, rich
         ("Dec  2 09:00:00 node1 python[4001]: hello", {"host": "node1", "pid": 4001, "process": "python"}, "hello"),
         ("2026-12-02T09:00:00+0000 node1 python3[4001]: hello", {"host": "node1", "pid": 4001}, "hello"),
@@ -220,3 +223,21 @@ def test_rays_repeat_note_cut_by_a_viewer_is_peeled_like_the_whole_note():
     # other brackets at the end stay, and so does a cut note without Ray's prefix before it
     assert unwrap("(Worker pid=9) node:9:9 [0] NCCL INFO Using [0]eth0 [rank 3]")[1].endswith("[rank 3]")
     assert unwrap("node:9:9 [0] NCCL INFO NET/IB : No device found. [re")[1].endswith("[re")
+
+
+def test_rays_empty_line_ends_the_record_before_a_cxx_backtrace():
+    """``(Actor pid=N)`` alone is the process's blank line: the watchdog's record before it stays its
+    own (its CUDA error read), not the message of the C++ backtrace that follows it."""
+    from logdoc.pipeline import parse_text
+
+    p = "(RayWorkerVllm pid=5304) "
+    text = "\n".join([
+        p + "[E ProcessGroupNCCL.cpp:916] [Rank 7] NCCL watchdog thread terminated with exception: CUDA error: unknown error",
+        p + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+        p.rstrip(),
+        p + "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):",
+        p + "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7fdc6810f617 in /usr/lib/libc10.so)",
+    ]) + "\n"
+    kinds = [(e.kind, e.line) for e in parse_text(text).events]
+    assert ("cuda.error", 1) in kinds and ("torch.watchdog_failure", 1) in kinds
+    assert ("torch.cxx_backtrace", 4) in kinds
