@@ -81,3 +81,21 @@ def test_torch_cuda_nccl_wording_is_read_by_its_result(line, card):
 def test_socket_lookup_errors_printed_bare(line):
     d = _first(line + "\n")
     assert d is not None and d["category"] == "hostname_resolution"
+
+
+WATCHDOG_DEATH = ("[PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: "
+                  "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, "
+                  "NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("head", ["  what():  ", "what(): ", "  what():    what():    what():  "])
+def test_a_what_line_without_its_terminate_head_is_read_by_its_message(head):
+    """A paste that starts at the ``what():`` of a terminate record (its ``terminate called ...`` head
+    cut), or several threads' records run together: the watchdog's record it carries is read, a timeout,
+    not the bare death of the watchdog thread."""
+    d = _first(head + WATCHDOG_DEATH + "\n")
+    assert d is not None and d["id"] == "LD501"
+
+
+def test_a_what_line_with_nothing_known_after_it_stays_unread():
+    assert _first("  what():  something odd happened\n") is None

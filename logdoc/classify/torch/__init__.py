@@ -98,7 +98,8 @@ _MAX_NESTING = 6
 _nesting = threading.local()
 
 
-_OWN_LINE = lazy_re(r"\n([^\s\n])")  # a line that starts at its first column (no frame, no code line)
+_OWN_LINE = lazy_re(r"\n([^\s\n])")
+_WHAT_HEADS = lazy_re(r"(?:what\(\):[ \t]*)+")  # a line that starts at its first column (no frame, no code line)
 # an item of the desync report (TraceUtils.h, analyzeLaggingRanks) on its own line, its tail ` (count from 1)` and its
 # tabs and dash lost or kept (a paste, a post that quotes the one line that names the ranks)
 _DESYNC_ITEM = lazy_re(r"(?:-[ \t]+)?\[(?P<ranks>\d+(?:,[ \t]*\d+)*)\] (?:joined but didn't finish collective #(?P<seq>\d+)"
@@ -172,6 +173,10 @@ def _message_body(text: str, env: Envelope | None) -> Parsed | None:
                 return read_message(quoted, env)
     if c0 == "t" and s.startswith("terminate called"):
         return terminate(s, env, read_message)
+    if c0 == "w" and s.startswith("what():"):
+        # the `what():` of a terminate record whose `terminate called ...` head a paste cut, or several
+        # threads' records run together (`what():    what():  <message>`): the message it carries
+        return read_message(_WHAT_HEADS.sub("", s, count=1), env)
     if c0 in "Ef" and (s.startswith("Exception raised from ") or s.startswith("frame #")):
         return Parsed("torch.cxx_backtrace", level_of(env, "ERROR"),
                       "torch:c10-exception:exception-raised-from-at-most-recent-call",
