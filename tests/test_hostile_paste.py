@@ -256,3 +256,27 @@ def test_a_record_wrapped_inside_its_worknccl_keeps_its_reading(at):
         assert ev.fields["numel_in"] == 1 and ev.text.count("\n") >= 5  # the text as printed, breaks included
         assert any(e.kind == "nccl.warn" for e in res.events)  # the socket WARN under `Last error:`
 
+
+
+CHAINED_CUT = """Traceback (most recent call last):
+  File "/env/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 155, in _create_tcp_store
+    store = TCPStore(
+RuntimeError: connect() timed out. Original timeout was 60000 ms.
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/env/lib/python3.9/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 345, in wrapper
+    return f(*args, **kwargs)
+  File "/env/lib/python3.9/site-packages/torch/distributed/run.py", line 719, in main
+    run(args)
+"""
+
+
+def test_a_chain_whose_last_traceback_a_paste_cut_keeps_the_exceptions_before_it():
+    """The last traceback of a chain stops before its exception line (the paste ends there): the
+    exception above it is whole and is read, not the whole chain left unread."""
+    evs = [e for e in parse_text(CHAINED_CUT).events if e.kind == "torch.exception"]
+    assert [(e.fields["exc_type"], e.fields["exc_message"]) for e in evs] == \
+        [("RuntimeError", "connect() timed out. Original timeout was 60000 ms.")]
+    assert diagnoses([("a.log", CHAINED_CUT)])[0][0] == "LD676"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ...blocks import is_elision
+from ...blocks import _CHAIN, is_elision
 from ...events import Envelope
 from ...grammar import Parsed
 from .common import Read, cause, level_of, parse
@@ -64,6 +64,12 @@ def traceback(text: str, env: Envelope | None, read: Read) -> Parsed | None:
         text = "\n".join(line for line in text.split("\n") if not is_elision(line))
     tree = parse("torch_traceback", text)
     if tree is None:
+        # a chain whose last traceback a paste cut before its exception line: the exceptions before it
+        # are whole (`RuntimeError: connect() timed out.`, then `The above exception was the direct cause
+        # ...` and the launcher's frames)
+        at = max(text.rfind(c) for c in _CHAIN)
+        if at > 0:
+            return traceback(text[:at].rstrip(), env, read)
         return _cut_traceback(text, env)
     from lark import Tree  # (imported by the parse above)
 
