@@ -98,8 +98,8 @@ _MAX_NESTING = 6
 _nesting = threading.local()
 
 
-_OWN_LINE = lazy_re(r"\n([^\s\n])")
-_WHAT_HEADS = lazy_re(r"(?:what\(\):[ \t]*)+")  # a line that starts at its first column (no frame, no code line)
+_OWN_LINE = lazy_re(r"\n([^\s\n])")  # a line that starts at its first column (no frame, no code line)
+_WHAT_HEADS = lazy_re(r"(?:what\(\):[ \t]*)+")  # a terminate record's `what():`, once or run together
 # an item of the desync report (TraceUtils.h, analyzeLaggingRanks) on its own line, its tail ` (count from 1)` and its
 # tabs and dash lost or kept (a paste, a post that quotes the one line that names the ranks)
 _DESYNC_ITEM = lazy_re(r"(?:-[ \t]+)?\[(?P<ranks>\d+(?:,[ \t]*\d+)*)\] (?:joined but didn't finish collective #(?P<seq>\d+)"
