@@ -10,7 +10,7 @@ from ..pipeline import Feeder, prepared_events, region_reader
 from ..read.gunzip import TRUNCATED, decoder_for, trailing_message, unreadable
 from ..read.lines import LineSplitter
 from ..results import ParseResult, Stats, Unread, settle_unread
-from ..read.source import HOLE_MIN, SNIFF, ReadStats, binary_reason, hole_warning, looks_binary, utf16_encoding
+from ..read.source import HOLE_MIN, SNIFF, ReadStats, Utf16, binary_reason, hole_warning, looks_binary, utf16_encoding
 
 ALARM_LEVELS = frozenset({"WARN", "ERROR", "FATAL"})
 
@@ -47,7 +47,7 @@ class LiveParser:
         self._seen = b""           # tentative: the first SNIFF bytes, for the binary rule
         self._nuls = 0             # sniff: the NULs the stream starts with (a hole: read.source.after_hole); -1: done
         self._gz: Any = None       # packed: the decoder of its format (logdoc.read.gunzip)
-        self._utf16: Any = None    # the incremental decoder of UTF-16 text (after _gz's, if any)
+        self._utf16: Any = None    # UTF-16 text: its decoder (read.source.Utf16; after _gz's, if any)
         self._lines = LineSplitter(self.rstats)   # the line rules of the file reader
         self._lineno = 0
         self._alarm_scan = 0
@@ -133,7 +133,7 @@ class LiveParser:
             self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: "
                                         f"{trailing_message(self._gz.trailing, self._gz.name)}")
         if self._mode in ("packed", "utf16") and self._utf16 is not None:
-            self._text(self._utf16.decode(b"", final=True).encode("utf-8", "surrogatepass"))
+            self._text(self._utf16.feed(b"", final=True))
         if self._mode in ("text", "packed", "utf16", "dead"):
             for region in self._lines.close():
                 self._region_of(region)
@@ -175,10 +175,8 @@ class LiveParser:
             return
         encoding = utf16_encoding(text[:SNIFF])
         if encoding is not None:
-            import codecs
-
-            self._utf16 = codecs.getincrementaldecoder(encoding)("replace")
-            text = self._utf16.decode(text).encode("utf-8", "surrogatepass")
+            self._utf16 = Utf16(encoding)
+            text = self._utf16.feed(text)
         if looks_binary(text[:SNIFF]):
             self.rstats.skipped_files.append((self.name, binary_reason(text[:SNIFF])))
             self._mode = "binary"
@@ -197,9 +195,9 @@ class LiveParser:
                 self.rstats.warnings.append(f"{self.name}: stopped reading at line {self._lineno + 1}: {exc}")
                 self._mode = "dead"
                 return
-            self._text(self._utf16.decode(data).encode("utf-8", "surrogatepass") if self._utf16 is not None else data)
+            self._text(self._utf16.feed(data) if self._utf16 is not None else data)
         elif self._mode == "utf16":
-            self._text(self._utf16.decode(data).encode("utf-8", "surrogatepass"))
+            self._text(self._utf16.feed(data))
         # binary, dead: nothing to parse
 
     # --- text in: the line rules, shared with the file reader
@@ -262,9 +260,7 @@ class LiveParser:
         c._lines.stats = c.rstats
         c._lines._held, c._lines._pending = list(self._lines._held), list(self._lines._pending)
         c._gz = self._gz.copy() if self._gz is not None else None
-        if self._utf16 is not None:  # (its own decoder: closing the copy flushes a half-read unit)
-            c._utf16 = type(self._utf16)("replace")
-            c._utf16.setstate(self._utf16.getstate())
+        c._utf16 = self._utf16.copy() if self._utf16 is not None else None  # (closing it flushes a half-read unit)
         c.close()  # (reads self._raw, never changes it)
         if c._final is not None:
             return c._final

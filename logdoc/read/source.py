@@ -178,15 +178,35 @@ def utf16_encoding(head: bytes) -> str | None:
     return None
 
 
-class Utf16Reader(io.RawIOBase):
-    """A binary stream of UTF-16 text read as UTF-8 bytes (undecodable units become U+FFFD, the byte
-    order mark goes), so that the line rules and the parse see what a UTF-8 file would give them."""
+class Utf16:
+    """UTF-16 text in pieces, out as UTF-8 bytes (undecodable units become U+FFFD, the byte order mark
+    goes): one decoder for the file reader (:class:`Utf16Reader`) and the live reader."""
 
-    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+    __slots__ = ("_decoder",)
+
+    def __init__(self, encoding: str) -> None:
         import codecs
 
-        self._raw = raw
         self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+
+    def feed(self, data: bytes, final: bool = False) -> bytes:
+        return self._decoder.decode(data, final).encode("utf-8", "surrogatepass")
+
+    def copy(self) -> "Utf16":
+        """A decoder in the same state (a half-read unit included), to be closed apart."""
+        c = Utf16.__new__(Utf16)
+        c._decoder = type(self._decoder)("replace")
+        c._decoder.setstate(self._decoder.getstate())
+        return c
+
+
+class Utf16Reader(io.RawIOBase):
+    """A binary stream of UTF-16 text read as UTF-8 bytes, so that the line rules and the parse see
+    what a UTF-8 file would give them."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        self._raw = raw
+        self._utf16 = Utf16(encoding)
         self._out = b""
         self._eof = False
 
@@ -197,7 +217,7 @@ class Utf16Reader(io.RawIOBase):
         while not self._out and not self._eof:
             data = self._raw.read(BLOCK)
             self._eof = not data
-            self._out = self._decoder.decode(data or b"", final=self._eof).encode("utf-8", "surrogatepass")
+            self._out = self._utf16.feed(data or b"", final=self._eof)
         n = min(len(b), len(self._out))
         b[:n] = self._out[:n]
         self._out = self._out[n:]
