@@ -162,6 +162,24 @@ def test_a_watchdog_line_cut_at_its_end_keeps_its_numel():
     assert all(cat != "collective_mismatch" for rid, cat, _ in found if not rid.startswith("candidate:"))
 
 
+def test_a_watchdog_line_cut_between_its_sizes_is_not_a_size_mismatch():
+    """Cut after ``NumelIn=...,`` the record says nothing of NumelOut: a size that was not read does
+    not differ from the other rank's. A NumelIn that was read and differs still does."""
+    other = WATCHDOG.replace("rank3", "rank0").replace("Rank 3", "Rank 0")
+    cut = WATCHDOG[:WATCHDOG.index(" NumelOut")]
+    ev = parse_text(cut + "\n").events[0]
+    assert ev.fields.get("numel_in") == 8030261248 and ev.fields.get("numel_out") is None
+    found = diagnoses([("a.log", other + "\n" + cut + "\n")])
+    assert found and all(cat != "collective_mismatch" for rid, cat, _ in found if not rid.startswith("candidate:"))
+    for end, key in (("SeqNum=3", "seq"), ("OpType=ALLRED", "op_type"), ("NumelIn=80302", "numel_in")):
+        inside = WATCHDOG[:WATCHDOG.index(end) + len(end)]   # cut inside the value: not read
+        ev = parse_text(inside + "\n").events[0]
+        assert ev.fields.get("cut") is True and key not in ev.fields
+    odd = cut.replace("NumelIn=8030261248", "NumelIn=4015130624")
+    found = diagnoses([("a.log", other + "\n" + odd + "\n")])
+    assert any(cat == "collective_mismatch" for rid, cat, _ in found if not rid.startswith("candidate:"))
+
+
 # ------------------------------------------------------------------------------------------------
 # elisions
 

@@ -415,11 +415,12 @@ def _collective_mismatch(job: Job) -> list[Event]:
             values: dict[str, list[int]] = {}
             for r, v in ranks.items():
                 values.setdefault(v[0], []).append(r)
-        elif len(ops) == 1 and next(iter(ops)) in NUMEL_OPS and len({v[1:] for v in ranks.values()}) > 1:
+        elif len(ops) == 1 and next(iter(ops)) in NUMEL_OPS and _sizes_differ(ranks.values()):
             aspect = "numel"
             values = {}
             for r, v in ranks.items():
-                values.setdefault(f"NumelIn={v[1]}, NumelOut={v[2]}", []).append(r)
+                if v[1] is not None or v[2] is not None:
+                    values.setdefault(f"NumelIn={_size(v[1])}, NumelOut={_size(v[2])}", []).append(r)
         else:
             continue
         values = {k: sorted(v) for k, v in sorted(values.items())}
@@ -433,6 +434,17 @@ def _collective_mismatch(job: Job) -> list[Event]:
         out.append(ev)
     out.extend(_detail_mismatch(job))
     return out
+
+
+def _sizes_differ(records) -> bool:
+    """Two ranks' sizes differ only where both were read: a record cut before NumelIn or NumelOut says nothing."""
+    ins = {v[1] for v in records if v[1] is not None}
+    outs = {v[2] for v in records if v[2] is not None}
+    return len(ins) > 1 or len(outs) > 1
+
+
+def _size(n: int | None) -> str:
+    return "?" if n is None else str(n)
 
 
 _DETAIL_ASPECT = {"op type": ("op_type", "op_type"), "shapes": ("shape", "shape"), "dtypes": ("dtype", "dtype"),
