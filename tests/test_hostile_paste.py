@@ -175,6 +175,9 @@ def test_a_watchdog_line_cut_between_its_sizes_is_not_a_size_mismatch():
         inside = WATCHDOG[:WATCHDOG.index(end) + len(end)]   # cut inside the value: not read
         ev = parse_text(inside + "\n").events[0]
         assert ev.fields.get("cut") is True and key not in ev.fields
+    # a record the poster abridged (``...``) keeps the values written whole before it
+    abridged = WATCHDOG[:WATCHDOG.index(", NumelIn")] + " ...)"
+    assert parse_text(abridged + "\n").events[0].fields.get("op_type") == "ALLREDUCE"
     odd = cut.replace("NumelIn=8030261248", "NumelIn=4015130624")
     found = diagnoses([("a.log", other + "\n" + odd + "\n")])
     assert any(cat == "collective_mismatch" for rid, cat, _ in found if not rid.startswith("candidate:"))

@@ -75,9 +75,9 @@ def _c10d_tag(s: str) -> tuple[str, str | None]:
 
 _JSON_MESSAGE = lazy_re(r'"message":\s*"((?:[^"\\\n]|\\.){1,4000})",?\s*$')
 # a value counts only with the delimiter after it: a line cut inside a number or a name says nothing of it
-_WATCHDOG_PARTS = (("seq", lazy_re(r"\bSeqNum=(\d+)[,)]")), ("op_type", lazy_re(r"\bOpType=([A-Za-z_]\w*)[,)]")),
-                   ("numel_in", lazy_re(r"\bNumelIn=(\d+),")), ("numel_out", lazy_re(r"\bNumelOut=(\d+)[,)]")),
-                   ("timeout_ms", lazy_re(r"\bTimeout\(ms\)=(\d+)[,)]")),
+_WATCHDOG_PARTS = (("seq", lazy_re(r"\bSeqNum=(\d+)[,) ]")), ("op_type", lazy_re(r"\bOpType=([A-Za-z_]\w*)[,) ]")),
+                   ("numel_in", lazy_re(r"\bNumelIn=(\d+)[,) ]")), ("numel_out", lazy_re(r"\bNumelOut=(\d+)[,) ]")),
+                   ("timeout_ms", lazy_re(r"\bTimeout\(ms\)=(\d+)[,) ]")),
                    ("elapsed_ms", lazy_re(r"\bran for (\d+) (?:milliseconds|ms)\b")))
 _NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
                                                "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError",
