@@ -252,3 +252,23 @@ def test_a_carrier_whose_last_error_a_rule_explains_gets_no_family_card():
     ids = [d["id"] for d in _report({"r0.log": _CARRIER.format(last="some plugin said something odd"),
                                      })["diagnoses"]]
     assert ids[0].startswith("family:")
+
+
+def test_a_store_that_could_not_be_reached_ranks_what_keeps_it_unreachable():
+    """The c10d store's connect failed: the message says that, not why. A host name as the store's
+    address and a connect that timed out speak for a name that leads elsewhere and for a network that
+    drops the port; a refused connect speaks for a store that was not listening (the lead's own cause)."""
+    timed_out = ("torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of "
+                 "(trainer-0, 29500). The client socket has failed to connect to trainer-0:29500 (errno: 110 - "
+                 "Connection timed out).")
+    rep = _report({"rank1.log": timed_out + "\n"})
+    lead, cands = rep["diagnoses"][0], _cands(rep)
+    assert lead["category"] == "rendezvous_store_failure" and lead["severity"] == "error"
+    assert {c["category"] for c in cands} == {"hostname_resolution", "firewall_or_unreachable_peer"}
+    assert all(c["for"] for c in cands)
+    by_ip = timed_out.replace("trainer-0", "10.1.2.3")
+    names = [c["category"] for c in _cands(_report({"rank1.log": by_ip + "\n"}))]
+    assert names[0] == "firewall_or_unreachable_peer"   # the address is a number: nothing speaks for the name
+    rdzv = ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+            "failed. See inner exception for details.")
+    assert _cands(_report({"agent.log": rdzv + "\n"}))
