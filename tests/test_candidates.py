@@ -272,3 +272,17 @@ def test_a_store_that_could_not_be_reached_ranks_what_keeps_it_unreachable():
     rdzv = ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
             "failed. See inner exception for details.")
     assert _cands(_report({"agent.log": rdzv + "\n"}))
+
+
+def test_a_peer_that_no_route_reaches_and_a_hostname_gloo_cannot_resolve_name_the_interface_next():
+    """NCCL's connect to a peer that found no route, and Gloo's lookup of its own hostname, are read
+    for what happened; the interface that NCCL or Gloo chose is the next candidate, as both fixes go
+    through it (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME)."""
+    no_route = ("node1:2211:2290 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 192.168.19.14<52822> "
+                "failed : No route to host")
+    gloo = ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:138] rp != nullptr. "
+            "Unable to find address for: node1.cluster")
+    for text, lead in ((no_route, "firewall_or_unreachable_peer"), (gloo, "hostname_resolution")):
+        rep = _report({"rank0.log": text + "\n"})
+        assert rep["diagnoses"][0]["category"] == lead
+        assert "wrong_network_interface" in [c["category"] for c in _cands(rep)]
