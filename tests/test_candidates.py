@@ -286,3 +286,16 @@ def test_a_peer_that_no_route_reaches_and_a_hostname_gloo_cannot_resolve_name_th
         rep = _report({"rank0.log": text + "\n"})
         assert rep["diagnoses"][0]["category"] == lead
         assert "wrong_network_interface" in [c["category"] for c in _cands(rep)]
+
+
+def test_an_nvls_setup_failure_names_the_container_and_the_release_after_the_fabric():
+    """CUDA refusing NVLS multicast memory says which call failed, not why: the fabric leads, then what this
+    log shows for a container without the capability devices, an NCCL release or a forced setting."""
+    warn = ("node1:81:93 [0] transport/nvls.cc:251 NCCL WARN Cuda failure 1 'invalid argument'\n"
+            "node1:81:93 [0] NCCL INFO transport/nvls.cc:401 -> 1\n")
+    rep = _report({"rank0.log": warn})
+    assert rep["diagnoses"][0]["category"] == "fabric_manager_or_driver"
+    assert len(_cands(rep)) == 2
+    forced = "node1:81:81 [0] NCCL INFO NCCL_CUMEM_ENABLE set by environment to 0.\n"
+    cands = _cands(_report({"rank0.log": forced + warn}))
+    assert cands[0]["category"] == "bad_nccl_env_config" and cands[0]["for"]
