@@ -299,3 +299,16 @@ def test_an_nvls_setup_failure_names_the_container_and_the_release_after_the_fab
     forced = "node1:81:81 [0] NCCL INFO NCCL_CUMEM_ENABLE set by environment to 0.\n"
     cands = _cands(_report({"rank0.log": forced + warn}))
     assert cands[0]["category"] == "bad_nccl_env_config" and cands[0]["for"]
+
+
+def test_the_rank_the_others_waited_for_gets_what_kept_it_away():
+    """The SeqNums name the rank that never arrived; why is open: a barrier's one-element ALLREDUCE early in
+    the run speaks for work of its own that outlasted the timeout."""
+    def timeout(rank: int, seq: int) -> str:
+        return (f"[rank{rank}]:[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog caught "
+                f"collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                f"Timeout(ms)=600000) ran for 600021 milliseconds before timing out.\n")
+    rep = _report({"rank1.log": timeout(1, 2), "rank2.log": timeout(2, 2), "rank0.log": "loading shards\n"})
+    lead, cands = rep["diagnoses"][0], _cands(rep)
+    assert lead["category"] == "collective_timeout_hung_rank" and lead["ranks"] == [0]
+    assert cands and cands[0]["category"] == "timeout_misconfigured" and cands[0]["for"]
