@@ -186,3 +186,36 @@ def test_a_status_an_exception_carries_is_the_exceptions():
     evs = parse_sources([("x.log", text)]).events
     assert not [e for e in evs if e.kind == "framework.grpc_status"]
     assert _ids(text)[0] == "LD689"
+
+
+# PaddlePaddle's launcher (paddle/distributed/launch/job/container.py: Container.__str__ after controller.py's
+# `Container failed !!!`)
+_PADDLE_POD = ("LAUNCH INFO 2024-05-14 10:11:20,104 Pod failed\n"
+               "LAUNCH ERROR 2024-05-14 10:11:20,105 Container failed !!!\n"
+               "Container rank {rank} status failed cmd ['/usr/bin/python3', '-u', 'train.py'] code {code} log log/workerlog.{rank}\n"
+               "LAUNCH INFO 2024-05-14 10:11:20,105 ------------------------- ERROR LOG DETAIL -------------------------\n")
+
+
+def test_paddles_launcher_line_is_read():
+    p = classify_framework("Container rank 2 status failed cmd ['/usr/bin/python3', '-u', 'train.py'] code -6 log log/workerlog.2")
+    assert p is not None and p.kind == "framework.peer_lost"
+    assert p.fields == {"framework": "paddle", "exited_rank": 2, "exitcode": -6, "signal": "SIGABRT"}
+    assert classify_framework("Container rank 2 status running cmd ['/usr/bin/python3', 'train.py'] code 0 log x") is None
+
+
+@pytest.mark.parametrize("code, rule", [(1, "LD7051"), (-9, "LD7052")])
+def test_paddles_launcher_names_the_failed_worker(code, rule):
+    assert _ids(_PADDLE_POD.format(rank=3, code=code))[:1] == [rule]
+
+
+def test_the_workers_own_error_leads_paddles_launcher_line():
+    ids = _ids("ValueError: shapes (3,) and (4,) not aligned\n" + _PADDLE_POD.format(rank=0, code=1))
+    assert ids[0] == "LD710"
+
+
+def test_an_uncaught_cxx_exception_carrying_nccls_cuda_error_string_is_that_error():
+    # Paddle 1.x's PADDLE_ENFORCE of an NCCL call: the exception's what() is ncclGetErrorString's text and a location
+    text = ("terminate called after throwing an instance of 'paddle::platform::EnforceNotMet'\n"
+            "  what():  unhandled cuda error at [/paddle/paddle/fluid/platform/nccl_helper.h:70]\n"
+            "PaddlePaddle Call Stacks:\n")
+    assert _ids(text)[0] == "LD815"

@@ -70,6 +70,12 @@ a pair of GPUs without working peer access), Accelerate's ``Detected kernel vers
 recommended minimum of 5.5.0; this can cause the process to hang.`` (accelerate/utils/other.py): ``framework.check``
 with ``framework``, ``check`` (``p2p``, ``kernel``) and, for the kernel, ``value`` and ``required``.
 
+PaddlePaddle's launcher (``python -m paddle.distributed.launch``; paddle/distributed/launch/controllers/controller.py and
+job/container.py) logs ``Container failed !!!`` when a worker process of its pod ends with a non-zero code, then the
+worker on its own line: ``Container rank 0 status failed cmd ['/usr/bin/python', '-u', 'train.py'] code -6 log
+log/workerlog.0`` (``env {...}`` after it with FLAGS_print_launcher_env): ``framework`` ``paddle``, ``exited_rank``,
+``exitcode`` (negative: the signal that ended it, Python's ``Popen.returncode``) and ``signal``.
+
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
@@ -117,6 +123,7 @@ _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote
 _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
                 r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
+_PADDLE = lazy_re(r"^Container rank (?P<rank>\d{1,7}) status failed cmd \[[^\n]{0,4000}?\] code (?P<code>-?\d{1,4}) log ")
 _VLLM_SHM = lazy_re(r"\bNo available shared memory broadcast block found ?in (?P<s>\d{1,6}) seconds?\b")
 _HOROVOD_STALL = lazy_re(r"\bsubmitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
                          r"ranks for more than (?P<s>\d{1,7}) seconds\b")
@@ -179,6 +186,14 @@ def classify_framework(line: str) -> Parsed | None:
                 f["exitcode"] = code
                 if code < 0 and -code in SIGNALS:
                     f["signal"] = SIGNALS[-code]
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if line.startswith("Container rank "):
+        m = _PADDLE.match(line)
+        if m is not None:
+            code = int(m["code"])
+            f = {"framework": "paddle", "exited_rank": int(m["rank"]), "exitcode": code}
+            if code < 0 and -code in SIGNALS:
+                f["signal"] = SIGNALS[-code]
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
     if "broadcast block" in line:
         m = _VLLM_SHM.search(line, 0, min(len(line), 1024))
