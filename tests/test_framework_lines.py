@@ -219,3 +219,24 @@ def test_an_uncaught_cxx_exception_carrying_nccls_cuda_error_string_is_that_erro
             "  what():  unhandled cuda error at [/paddle/paddle/fluid/platform/nccl_helper.h:70]\n"
             "PaddlePaddle Call Stacks:\n")
     assert _ids(text)[0] == "LD815"
+
+
+# Text Generation Inference's launcher (launcher/src/main.rs: shard_manager's tracing lines, the span's ` rank=N`)
+def test_tgis_launcher_lines_are_read():
+    p = classify_framework("Shard process was signaled to shutdown with signal 9 rank=3")
+    assert p is not None and p.fields == {"framework": "tgi", "exited_rank": 3, "signal": "SIGKILL"}
+    p = classify_framework("Shard 2 failed to start")
+    assert p is not None and p.fields == {"framework": "tgi", "exited_rank": 2, "task": "failed to start"}
+    assert classify_framework("Shard 2 ready in 12.5s") is None
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("2024-10-01T07:43:22.342900Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown"
+     " with signal 6 rank=0\n2024-10-01T07:43:22.392453Z ERROR text_generation_launcher: Shard 0 crashed\n", "LD7053"),
+    ("2024-08-11T09:36:32.029976Z ERROR text_generation_launcher: Shard 1 failed to start\n"
+     "2024-08-11T09:36:32.030017Z  INFO text_generation_launcher: Shutting down shards\n", "LD7054"),
+])
+def test_tgis_launcher_names_the_lost_shard(text, rule):
+    ids = _ids(text)
+    other = "LD7054" if rule == "LD7053" else "LD7053"
+    assert ids[:1] == [rule] and other not in ids  # (a shard killed by a signal is one card, not also a crash)

@@ -91,7 +91,7 @@ def classify_bare(text: str) -> Parsed | None:
         if parsed is None and ("JAX distributed service" in first or "remote daemon" in first or "oordination" in first
                                or "MPI_ABORT was invoked" in first or "non-zero status" in first
                                or "terminated normally, but" in first or first.startswith(("Process name: [[", "Container rank "))
-                               or " died" in first or "sigquit from a child process" in first or "broadcast block" in first
+                               or " died" in first or "Shard " in first or "sigquit from a child process" in first or "broadcast block" in first
                                or "remainder of ranks" in first or "Custom allreduce" in first or "recommended minimum" in first
                                or "Barrier timed out" in first or "heartbeat timeout" in first or "are unhealthy" in first
                                or "Shutdown barrier" in first or "Barrier failed" in first or "ID mismatch" in first

@@ -76,6 +76,12 @@ worker on its own line: ``Container rank 0 status failed cmd ['/usr/bin/python',
 log/workerlog.0`` (``env {...}`` after it with FLAGS_print_launcher_env): ``framework`` ``paddle``, ``exited_rank``,
 ``exitcode`` (negative: the signal that ended it, Python's ``Popen.returncode``) and ``signal``.
 
+Text Generation Inference's launcher (launcher/src/main.rs, a Rust ``tracing`` log whose span adds `` rank=N``) says when
+a shard process is gone: ``Shard process was signaled to shutdown with signal 9 rank=1`` (after ``Shard complete standard
+error output:`` and the shard's stderr), then ``Shard 1 crashed`` (or ``Shard 1 failed to start`` before it was ready):
+``framework`` ``tgi``, ``exited_rank`` and, for the first, ``signal`` (its name); the others ``task`` (``crashed`` or
+``failed to start``).
+
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
 ``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
@@ -124,6 +130,8 @@ _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutti
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
                 r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
 _PADDLE = lazy_re(r"^Container rank (?P<rank>\d{1,7}) status failed cmd \[[^\n]{0,4000}?\] code (?P<code>-?\d{1,4}) log ")
+_TGI = lazy_re(r"\bShard process was signaled to shutdown with signal (?P<sig>\d{1,3})\b(?:[^\n]{0,40}?\brank=(?P<rank>\d{1,7}))?"
+               r"|\bShard (?P<rank2>\d{1,7}) (?P<what>crashed|failed to start)\b")
 _VLLM_SHM = lazy_re(r"\bNo available shared memory broadcast block found ?in (?P<s>\d{1,6}) seconds?\b")
 _HOROVOD_STALL = lazy_re(r"\bsubmitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
                          r"ranks for more than (?P<s>\d{1,7}) seconds\b")
@@ -194,6 +202,18 @@ def classify_framework(line: str) -> Parsed | None:
             f = {"framework": "paddle", "exited_rank": int(m["rank"]), "exitcode": code}
             if code < 0 and -code in SIGNALS:
                 f["signal"] = SIGNALS[-code]
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
+    if "Shard " in line:
+        m = _TGI.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            f = {"framework": "tgi"}
+            rank = m["rank"] or m["rank2"]
+            if rank:
+                f["exited_rank"] = int(rank)
+            if m["sig"]:
+                f["signal"] = SIGNALS.get(int(m["sig"]), f"signal {m['sig']}")
+            else:
+                f["task"] = m["what"]
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", f)
     if "broadcast block" in line:
         m = _VLLM_SHM.search(line, 0, min(len(line), 1024))
