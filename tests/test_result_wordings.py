@@ -90,3 +90,11 @@ def test_nccl_1s_texts_for_a_type_or_an_operation_read_as_an_nccl_1_library():
                  "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: invalid reduction operations"):
         assert _top(line) == "LD445", line
     assert _top("UnknownError (see above for traceback): ncclAllReduce failed: invalid argument") != "LD445"
+
+
+def test_nccl_1s_text_for_a_system_error_reaches_the_system_error_family():
+    # NCCL 1.x's ncclGetErrorString (src/core.cu) says "system error" for ncclSystemError (2.x: "unhandled system
+    # error"): in a glog CHECK of the result (Caffe's NCCL_CHECK: `(2 vs. 0)`) and in `<call> failed: <text>`
+    for line in ("F0303 23:23:01.868011 30044 parallel.cpp:135] Check failed: result == ncclSuccess (2 vs. 0) system error",
+                 "UnknownError (see above for traceback): ncclCommInitRank failed: system error"):
+        assert _top(line) == "family:nccl_system_error", line

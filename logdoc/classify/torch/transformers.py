@@ -16,6 +16,7 @@ NCCL_STRINGS = {
     "internal error": "ncclInternalError", "invalid argument": "ncclInvalidArgument",
     "invalid usage": "ncclInvalidUsage", "remote process exited or there was a network error": "ncclRemoteError",
     "NCCL operation in progress": "ncclInProgress",
+    "system error": "ncclSystemError",  # NCCL 1.x's text (src/core.cu ncclGetErrorString; 2.x added `unhandled`)
 }
 
 
