@@ -98,3 +98,24 @@ def test_nccl_1s_text_for_a_system_error_reaches_the_system_error_family():
     for line in ("F0303 23:23:01.868011 30044 parallel.cpp:135] Check failed: result == ncclSuccess (2 vs. 0) system error",
                  "UnknownError (see above for traceback): ncclCommInitRank failed: system error"):
         assert _top(line) == "family:nccl_system_error", line
+
+
+@pytest.mark.parametrize("line, family", [
+    # glog's CHECK_EQ of an NCCL call that printed the result's number only (PaddlePaddle 1.x's nccl_helper.h)
+    ("F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed: dynload::ncclGroupEnd() == ncclSuccess (1 vs. 0) ",
+     "family:nccl_cuda_error"),
+    ("F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed: dynload::ncclAllReduce(a, b) == ncclSuccess (3 vs. 0)",
+     "family:nccl_internal_error"),
+    # OneFlow's OF_NCCL_CHECK (oneflow/core/device/nccl_util.h): `Check failed: <call> : <text> (<number>). ...`
+    ("F20221031 10:52:42.193126 106986 eager_nccl_comm_manager.cpp:75] Check failed: ncclCommInitRank(comm, n, id, rank)"
+     " : unhandled system error (2). To see more detail, please run OneFlow with system variable NCCL_DEBUG=INFO",
+     "family:nccl_system_error"),
+])
+def test_a_frameworks_glog_check_of_an_nccl_result_reaches_its_family(line, family):
+    assert _top(line) == family, line
+
+
+def test_a_glog_check_of_another_result_number_names_no_result():
+    # numbers 4 and above meant other results in NCCL 1.x: the line is an NCCL error, but of no named result
+    top = _top("F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed: dynload::ncclGroupEnd() == ncclSuccess (5 vs. 0)")
+    assert not (top or "").startswith(("family:nccl_invalid", "family:nccl_system", "family:nccl_cuda", "family:nccl_internal"))

@@ -349,20 +349,31 @@ EXTRA = [
     # older releases' wording; `invalid data type` and `invalid reduction operations` are NCCL 1.x's texts of
     # ncclInvalidType and ncclInvalidOperation, which NCCL 2 does not have: an NCCL 1 library answered)
     # (the message itself, or after the `Type (...): ` of the exception that carries it)
+    # (NCCL 1.x's text of ncclSystemError is `system error`: src/core.cu ncclGetErrorString)
     ("logdoc:nccl-call:failed", "torch.nccl_error", "ERROR", "line", "",
      "nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error|invalid data type|"
-     "invalid reduction operations}{rest:rest}"),
+     "invalid reduction operations|system error}{rest:rest}"),
     # glog's CHECK around an NCCL call (Caffe's NCCL_CHECK: CHECK_EQ(result, ncclSuccess) << " " <<
     # ncclGetErrorString(result)): `Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error`
     ("logdoc:nccl-call:glog-check", "torch.nccl_error", "ERROR", "line", "",
      "{head}Check failed: {expr:word} == ncclSuccess ({code:int} vs. 0) {error_string=unhandled cuda error|"
      "unhandled system error|internal error|invalid argument|invalid usage|"
-     "remote process exited or there was a network error}{rest:rest}"),
+     "remote process exited or there was a network error|system error}{rest:rest}"),
+    # the same CHECK without the text (PaddlePaddle 1.x's nccl_helper.h: CHECK_EQ(dynload::ncclGroupEnd(),
+    # ncclSuccess)): `Check failed: dynload::ncclGroupEnd() == ncclSuccess (1 vs. 0) `, the result by its number
+    ("logdoc:nccl-call:glog-check-code", "torch.nccl_error", "ERROR", "line", "",
+     "{head}Check failed: {expr} == ncclSuccess ({code:int} vs. 0){rest:rest}"),
+    # OneFlow's OF_NCCL_CHECK (oneflow/core/device/nccl_util.h): LOG(FATAL) << "Check failed: " #condition " : "
+    # << ncclGetErrorString(status) << " (" << status << "). " << "To see more detail, please run OneFlow ..."
+    ("logdoc:nccl-call:oneflow-check", "torch.nccl_error", "ERROR", "line", "",
+     "{head}Check failed: {call} : {error_string=unhandled cuda error|unhandled system error|internal error|"
+     "invalid argument|invalid usage|remote process exited or there was a network error|system error} "
+     "({code:int}).{rest:rest}"),
     ("logdoc:nccl-call:failed-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head}: nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
      "invalid argument|invalid usage|remote process exited or there was a network error|invalid data type|"
-     "invalid reduction operations}{rest:rest}"),
+     "invalid reduction operations|system error}{rest:rest}"),
     # vLLM's NCCL wrapper (pynccl) raises `NCCL error: <ncclGetErrorString>`; a logger line quotes it after its own
     # words (`ncclCommInitRank failed with error: NCCL error: internal error - please report ...`)
     ("logdoc:nccl-call:error-quoted", "torch.nccl_error", "ERROR", "line", "",

@@ -28,6 +28,8 @@ from .transformers import nccl_result_of
 
 _WORK_STATUS = lazy_re(r"[Ll]ast enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
 _UNIT_MS = {"ms": 1, "s": 1000, "min": 60000, "h": 3600000}
+# the ncclResult numbers that mean the same in every release (nccl.h; NCCL 1.x numbered its later results otherwise)
+_RESULT_NUMBERS = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError"}
 MAX_MATCH = 65536  # the catalog matcher looks at most at this many characters of a message
 _ORIGINAL = "\n Original exception:"
 
@@ -336,6 +338,8 @@ def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
         result = nccl_result_of(f["error_string"])  # a framework's own wording of the result's text
         if result:
             f["nccl_result"] = result
+    elif kind == "torch.nccl_error" and "nccl_result" not in f and f.get("code") in _RESULT_NUMBERS:
+        f["nccl_result"] = _RESULT_NUMBERS[f["code"]]  # a glog CHECK that printed the result's number only
     elif kind in ("torch.flight_recorder", "torch.heartbeat", "torch.teardown") and "src_rank" in f:
         f["src_rank"] = to_int(f["src_rank"])
     if kind == "store.client_timeout" and f.get("unit") in _UNIT_MS and isinstance(f.get("timeout_ms"), int):
