@@ -467,6 +467,15 @@ def test_child_failed_inside_traceback():
     assert p.fields["exc_type"].endswith("ChildFailedError") and p.fields["failures"][0]["rank"] == 1
 
 
+def test_child_failed_without_its_failures_section():
+    # a summary pasted without its `Failures:` section: title, dashes, then the root cause at once
+    text = CHILD_FAILED[:CHILD_FAILED.index("Failures:")] + CHILD_FAILED[CHILD_FAILED.index("Root Cause"):]
+    tb = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + text
+    for p in (c(text), c(tb)):
+        assert p.kind == "torchrun.child_failed", p
+        assert [(f["rank"], f["exitcode"], f["root_cause"]) for f in p.fields["failures"]] == [(1, 1, True)]
+
+
 def test_torchrun_agent_lines():
     env = Envelope(level="E", pid=21743, source="torch/distributed/elastic/multiprocessing/api.py:874")
     p = c("failed (exitcode: -9) local_rank: 0 (pid: 21812) of binary: /usr/bin/python3", env)
