@@ -62,6 +62,16 @@ def test_a_word_after_the_prefix_is_peeled_only_where_every_line_has_it():
     assert _learn_prefix(colon).match(colon[0]) == len("10.1.2.0: ")
 
 
+def test_a_learned_level_word_prefix_spares_nccl1_warn_header():
+    # NCCL 1.x's INFO lines start with the level word, so `INFO ` is learned as a prefix; its WARN
+    # lines (`WARN <file>:<line> <msg>`, src/core.h's WARN macro) keep theirs and are still read
+    info = [f"INFO rank {k} using device {k} (0000:0{k + 6}:00.0)" for k in range(2)]
+    info += ["INFO NCCL debug level set to INFO", "INFO Global device memory space is enabled"]
+    res = parse_text("\n".join(info + ["WARN src/core.cu:225 Cuda failure 'out of memory'"]) + "\n")
+    assert [(e.kind, e.fields.get("header"), e.fields.get("code_location")) for e in res.events] == \
+        [("nccl.warn", "nccl1", "src/core.cu:225")]
+
+
 def test_a_prefix_that_names_processes_keeps_their_records_apart():
     lines = []
     for pid in (101, 202):

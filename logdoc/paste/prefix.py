@@ -113,7 +113,9 @@ def _shape_rx(shape: str) -> str:
     if shape[0] == "=":
         return re.escape(shape[1:]) + r"(?![^\s\[(])"  # a word the prefix holds as it is (_constant_word)
     if shape == "L":
-        return "(?:" + "|".join(sorted(_LEVELS, key=len, reverse=True)) + r")(?![^\s\[(])"
+        # (never `WARN src/core.cu:225 ...`: NCCL 1.x's own header, as in _tokens)
+        return ("(?:" + "|".join(sorted(_LEVELS, key=len, reverse=True)) + r")(?![^\s\[(])"
+                + r"(?![ \t]" + _SOURCE_LOCATION.pattern + ")")
     if shape[0] in "[(":
         o, c = ("\\[", "\\]") if shape[0] == "[" else ("\\(", "\\)")
         inner = "[^\\[\\]\\n]" if shape[0] == "[" else "[^()\\n]"
