@@ -166,6 +166,7 @@ KINDS: dict[str, KindSpec] = {
     "store.wait_timeout": _k(EXCEPTION_FIELDS + ("timeout_ms", "keys", "fd", "local_addr", "remote_addr"), _T,
                              "store get/wait timed out", True),
     "store.recv_closed": _k(EXCEPTION_FIELDS, _T, "the store connection was closed", True),
+    "torch.rpc_error": _k(EXCEPTION_FIELDS, _T, "torch.distributed.rpc's TensorPipe agent failed on a pipe to a peer", True),
     "store.listen_failed": _k(EXCEPTION_FIELDS + ("port", "errno_name", "use_ipv6", "uv_code", "uv_message",
                                                   "uv_name"), _T, "the store server could not listen", True),
     "store.resolve_failed": _k(EXCEPTION_FIELDS + ("host", "port", "family"), _T, "the store host did not resolve", True),

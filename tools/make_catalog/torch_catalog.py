@@ -530,6 +530,13 @@ EXTRA = [
     ("logdoc:tcpstore:client-call-failed", "store.recv_closed", "WARN", "body", "torch/csrc/distributed/c10d/TCPStore.cpp",
      "{call=sendBytes|recvVector|recvValue|recvValueWithTimeout} failed on SocketImpl(fd={fd:int}, addr={local_addr}, "
      "remote={remote_addr}): {error:rest}"),
+    # torch.distributed.rpc's TensorPipe agent (torch/csrc/distributed/rpc/tensorpipe_agent.cpp) logs a failed pipe
+    # operation before it fails the pending futures: LOG(WARNING) << "RPC agent for " << name << " encountered error
+    # when " << "sending outgoing request #<id> to <peer>" / "reading incoming response from <peer>" / "reading incoming
+    # request from <peer>" / "sending outgoing response to <peer>" / "accepting incoming pipe" << ": " << error.what()
+    # (tensorpipe's text: `async error on socket: Connection reset by peer (this error originated at ...)`, `pipe closed`)
+    ("logdoc:rpc:tensorpipe-agent-error", "torch.rpc_error", "WARN", "body", "torch/csrc/distributed/rpc/tensorpipe_agent.cpp",
+     "RPC agent for {worker} encountered error when {action}: {error:rest}"),
     # c10d's client connect (torch/csrc/distributed/c10d/socket.cpp, SocketConnectOp::tryConnect): the connect to one
     # address ended in ETIMEDOUT (no answer at all, not a refusal) and it tries again until its own timeout
     ("logdoc:c10d:server-socket-timed-out", "store.connect_retry", "WARN", "body", "torch/csrc/distributed/c10d/socket.cpp",
