@@ -1057,6 +1057,31 @@ def test_nccl_records_glued_on_one_line_are_read_one_by_one():
     assert paste.split_glued("node1:1:2 [0] NCCL INFO NCCL_DEBUG set by environment to INFO. NCCL INFO is on") is None
 
 
+def test_torch_records_glued_after_a_sentence_are_read_each_on_its_own():
+    """A paste that lost its line ends: c10's records and the C++ runtime's `terminate called` follow one another
+    after a sentence's end on one line; each is read, so the exception's `Last error:` names the cause."""
+    from logdoc import paste
+
+    line = ("[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+            "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. [E ProcessGroupNCCL.cpp:460] To "
+            "avoid data inconsistency, we are taking the entire process down. terminate called after throwing an instance of "
+            "'std::runtime_error' what(): NCCL error: remote process exited or there was a network error, NCCL version 2.14.3 "
+            "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely. Last "
+            "error: NET/IB : Got completion from peer 10.0.0.2<4000> with error 12, opcode 0, len 0, vendor err 129")
+    parts = paste.split_glued_torch(line)
+    assert [p[:30] for p in parts] == ["[E ProcessGroupNCCL.cpp:455] S", "[E ProcessGroupNCCL.cpp:460] T",
+                                       "terminate called after throwin"]
+    kinds = [e.kind for e in _events(line + "\n")]
+    assert "torch.terminate" in kinds and kinds.count("torch.teardown") == 2
+    assert _report(line + "\n")["diagnoses"][0]["id"] == "LD201"
+    glog = ("[E1129 10:11:12.123456789 ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. "
+            "[E1129 10:11:12.123456789 ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.")
+    assert len(paste.split_glued_torch(glog)) == 2
+    # a header after a prefix's bracket or a process's parenthesis is that prefix's record, not a second one
+    assert paste.split_glued_torch("[node-3] [E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out.") is None
+    assert paste.split_glued_torch("(worker pid=12) terminate called after throwing an instance of 'c10::Error'") is None
+
+
 def test_torchrun_agent_start_lines_and_a_rendezvous_closed_at_the_first_join():
     """The agent's start (log directory, entrypoint, Rendezvous'ing) are events; RendezvousClosedError at
     the first join, before any worker group started, is an earlier run's closed state (the run id)."""

@@ -68,14 +68,14 @@ from ..read.source import _Peek, read_lines, ReadStats, Source
 from .common import EVERY_LINE_MAX, HEAD_LINES, LEARN_LINES, Paste
 from .interleave import deinterleave, interleaved_writes, is_interleaved
 from .markdown import _strip_gutter, _strip_markdown
-from .repair import repair_lines, split_glued
+from .repair import repair_lines, split_glued, split_glued_torch
 from .screen import _NO_PREFIX, as_written
 
 REPAIR_MAX = 4 << 20
 EVERY_LINE_INPUT_MAX = 1 << 20  # ... when all the sources together are at most this many bytes
 
 __all__ = ["Paste", "prepare", "prepare_bytes", "short_sources", "repair_lines", "deinterleave", "is_interleaved",
-           "interleaved_writes", "split_glued", "as_written", "LEARN_LINES", "_NO_PREFIX", "_strip_gutter", "_strip_markdown"]
+           "interleaved_writes", "split_glued", "split_glued_torch", "as_written", "LEARN_LINES", "_NO_PREFIX", "_strip_gutter", "_strip_markdown"]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -209,13 +209,16 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     if _decode_escaped(out, paste):
         changed = True
 
-    # several NCCL records glued on one line
+    # several NCCL records glued on one line, or PyTorch's records after a sentence (split_glued_torch)
     for i, t in enumerate(out):
-        if t.count("NCCL ") > 1 and len(t) <= LONG and (i + 1) not in paste.pieces:
-            parts = split_glued(t)
-            if parts is not None:
-                paste.pieces[i + 1] = parts
-                changed = True
+        if len(t) > LONG or (i + 1) in paste.pieces:
+            continue
+        parts = split_glued(t) if t.count("NCCL ") > 1 else None
+        if parts is None and ("terminate called" in t or ".cpp:" in t):
+            parts = split_glued_torch(t)
+        if parts is not None:
+            paste.pieces[i + 1] = parts
+            changed = True
 
     # a line a progress bar's last update stood in front of: the bar and the line, each read on its own
     for i, bar in bars.items():
@@ -271,6 +274,25 @@ def split_glued(line: str) -> list[str] | None:
     cuts = [0] + starts[1:] + [len(line)]
     return [line[a:b].rstrip() for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
 
+
+# A PyTorch record glued after the end of a sentence on the same line (a paste that lost its line ends): c10's
+# log header, old (`[E ProcessGroupNCCL.cpp:455] `) or glog's (`[E1129 10:11:12.123456 123 ProcessGroupNCCL.cpp:632] `),
+# or the C++ runtime's `terminate called after throwing an instance of` that ends the process.
+_GLUED_TORCH = lazy_re(
+    r"(?<=[.!] )(?=\[[EWIF](?:\d{4} [\d:.]+(?: +\d+)?)? [\w./-]+\.(?:cpp|hpp|cc|h):\d+\] "
+    r"|terminate called after throwing an instance of )")
+
+
+def split_glued_torch(line: str) -> list[str] | None:
+    """The records of a line where PyTorch's records follow one another after a sentence's end
+    (``... data. [E ProcessGroupNCCL.cpp:460] To avoid ... down. terminate called after throwing ...``),
+    each read on its own; None when no record starts inside the line."""
+    starts = [m.start() for m in _GLUED_TORCH.finditer(line)]
+    if not starts:
+        return None
+    cuts = [0] + starts + [len(line)]
+    parts = [line[a:b].rstrip() for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
+    return parts if len(parts) > 1 else None
 
 
 def _assign_between(out: list[str], paste: Paste) -> bool:

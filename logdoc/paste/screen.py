@@ -15,7 +15,7 @@ from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
-from .repair import _assign_between, glued_bar, split_glued
+from .repair import _assign_between, glued_bar, split_glued, split_glued_torch
 from .wrap import _midword_joins, _wrap_width
 
 # What as_written() reads in the whole text at once. Markdown residue at a line's start (a fence,
@@ -140,6 +140,10 @@ def as_written(lines: list[str]) -> bool:
         for t in lines:
             if t.count("NCCL ") > 1 and len(t) <= LONG and split_glued(t) is not None:
                 return False  # several NCCL records glued on one line
+    if "terminate called" in text or ".cpp:" in text:
+        for t in lines:
+            if ("terminate called" in t or ".cpp:" in t) and len(t) <= LONG and split_glued_torch(t) is not None:
+                return False  # PyTorch's records glued on one line
     for t in _dense_doubled(lines, text):
         if 16 <= len(t) <= MAX_INTERLEAVED and _NEAR_DOUBLED.search(t) is not None and is_interleaved(t):
             return False
