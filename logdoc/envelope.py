@@ -352,6 +352,14 @@ def _label(m: re.Match, env: Envelope) -> str:
     return "rank"
 
 
+def _ofi_test(m: re.Match, env: Envelope) -> str:
+    """aws-ofi-nccl's own logger where no NCCL prints for it (its test programs, tests/functional and
+    tests/unit: ``printf("WARN: Function: %s Line: %d: ", filefunc, line)``, then the plugin's message)."""
+    env.level = _LEVEL[m["lvl"]] if m["lvl"] != "TRACE" else "DEBUG"
+    env.source = f"{m['func']}:{m['line']}"
+    return "ofi-test"
+
+
 def _tee(m: re.Match, env: Envelope) -> str:
     role, num = m["role"], int(m["num"])
     if role == "rank" or role == "":
@@ -435,6 +443,8 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("FEWIVC", lazy_re(r"(?P<lvl>[FEWIVC])(?P<md>\d{4}) (?P<hms>\d\d:\d\d:\d\d)\.(?P<frac>\d+)\s+(?P<num>\d+) "
                           r"(?P<path>[\w./+-]+):(?P<line>\d+)\] ?(?P<rank>)"), _glog),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[\w.]+):"), _stdlib),
+    # aws-ofi-nccl's test programs print the plugin's lines through a logger of their own
+    ("WIT", lazy_re(r"(?P<lvl>WARN|INFO|TRACE): Function: (?P<func>[\w:~]{1,200}) Line: (?P<line>\d{1,6}): (?=\S)"), _ofi_test),
     # the etcd rendezvous's own handler (torchelastic, torch 1.9-1.13): `%(levelname)s %(asctime)s `
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "), _dashed),
     ("DIWEC", lazy_re(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<src>[\w.-]+\.py:\d+) -- "), _ray_pylog),

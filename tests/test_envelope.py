@@ -175,6 +175,11 @@ def test_messages_are_not_mistaken_for_envelopes(line):
          "[Rank 1] Watchdog caught x"),
         ("E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught x", {"level": "ERROR"},
          "[Rank 1] Watchdog caught x"),
+        # aws-ofi-nccl's test programs' own logger (tests/functional: `WARN: Function: %s Line: %d: `)
+        ("WARN: Function: nccl_net_ofi_create Line: 459: NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument",
+         {"level": "WARN", "source": "nccl_net_ofi_create:459"}, "NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument"),
+        ("INFO: Function: main Line: 53: NET/OFI Received 1 network devices", {"level": "INFO"},
+         "NET/OFI Received 1 network devices"),
     ],
 )
 def test_more_envelopes(line, expect, msg):
