@@ -82,6 +82,19 @@ def test_no_candidates_after_a_specific_root_cause():
     assert not _cands(rep)
 
 
+def test_a_result_whose_warn_a_rule_reads_gets_no_family_card():
+    """`NCCL error ...: internal error` of one stream and, apart (another process's prefix), the `Last error:` NCCL printed
+    for it, which a rule reads: the rule's reading leads, not the result's generic family card."""
+    text = ("NCCL error in: ProcessGroupNCCL.cpp:1269, internal error, NCCL version 2.14.3\n"
+            "node2: Last error:\n"
+            "node2: Net : Call to recv from 10.0.0.2<56843> failed : Connection reset by peer\n")
+    ids = [d["id"] for d in _report({"rank0.log": text})["diagnoses"]]
+    assert ids[0] == "LD111" and not any(i.startswith("family:") for i in ids), ids
+    # without the WARN, the result is still read on its own
+    alone = [d["id"] for d in _report({"rank0.log": text.split("\n", 1)[0] + "\n"})["diagnoses"]]
+    assert alone and "LD111" not in alone
+
+
 def test_candidates_in_markdown():
     rep = _report({"rank0.log": SYSTEM_ERROR + "\n"})
     md = render_markdown(rep)

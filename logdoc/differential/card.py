@@ -120,8 +120,13 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
     # failure (``NCCL error: unhandled system error`` / ``Last error:`` / its WARN), which the rule names
     # better than the carrier's family can
     carried: set[tuple] = set()
+    # an NCCL WARN that a rule reads as an error: what NCCL printed for the result that a carrier reports (its
+    # `Last error:` printed apart, in another stream or process); the result's family card would only restate it
+    warned = False
     for m in matches:
         role = m.rule.role
+        if not warned and m.rule.severity == "error" and role in ("root_cause", "symptom"):
+            warned = any(e.kind == "nccl.warn" for e in m.events)
         for e in m.events:
             analysis = e.kind.startswith("analysis.")
             if not analysis and (e.fields or {}).get("nested_in"):
@@ -159,6 +164,8 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         fkey = (ev.kind, ev.level, tid) if tid else (ev.kind, ev.level, ev.text)
         fam = fam_memo[fkey] if fkey in fam_memo else fam_memo.setdefault(
             fkey, _family_for(diffs, ev, resolver.ids(ev)))
+        if warned and fam is not None and fam.match.get("nccl_result"):
+            continue
         a = card_annotation(a, fam)
         if a is None and fam is None:
             continue
