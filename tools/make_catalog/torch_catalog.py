@@ -400,6 +400,11 @@ EXTRA = [
      "[{role}] starting workers for entrypoint: {entrypoint:word}"),
     ("logdoc:elastic:rendezvousing", "torchrun.rendezvous", "INFO", "body", "", "[{role}] Rendezvous'ing worker group"),
     ("logdoc:elastic:starting-group", "torchrun.info", "INFO", "body", "", "[{role}] Starting worker group"),
+    # the dynamic rendezvous's keep-alive (torch/distributed/elastic/rendezvous/dynamic_rendezvous.py, _keep_alive): an
+    # agent whose heartbeat to the rendezvous store failed logs the error's type (RendezvousConnectionError, ...TimeoutError)
+    ("logdoc:elastic:keep-alive-failed", "torchrun.rendezvous", "WARN", "body", "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py",
+     "The node '{node}' has failed to send a keep-alive heartbeat to the rendezvous '{run_id}' due to an error of type "
+     "{error_type:word}."),
     # torchelastic 0.1-0.2 (pytorch/elastic, "occured") and torch's etcd rendezvous ("occurred"): logged at INFO before it
     # raises RendezvousTimeoutException / RendezvousTimeoutError
     ("logdoc:elastic:etcd-timeout", "torchrun.rendezvous", "ERROR", "body", "",
