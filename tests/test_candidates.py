@@ -90,6 +90,12 @@ def test_a_result_whose_warn_a_rule_reads_gets_no_family_card():
             "node2: Net : Call to recv from 10.0.0.2<56843> failed : Connection reset by peer\n")
     ids = [d["id"] for d in _report({"rank0.log": text})["diagnoses"]]
     assert ids[0] == "LD111" and not any(i.startswith("family:") for i in ids), ids
+    # NCCL's error trace returning the result (`-> 3`) beside the WARN a rule reads: the same
+    trace = ("node1:9:12 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer 10.0.0.2<40318>\n"
+             "node2:7:11 [1] NCCL INFO bootstrap.cc:312 -> 3\n"
+             "node2:7:11 [1] NCCL INFO init.cc:1493 -> 3\n")
+    ids = [d["id"] for d in _report({"rank0.log": trace})["diagnoses"]]
+    assert ids[0] == "LD110" and not any(i.startswith("family:") for i in ids), ids
     # without the WARN, the result is still read on its own
     alone = [d["id"] for d in _report({"rank0.log": text.split("\n", 1)[0] + "\n"})["diagnoses"]]
     assert alone and "LD111" not in alone

@@ -62,6 +62,13 @@ def _same_result(fam: Family, ev) -> bool:
     return bool(want and got) and got in ([want] if isinstance(want, str) else want)
 
 
+def _result_family(fam: Family) -> bool:
+    """A family that stands for an NCCL result, whether a carrier names it (``nccl_result``) or NCCL's error trace
+    returns it (``N -> 3`` lines): the WARN that NCCL printed for that result says more."""
+    kind = fam.match.get("kind")
+    return bool(fam.match.get("nccl_result")) or kind == "nccl.trace" or kind == ["nccl.trace"]
+
+
 def _family_for(diffs: Differentials, ev, ids: frozenset[str]) -> Family | None:
     for fam in diffs.families:
         lv = fam.match.get("level")
@@ -164,7 +171,7 @@ def family_cards(events: Sequence, rules, matches: Iterable, have_diagnosis: boo
         fkey = (ev.kind, ev.level, tid) if tid else (ev.kind, ev.level, ev.text)
         fam = fam_memo[fkey] if fkey in fam_memo else fam_memo.setdefault(
             fkey, _family_for(diffs, ev, resolver.ids(ev)))
-        if warned and fam is not None and fam.match.get("nccl_result"):
+        if warned and fam is not None and _result_family(fam):
             continue
         a = card_annotation(a, fam)
         if a is None and fam is None:
