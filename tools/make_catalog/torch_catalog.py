@@ -279,6 +279,14 @@ def strip_prefix(fmt: str) -> str:
     return fmt
 
 
+# ncclGetErrorString's texts as the rows below quote them: NCCL 2's results (without the `(run with NCCL_DEBUG=...
+# for details)` tail that later releases append), NCCL 1.x's texts that NCCL 2 does not have, and the sentence
+# the NCCL stub of XLA and TensorFlow answers with when no libnccl could be loaded
+_NCCL_STRINGS = ("unhandled cuda error|unhandled system error|internal error|invalid argument|invalid usage|"
+                 "remote process exited or there was a network error")
+_NCCL1_STRINGS = "invalid data type|invalid reduction operations|system error"
+_NCCL_STUB = "Unable to load NCCL library. Multi-GPU collectives will not work."
+
 # Formats the catalogs lack (reference notes, real runs, CUDA/driver texts), table syntax.
 EXTRA = [
     # id, kind, level, where, file, format
@@ -351,15 +359,12 @@ EXTRA = [
     # (the message itself, or after the `Type (...): ` of the exception that carries it)
     # (NCCL 1.x's text of ncclSystemError is `system error`: src/core.cu ncclGetErrorString)
     ("logdoc:nccl-call:failed", "torch.nccl_error", "ERROR", "line", "",
-     "nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error|invalid data type|"
-     "invalid reduction operations|system error}{rest:rest}"),
+     "nccl{call:word} failed: {error_string=" + _NCCL_STRINGS + "|" + _NCCL1_STRINGS + "}{rest:rest}"),
     # glog's CHECK around an NCCL call (Caffe's NCCL_CHECK: CHECK_EQ(result, ncclSuccess) << " " <<
     # ncclGetErrorString(result)): `Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error`
     ("logdoc:nccl-call:glog-check", "torch.nccl_error", "ERROR", "line", "",
-     "{head}Check failed: {expr:word} == ncclSuccess ({code:int} vs. 0) {error_string=unhandled cuda error|"
-     "unhandled system error|internal error|invalid argument|invalid usage|"
-     "remote process exited or there was a network error|system error}{rest:rest}"),
+     "{head}Check failed: {expr:word} == ncclSuccess ({code:int} vs. 0) {error_string=" + _NCCL_STRINGS
+     + "|system error}{rest:rest}"),
     # the same CHECK without the text (PaddlePaddle 1.x's nccl_helper.h: CHECK_EQ(dynload::ncclGroupEnd(),
     # ncclSuccess)): `Check failed: dynload::ncclGroupEnd() == ncclSuccess (1 vs. 0) `, the result by its number
     ("logdoc:nccl-call:glog-check-code", "torch.nccl_error", "ERROR", "line", "",
@@ -367,34 +372,25 @@ EXTRA = [
     # OneFlow's OF_NCCL_CHECK (oneflow/core/device/nccl_util.h): LOG(FATAL) << "Check failed: " #condition " : "
     # << ncclGetErrorString(status) << " (" << status << "). " << "To see more detail, please run OneFlow ..."
     ("logdoc:nccl-call:oneflow-check", "torch.nccl_error", "ERROR", "line", "",
-     "{head}Check failed: {call} : {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error|system error} "
-     "({code:int}).{rest:rest}"),
+     "{head}Check failed: {call} : {error_string=" + _NCCL_STRINGS + "|system error} ({code:int}).{rest:rest}"),
     ("logdoc:nccl-call:failed-quoted", "torch.nccl_error", "ERROR", "line", "",
-     "{head}: nccl{call:word} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error|invalid data type|"
-     "invalid reduction operations|system error}{rest:rest}"),
+     "{head}: nccl{call:word} failed: {error_string=" + _NCCL_STRINGS + "|" + _NCCL1_STRINGS + "}{rest:rest}"),
     # vLLM's NCCL wrapper (pynccl) raises `NCCL error: <ncclGetErrorString>`; a logger line quotes it after its own
     # words (`ncclCommInitRank failed with error: NCCL error: internal error - please report ...`)
     ("logdoc:nccl-call:error-quoted", "torch.nccl_error", "ERROR", "line", "",
-     "{head} NCCL error: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error}{rest:rest}"),
+     "{head} NCCL error: {error_string=" + _NCCL_STRINGS + "}{rest:rest}"),
     # TensorFlow's NCCL_RETURN_IF_ERROR (tensorflow/core/nccl/nccl_manager.cc): errors::Internal("NCCL: ",
     # ncclGetErrorString(status), ". Set NCCL_DEBUG=WARN for detail."), quoted in a status after its code
     # (`OP_REQUIRES failed at nccl_ops.cc:104 : Internal: NCCL: ...`, `StartAbort INTERNAL: NCCL: ...`)
     ("logdoc:nccl-call:status-quoted", "torch.nccl_error", "ERROR", "line", "",
-     "{head}: NCCL: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error|"
-     "Unable to load NCCL library. Multi-GPU collectives will not work.}{rest:rest}"),
+     "{head}: NCCL: {error_string=" + _NCCL_STRINGS + "|" + _NCCL_STUB + "}{rest:rest}"),
     # XLA's ToStatus (xla/service/gpu/nccl_utils.cc, later nccl_api.cc / nccl_communicator.cc): "%s:%d: NCCL
     # operation %s failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.", in a log line
     # (`Execution of replica 0 failed: INTERNAL: ...`) as well as in the XlaRuntimeError that carries it. When
     # no libnccl could be loaded, the NCCL stub of XLA and TensorFlow (xla/tsl/cuda/nccl_stub.cc) answers every
     # call with ncclSystemError and ncclGetErrorString with its own sentence, which takes the result's place
     ("logdoc:nccl-call:xla-status", "torch.nccl_error", "ERROR", "line", "",
-     "{head}NCCL operation {call} failed: {error_string=unhandled cuda error|unhandled system error|internal error|"
-     "invalid argument|invalid usage|remote process exited or there was a network error|"
-     "Unable to load NCCL library. Multi-GPU collectives will not work.}{last_warning:rest}"),
+     "{head}NCCL operation {call} failed: {error_string=" + _NCCL_STRINGS + "|" + _NCCL_STUB + "}{last_warning:rest}"),
     ("logdoc:elastic:log-directory", "torchrun.info", "INFO", "body", "", "log directory set to: {path:word}"),
     ("logdoc:elastic:starting-workers", "torchrun.info", "INFO", "body", "",
      "[{role}] starting workers for entrypoint: {entrypoint:word}"),
