@@ -119,3 +119,34 @@ def test_a_glog_check_of_another_result_number_names_no_result():
     # numbers 4 and above meant other results in NCCL 1.x: the line is an NCCL error, but of no named result
     top = _top("F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed: dynload::ncclGroupEnd() == ncclSuccess (5 vs. 0)")
     assert not (top or "").startswith(("family:nccl_invalid", "family:nccl_system", "family:nccl_cuda", "family:nccl_internal"))
+
+
+def _results(text: str) -> list[str]:
+    return [e.fields.get("nccl_result") for e in parse_sources([("x.log", text)]).events if e.kind == "torch.nccl_error"]
+
+
+@pytest.mark.parametrize("text, result", [
+    # TensorFlow's NcclManager: errors::Unknown("Error invoking NCCL: ", ncclGetErrorString(result)) as the executor
+    # logs the status it aborts with (TF 2.12's upper-case code), and as its op reports it
+    ("2023-03-03 13:12:24.938202: I tensorflow/core/common_runtime/executor.cc:1197] [/job:localhost/replica:0/task:0/"
+     "device:CPU:0] (DEBUG INFO) Executor start aborting (this does not indicate an error and you can ignore this message):"
+     " UNKNOWN: Error invoking NCCL: unhandled cuda error\n\t [[{{node NcclAllReduce_1}}]]\n", "ncclUnhandledCudaError"),
+    ("tensorflow.python.framework.errors_impl.UnknownError: Error invoking NCCL: unhandled system error\n",
+     "ncclSystemError"),
+    # TensorFlow <= 2.3's NCCL_RETURN_IF_ERROR: errors::Internal(ncclGetErrorString(result)), the node appended after it
+    ("2019-07-24 21:47:55.279011: W tensorflow/core/common_runtime/base_collective_executor.cc:216] "
+     "BaseCollectiveExecutor::StartAbort Internal: internal error\n         [[{{node Adam/NcclAllReduce_8}}]]\n",
+     "ncclInternalError"),
+    ("InternalError: 2 root error(s) found.\n  (0) Internal:  internal error\n"
+     "\t [[node Adam/NcclAllReduce_8 (defined at <ipython-input-14-b87e02e8ae0a>:1) ]]\n", "ncclInternalError"),
+])
+def test_tensorflows_older_wordings_of_an_nccl_result_are_read(text, result):
+    assert result in _results(text), text
+
+
+def test_tensorflows_internal_status_of_other_text_is_no_nccl_result():
+    # TensorFlow's own Internal errors, and an NCCL text with words after it that are no node of TensorFlow's
+    for text in ("2019-07-24 21:47:55.279011: W tensorflow/core/common_runtime/base_collective_executor.cc:216] "
+                 "BaseCollectiveExecutor::StartAbort Internal: Failed to allocate the collective buffer\n",
+                 "Internal: internal error in the data pipeline, retrying\n"):
+        assert _results(text) == [], text

@@ -384,6 +384,17 @@ EXTRA = [
     # (`OP_REQUIRES failed at nccl_ops.cc:104 : Internal: NCCL: ...`, `StartAbort INTERNAL: NCCL: ...`)
     ("logdoc:nccl-call:status-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head}: NCCL: {error_string=" + _NCCL_STRINGS + "|" + _NCCL_STUB + "}{rest:rest}"),
+    # TensorFlow's NcclManager (tensorflow/core/nccl/nccl_manager.cc): a collective whose NCCL kernel launch failed
+    # is done with errors::Unknown("Error invoking NCCL: ", ncclGetErrorString(result)), printed after the status's
+    # code (`Unknown: Error invoking NCCL: ...`, `UNKNOWN: ...` since TF 2.12's upper-case code names)
+    ("logdoc:nccl-call:tf-invoking", "torch.nccl_error", "ERROR", "line", "",
+     "{head}Error invoking NCCL: {error_string=" + _NCCL_STRINGS + "}{rest:rest}"),
+    # TensorFlow before `NCCL: ` (TF <= 2.3): NCCL_RETURN_IF_ERROR and NcclErrorToStatus returned
+    # errors::Internal(ncclGetErrorString(result)), the bare text after the status's code, then nothing or the
+    # op's node that TensorFlow appends on lines of its own (`StartAbort Internal: unhandled system error`;
+    # `(0) Internal:  internal error` / `\t [[node Adam/NcclAllReduce_8 (defined at ...) ]]` in a list of root errors)
+    ("logdoc:nccl-call:tf-internal", "torch.nccl_error", "ERROR", "line", "",
+     "{head}Internal: {error_string=" + _NCCL_STRINGS + "}{node=| [[{context:rest}}"),
     # XLA's ToStatus (xla/service/gpu/nccl_utils.cc, later nccl_api.cc / nccl_communicator.cc): "%s:%d: NCCL
     # operation %s failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.", in a log line
     # (`Execution of replica 0 failed: INTERNAL: ...`) as well as in the XlaRuntimeError that carries it. When
