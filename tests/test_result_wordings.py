@@ -150,3 +150,16 @@ def test_tensorflows_internal_status_of_other_text_is_no_nccl_result():
                  "BaseCollectiveExecutor::StartAbort Internal: Failed to allocate the collective buffer\n",
                  "Internal: internal error in the data pipeline, retrying\n"):
         assert _results(text) == [], text
+
+
+@pytest.mark.parametrize("line, expected", [
+    # NCCL 1.x's MPI test (test/mpi/mpi_test.cu) after ncclCommInitRank: `NCCL Init failed (%d) '%s'`, quoted by a poster
+    ("\"NCCL Init failed (10) 'cuda malloc failed'\"", "LD4060"),
+    # Caffe's glog CHECK of an NCCL 1 result whose text NCCL 2 has not
+    ("F1206 07:37:19.964359 10589 parallel.cpp:156] Check failed: result == ncclSuccess (10 vs. 0)  cuda malloc failed",
+     "LD4060"),
+    # the same printf with a result both releases have: that result's family
+    ("NCCL Init failed (2) 'unhandled system error'", "family:nccl_system_error"),
+])
+def test_nccl_1s_own_result_texts_name_an_nccl_1_library(line, expected):
+    assert _top(line) == expected, line

@@ -284,7 +284,10 @@ def strip_prefix(fmt: str) -> str:
 # the NCCL stub of XLA and TensorFlow answers with when no libnccl could be loaded
 _NCCL_STRINGS = ("unhandled cuda error|unhandled system error|internal error|invalid argument|invalid usage|"
                  "remote process exited or there was a network error")
-_NCCL1_STRINGS = "invalid data type|invalid reduction operations|system error"
+# NCCL 1.x's ncclGetErrorString texts that NCCL 2 has not (src/core.cu; NCCL 2 dropped these results)
+_NCCL1_STRINGS = ("invalid data type|invalid reduction operations|system error|invalid device pointer|invalid rank|"
+                  "unsupported device count|device not found|invalid device index|lib wrapper not initialized|"
+                  "cuda malloc failed|parameter mismatch between ranks")
 _NCCL_STUB = "Unable to load NCCL library. Multi-GPU collectives will not work."
 
 # Formats the catalogs lack (reference notes, real runs, CUDA/driver texts), table syntax.
@@ -364,7 +367,11 @@ EXTRA = [
     # ncclGetErrorString(result)): `Check failed: result == ncclSuccess (1 vs. 0)  unhandled cuda error`
     ("logdoc:nccl-call:glog-check", "torch.nccl_error", "ERROR", "line", "",
      "{head}Check failed: {expr:word} == ncclSuccess ({code:int} vs. 0) {error_string=" + _NCCL_STRINGS
-     + "|system error}{rest:rest}"),
+     + "|" + _NCCL1_STRINGS + "}{rest:rest}"),
+    # NCCL 1.x's MPI test (test/mpi/mpi_test.cu) and Caffe's MPI sync (mpi_nccl_sync.cpp) after ncclCommInitRank:
+    # printf("NCCL Init failed (%d) '%s'\n", ret, ncclGetErrorString(ret))
+    ("logdoc:nccl-call:init-failed-code", "torch.nccl_error", "ERROR", "line", "",
+     "{head}NCCL Init failed ({code:int}) '{error_string=" + _NCCL_STRINGS + "|" + _NCCL1_STRINGS + "}{rest:rest}"),
     # the same CHECK without the text (PaddlePaddle 1.x's nccl_helper.h: CHECK_EQ(dynload::ncclGroupEnd(),
     # ncclSuccess)): `Check failed: dynload::ncclGroupEnd() == ncclSuccess (1 vs. 0) `, the result by its number
     ("logdoc:nccl-call:glog-check-code", "torch.nccl_error", "ERROR", "line", "",
