@@ -331,3 +331,32 @@ def test_the_rank_the_others_waited_for_gets_what_kept_it_away():
     lead, cands = rep["diagnoses"][0], _cands(rep)
     assert lead["category"] == "collective_timeout_hung_rank" and lead["ranks"] == [0]
     assert cands and cands[0]["category"] == "timeout_misconfigured" and cands[0]["for"]
+
+
+def test_a_rule_sure_of_what_it_read_on_an_undecided_family_keeps_its_confidence_and_gets_candidates():
+    """An ``undecided`` family's message says what failed, never why: a rule that reads it leads with its own
+    confidence (its rank among the other diagnoses), and the family's next causes follow it all the same. Gloo
+    connecting to 127.0.1.1 (the hostname resolves to loopback, LD940 at 0.75) names the interface next; the
+    gloo_host_address family is chosen before the broader Gloo I/O family that also meets the line."""
+    text = ("terminate called after throwing an instance of 'gloo::IoException'\n"
+            "  what():  [/opt/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: "
+            "Connection refused\n")
+    rep = _report({"rank0.log": text})
+    lead = rep["diagnoses"][0]
+    assert lead["category"] == "hostname_resolution" and lead["confidence"] > 0.5
+    assert [c["category"] for c in _cands(rep)][:1] == ["wrong_network_interface"]
+    store = ("torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of "
+             "(trainer-0, 29500). The client socket has failed to connect to trainer-0:29500 (errno: 110 - "
+             "Connection timed out).\n")
+    rep = _report({"rank1.log": store})
+    assert rep["diagnoses"][0]["confidence"] > 0.5 and _cands(rep)
+
+
+def test_undecided_must_be_a_boolean():
+    from logdoc.differential.load import Differentials, _add_document
+
+    out = Differentials()
+    fam = {"id": "x", "match": {"kind": "nccl.warn"}, "title": "t", "undecided": "yes",
+           "generic_causes": ["wrong_network_interface"]}
+    _add_document(out, {"families": [fam]}, {}, "f.yaml")
+    assert not out.families and any("undecided" in str(p) for p in out.problems)

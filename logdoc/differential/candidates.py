@@ -3,8 +3,11 @@ candidate causes as diagnoses of their own, right after it.
 
 A family-level card (:mod:`.card`) or a symptom-level rule ("ncclSystemError without the NCCL WARN
 that explains it", a bare watchdog timeout) says what failed but not why: the log alone cannot
-decide the cause. An expert says "most likely A; if not, B; then C", each with the check that tells
-it apart. The card's (or the rule's) own category is A; this module adds B and C as diagnoses of
+decide the cause. So does any rule on a message of an ``undecided`` family
+(``knowledge/differentials/``: "the store could not be reached", "connect: no route to host"),
+however sure the rule is of what it read: the family says so in YAML, and the rule keeps its
+confidence (its rank among the others). An expert says "most likely A; if not, B; then C", each
+with the check that tells it apart. The card's (or the rule's) own category is A; this module adds B and C as diagnoses of
 role ``candidate`` (``logdoc.kb.schema.REPORT_ROLES``), never of severity error:
 
 * the candidates are the family's causes (``knowledge/differentials/``: the card's family or
@@ -49,12 +52,12 @@ def _card_causes(lead: dict[str, Any], rules, diffs: Differentials) -> list[Caus
     return _candidates(_Card(lead["id"], tid, a, fam), diffs)
 
 
-def _rule_causes(event, rules, diffs: Differentials) -> list[Cause]:
+def _rule_causes(event, rules, diffs: Differentials, lead: dict[str, Any]) -> list[Cause]:
     """The causes of the family whose ``match`` the rule's event meets (its own causes, else the
-    entries of its ``generic_causes``)."""
+    entries of its ``generic_causes``), after a generic lead or any lead of an ``undecided`` family."""
     resolver = rules.resolver()
     fam = _family_for(diffs, event, resolver.ids(event))
-    if fam is None:
+    if fam is None or not (_generic(lead) or fam.data.get("undecided")):
         return []
     return _candidates(_Card("family:" + fam.id, None, None, fam), diffs) if not fam.causes else list(fam.causes)
 
@@ -145,12 +148,12 @@ def add_candidates(diagnoses: list[dict[str, Any]], events: Sequence, rules, lea
     if not diagnoses or diffs is None:
         return diagnoses
     lead = diagnoses[0]
-    if lead.get("severity") != "error" or not _generic(lead):
+    if lead.get("severity") != "error":
         return diagnoses
     if lead.get("family"):
         causes = _card_causes(lead, rules, diffs)
     elif lead_event is not None:
-        causes = _rule_causes(lead_event, rules, diffs)
+        causes = _rule_causes(lead_event, rules, diffs, lead)
     else:
         return diagnoses
     named = {d.get("category") for d in diagnoses}

@@ -14,7 +14,8 @@ SCHEMA = "logdoc.differentials/1"
 FILE_KEYS = ("description", "generic", "categories", "families")
 CAUSE_KEYS = ("category", "cause", "check", "for", "against")
 COND_KEYS = ("kind", "template", "pattern", "fields", "hosts", "ranks", "absent", "says")
-FAMILY_KEYS = ("id", "match", "role", "severity", "title", "explanation", "fix", "docs", "causes", "generic_causes")
+FAMILY_KEYS = ("id", "match", "role", "severity", "title", "explanation", "fix", "docs", "causes", "generic_causes",
+               "undecided")
 FAMILY_MATCH_KEYS = ("kind", "template", "pattern", "fields", "level", "nccl_result")
 GENERIC_KEYS = ("title", "explanation", "note_title", "candidate_title", "candidate_explanation")
 
@@ -230,6 +231,9 @@ def _family(out: Differentials, spec: Any, lines, where: str, file: str) -> Fami
         bad = True
     if not isinstance(spec.get("title"), str):
         out.problems.append(_problem(file, line, "missing title"))
+        bad = True
+    if not isinstance(spec.get("undecided", False), bool):
+        out.problems.append(_problem(file, lines.get(f"{where}.undecided", line), "undecided must be true or false"))
         bad = True
     causes = []
     for j, c in enumerate(spec.get("causes") or []):
