@@ -277,3 +277,21 @@ def test_an_errors_quoted_message_stays_an_error():
             "remote server shutdown or crash?")
     evs = parse_sources([("rank1.log", text + "\n")]).events
     assert any(e.kind == "store.recv_closed" and e.level == "ERROR" for e in evs)
+
+
+def test_a_message_after_an_empty_context_is_read_as_the_catalog_prints_it(rules):
+    """``RuntimeError: : NCCL communicator was aborted ...``: an exception whose context before its ``: ``
+    was empty; the message after it is NCCL's abort (NCCLUtils), and the watchdog timeout it quotes is an
+    event of its own, so the timeout leads (with its candidates), not "a Python exception"."""
+    text = ("RuntimeError: : NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3] "
+            "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=266392, OpType=ALLGATHER, "
+            "Timeout(ms)=1800000) ran for 1803169 milliseconds before timing out.")
+    rep = _report(text, rules)
+    kinds = {e.kind for e in parse_sources([("rank0.log", text + "\n")]).events}
+    assert {"torch.nccl_error", "torch.watchdog_timeout"} <= kinds
+    assert rep["diagnoses"][0]["category"] == "collective_timeout_hung_rank"
+    assert "timeout_misconfigured" in [d["category"] for d in rep["diagnoses"][:3]]
+    assert "LD710" not in _ids(rep)
+    # a colon that is part of the message is not taken for an empty context
+    plain = _report("RuntimeError: :memory: is not a valid path", rules)
+    assert plain["diagnoses"] == [] or plain["diagnoses"][0]["category"] != "collective_timeout_hung_rank"

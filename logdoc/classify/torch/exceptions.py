@@ -208,6 +208,10 @@ def exception_event(fields: dict[str, Any], env: Envelope | None, read: Read) ->
             fields["spawn_process"] = int(m.group(1))
     if msg:
         inner = read(msg, None)
+        if inner is None and msg[:1] == ":" and msg[1:2] in (" ", "\t"):
+            # `RuntimeError: : NCCL communicator was aborted ...`: a message whose context before the
+            # separator was empty; the message after it is what the catalog prints
+            inner = read(msg[1:].lstrip(), None)
     if inner is None and msg and (etype.startswith("ray.") or short in _RAY_DEATHS):
         # Ray's exceptions for a worker, an actor or a node that died (its OutOfMemoryError is the node's host
         # memory, not CUDA's): the stop their message words (logdoc/stops.py)
