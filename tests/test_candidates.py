@@ -360,3 +360,21 @@ def test_undecided_must_be_a_boolean():
            "generic_causes": ["wrong_network_interface"]}
     _add_document(out, {"families": [fam]}, {}, "f.yaml")
     assert not out.families and any("undecided" in str(p) for p in out.problems)
+
+
+def test_a_registration_with_jaxs_coordination_service_that_ran_out_of_time_names_the_network_next():
+    """The gRPC status and the call it failed, pasted alone: the rule reads a failed registration (logged as
+    notices, so the report says a warning), and the coordination family is undecided, so what keeps the
+    service away follows, a network that drops the port first: the call ran out of time."""
+    text = "DEADLINE_EXCEEDED: Deadline Exceeded\nRPC: /tensorflow.CoordinationService/RegisterTask\n"
+    rep = _report({"worker1.log": text})
+    lead, cands = rep["diagnoses"][0], _cands(rep)
+    assert lead["id"] == "LD694" and lead["severity"] == "warning"
+    assert cands and cands[0]["category"] == "firewall_or_unreachable_peer" and cands[0]["for"]
+    # the status alone names no service (LD6000's hedged warning): no family, no candidates
+    assert not _cands(_report({"worker1.log": "DEADLINE_EXCEEDED: Deadline Exceeded\n"}))
+    refused = ("jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: failed to connect to all addresses; last error: "
+               "UNKNOWN: ipv4:10.0.0.1:1234: Failed to connect to remote host: Connection refused\n")
+    rep = _report({"worker1.log": refused})
+    assert rep["diagnoses"][0]["category"] == "rendezvous_store_failure"
+    assert "firewall_or_unreachable_peer" in [c["category"] for c in _cands(rep)]

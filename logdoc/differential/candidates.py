@@ -52,12 +52,12 @@ def _card_causes(lead: dict[str, Any], rules, diffs: Differentials) -> list[Caus
     return _candidates(_Card(lead["id"], tid, a, fam), diffs)
 
 
-def _rule_causes(event, rules, diffs: Differentials, lead: dict[str, Any]) -> list[Cause]:
+def _rule_causes(event, rules, diffs: Differentials, lead: dict[str, Any], undecided_only: bool = False) -> list[Cause]:
     """The causes of the family whose ``match`` the rule's event meets (its own causes, else the
     entries of its ``generic_causes``), after a generic lead or any lead of an ``undecided`` family."""
     resolver = rules.resolver()
     fam = _family_for(diffs, event, resolver.ids(event))
-    if fam is None or not (_generic(lead) or fam.data.get("undecided")):
+    if fam is None or not (fam.data.get("undecided") or _generic(lead) and not undecided_only):
         return []
     return _candidates(_Card("family:" + fam.id, None, None, fam), diffs) if not fam.causes else list(fam.causes)
 
@@ -148,12 +148,15 @@ def add_candidates(diagnoses: list[dict[str, Any]], events: Sequence, rules, lea
     if not diagnoses or diffs is None:
         return diagnoses
     lead = diagnoses[0]
-    if lead.get("severity") != "error":
+    severity = lead.get("severity")
+    if severity not in ("error", "warning"):
         return diagnoses
     if lead.get("family"):
-        causes = _card_causes(lead, rules, diffs)
+        causes = _card_causes(lead, rules, diffs) if severity == "error" else []
     elif lead_event is not None:
-        causes = _rule_causes(lead_event, rules, diffs, lead)
+        # a warning leads with candidates only on an undecided family's message: a rule that read an
+        # error into lines logged as notices (a gRPC status alone, logged as a warning) still failed
+        causes = _rule_causes(lead_event, rules, diffs, lead, undecided_only=severity != "error")
     else:
         return diagnoses
     named = {d.get("category") for d in diagnoses}
