@@ -378,3 +378,16 @@ def test_a_registration_with_jaxs_coordination_service_that_ran_out_of_time_name
     rep = _report({"worker1.log": refused})
     assert rep["diagnoses"][0]["category"] == "rendezvous_store_failure"
     assert "firewall_or_unreachable_peer" in [c["category"] for c in _cands(rep)]
+
+
+def test_a_refused_nccl_connect_names_a_dead_peer_and_the_interface_next():
+    """NCCL's connect refused until its retries ran out: nothing listened there. The line does not say whether a
+    firewall rejects the port (the rule's reading), the peer had died, or the address led to another host."""
+    refused = ("node1:2211:2290 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 192.168.19.14<52822> "
+               "failed : Connection refused\n")
+    rep = _report({"rank0.log": refused})
+    assert rep["diagnoses"][0]["id"] == "LD113"
+    assert [c["category"] for c in _cands(rep)] == ["peer_process_died", "wrong_network_interface"]
+    # a connect that timed out is another family's (nccl_socket_unreachable): the interface comes first there
+    timed_out = refused.replace("Connection refused", "Connection timed out")
+    assert [c["category"] for c in _cands(_report({"rank0.log": timed_out}))][:1] == ["wrong_network_interface"]
