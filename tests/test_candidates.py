@@ -391,3 +391,17 @@ def test_a_refused_nccl_connect_names_a_dead_peer_and_the_interface_next():
     # a connect that timed out is another family's (nccl_socket_unreachable): the interface comes first there
     timed_out = refused.replace("Connection refused", "Connection timed out")
     assert [c["category"] for c in _cands(_report({"rank0.log": timed_out}))][:1] == ["wrong_network_interface"]
+
+
+def test_a_store_that_counted_too_few_clients_names_what_kept_them_away():
+    """'Timed out after N seconds waiting for clients. 1/2 clients joined.': the count says that a rank stayed
+    away, not why; a connect that timed out speaks for a network that drops the store's port."""
+    joined = ("torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/2 clients "
+              "joined.\n")
+    rep = _report({"rank0.log": joined})
+    lead, cands = rep["diagnoses"][0], _cands(rep)
+    assert lead["id"] == "LD603" and len(cands) == 2
+    slow = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [node0]:29500 (errno: 110 - "
+            "Connection timed out).\n")
+    cands = _cands(_report({"rank0.log": joined, "rank1.log": slow}))
+    assert any(c["category"] == "firewall_or_unreachable_peer" and c["for"] for c in cands)
