@@ -163,3 +163,15 @@ def test_tensorflows_internal_status_of_other_text_is_no_nccl_result():
 ])
 def test_nccl_1s_own_result_texts_name_an_nccl_1_library(line, expected):
     assert _top(line) == expected, line
+
+
+def test_tensorflows_exception_over_its_nccl_root_errors_is_their_carrier():
+    # TensorFlow raises the op's status as the Python exception and lists its root errors after it: the NCCL result
+    # listed is the failure, not an error of the training code (LD710)
+    text = ("InternalError: 2 root error(s) found.\n  (0) Internal:  internal error\n"
+            "\t [[node Adam/NcclAllReduce_8 (defined at <ipython-input-14-b87e02e8ae0a>:1) ]]\n"
+            "  (1) Internal:  internal error\n\t [[node Adam/NcclAllReduce_8 (defined at <ipython-input-14-b87e02e8ae0a>:1) ]]\n"
+            "0 successful operations.\n")
+    got = build_report(parse_sources([("x.log", text)]), kb.load_rules())["diagnoses"]
+    assert got and got[0]["id"] != "LD710", got[:1]
+    assert "LD710" not in [d["id"] for d in got]
