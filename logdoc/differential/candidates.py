@@ -7,8 +7,9 @@ decide the cause. So does any rule on a message of an ``undecided`` family
 (``knowledge/differentials/``: "the store could not be reached", "connect: no route to host"),
 however sure the rule is of what it read: the family says so in YAML, and the rule keeps its
 confidence (its rank among the others). An expert says "most likely A; if not, B; then C", each
-with the check that tells it apart. The card's (or the rule's) own category is A; this module adds B and C as diagnoses of
-role ``candidate`` (``logdoc.kb.schema.REPORT_ROLES``), never of severity error:
+with the check that tells it apart. The card's (or the rule's) own category is A; this module adds
+B and C as diagnoses of role ``candidate`` (``logdoc.kb.schema.REPORT_ROLES``), never of severity
+error:
 
 * the candidates are the family's causes (``knowledge/differentials/``: the card's family or
   annotation, or the family whose ``match`` the rule's event meets), ranked as the card's
