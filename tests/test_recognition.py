@@ -287,6 +287,9 @@ def test_fast_and_plain_paths_agree_on_pastes():
      "CUDA driver version is insufficient for CUDA runtime version"),
     ("dell03: Test CUDA failure common.cu:941 'system not yet initialized'", "system not yet initialized"),
     ("Failed: Cuda error a.cu:12 'invalid device ordinal'", "invalid device ordinal"),
+    # rccl-tests' HIPCHECK, with and without the host (ROCm/rccl-tests src/common.h)
+    ("Test HIP failure common.cu:1129 'hipErrorInvalidDevice'", "hipErrorInvalidDevice"),
+    ("smc01: Test HIP failure common.cu:1004 'no ROCm-capable device is detected'", "no ROCm-capable device is detected"),
 ])
 def test_cudacheck_of_nccl_tests_and_examples(line, error):
     p = torchlines.classify(line, Envelope())

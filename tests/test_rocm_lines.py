@@ -50,6 +50,9 @@ def test_rocm_reader_leaves_other_lines(line):
      "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect."
      " Timed out task names:\n/job:jax_worker/replica:0/task:1\n", "LD622"),
     ("[rank0]: RuntimeError: HIP error: out of memory\n", "LD839"),
+    # rccl-tests' HIPCHECK as ROCm/rccl-tests#16 quotes it (no keyword but its own: logdoc/read/prefilter.py)
+    ("Test HIP failure common.cu:1129 'hipErrorInvalidDevice'\n", "LD810"),
+    ("smc01: Test HIP failure common.cu:1004 'no ROCm-capable device is detected'\n", "LD835"),
     ("[rank3]: torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of"
      " 191.98 GiB of which 1.02 GiB is free.\n", "LD839"),
 ])
@@ -62,3 +65,11 @@ def test_out_of_resources_is_not_called_a_memory_fault():
     d = _first("hsa api call failure at: rocminfo.cc:1102\nCall returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime"
                " failed to allocate the necessary resources.\n")
     assert d is None or d["id"] != "LD836"
+
+
+def test_rccl_tests_hipcheck_is_read_as_it_is_printed():
+    """rccl-tests' `Test HIP failure` holds no other prefilter keyword: without its own the line was never parsed
+    (only the reading of the silent log's residue found it)."""
+    r = parse_sources([("x.log", "smc01: Test HIP failure common.cu:1129 'hipErrorInvalidDevice'\n")])
+    assert [(e.kind, e.fields.get("error"), e.host) for e in r.events] == [
+        ("cuda.error", "hipErrorInvalidDevice", "smc01")]

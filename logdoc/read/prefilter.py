@@ -44,6 +44,8 @@ KEYWORDS = (
     # function-named ones (`ncclSocketInit: ...`, `ncclCommInitRank failed: ...`).
     "NET", "nccl",
     "Out of bounds", "bus bandwidth",  # nccl-tests' verdict lines (`# Out of bounds values : 2 FAILED`)
+    "HIP failure",  # rccl-tests' HIPCHECK (`node1: Test HIP failure common.cu:1129 'hipErrorInvalidDevice'`; its NCCLCHECK
+              # says `Test NCCL failure`)
     "%|",  # a tqdm progress bar: the program's own work and how long it ran (a busy rank, not a hung one)
     "DMAR",  # the kernel's IOMMU fault reports (a GPU's peer-to-peer DMA blocked by the IOMMU)
     "nable to connect",  # a launcher that cannot reach a node: MPICH Hydra's `unable to connect from "a" to "b"`,

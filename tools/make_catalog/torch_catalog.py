@@ -319,6 +319,12 @@ EXTRA = [
      "{host:word}: Test CUDA failure {source_location:word} '{error}'{rest:rest}"),
     ("logdoc:nccl-examples:cuda-error", "cuda.error", "ERROR", "line", "",
      "Failed: Cuda error {source_location:word} '{error}'{rest:rest}"),
+    # rccl-tests' HIPCHECK (src/common.h: `%s: Test HIP failure %s:%d '%s'` with hipGetErrorString, older releases
+    # without the host)
+    ("logdoc:rccl-tests:hip-failure", "cuda.error", "ERROR", "line", "",
+     "Test HIP failure {source_location:word} '{error}'{rest:rest}"),
+    ("logdoc:rccl-tests:hip-failure-host", "cuda.error", "ERROR", "line", "",
+     "{host:word}: Test HIP failure {source_location:word} '{error}'{rest:rest}"),
     # torch/utils/data/_utils/signal_handling.py prints this to stderr before the worker dies
     ("logdoc:dataloader:bus-error", "torch.exception", "ERROR", "line", "",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).{rest:rest}"),
