@@ -79,7 +79,8 @@ class Record:
     end_line: int
     env: Envelope
     text: str
-    joined: int = 0  # input lines joined into the line before them (a hard-wrapped exception message)
+    joined: int = 0  # input lines joined into the line before them (a hard-wrapped exception message); -1: a
+    # piece of a line that another record of the same line counts (message_before_head)
 
     @property
     def nlines(self) -> int:
@@ -538,6 +539,13 @@ class BlockAssembler:
     # ---------------------------------------------------------------------------------------
     def feed(self, lineno: int, env: Envelope, text: str, head: int = 0) -> list[Record]:
         """``head``: the length of the prefix the envelope peeled off ``text``'s line."""
+        quoted = message_before_head(text)
+        out = self._feed_line(lineno, env, text, head)
+        if quoted is not None:
+            out.append(Record(lineno, lineno, env, quoted, -1))  # (its line is the traceback record's)
+        return out
+
+    def _feed_line(self, lineno: int, env: Envelope, text: str, head: int) -> list[Record]:
         text, head = at_traceback_head(text, head)
         self._head = head
         key = env.stream_key()
@@ -960,6 +968,19 @@ MAY_START_FIRST = frozenset("T=[tRD-\tn# F") | frozenset(p[0] for p in _CONT_PRE
 # Substrings one of which is in every line ``_may_start`` accepts by its word test (Error, error,
 # Exception, exception).
 MAY_START_WORDS = ("rror", "xception", _TB_HEAD)  # (a traceback's head after a logger's words)
+
+
+def message_before_head(text: str) -> str | None:
+    """The exception's message a logger printed before its traceback on the same line, as ``"%s, %s" % (e,
+    traceback.format_exc())`` prints them (vLLM's multiprocessing worker: ``Exception in worker VllmWorkerProcess while
+    processing method init_device: NCCL error: unhandled cuda error ..., Traceback (most recent call last):``), as a
+    record of its own; None for a logger's words alone (``Scheduler hit an exception: Traceback ...``)."""
+    if text[-1:] != ":" or not text.endswith(_TB_HEAD):
+        return None
+    words = text[:-len(_TB_HEAD)].rstrip()
+    if words[-1:] != "," or not words[:-1].strip():
+        return None
+    return words[:-1].rstrip()
 
 
 def at_traceback_head(text: str, head: int) -> tuple[str, int]:

@@ -123,3 +123,23 @@ def test_a_traceback_opened_mid_line_is_one_record(lead, rules):
         assert first.line == 1 and first.text.startswith("Traceback (most recent call last):\n  File "), name
         assert not got.unrecognized, name   # the head's line is read with its traceback
         assert _first(lead + text, rules) == want, name
+
+
+def test_the_message_a_logger_prints_before_its_traceback_is_read():
+    """`"%s, %s" % (e, traceback.format_exc())` on one line (vLLM's multiprocessing worker,
+    vllm/executor/multiproc_worker_utils.py, as vllm-project/vllm#6732 shows it): the exception's message before the
+    head is read as well as the traceback, and the line is counted once."""
+    from logdoc.pipeline import parse_sources
+    lead = "(VllmWorkerProcess pid=839) ERROR 08-19 19:03:55 multiproc_worker_utils.py:226] "
+    text = (lead + "Exception in worker VllmWorkerProcess while processing method init_device: NCCL error: unhandled cuda"
+            " error (run with NCCL_DEBUG=INFO for details), Traceback (most recent call last):\n"
+            + lead + '  File "/opt/conda/lib/python3.10/site-packages/vllm/worker/worker.py", line 132, in init_device\n'
+            + lead + "    init_worker_distributed_environment(self.parallel_config, self.rank,\n")
+    got = parse_sources([("x.log", text)])
+    assert [(e.line, e.kind, e.fields.get("error_string")) for e in got.events] == [
+        (1, "torch.nccl_error", "unhandled cuda error"), (1, "torch.exception", None)]
+    assert got.stats.lines_read == got.stats.relevant == got.stats.understood == 3
+    # a logger's own words before the head (no message of the exception's) stay the traceback's
+    got = parse_sources([("x.log", "Scheduler hit an exception: Traceback (most recent call last):\n"
+                                   '  File "a.py", line 1, in f\n    g()\nRuntimeError: boom\n')])
+    assert [e.kind for e in got.events] == ["torch.exception"]
