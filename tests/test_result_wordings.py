@@ -1,7 +1,8 @@
 """An NCCL result reaches its family's card (knowledge/differentials/) in every wording a paste shows it:
 ncclGetErrorString's text in PyTorch's `NCCL error in:` (with a typo too), PyTorch's interpretation
 (`ncclSystemError: System call ...`), CuPy's `NCCL_ERROR_*` names, TensorFlow's `NCCL: <text>`, XLA's
-`NCCL operation ... failed: <text>`, Paddle's `NCCL error(N), <text>.`, nccl-tests' `NCCL failure`."""
+`NCCL operation ... failed: <text>`, Paddle's `NCCL error(N), <text>.`, nccl-tests' `NCCL failure`, the
+`NCCL error N: <text>` of many callers' checks."""
 from __future__ import annotations
 
 import pytest
@@ -40,6 +41,10 @@ def _wordings(result: str) -> list[str]:
         "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:297: NCCL operation "
         f"ncclCommInitRank(&comm, nranks, id, rank) failed: {text}",
         f"Test NCCL failure common.cu:958 '{text}'",
+        # `"NCCL error %d: %s", r, ncclGetErrorString(r)` (PETSc, IREE, NCCL.jl, programs' CHECK macros), capitalised as
+        # infiniflow/ragflow#1643 quotes it
+        f"[0]PETSC ERROR: NCCL error {code}: {text}",
+        f'the error "NCCL Error {code}: {text} (run with NCCL_DEBUG=INFO for details)" occurred.',
     ]
 
 

@@ -392,6 +392,13 @@ EXTRA = [
     # words (`ncclCommInitRank failed with error: NCCL error: internal error - please report ...`)
     ("logdoc:nccl-call:error-quoted", "torch.nccl_error", "ERROR", "line", "",
      "{head} NCCL error: {error_string=" + _NCCL_STRINGS + "}{rest:rest}"),
+    # the result by number and text, as many NCCL callers' checks print it: `"NCCL error %d: %s", r,
+    # ncclGetErrorString(r)` (PETSc's PetscCallNCCL, IREE's nccl status, NCCL.jl's showerror, the CHECK macros of
+    # programs and examples), also capitalised (`NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO ...)`)
+    ("logdoc:nccl-call:error-code", "torch.nccl_error", "ERROR", "line", "",
+     "{head}NCCL error {code:int}: {error_string=" + _NCCL_STRINGS + "}{rest:rest}"),
+    ("logdoc:nccl-call:error-code-capital", "torch.nccl_error", "ERROR", "line", "",
+     "{head}NCCL Error {code:int}: {error_string=" + _NCCL_STRINGS + "}{rest:rest}"),
     # TensorFlow's NCCL_RETURN_IF_ERROR (tensorflow/core/nccl/nccl_manager.cc): errors::Internal("NCCL: ",
     # ncclGetErrorString(status), ". Set NCCL_DEBUG=WARN for detail."), quoted in a status after its code
     # (`OP_REQUIRES failed at nccl_ops.cc:104 : Internal: NCCL: ...`, `StartAbort INTERNAL: NCCL: ...`)
