@@ -119,6 +119,24 @@ def test_ray_similar_lines_note_is_peeled():
     assert fixed[0].startswith("[W1008 23:40:22.836678340 socket.cpp:767] [c10d]")
 
 
+def test_a_console_row_that_shows_its_message_twice_is_read_once():
+    """AWS CloudWatch's log events table copied with rows opened (aws/aws-ofi-nccl#889): the message glued to the
+    time, then again in its own column; one event per row, its NCCL header read."""
+    ts = "  | 2025-05-16T16:39:51.208-07:00"
+    boot = "ip-10-36-29-253:79:79 [0] NCCL INFO Bootstrap : Using eth0:10.36.29.253<0>"
+    warn = ("ip-10-36-29-253:79:79 [0] nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for domain"
+            " 0x7f9befa99380 failed: Invalid argument")
+    res = parse_sources([("x.log", "\n".join([f"{ts} | ip-10-36-29-253:79:79 [0] NCCL INFO cudaDriverVersion 12040",
+                                               f"{ts}{boot} | {boot}", f"{ts}{warn} | {warn}"]) + "\n")])
+    _check_counts(res)
+    assert [(e.line, e.kind, e.host) for e in res.events] == [
+        (1, "nccl.info", "ip-10-36-29-253"), (2, "nccl.bootstrap", "ip-10-36-29-253"), (3, "nccl.warn", "ip-10-36-29-253")]
+    assert res.events[2].text.endswith("failed: Invalid argument") and res.events[2].time.startswith("2025-05-16T16:39:51")
+    # a row whose columns differ is the program's own bar, left alone
+    got = repair_lines([f"{ts}a | b"] * 3)
+    assert got is None or all(t.endswith("00a | b") for t in got[0])
+
+
 # ------------------------------------------------------------------------------------------------
 # markdown residue
 

@@ -348,3 +348,30 @@ def _block_indent(lines: list[str]) -> int:
                          for t in block if len(t) - len(t.lstrip(" ")) == indent):
         return 0
     return indent
+
+
+# A log console's row copied whole (AWS CloudWatch's log events table: `| <time> | <message>`): a row opened to show
+# its event puts the message glued to the time, then the message again in its own column
+# (`| 2025-05-16T16:39:51.208-07:00ip-10-1-2-3:79:79 [0] NCCL INFO Bootstrap : ... | ip-10-1-2-3:79:79 [0] NCCL INFO
+# Bootstrap : ...`). The row becomes the closed one (`| <time> | <message>`), which the envelope peels.
+_CONSOLE_ROW = lazy_re(r"[ \t]*\|[ \t]*(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?![ \t]*\|)")
+
+
+def _fold_console_rows(out: list[str]) -> bool:
+    """Rows of a log console whose message stands twice (glued to the time, then in its column): once."""
+    changed = False
+    for i, t in enumerate(out):
+        if "|" not in t[:4] or len(t) > 8192:
+            continue
+        m = _CONSOLE_ROW.match(t)
+        if m is None:
+            continue
+        rest = t[m.end():].rstrip()
+        at = rest.find(" | ")
+        while at > 0:
+            if rest[:at].strip() and rest[:at].strip() == rest[at + 3:].strip():
+                out[i] = f"| {m.group(1)} | {rest[at + 3:].strip()}"
+                changed = True
+                break
+            at = rest.find(" | ", at + 1)
+    return changed

@@ -13,7 +13,7 @@ from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MA
 from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
-from .markdown import (_join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
+from .markdown import (_fold_console_rows, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
                        _strip_colour_text, _unescape_html)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
 from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES
@@ -47,6 +47,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     out = list(lines)
     paste = Paste()
     changed = _strip_gutter(out)
+    changed = _fold_console_rows(out) or changed
     changed = _unescape_html(out) or changed
     changed = _strip_colour_text(out) or changed
     changed = _straighten_quotes(out) or changed
