@@ -73,3 +73,17 @@ def test_rccl_tests_hipcheck_is_read_as_it_is_printed():
     r = parse_sources([("x.log", "smc01: Test HIP failure common.cu:1129 'hipErrorInvalidDevice'\n")])
     assert [(e.kind, e.fields.get("error"), e.host) for e in r.events] == [
         ("cuda.error", "hipErrorInvalidDevice", "smc01")]
+
+
+def test_rccl_messages_are_read_by_the_cuda_names_nccl_prints():
+    """RCCL is NCCL's source through hipify, which renames the CUDA calls in the message texts too (ROCm/rccl#908:
+    `transport/p2p.cc:220 NCCL WARN hipIpcGetMemHandle failed : invalid argument`): NCCL's format reads it."""
+    from logdoc import nccl
+    from logdoc.events import Envelope
+    line = ("sharbox-ultra:204802:204836 [1] /home/elias/rccl/build/release/hipify/src/transport/p2p.cc:220 NCCL WARN "
+            "hipIpcGetMemHandle failed : invalid argument")
+    p = nccl.classify(line, Envelope())
+    assert p.template == "nccl.3ee23366" and p.fields["args"] == ["invalid argument"]
+    assert _first(line + "\n")["id"] == "LD883"
+    # a word that only begins with `hip` is no HIP call
+    assert nccl.match_hipified("hipster failed : x") is None
