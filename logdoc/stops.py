@@ -33,7 +33,10 @@ KEYWORDS = ("illed",)
 
 _SLURM = lazy_re(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) CANCELLED AT (?P<stop_time>\S+)"
-    r"(?: DUE TO (?P<due>[A-Z][A-Z _]*?))?(?: \(?by (?:uid )?\S+?\)?)? \*\*\*")
+    r"(?: DUE TO (?P<due>[A-Z][A-Z _]*?)(?:, SEE SLURMCTLD LOG FOR DETAILS)?)?(?: \(?by (?:uid )?\S+?\)?)? \*\*\*")
+# (slurmstepd's req.c says of a node failure `*** %s ON %s CANCELLED AT %s DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR
+# DETAILS ***`; srun's own report of it, src/srun/srun_job.c _node_fail_handler: `srun: error: Node failure on <nodelist>`)
+_SRUN_NODE_FAIL = lazy_re(r"\bsrun: error: Node failure on (?P<node>[\w.\[\],-]{1,200})")
 _DUE = {"TIME LIMIT": "time_limit", "PREEMPTION": "preempted", "NODE FAILURE": "node_fail",
         "JOB REQUEUE": "cancelled", "REQUEUE": "cancelled"}
 _SLURM_OOM = lazy_re(r"Detected (?P<n>\d+) oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<id>[\w.]+)")
@@ -152,6 +155,9 @@ def _classify(text: str) -> Parsed | None:
         return Parsed(KIND, "ERROR", "stop:mpirun-signal", {
             "source": m.group("tool"), "reason": "killed" if killed else "terminated", "node": m.group("node"),
             "process_rank": int(m.group("rank")), "pid": int(m.group("pid")), "signal": "SIGKILL" if killed else "SIGTERM"})
+    m = _SRUN_NODE_FAIL.search(text)
+    if m:
+        return Parsed(KIND, "ERROR", "stop:srun-node-failure", {"source": "srun", "reason": "node_fail", "node": m.group("node")})
     if _SRUN_ABORT.search(text):
         return Parsed(KIND, "ERROR", "stop:srun-step-aborted", {"source": "srun", "reason": "step_aborted"})
     if _SRUN_FORCE.search(text):

@@ -209,6 +209,11 @@ STOPS = [
     ("slurmstepd: error: *** JOB 1234 ON node1 CANCELLED AT 2026-11-29T17:05:00 ***", "slurm", "cancelled", "WARN"),
     ("slurmstepd: error: *** JOB 1234 ON node1 CANCELLED AT 2026-11-29T17:05:00 DUE TO NODE FAILURE ***",
      "slurm", "node_fail", "ERROR"),
+    # slurmstepd's whole sentence for a node failure (src/slurmd/slurmstepd/req.c) and srun's own report of it, as a
+    # Jean Zay job log shows them
+    ("slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE"
+     " SLURMCTLD LOG FOR DETAILS ***", "slurm", "node_fail", "ERROR"),
+    ("srun: error: Node failure on jean-zay-iam37", "srun", "node_fail", "ERROR"),
     ("slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.",
      "slurm", "oom", "ERROR"),
     ("srun: error: node1: task 3: Killed", "srun", "killed", "ERROR"),
