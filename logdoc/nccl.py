@@ -25,7 +25,7 @@ from .events import Envelope
 from .fast import enabled as fastpath_enabled
 from .grammar import LazyTransformer, Parsed, lark_error, parser
 from .lazyre import lazy_re
-from .templates import match_head, nccl_catalog
+from .templates import match_head, match_hipified, nccl_catalog
 
 if TYPE_CHECKING:
     from lark import Token
@@ -459,24 +459,6 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
     if kind == "nccl.trace" and level_word == "WARN":
         kind = "nccl.warn"
     return Parsed(kind, level, template, fields)
-
-
-# RCCL (AMD's NCCL) is NCCL's source run through hipify, which renames the CUDA runtime's and driver's calls in its
-# message texts too: `hipIpcGetMemHandle failed : %s` (transport/p2p.cc) is NCCL's `cudaIpcGetMemHandle failed : %s`,
-# `hipMemCreate` its `cuMemCreate`.
-_HIP_NAME = lazy_re(r"\bhip(?=[A-Z][a-z])")
-
-
-def match_hipified(msg: str):
-    """The NCCL catalog's reading of an RCCL message that names HIP calls, by the CUDA names NCCL prints (the runtime's
-    ``cuda...`` first, then the driver's ``cu...``); None when it names none or no format reads it."""
-    if _HIP_NAME.search(msg) is None:
-        return None
-    for name in ("cuda", "cu"):
-        hit = nccl_catalog().match(_HIP_NAME.sub(name, msg))
-        if hit is not None:
-            return hit
-    return None
 
 
 # A catalog reading says enough to stand without the header's help when its format's literal text

@@ -22,6 +22,7 @@ from .classify import cut
 from .classify import formats
 from .classify.formats import PRINTF_CONV as _CONV
 from .classify.formats import BoundedPattern
+from .lazyre import lazy_re
 from .classify.formats import printf_lead_word as _lead_word
 from .classify.formats import printf_literals as _literals
 from .classify.formats import printf_to_regex as _to_regex
@@ -301,3 +302,21 @@ def nccl_catalog() -> Catalog:
 
 
 fast.subscribe(_follow_switch)
+
+
+# RCCL (AMD's NCCL) is NCCL's source run through hipify, which renames the CUDA runtime's and driver's calls in its
+# message texts too: `hipIpcGetMemHandle failed : %s` (transport/p2p.cc) is NCCL's `cudaIpcGetMemHandle failed : %s`,
+# `hipMemCreate` its `cuMemCreate`.
+_HIP_NAME = lazy_re(r"\bhip(?=[A-Z][a-z])")
+
+
+def match_hipified(msg: str):
+    """The NCCL catalog's reading of an RCCL message that names HIP calls, by the CUDA names NCCL prints (the runtime's
+    ``cuda...`` first, then the driver's ``cu...``); None when it names none or no format reads it."""
+    if _HIP_NAME.search(msg) is None:
+        return None
+    for name in ("cuda", "cu"):
+        hit = nccl_catalog().match(_HIP_NAME.sub(name, msg))
+        if hit is not None:
+            return hit
+    return None
