@@ -140,7 +140,8 @@ KINDS: dict[str, KindSpec] = {
     "torch.pg_info": _k(PG_FIELDS + ("debug", "timeout_ms", "async_error_handling", "blocking_wait", "desync_debug",
                                       "high_priority_stream"), _T, "process-group init/config info", True),
     "torch.nccl_error": _k(PG_FIELDS + EXCEPTION_FIELDS + ("source_location", "error_string", "nccl_result",
-                                                           "nccl_version", "last_error", "interpretation", "timeout", "call", "last_warning") + _NESTED,
+                                                           "nccl_version", "last_error", "interpretation", "timeout", "call", "last_warning",
+                                                           "node") + _NESTED,
                            _T, "NCCL error in: ... (ncclResult text)", True),
     "torch.collective_mismatch": _k(PG_FIELDS + EXCEPTION_FIELDS + (
         "rank", "other_rank", "seq", "op_type", "shape", "dtype", "other_seq", "other_op_type", "other_shape",
