@@ -230,3 +230,25 @@ def test_a_line_a_viewer_cut_with_a_mark_is_not_joined_to_the_next(mark):
     assert out[0] == out[1]
     exc = [e for e in parse_sources([("rank0.log", text)]).events if e.kind == "torch.exception"]
     assert exc and exc[0].end_line == 1 and "external/xla" not in exc[0].fields["exc_message"]
+
+
+@pytest.mark.parametrize("tail", [", NCC", ",", ", NCCL version", ", NCCL ver"])
+def test_torch_nccl_error_cut_inside_its_version_keeps_its_result(tail):
+    # C10D_NCCL_CHECK's 'NCCL error in: <file>:<line>, <ncclGetErrorString>, NCCL version <v>' cut by a
+    # viewer's width inside the version's words (LianjiaTech/BELLE#136 at 100 columns): the result string is whole
+    head = "NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, unhandled system error"
+    for text in (head + tail, "RuntimeError: " + head + tail + "\nncclSystemError: System call (socket, malloc, munmap, etc) failed."):
+        ev = [e for e in parse_sources([("rank0.log", text + "\n")]).events if e.kind == "torch.nccl_error"]
+        assert ev and ev[0].fields["nccl_result"] == "ncclSystemError", text
+        assert ev[0].fields["error_string"] == "unhandled system error"
+
+
+@pytest.mark.parametrize("text, result", [
+    ("RuntimeError: NCCL error: unhandled sys", "ncclSystemError"),  # llm-d's vLLM worker line cut at 100 columns
+    ("NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, internal err", "ncclInternalError"),
+    ("RuntimeError: NCCL error: unhandled", None),  # the head of two results: cuda or system
+    ("RuntimeError: NCCL error: invalid ", None),  # argument or usage
+])
+def test_an_nccl_result_string_cut_at_the_end_of_its_message_is_the_one_it_heads(text, result):
+    ev = [e for e in parse_sources([("rank0.log", text + "\n")]).events if e.kind == "torch.nccl_error"]
+    assert ev and ev[0].fields.get("nccl_result") == result

@@ -18,15 +18,22 @@ NCCL_STRINGS = {
     "NCCL operation in progress": "ncclInProgress",
     "system error": "ncclSystemError",  # NCCL 1.x's text (src/core.cu ncclGetErrorString; 2.x added `unhandled`)
 }
+_CUT_HEAD = 8  # characters of a text's head that name it (as logdoc.cuttail.MIN_PREFIX)
 
 
-def nccl_result_of(error_string: str) -> str | None:
+def nccl_result_of(error_string: str, ends: bool = False) -> str | None:
     """The ncclResult whose ncclGetErrorString text ``error_string`` starts with; a text one or two
     letters off (a typo or a damaged paste: `unhanled system error`) is that same text, as long as
-    no other of these texts is as close."""
+    no other of these texts is as close. When the message ``ends`` with the text (a viewer's width cut
+    it there: `NCCL error: unhandled sys`), a head of one text only, of at least _CUT_HEAD characters,
+    is that text."""
     for k, v in NCCL_STRINGS.items():
         if error_string.startswith(k):
             return v
+    if ends and len(error_string) >= _CUT_HEAD:
+        heads = {v for k, v in NCCL_STRINGS.items() if k.startswith(error_string)}
+        if len(heads) == 1:
+            return heads.pop()
     from difflib import SequenceMatcher  # (only for a text that is none of them)
     close = []
     for k, v in NCCL_STRINGS.items():
@@ -213,6 +220,9 @@ class _NcclErrorT:
     def version(self, c):
         return ("nccl_version", nccl_release(str(c[0])))
 
+    def version_cut(self, c):
+        return None
+
     def interpretation(self, c):
         return ("interpretation", str(c[0]).strip())
 
@@ -231,15 +241,17 @@ class _NcclErrorT:
         if located:
             loc = str(items.pop(0))
             f["source_location"] = loc
+        ends = False
         if items and getattr(items[0], "type", None) == "ERRSTR":  # a token (a rule's result has no type)
             f["error_string"] = str(items.pop(0)).strip()
-        for key, val in items:
+            ends = not items
+        for key, val in filter(None, items):
             f[key] = val
         interp = f.get("interpretation")
         if interp and interp.startswith("nccl"):
             f["nccl_result"] = interp.split(":", 1)[0]
         else:
-            result = nccl_result_of(f.get("error_string", ""))
+            result = nccl_result_of(f.get("error_string", ""), ends)
             if result:
                 f["nccl_result"] = result
         if not f["timeout"]:
