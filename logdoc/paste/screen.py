@@ -10,7 +10,7 @@ from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import _CANDIDATE, candidate
 from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
-from .escaped import _ESCAPED_GATE, _escaped_text, _json_record, logfmt_record
+from .escaped import _escaped_text, _json_record, logfmt_record, may_hold_escaped
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _block_indent, _BOLD_OPEN_EXC, _HTML_ENTITY, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
@@ -98,7 +98,7 @@ def as_written(lines: list[str]) -> bool:
     if not text.isascii() and any(q in text for q in TYPESET_QUOTES):
         return False  # a page's typeset quotes
     if "similar log lines]" in text or _MARKDOWN_START.search(nl) is not None \
-            or len(_BULLETS.findall(nl)) >= 2 or _BOLD_END.search(text) is not None \
+            or len(_BULLETS.findall(nl)) >= 2 or ("**" in text or "__" in text) and _BOLD_END.search(text) is not None \
             or _ITALIC_WORD.search(text) is not None or ("**" in text or "__" in text) and any(
                 _BOLD_OPEN_EXC.search(t) is not None for t in lines if "**" in t or "__" in t):
         return False
@@ -114,8 +114,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # log lines inside JSON records
     if "msg=" in text and any(logfmt_record(t) is not None for t in lines if "msg=" in t):
         return False  # log lines inside logfmt records
-    if _ESCAPED_GATE.search(text) is not None and any(
-            _ESCAPED_GATE.search(t) is not None and candidate(t) and _escaped_text(t) is not None for t in lines):
+    if may_hold_escaped(text) and any(
+            may_hold_escaped(t) and candidate(t) and _escaped_text(t) is not None for t in lines):
         return False  # a message inside an escaped string
     present = [w for w in _ANCHOR_WORDS if w in text]
     if present:
