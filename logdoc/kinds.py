@@ -173,6 +173,8 @@ KINDS: dict[str, KindSpec] = {
     "store.resolve_failed": _k(EXCEPTION_FIELDS + ("host", "port", "family"), _T, "the store host did not resolve", True),
     "store.barrier_timeout": _k(EXCEPTION_FIELDS + ("key", "world_size", "num_workers_joined", "timeout"), _T,
                                 "a store-based barrier timed out", True),
+    "store.barrier_wait": _k(("rank", "store_key", "world_size", "joined", "timeout", "seconds", "error", "rest"), _T,
+                             "a rank still waiting in the store-based barrier, with the count of ranks that reached it"),
     "store.nccl_unique_id": _k(EXCEPTION_FIELDS + ("exception", "key", "key_2", "rank"), _T,
                                "the NCCL unique id could not be exchanged through the store", True),
     "store.server_error": _k(EXCEPTION_FIELDS, _T, "the store server reported an error", True),

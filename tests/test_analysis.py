@@ -288,6 +288,37 @@ def test_clients_joined_names_the_rank_that_never_started():
     assert m[0].fields["ranks"] == [3] and m[0].fields["world_size"] == 4 and m[0].fields["seen"] == 3
 
 
+# the store-based barrier's status lines of torch 1.8-1.13, every 10 s under the root logger, all ranks in one paste
+# (Lightning-AI/pytorch-lightning#4420): the ranks that print one are the ones the count holds
+_BARRIER_WAITS = "".join(
+    f"INFO:root:Waiting in store based barrier to initialize process group for rank: {r}, key: store_based_barrier_key:1 "
+    "(world_size=8, worker_count=7, timeout=0:30:00)\n" for r in (0, 2, 6, 1, 3, 7, 5, 0))
+
+
+def test_barrier_still_waiting_names_the_rank_that_printed_no_status_line():
+    m = kinds(run({"log.txt": _BARRIER_WAITS}), "analysis.missing_ranks")
+    assert len(m) == 1
+    f = m[0].fields
+    assert f["ranks"] == [4] and f["world_size"] == 8 and f["seen"] == 7 and f["source"] == "store_barrier"
+
+
+def test_barrier_that_completed_after_the_wait_is_no_missing_rank():
+    done = "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.\n"
+    assert kinds(run({"log.txt": _BARRIER_WAITS + done}), "analysis.missing_ranks") == []
+    # 2.0-2.1's wording counts `num_workers_joined=`; a later key's wait is read on its own
+    new = ("INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process group for rank: 1, "
+           "key: store_based_barrier_key:2 (world_size=2, num_workers_joined=1, timeout=0:30:00)\n")
+    m = kinds(run({"log.txt": _BARRIER_WAITS + done + new}), "analysis.missing_ranks")
+    assert [(e.fields["ranks"], e.fields["world_size"], e.fields["seen"]) for e in m] == [([0], 2, 1)]
+
+
+def test_barrier_timeout_of_torch_1_8_counts_worker_count():
+    a = run({"rank0.log": "", "rank1.log": "RuntimeError: Timed out initializing process group in store based barrier on "
+             "rank: 1, for key: store_based_barrier_key:1 (world_size=3, worker_count=2, timeout=0:30:00)\n"})
+    m = kinds(a, "analysis.missing_ranks")
+    assert len(m) == 1 and m[0].fields["ranks"] == [2] and m[0].fields["seen"] == 2
+
+
 # -- disagreements ----------------------------------------------------------------------------------------
 
 def _init(host: str, pid: int, rank: int, nranks: int = 4, version: str = "2.21.5+cuda12.4") -> str:

@@ -153,6 +153,18 @@ def test_reducer_keeps_a_warning_per_node_with_every_stream_first_and_last():
     assert sum(g["count"] for g in r.folded("f")) == 20 * 32
 
 
+def test_store_lines_of_every_rank_in_one_paste_are_each_ranks_own_stream(tmp_path):
+    """A paste of all ranks without prefixes: the store-based barrier's status line names the rank that prints
+    it, so folding keeps each rank's (which ranks printed one names the missing rank; Lightning-AI/pytorch-lightning#4420)."""
+    log = tmp_path / "log.txt"
+    log.write_text("".join(
+        f"INFO:root:Waiting in store based barrier to initialize process group for rank: {r}, key: store_based_barrier_key:1 "
+        "(world_size=8, worker_count=7, timeout=0:30:00)\n" for r in (0, 2, 6, 1, 3, 7, 5, 0)))
+    full, folded = parse_paths([str(log)]), parse_paths([str(log)], reduce=True)
+    assert _summary(build_report(folded, rules())) == _summary(build_report(full, rules()))
+    assert build_report(folded, rules())["diagnoses"][0]["ranks"] == [4]
+
+
 def test_streams_state():
     evs = [Event("nccl.info", "INFO", "a.log", 3, "x", host="h", pid=7, time="2026-01-01T00:00:01"),
            Event("nccl.warn", "WARN", "a.log", 9, "y", host="h", pid=7, time="2026-01-01T00:00:05")]

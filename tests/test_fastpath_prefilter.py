@@ -203,6 +203,15 @@ def test_every_one_line_rule_example_is_a_candidate():
     assert missed == []
 
 
+def test_the_store_based_barriers_end_is_read_with_its_wait():
+    # a large log keeps the barrier's status lines (`timeout=`); its end must be kept too, or a barrier that
+    # completed reads as ranks that never joined (logdoc/analysis/progress.py)
+    wait = ("INFO:root:Waiting in store based barrier to initialize process group for rank: 0, key: "
+            "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)")
+    done = "INFO:root:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes."
+    assert prefilter.candidate(wait) and prefilter.candidate(done)
+
+
 def test_keywords_are_few_and_consistent():
     # 16 + "illed" (logdoc/stops.py: the job stopped from outside, Ray's memory monitor) + "esol"
     # (host names that do not resolve) + "open files" (EMFILE in any program's wording) + "%|" (progress
@@ -222,8 +231,9 @@ def test_keywords_are_few_and_consistent():
     # "lagging" (the desync report's lines pasted alone); session 33: "SIG" where "*** SIG" and "SIGTERM" were, " fault" where
     # "ation fault" and "access fault" were (one stem each), for "oordination" and "EXCEEDED" (JAX's coordination service);
     # session 34: "UNAVAILABLE: " (a gRPC status alone on its line, logdoc/classify/frameworks.py); session 38: "HIP failure"
-    # (rccl-tests' HIPCHECK, `node1: Test HIP failure common.cu:1129 'hipErrorInvalidDevice'`: no other keyword)
-    assert len(prefilter.KEYWORDS) <= 58
+    # (rccl-tests' HIPCHECK, `node1: Test HIP failure common.cu:1129 'hipErrorInvalidDevice'`: no other keyword); session 39: "store-based
+    # barrier" (the barrier's end, `INFO:root:Rank 0: Completed store-based barrier for key:...`: its wait's status lines are read)
+    assert len(prefilter.KEYWORDS) <= 59
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:
         assert prefilter.candidate(f"x {k} y")

@@ -496,39 +496,77 @@ def _detail_mismatch(job: Job) -> list[Event]:
 
 # -- rendezvous: k/n clients joined --------------------------------------------------------------
 
-_BARRIER_JOINED = lazy_re(r"world_size=(\d+), num_workers_joined=(\d+)")
+_BARRIER_JOINED = lazy_re(r"world_size=(\d+), (?:num_workers_joined|worker_count)=(\d+)")
+
+
+def _barrier_waits(job: Job) -> list[tuple[Event, set[int]]]:
+    """The store-based barrier's last status line of each key still waiting when the log ends, with the
+    ranks that printed one (each adds itself to the count before it waits). Not a key whose barrier timed
+    out (that line is read instead), nor one a later ``Completed store-based barrier`` line closed."""
+    last: dict[str, tuple[int, Event]] = {}
+    waiting: dict[str, set[int]] = {}
+    for i in job.by_kind.get("store.barrier_wait", ()):
+        ev = job.events[i]
+        key = str(ev.fields.get("store_key") or "")
+        last[key] = (i, ev)
+        r = as_int(ev.fields.get("rank"))
+        if r is not None:
+            waiting.setdefault(key, set()).add(r)
+    if not last:
+        return []
+    closed: dict[str, list[Event]] = {}
+    for kind in ("store.barrier_timeout", "store.info"):
+        for i in job.by_kind.get(kind, ()):
+            ev = job.events[i]
+            key = ev.fields.get("store_key")
+            if key and (kind == "store.barrier_timeout" or "Completed store-based barrier" in ev.text):
+                closed.setdefault(str(key), []).append(ev)
+    out = []
+    for key, (_, ev) in last.items():
+        if any(c.kind == "store.barrier_timeout" or c.file != ev.file or c.line > ev.line for c in closed.get(key, ())):
+            continue
+        out.append((ev, waiting.get(key, set())))
+    return out
 
 
 def _clients_joined(job: Job) -> list[Event]:
-    """``k/n clients joined`` (TCPStore) and the store-based barrier's ``num_workers_joined``."""
+    """``k/n clients joined`` (TCPStore), the store-based barrier's count when it timed out
+    (``num_workers_joined`` / ``worker_count``) and its count while it still waits at the log's end."""
     out = []
-    for kind, source in (("store.clients_joined", "clients_joined"), ("store.barrier_timeout", "store_barrier")):
-        for i in job.by_kind.get(kind, ()):
-            ev = job.events[i]
-            if kind == "store.clients_joined":
-                joined, world = as_int(ev.fields.get("joined")), as_int(ev.fields.get("world_size"))
-                m = _CLIENTS.search(ev.text) if joined is None or world is None else None
-                if m:
-                    joined, world = int(m.group(1)), int(m.group(2))
-            else:
-                joined, world = as_int(ev.fields.get("num_workers_joined")), as_int(ev.fields.get("world_size"))
-                m = _BARRIER_JOINED.search(ev.text) if joined is None or world is None else None
-                if m:
-                    world, joined = int(m.group(1)), int(m.group(2))
-            if joined is None or world is None or world - joined <= 0 or world > MAX_RANKS:
-                continue
-            missing = world - joined
+    found = [("store.clients_joined", "clients_joined", job.events[i], None) for i in job.by_kind.get("store.clients_joined", ())]
+    found += [("store.barrier_timeout", "store_barrier", job.events[i], None) for i in job.by_kind.get("store.barrier_timeout", ())]
+    found += [("store.barrier_wait", "store_barrier", ev, ranks) for ev, ranks in _barrier_waits(job)]
+    for kind, source, ev, arrived in found:
+        if kind == "store.clients_joined":
+            joined, world = as_int(ev.fields.get("joined")), as_int(ev.fields.get("world_size"))
+            m = _CLIENTS.search(ev.text) if joined is None or world is None else None
+            if m:
+                joined, world = int(m.group(1)), int(m.group(2))
+        else:
+            joined = as_int(ev.fields.get("num_workers_joined", ev.fields.get("joined")))
+            world = as_int(ev.fields.get("world_size"))
+            m = _BARRIER_JOINED.search(ev.text) if joined is None or world is None else None
+            if m:
+                world, joined = int(m.group(1)), int(m.group(2))
+        if joined is None or world is None or world - joined <= 0 or world > MAX_RANKS:
+            continue
+        missing = world - joined
+        if arrived and len(arrived) == joined and all(r < world for r in arrived):
+            # the ranks that printed the barrier's status line are the ones counted: the others are missing
+            seen, unseen = sorted(arrived), [r for r in range(world) if r not in arrived]
+            named, whence = unseen, "it printed no such status line"
+        else:
             seen = sorted(r for r in job.known_ranks if r < world)
             unseen = [r for r in range(world) if r not in job.known_ranks]
-            named = unseen if len(unseen) == missing else []
-            what = "clients joined the store" if source == "clients_joined" else "ranks reached the store-based barrier"
-            if named:
-                text = f"{joined}/{world} {what}: {ranks_text(named)} never arrived (no output from it in these logs)"
-            else:
-                text = f"{joined}/{world} {what}: {missing} rank(s) never arrived"
-            out.append(synthetic("analysis.missing_ranks", text, [ev], level="ERROR", on_ranks=named, ranks=named,
-                                 world_size=world, seen=joined, seen_ranks=seen, source=source,
-                                 missing_count=missing, candidates=unseen))
+            named, whence = (unseen if len(unseen) == missing else []), "no output from it in these logs"
+        what = "clients joined the store" if source == "clients_joined" else "ranks reached the store-based barrier"
+        if named:
+            text = f"{joined}/{world} {what}: {ranks_text(named)} never arrived ({whence})"
+        else:
+            text = f"{joined}/{world} {what}: {missing} rank(s) never arrived"
+        out.append(synthetic("analysis.missing_ranks", text, [ev], level="ERROR", on_ranks=named, ranks=named,
+                             world_size=world, seen=joined, seen_ranks=seen, source=source,
+                             missing_count=missing, candidates=unseen))
     return out
 
 

@@ -86,6 +86,9 @@ KEYWORDS = (
     "network interface",  # a launcher's check of the hosts' interfaces, its exception line bare (Horovod's
               # `horovod.runner.common.util.address.NoValidAddressesFound: No available network interface found matching
               # user provided interfaces ['eth1'], existing nics: [...]`: a class name without Error; LD776)
+    "store-based barrier",  # the end of the store-based barrier's wait, logged with no other keyword (`INFO:root:Rank 0:
+              # Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.`): without it a large log
+              # would keep the ranks' status lines while they waited (`timeout=` holds `imeout`) and lose the end
     "collective #", "lagging",  # the desync report's lines pasted alone (TraceUtils.h: `[1] finished collective #3, but
               # didn't join collective #4 (count from 1)`, `... the lagging/dead/mismatched ranks that caused the desync are:`)
 )

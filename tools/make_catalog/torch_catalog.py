@@ -341,6 +341,18 @@ EXTRA = [
     ("logdoc:distributed_c10d:store-barrier-old", "store.barrier_timeout", "ERROR", "body", "",
      "Timed out initializing process group in store based barrier on rank: {rank:int}, for key: {store_key} "
      "(world_size={world_size:int}, worker_count={joined:int}, timeout={timeout})"),
+    # the same barrier's status line while it waits, every 10 s (logging.info / logger.info): 1.8-1.13 count
+    # `worker_count=`, 2.0-2.1 `num_workers_joined=` (some builds append `error: <the wait's exception>` right
+    # after the parenthesis), 2.2 and later log it at DEBUG with the seconds waited glued before `rank:`
+    ("logdoc:distributed_c10d:store-barrier-wait-old", "store.barrier_wait", "INFO", "body", "",
+     "Waiting in store based barrier to initialize process group for rank: {rank:int}, key: {store_key} "
+     "(world_size={world_size:int}, worker_count={joined:int}, timeout={timeout})"),
+    ("logdoc:distributed_c10d:store-barrier-wait", "store.barrier_wait", "INFO", "body", "",
+     "Waiting in store based barrier to initialize process group for rank: {rank:int}, key: {store_key} "
+     "(world_size={world_size:int}, num_workers_joined={joined:int}, timeout={timeout}){rest:rest}"),
+    ("logdoc:distributed_c10d:store-barrier-wait-seconds", "store.barrier_wait", "DEBUG", "body", "",
+     "Waiting in store based barrier to initialize process group for {seconds} secondsrank: {rank:int}, key: "
+     "{store_key} (world_size={world_size:int}, num_workers_joined={joined:int}, timeout={timeout} error={error})"),
     ("logdoc:elastic:death-signal-old", "torchrun.signal", "WARN", "line", "",
      "Received Signals.{signal:word} death signal, shutting down workers"),
     ("logdoc:elastic:table-signal", "torchrun.child_failed", "ERROR", "line", "",
