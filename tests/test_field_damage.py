@@ -53,6 +53,9 @@ FLOORS = {
     "docker-json": 99, "json-message": 99, "json-textpayload": 99, "prefix-gha": 99, "prefix-mpi": 98,
     "prefix-pdsh": 99, "prefix-pdsh-ip": 99, "prefix-slurm2": 99, "prefix-slurm-pad": 99, "tqdm-cr": 98,
     "interleave": 98, "ray-repeat": 99, "ipython": 93,
+    # an editor's links around file names and addresses (session 39, NVIDIA/nccl#1710): 164/182 kept before the
+    # paste repair unlinked them, 182/182 after
+    "autolink": 99,
 }
 
 
@@ -102,6 +105,9 @@ def test_transforms_damage_what_they_say():
     cut = fd.TEXT_TRANSFORMS["cut-ellipsis"](long)
     assert cut.endswith("...") and long.startswith(cut[:-3]) and 80 <= len(cut) - 3 <= 120
     assert fd.TEXT_TRANSFORMS["cut-marker"](long) == long[:120] + "\u2026 [truncated]"
+    assert fd.TEXT_TRANSFORMS["autolink"](line + " peer 10.1.3.201<33057>") == (
+        "gpu-node-17:1234:5678 [3] misc/[shmutils.cc:72](http://shmutils.cc:72/) NCCL WARN Error while creating "
+        "shared memory segment peer [10.1.3.201](http://10.1.3.201/)<33057>")
 
 
 def test_envelope_transforms_write_their_formats():

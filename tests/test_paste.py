@@ -889,3 +889,22 @@ def test_undouble_takes_only_the_blanks_a_double_spacing_added():
     assert undouble("a\nb\n\nc") is None  # two lines next to each other: not double spaced
     assert undouble("a\n\nb\n\n\nc") is None  # an even gap
     assert undouble("a\n\nb") is None  # one gap says nothing
+
+
+def test_an_editors_links_around_file_names_and_addresses_read_as_their_text():
+    # NVIDIA/nccl#1710: a copy from a rich-text editor keeps the links it made of `net_ib.cc` (.cc is a
+    # top-level domain) and of addresses; the NCCL header did not parse, and no host was known
+    lines = ["node023:10214:10303 [0] transport/[net_ib.cc:1909](http://net_ib.cc:1909/) NCCL WARN NET/IB : Got "
+             "completion from peer [10.1.3.201](http://10.1.3.201/)<33057> with status=9 opcode=0 len=0 vendor err 138 "
+             "(Send) localGid ::ffff:[10.206.1.23](http://10.206.1.23/) remoteGids::ffff:[10.206.1.11](http://10.206.1.11/)",
+             "node023:10214:10303 [0] NCCL INFO [proxy.cc:698](http://proxy.cc:698/) -> 6"]
+    fixed, _ = repair_lines(lines)
+    assert fixed[0].startswith("node023:10214:10303 [0] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion "
+                               "from peer 10.1.3.201<33057> with status=9")
+    assert fixed[0].endswith("localGid ::ffff:10.206.1.23 remoteGids::ffff:10.206.1.11")
+    assert fixed[1] == "node023:10214:10303 [0] NCCL INFO proxy.cc:698 -> 6"
+    res = parse_text("\n".join(lines) + "\n")
+    assert [(e.kind, e.host, e.pid) for e in res.events][0] == ("nccl.warn", "node023", 10214)
+    # a link to somewhere else is the writer's, and stays
+    assert repair_lines(["see [the docs](https://docs.nvidia.com/x) for NCCL_IB_TIMEOUT"]) is None
+    assert repair_lines(["[init.cc:88](https://github.com/NVIDIA/nccl/blob/master/src/init.cc#L88)"]) is None

@@ -249,6 +249,11 @@ def _bare(line: str) -> str:
     return line.rstrip()
 
 
+# an address, or a dotted name that ends in a top-level domain an editor links (with a :port or :line after it)
+_AUTOLINKABLE = re.compile(r"(?<![\w@.:-])(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z_][\w-]*(?:\.[\w-]+)*\.(?:cc|py|so|sh|io))"
+                           r"(?::\d+)?(?![\w.-]*\w)")
+
+
 TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "masked": lambda t: _lines_by_transform(t, _mask),
     "cut-host": lambda t: _lines_by_transform(t, _cut_host),
@@ -282,6 +287,10 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "interleave": _interleave,
     "ray-repeat": lambda t: _lines_by_transform(t, lambda line: RAY_REPEAT[0] + line + RAY_REPEAT[1] if line.strip() else line),
     "ipython": _ipython,
+    # a copy from a rich-text editor or chat (Slack, Feishu, Teams) into markdown: what looks like a domain, a file
+    # name in a country's top-level domain (net_ib.cc, train.py, libnccl.so) or an address, became a link
+    # (NVIDIA/nccl#1710: `transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN ...`)
+    "autolink": lambda t: _lines_by_transform(t, lambda line: _AUTOLINKABLE.sub(lambda m: f"[{m[0]}](http://{m[0]}/)", line)),
     "numbered": lambda t: "\n".join(f"{n:4d} | {line}" if line else line for n, line in enumerate(t.split("\n"), 1)),
 }
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")

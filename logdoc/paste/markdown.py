@@ -91,6 +91,33 @@ def _unescape_html(out: list[str]) -> bool:
     return changed
 
 
+# A rich-text editor or chat (Slack, Feishu, Teams) turns what looks like a domain into a link, and a copy
+# of it into markdown keeps the link: NCCL's `net_ib.cc:101` and a Python `train.py` end in a country's
+# top-level domain (.cc, .py), and so does an address (`[10.1.3.201](http://10.1.3.201/)<33057>`). A link
+# whose text is its own target (the scheme and a closing slash aside) was the text alone.
+_AUTOLINK = lazy_re(r"\[([^\[\]()\s]{1,300})\]\(((?:https?|ftp)://|mailto:)([^()\s]{1,300})\)")
+
+
+def _autolink_text(m) -> str:
+    text, target = m[1], m[3].rstrip("/")
+    bare = text[len(m[2]):] if text.lower().startswith(m[2].lower()) else text
+    return text if bare.rstrip("/").lower() == target.lower() else m[0]
+
+
+def _unlink_autolinks(out: list[str]) -> bool:
+    """Links an editor made of a log's file names and addresses (``transport/[net_ib.cc:101](http://net_ib.cc:101/)``)
+    read as the text they were (``transport/net_ib.cc:101``); a link to somewhere else stays. In place; whether
+    any line changed."""
+    changed = False
+    for i, t in enumerate(out):
+        if "](" in t and _AUTOLINK.search(t) is not None:
+            u = _AUTOLINK.sub(_autolink_text, t)
+            if u != t:
+                out[i] = u
+                changed = True
+    return changed
+
+
 # Colour codes whose escape byte a page, a copy or a log viewer dropped: `[36m(RayWorkerWrapper pid=1)[0m`,
 # `[1;31mRuntimeError: ...[0m`. A source that shows a reset (`[0m`) loses every such code, which leaves the
 # program's text as it printed it (not `[30m]`: a bracketed duration; the codes of a terminal are never closed).
