@@ -125,6 +125,13 @@ _NCCL_INTERP = lazy_re(r"nccl[A-Z]\w*: ")
 # (an empty message prints the type without a colon)
 _EXC_OPEN = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):[ \t]*$")
 MAX_OPEN_MESSAGE = 24  # lines (blanks included) such a message may take after its exception line
+# TensorFlow raises an op's failed StatusGroup as the exception and lists its root errors after it, one message
+# each (tensorflow/core/common_runtime/status_group.cc: `%zu root error(s) found.`, `  (<i>) <Code>: <message>`
+# with the node lines its message ends with, `%zu successful operations.`, `%zu derived errors ignored.`): they
+# are the exception's message
+_TF_ROOTS = lazy_re(r".*\b\d{1,6} root error\(s\) found\.[ \t]*$")
+_TF_ROOT_LINE = lazy_re(r"[ \t]{0,8}\(\d{1,6}\) \S|[ \t]*\[\[|\d{1,9} successful operations\.|\d{1,9} derived errors ignored\.")
+MAX_TF_ROOT_LINES = 64
 _OTHER_RECORD = lazy_re(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |\[rank\d+\]:|[IWEF]\d{4} \d|\[?\d{4}-\d\d-\d\d")
 _FRAME_EQ = lazy_re(r"={3,}\s*$")
 _FRAME_DASH = lazy_re(r"-{3,}\s*$")
@@ -301,10 +308,10 @@ def _takes_any_line(b: "_Block") -> bool:
     if kind in ("child_failed", "wrapped"):
         return True
     if kind == "traceback":
-        return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain", "exc_open")
+        return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain", "exc_open", "tf_roots")
     if kind == "message":
         # wrap: an exception line whose next line may be its rest; options: the option lines of OPTIONS_HEAD
-        return b.state in ("last_error", "spawn", "wrap", "options", "stall")
+        return b.state in ("last_error", "spawn", "wrap", "options", "stall", "tf_roots")
     return False
 
 
@@ -721,6 +728,8 @@ class BlockAssembler:
                 b.head = self._head
                 if "ProcessRaisedException" in b.exc_type:
                     b.state = "spawn"
+                elif _TF_ROOTS.match(text):
+                    b.state = "tf_roots"  # its root errors follow (no keyword in some: `  (1) Resource exhausted: OOM ...`)
                 elif _open_sentence(text):
                     b.state = "wrap"  # its next line may be the rest of it: not a quiet record (_takes_any_line)
             elif text.rstrip().endswith(OPTIONS_HEAD):
@@ -808,6 +817,11 @@ class BlockAssembler:
             return "take" if len(b.lines) <= MAX_OPTION_LINES and _OPTION_LINE.match(text) else "end"
         if b.state == "stall":
             return "take" if len(b.lines) <= MAX_STALL_LINES and _STALL_LINE.match(text) else "end"
+        if b.state == "tf_roots":
+            if len(b.lines) <= MAX_TF_ROOT_LINES and _TF_ROOT_LINE.match(text):
+                return "take"
+            if not probe:
+                b.state = ""
         if not text:
             return "end"
         if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head, self.column_cut):
@@ -840,7 +854,7 @@ class BlockAssembler:
         if _EXC_LINE.match(text) is None:
             return "end"
         if not probe:
-            b.state = "exc_open" if _EXC_OPEN.match(text) else "after_exc"
+            b.state = "exc_open" if _EXC_OPEN.match(text) else "tf_roots" if _TF_ROOTS.match(text) else "after_exc"
             b.envs = None
             b.exc_type = text
             b.exc_at = len(b.lines)
@@ -861,7 +875,7 @@ class BlockAssembler:
             if st == "hframes" and _EXC_LINE.match(text) is None:
                 return "end"                           # frames without their head: only an exception line ends them
             if not probe:
-                b.state = "exc_open" if _EXC_OPEN.match(text) else "after_exc"
+                b.state = "exc_open" if _EXC_OPEN.match(text) else "tf_roots" if _TF_ROOTS.match(text) else "after_exc"
                 b.exc_type = text
                 b.exc_at = len(b.lines)
                 b.head = self._head
@@ -891,6 +905,11 @@ class BlockAssembler:
                     and not text.startswith(_CHAIN) and _SPAWN.match(text) is None and _EXC_LINE.match(text) is None
                     and _FRAME_EQ.match(text) is None and _FRAME_DASH.match(text) is None
                     and _OTHER_RECORD.match(text) is None and not _is_cont(text)):
+                return "take"
+            if not probe:
+                b.state = "after_exc"
+        if st == "tf_roots":                       # TensorFlow's root errors after `N root error(s) found.`
+            if len(b.lines) - b.exc_at <= MAX_TF_ROOT_LINES and _TF_ROOT_LINE.match(text):
                 return "take"
             if not probe:
                 b.state = "after_exc"

@@ -204,6 +204,36 @@ def test_tee_prefix_continuation_joins_c10_record():
     assert (p.kind, p.fields["seq"], p.fields["nccl_result"]) == ("torch.async_exception", 3, "ncclRemoteError")
 
 
+# TensorFlow's StatusGroup raised as the exception: its root errors listed after the exception line (status_group.cc)
+_TF_ROOTS = ["tensorflow.python.framework.errors_impl.InternalError: 2 root error(s) found.",
+             "  (0) Resource exhausted: OOM when allocating tensor with shape[6040,32] and type float on "
+             "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+             "\t [[node dense/MatMul (defined at train.py:9) ]]",
+             "  (1) Internal:  internal error",
+             "\t [[node Adam/NcclAllReduce_8 (defined at <ipython-input-14-b87e02e8ae0a>:1) ]]",
+             "0 successful operations.", "0 derived errors ignored."]
+
+
+def test_tensorflows_root_errors_are_the_exceptions_message():
+    head = ["Traceback (most recent call last):", '  File "train.py", line 10, in <module>', "    model.fit(x)"]
+    recs = run(head + _TF_ROOTS + ["epoch 2"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 10), (11, 11)]
+    p = classify(recs[0].text)
+    assert p.fields["exc_message"].endswith("0 derived errors ignored.")
+    assert "(0) Resource exhausted: OOM" in p.fields["exc_message"]
+    # the exception line pasted without its traceback, and with a rank's prefix
+    recs = run(_TF_ROOTS + ["epoch 2"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 7), (8, 8)]
+    r1 = Envelope(rank=1)
+    recs = run([(r1, t) for t in _TF_ROOTS] + [(r1, "epoch 2")])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 7), (8, 8)]
+    # the list ends at the first other line; an exception line that lists no root errors takes none
+    recs = run(_TF_ROOTS[:3] + ["epoch 2", "0 successful operations."])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 3), (4, 4), (5, 5)]
+    recs = run(["ValueError: 2 roots found.", "  (0) x", "0 successful operations."])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
+
+
 def test_has_open_block():
     ba = BlockAssembler()
     assert not ba.has_open_block
