@@ -328,7 +328,7 @@ KINDS: dict[str, KindSpec] = {
                            "the job restarted after a failure"),
 }
 
-_PLACEHOLDER = lazy_re(r"\{([A-Za-z_]\w*)(?::[^{}]*)?\}")
+_PLACEHOLDER = lazy_re(r"\{([A-Za-z_]\w*)(?:[:=][^{}]*)?\}")  # {name}, {name:type}, {name=a|b}
 
 
 def names(prefix: str = "") -> tuple[str, ...]:

@@ -7,6 +7,7 @@ from typing import Any, Iterable, Iterator
 
 from ..events import Event
 from ..cuttail import complete
+from ..winsock import as_posix
 from .patterns import MATCH_TIMEOUT, RuleTimeout
 from .rule import Match, Rule, _Job
 from .schema import Problem, id_key
@@ -125,9 +126,12 @@ class RuleSet:
             if not prep:
                 continue
             text = ev.text or ""
-            # the text with a phrase a viewer cut written out (logdoc/cuttail.py): a rule that does
-            # not match the text is tried on it too
+            # the text with a phrase a viewer cut written out (logdoc/cuttail.py), or with Windows'
+            # socket errors written as Linux's (logdoc/winsock.py): a rule that does not match the text
+            # is tried on it too
             whole = complete(text)
+            if whole is None and ("system error: 1" in text or "[WinError 1" in text):
+                whole = as_posix(text)
             low = whole_low = None
             for rule, needs, fold in prep:
                 if disabled and rule.id in disabled:

@@ -60,6 +60,11 @@ ALT_FIX = {
     # c10d prints the connect timeout as fmt prints a std::chrono duration: `600000ms`, and `1800s` /
     # `30min` in the releases whose timeout was in seconds (2.0 - 2.2)
     "timed out after {timeout_ms}ms while trying": "timed out after {timeout_ms}{unit=ms|s|min|h} while trying",
+    # c10d formats a std::error_code as `(<category>: <value> - <message>)` (torch/csrc/distributed/c10d/error.h):
+    # `errno` for the generic category, `system error` for Windows' system category, whose values are the
+    # WinSock codes and whose message is in the system's language
+    # (`(system error: 10049 - The requested address is not valid in its context.)`)
+    "(errno: {errno} - {strerror})": "({error_category=errno|system error}: {errno:int} - {strerror:line})",
 }
 
 PREFIXES = (
