@@ -137,6 +137,22 @@ def test_a_console_row_that_shows_its_message_twice_is_read_once():
     assert got is None or all(t.endswith("00a | b") for t in got[0])
 
 
+def test_tmux_scroll_position_at_the_end_of_a_copys_first_line_is_dropped():
+    """tmux's copy mode shows '[<lines up>/<history>]' at the right end of the pane's first row; a terminal
+    selection of the screen copies it as the end of the first line, where it hid the NCCL version."""
+    first = ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1169, unhandled system error,"
+             " NCCL version 2.10.3")
+    rest = "ncclSystemError: System call (socket, malloc, munmap, etc) failed."
+    for marker in ("          [142/1234]", " [0/5321] (3 results)", "[0/88]"):
+        res = parse_sources([("x.log", "```\n" + first + marker + "\n" + rest + "\n```\n")])
+        ev = [e for e in res.events if e.kind == "torch.nccl_error"]
+        assert ev and ev[0].fields.get("nccl_version") == "2.10.3", marker
+    # the marker on another line, a short line, or a count that is no position stays
+    assert repair_lines(["step 40 loss 0.31 [3/8]", "step 41 loss 0.30 [3/8]"]) is None
+    assert repair_lines([rest, first + " [0/12]"]) is None
+    assert repair_lines([first + " [13/12]", rest]) is None
+
+
 # ------------------------------------------------------------------------------------------------
 # markdown residue
 

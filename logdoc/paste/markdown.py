@@ -159,6 +159,27 @@ def _straighten_quotes(out: list[str]) -> bool:
     return changed
 
 
+# tmux's copy mode draws its position in the scrollback at the right end of the pane's first row (`[0/1234]`: lines
+# from the bottom / history size, `copy-mode-position-format`, with ` (N results)` while a search is shown): a copy of
+# the screen made with the terminal's selection takes it as the end of its first line, padded or written over the text
+_SCROLL_POS = lazy_re(r"[ \t]*\[(\d{1,9})/(\d{1,9})\](?: \((?:\d{1,9}\+? results|timed out)\))?[ \t]*$")
+_SCROLL_ROW_MIN = 60  # the pane's width at least: the marker stands at its right edge
+
+
+def _strip_scroll_position(out: list[str]) -> bool:
+    """tmux's scroll position (``[0/1234]``) gone from the end of a copy's first line (the first that is
+    neither blank nor a code fence). In place; whether it was there."""
+    for i, t in enumerate(out[:4]):
+        if not t.strip() or _FENCE.match(t):
+            continue
+        m = _SCROLL_POS.search(t) if len(t) >= _SCROLL_ROW_MIN and t.endswith(("]", ")", " ", "\t")) else None
+        if m is None or int(m[1]) > int(m[2]) or not t[:m.start()].strip():
+            return False
+        out[i] = t[:m.start()]
+        return True
+    return False
+
+
 _PYTEST_E = lazy_re(r"E( {2,})(?=\S)")
 
 

@@ -14,7 +14,7 @@ from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
 from .markdown import (_fold_console_rows, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
-                       _strip_colour_text, _unescape_html, _unlink_autolinks)
+                       _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
 from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES
 
@@ -53,6 +53,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _strip_colour_text(out) or changed
     changed = _straighten_quotes(out) or changed
     changed = _strip_pytest(out) or changed
+    changed = _strip_scroll_position(out) or changed
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
     changed = (_decode_logfmt_lines(out, paste) if any("msg=" in t for t in out[:HEAD_LINES]) else False) or changed
     # (only in a short source, a paste or an excerpt: a long log as written keeps its lines and its fast path,
