@@ -125,6 +125,9 @@ def complete(text: str) -> str | None:
     body = text.rstrip()
     if body and body[-1] in _MARK_END and _may_have_mark(body):
         body, _ = strip_mark(body)
+    short = _by_errno_number(body)
+    if short is not None:
+        return short
     rows = _BY_TAIL.get(body[-MIN_PREFIX:])
     if not rows:
         return None
@@ -161,7 +164,28 @@ _ERRNO_TEXT = {"Operation not permitted": 1, "No such file or directory": 2, "No
                "Network dropped connection on reset": 102, "Software caused connection abort": 103,
                "Connection reset by peer": 104, "Transport endpoint is already connected": 106,
                "Transport endpoint is not connected": 107, "Connection timed out": 110, "Connection refused": 111,
-               "Operation already in progress": 114, "Operation now in progress": 115}
+               "Operation already in progress": 114, "Operation now in progress": 115,
+               "Interrupted system call": 4, "Bad file descriptor": 9, "Resource temporarily unavailable": 11,
+               "Cannot allocate memory": 12, "Permission denied": 13, "Invalid argument": 22, "Broken pipe": 32,
+               "Address family not supported by protocol": 97, "Address already in use": 98,
+               "Cannot assign requested address": 99, "Host is down": 112, "No route to host": 113}
+_ERRNO_NAMED = {n: t for t, n in _ERRNO_TEXT.items()}
+# the errno number and what a cut left of its text, shorter than MIN_PREFIX (`(errno: 110 - Connect...`, `errno: 111 -`)
+_ERRNO_CUT = lazy_re(r"\berrno:? ?(\d{1,3})\s*[-:](?:\s*(?P<head>[A-Za-z][A-Za-z/ ]{0,%d}))?\Z" % (MIN_PREFIX - 2))
+
+
+def _by_errno_number(body: str) -> str | None:
+    """``body`` completed with the text of the errno number it ends with, when a cut left fewer than
+    :data:`MIN_PREFIX` characters of that text (or none) after the number, and they begin it; or None."""
+    if "errno" not in body[-MIN_PREFIX - 16:]:
+        return None
+    m = _ERRNO_CUT.search(body, max(0, len(body) - MIN_PREFIX - 16))
+    phrase = _ERRNO_NAMED.get(int(m.group(1))) if m is not None else None
+    head = (m.group("head") or "") if m is not None else ""
+    if phrase is None or not phrase.startswith(head) or head == phrase:
+        return None
+    pre = body[:m.start("head")] if head else body + " "
+    return pre + phrase + _closers(pre)
 
 
 def _by_errno(body: str, found: dict[str, int]) -> str | None:

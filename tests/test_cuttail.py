@@ -71,6 +71,18 @@ def test_the_errno_number_before_a_cut_text_names_it():
     assert complete("the socket failed (Connection") is None
 
 
+def test_the_errno_number_names_a_text_cut_shorter_than_min_prefix():
+    # a viewer's width that left fewer letters of the text than MIN_PREFIX, or none (llamafactory#3715 at 80-120
+    # columns with '...': `(errno: 110 - Connect...`): the number alone names it
+    head = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 "
+    assert complete(head + "(errno: 110 - Connect...") == head + "(errno: 110 - Connection timed out)"
+    assert complete(head + "(errno: 111 -") == head + "(errno: 111 - Connection refused)"
+    assert complete("connect failed errno 113: No r") == "connect failed errno 113: No route to host"
+    # letters that do not begin the number's text, or a number of no listed text: no completion
+    assert complete(head + "(errno: 110 - Resourc") is None
+    assert complete(head + "(errno: 7 - Ar") is None
+
+
 def test_a_cut_store_connect_error_is_read_by_its_errno(rules):
     line = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node1]:29500 (errno: 110 - Connection"
     assert _top(line + "\u2026 [truncated]", rules) == "rendezvous_store_failure"
