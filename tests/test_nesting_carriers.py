@@ -295,3 +295,14 @@ def test_a_message_after_an_empty_context_is_read_as_the_catalog_prints_it(rules
     # a colon that is part of the message is not taken for an empty context
     plain = _report("RuntimeError: :memory: is not a valid path", rules)
     assert plain["diagnoses"] == [] or plain["diagnoses"][0]["category"] != "collective_timeout_hung_rank"
+
+
+def test_a_warn_quoted_by_xlas_status_ends_at_its_quote(rules):
+    """XLA's status quotes NCCL's last WARN (``... log entry (may be unrelated) '<WARN>'.``, jax-ml/jax#22747): the
+    strerror text LD189 names is the WARN's, without the status's closing quote and full stop."""
+    text = ("INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:305: NCCL operation ncclCommInitRank(&comm, nranks, id, "
+            "rank) failed: unhandled system error (run with NCCL_DEBUG=INFO for details). Last NCCL warning(error) log "
+            "entry (may be unrelated) 'socketTryAccept: Accept failed: Bad file descriptor'.")
+    rep = _report(text, rules)
+    d = [d for d in rep["diagnoses"] if d["id"] == "LD189"]
+    assert d and d[0]["title"].endswith("a socket: Bad file descriptor"), d and d[0]["title"]
