@@ -78,6 +78,13 @@ def test_case_top1(case):
         assert o.top1, f"{case.name}: expected {o.case.category}: {o.reason()}"
 
 
+@pytest.mark.parametrize("case", CASE_DIRS, ids=lambda p: p.name)
+def test_case_texts_leave_no_value_unfilled(case):
+    """No title, explanation, fix or confirm of a real log's report says "(name not in log)": a text whose
+    value may be missing says it another way ({name?(...)|(...)}; literal braces are {{ }})."""
+    assert not outcome(case).unfilled, f"{case.name}: {outcome(case).unfilled}"
+
+
 def test_known_misses_name_existing_cases():
     names = {p.name for p in CASE_DIRS}
     stale = sorted(set(known_misses()) - names)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
@@ -100,6 +101,11 @@ def case_dirs(cases: Path) -> list[Path]:
     return sorted(p for p in cases.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
+# what the renderer writes for a placeholder whose value the log did not give (logdoc/kb/render.py): a text
+# that should have said it another way
+_UNFILLED = re.compile(r"[^\s(]{0,30}\(\w+ not in log\)\S{0,30}")
+
+
 @dataclass
 class Outcome:
     case: Case
@@ -109,6 +115,7 @@ class Outcome:
     top_ranks: list[int]
     crash: str | None = None
     seconds: float = 0.0
+    unfilled: list[str] = field(default_factory=list)  # "(name not in log)" left in a diagnosis's texts
 
     @property
     def top1(self) -> bool:
@@ -200,7 +207,11 @@ def run_case(logdoc_mod, case: Case, timeout: int = CASE_TIMEOUT) -> Outcome:
         errors = [d.get("category") or "?" for d in diags if d.get("severity") == "error"]
         titles = [str(d.get("title") or "") for d in diags]
         ranks = list(diags[0].get("ranks") or []) if diags else []
-        return Outcome(case, cats, errors, titles, ranks, seconds=time.perf_counter() - t0)
+        unfilled = [f"{d.get('id')}: {m.group(0)}" for d in diags + list(report.get("notes") or [])
+                    for key in ("title", "explanation", "fix", "confirm")
+                    for text in ([d.get(key)] if isinstance(d.get(key), str) else d.get(key) or [])
+                    for m in _UNFILLED.finditer(str(text))]
+        return Outcome(case, cats, errors, titles, ranks, seconds=time.perf_counter() - t0, unfilled=unfilled)
     except _Timeout:
         return Outcome(case, [], [], [], [], crash=f"no answer within {timeout} s",
                        seconds=time.perf_counter() - t0)
