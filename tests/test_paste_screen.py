@@ -5,6 +5,7 @@ samples (each damage the repair knows), and the parse of a job folder is the sam
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,10 @@ DAMAGE = {
     "ipython traceback": lambda ls: ls[:2] + ["-" * 75, "RuntimeError                              Traceback (most recent call last)",
                                               "Cell In[3], line 5", "----> 5 dist.barrier()", ""] + ls[2:],
     "bold cut": lambda ls: ls[:1] + ["**RuntimeError: the close of the emphasis was cut with " + t for t in ls[1:2]] + ls[2:],
+    "editor links": lambda ls: [re.sub(r"(?<![\w@.:-])(\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z_]\w*\.(?:cc|py))(?![\w.-]*\w)",
+                                       lambda m: f"[{m[0]}](http://{m[0]}/)", t, count=1) for t in ls],
+    "console rows": lambda ls: [f"| 2024-05-01T10:00:00.000Z{t} | {t}" if t.strip() else t for t in ls],
+    "scroll position": lambda ls: [t.ljust(100) + "[3/1234]" if i == 0 else t for i, t in enumerate(ls)],
     "dedented frames": lambda ls: ls + ['File "/opt/x/torch/distributed/rendezvous.py", line 190, in _env_rendezvous_handler',
                                         "store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",
                                         "RuntimeError: Address already in use"],
