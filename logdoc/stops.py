@@ -62,7 +62,10 @@ _OOM_KILL = lazy_re(r"\boom-kill:constraint=\S*.*?\btask=(?P<process>[^,\s]+),pi
 _SHELL_KILLED = lazy_re(r"^(?:(?:\S+: )?line \d+: |/\S+: line \d+: )?(?P<pid>\d+)?\s*(?P<what>Killed|Terminated)"
                            r"(?:\s{2,}|\s*\(core dumped\)\s+|\s*$)(?P<cmd>.*)$")
 _EXIT_137 = lazy_re(r"\b[Ee]xit(?:ed)?(?: with)?(?: [Ee]xit)? (?:[Cc]ode|[Ss]tatus)[: ]+(?P<code>13[2-9]|143)\b"
-                       r"|\breturned non-zero exit status (?P<code2>13[2-9]|143)\b")
+                       r"|\breturned non-zero exit status (?P<code2>13[2-9]|143)\b"
+                       # (a container status in Kubernetes' own field name: the training-operator's event `Error pod %s
+                       # container %s exitCode: %d terminated message: %s`, a pod's JSON `"exitCode": 137`)
+                       r"|\bexitCode\"?:\s*(?P<code3>13[2-9]|143)\b")
 # 128 + N: a shell's, Docker's and Kubernetes' exit status of a process that signal N ended (`Exit Code: 135`).
 # 137 and 143 are the outside world (SIGKILL, SIGTERM); the others are faults of the process itself, read as
 # srun's task reports are (a crash with its signal: 135 SIGBUS, 139 SIGSEGV, 134 SIGABRT).
@@ -190,7 +193,7 @@ def _classify(text: str) -> Parsed | None:
                        "pid": int(m.group("pid")) if m.group("pid") else None, "process": m.group("cmd").strip() or None})
     m = _EXIT_137.search(text)
     if m:
-        code = int(m.group("code") or m.group("code2"))
+        code = int(m.group("code") or m.group("code2") or m.group("code3"))
         if code == 138:
             return None  # SIGUSR1: a program's own signal, nothing to say
         reason = {137: "killed", 143: "terminated"}.get(code, "crashed")

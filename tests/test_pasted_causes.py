@@ -27,6 +27,9 @@ def _events(text: str):
     ('Error: container "trainer" terminated with exit code 135', "crashed", "SIGBUS", "LD392"),
     ("command terminated with exit code 139", "crashed", "SIGSEGV", "LD716"),
     ("Exit Code: 137", "killed", "SIGKILL", "LD523"),
+    # Kubeflow training-operator's event of a failed replica (pkg/controller.v1/common/pod.go recordContainerStatus)
+    ("Error pod pytorch-simple-worker-0 container pytorch exitCode: 137 terminated message: ", "killed", "SIGKILL", "LD523"),
+    ("Error pod pytorch-simple-worker-1 container pytorch exitCode: 139 terminated message: ", "crashed", "SIGSEGV", "LD716"),
 ])
 def test_exit_status_of_a_signal_names_it(line, reason, signal, rule):
     (ev,) = _events(line + "\n")
@@ -34,7 +37,8 @@ def test_exit_status_of_a_signal_names_it(line, reason, signal, rule):
     assert _diags(line + "\n")[0]["id"] == rule
 
 
-@pytest.mark.parametrize("line", ["Exit Code: 1", "exit code 1355", "Exit Code: 138", "exit code 13"])
+@pytest.mark.parametrize("line", ["Exit Code: 1", "exit code 1355", "Exit Code: 138", "exit code 13",
+                                  "Error pod pytorch-simple-worker-0 container pytorch exitCode: 1 terminated message: "])
 def test_other_exit_statuses_are_no_stop(line):
     assert [e.kind for e in _events(line + "\n")] != ["job.stopped"]
 
