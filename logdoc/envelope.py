@@ -15,6 +15,7 @@ handlers, the residue peel after the table and the queries of the fast path read
 """
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Callable
 
@@ -287,6 +288,22 @@ def _dashed(m: re.Match, env: Envelope) -> str:
     return "pylog"
 
 
+def _zap(m: re.Match, env: Envelope) -> str:
+    """zap's console encoder (Kubernetes controllers built on controller-runtime: the Kubeflow training-operator):
+    ``<time>\t<LEVEL>\t<logger>\t<message>``, the time an epoch in seconds (``1.708507856644096e+09``) or ISO 8601."""
+    ts = m["ts"]
+    if ts[4] == "-":
+        env.time = _iso(ts)
+    else:
+        try:
+            env.time = datetime.datetime.fromtimestamp(float(ts), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        except (OverflowError, ValueError, OSError):
+            env.time = None
+    env.level = _LEVEL.get(m["lvl"], "ERROR" if m["lvl"] in ("DPANIC", "PANIC", "FATAL") else env.level)
+    env.source = m["src"]
+    return "pylog"
+
+
 def _stdlib(m: re.Match, env: Envelope) -> str:
     env.level = _LEVEL[m["lvl"]]
     env.source = m["logger"]
@@ -430,6 +447,9 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
                           r"(?P<src>[\w.<>-]+:[\w.<>-]+:\d+) - "), _dashed),
     ("0123456789", lazy_re(rf"(?P<ts>{_TS}|\d\d/\d\d/\d{{4}} \d\d:\d\d:\d\d) - (?:(?P<src>[\w.<>-]+) - )?"
                           r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: - (?P<src2>[\w.<>-]+))? - "), _dashed),
+    # zap's console encoder: tab-separated time, upper-case level and logger name (controller-runtime's epoch time)
+    ("0123456789", lazy_re(rf"(?P<ts>\d\.\d{{6,17}}e\+09|\d{{10}}\.\d{{1,9}}|{_TS})\t(?P<lvl>DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t"
+                          r"(?:(?P<src>[\w./:-]{1,120})\t)?(?=\S)"), _zap),
     ("0123456789", lazy_re(r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<lvl>[IWEF])(?: {0,7}\d{1,7})? "
                           r"(?P<src>[\w./+-]{1,255}:\d+)\] ?"), _tsl),
     # a collector's or a launcher's stamp (GitHub Actions' raw log, `docker logs -t`, `kubectl logs --timestamps`:

@@ -180,6 +180,11 @@ def test_messages_are_not_mistaken_for_envelopes(line):
          {"level": "WARN", "source": "nccl_net_ofi_create:459"}, "NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument"),
         ("INFO: Function: main Line: 53: NET/OFI Received 1 network devices", {"level": "INFO"},
          "NET/OFI Received 1 network devices"),
+        # zap's console encoder (the Kubeflow training-operator's events, kubeflow/trainer#2008): epoch or ISO time
+        ("1.7085078566441019e+09\tDEBUG\tevents\tPod: kubeflow.pytorch-simple-worker-0 exited with code 1\t{}",
+         {"source": "events", "time": "2024-02-21T09:30:56"}, "Pod: kubeflow.pytorch-simple-worker-0 exited with code 1\t{}"),
+        ("2024-02-21T09:30:56.123Z\tERROR\tcontroller\tReconciler error", {"level": "ERROR", "source": "controller"},
+         "Reconciler error"),
     ],
 )
 def test_more_envelopes(line, expect, msg):
