@@ -125,6 +125,9 @@ _NCCL_INTERP = lazy_re(r"nccl[A-Z]\w*: ")
 # (an empty message prints the type without a colon)
 _EXC_OPEN = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure):[ \t]*$")
 MAX_OPEN_MESSAGE = 24  # lines (blanks included) such a message may take after its exception line
+# ... or whose message is only a context that ends with its separator (`RuntimeError: work = default_pg.broadcast([tensor],
+# opts): ` / `NCCL error in: ...`): the message it introduces is on the next line (the context is the code that raised it)
+_EXC_CONTEXT_OPEN = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure): \S.{0,400}[^:\s]:[ \t]*$")
 # TensorFlow raises an op's failed StatusGroup as the exception and lists its root errors after it, one message
 # each (tensorflow/core/common_runtime/status_group.cc: `%zu root error(s) found.`, `  (<i>) <Code>: <message>`
 # with the node lines its message ends with, `%zu successful operations.`, `%zu derived errors ignored.`): they
@@ -311,7 +314,7 @@ def _takes_any_line(b: "_Block") -> bool:
         return b.state in ("frames", "hframes", "code", "last_error", "after_spawn", "chain", "exc_open", "tf_roots")
     if kind == "message":
         # wrap: an exception line whose next line may be its rest; options: the option lines of OPTIONS_HEAD
-        return b.state in ("last_error", "spawn", "wrap", "options", "stall", "tf_roots")
+        return b.state in ("last_error", "spawn", "wrap", "options", "stall", "tf_roots", "context")
     return False
 
 
@@ -730,6 +733,8 @@ class BlockAssembler:
                     b.state = "spawn"
                 elif _TF_ROOTS.match(text):
                     b.state = "tf_roots"  # its root errors follow (no keyword in some: `  (1) Resource exhausted: OOM ...`)
+                elif _EXC_CONTEXT_OPEN.match(text):
+                    b.state = "context"   # its message is the next line
                 elif _open_sentence(text):
                     b.state = "wrap"  # its next line may be the rest of it: not a quiet record (_takes_any_line)
             elif text.rstrip().endswith(OPTIONS_HEAD):
@@ -822,6 +827,12 @@ class BlockAssembler:
                 return "take"
             if not probe:
                 b.state = ""
+        if b.state == "context":
+            if not probe:
+                b.state = ""
+            if (text.strip() and not text.startswith(_TB_HEAD) and _EXC_LINE.match(text) is None
+                    and _OTHER_RECORD.match(text) is None and _FRAME_EQ.match(text) is None):
+                return "take"
         if not text:
             return "end"
         if b.state == "wrap" and b.wraps(text, probe, self.wrap_width, self._head, self.column_cut):
@@ -854,7 +865,8 @@ class BlockAssembler:
         if _EXC_LINE.match(text) is None:
             return "end"
         if not probe:
-            b.state = "exc_open" if _EXC_OPEN.match(text) else "tf_roots" if _TF_ROOTS.match(text) else "after_exc"
+            b.state = ("exc_open" if _EXC_OPEN.match(text) or _EXC_CONTEXT_OPEN.match(text)
+                       else "tf_roots" if _TF_ROOTS.match(text) else "after_exc")
             b.envs = None
             b.exc_type = text
             b.exc_at = len(b.lines)
@@ -875,7 +887,8 @@ class BlockAssembler:
             if st == "hframes" and _EXC_LINE.match(text) is None:
                 return "end"                           # frames without their head: only an exception line ends them
             if not probe:
-                b.state = "exc_open" if _EXC_OPEN.match(text) else "tf_roots" if _TF_ROOTS.match(text) else "after_exc"
+                b.state = ("exc_open" if _EXC_OPEN.match(text) or _EXC_CONTEXT_OPEN.match(text)
+                           else "tf_roots" if _TF_ROOTS.match(text) else "after_exc")
                 b.exc_type = text
                 b.exc_at = len(b.lines)
                 b.head = self._head

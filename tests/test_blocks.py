@@ -234,6 +234,26 @@ def test_tensorflows_root_errors_are_the_exceptions_message():
     assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
 
 
+def test_an_exception_line_that_ends_with_its_contexts_separator_takes_the_message_on_the_next_line():
+    # `RuntimeError: work = default_pg.broadcast([tensor], opts): ` / `NCCL error in: ...` (XiaohangZhan/deocclusion#45)
+    exc = "RuntimeError: work = default_pg.broadcast([tensor], opts): "
+    nccl = ["NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, NCCL version 2.7.8",
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library (such as too many async ops, too many "
+            "collectives at once, mixing streams in a group, etc)."]
+    recs = run([exc] + nccl + ["epoch 2"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 3), (4, 4)]
+    head = ["Traceback (most recent call last):", '  File "t.py", line 15, in main', "    work = default_pg.broadcast([tensor], opts)"]
+    recs = run(head + [exc] + nccl + ["epoch 2"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 6), (7, 7)]
+    # not another record's head, not a blank, not a message that only contains a colon in its words
+    recs = run([exc, "node1:12:34 [0] NCCL INFO comm 0x1 rank 0 nranks 2", "x"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
+    recs = run([exc, "", "x"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
+    recs = run(["RuntimeError: a: b", "x"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2)]
+
+
 def test_has_open_block():
     ba = BlockAssembler()
     assert not ba.has_open_block

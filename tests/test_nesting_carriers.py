@@ -306,3 +306,25 @@ def test_a_warn_quoted_by_xlas_status_ends_at_its_quote(rules):
     rep = _report(text, rules)
     d = [d for d in rep["diagnoses"] if d["id"] == "LD189"]
     assert d and d[0]["title"].endswith("a socket: Bad file descriptor"), d and d[0]["title"]
+
+
+def test_a_message_after_its_context_on_the_exceptions_line_is_read_from_the_next_line(rules):
+    """``RuntimeError: work = default_pg.broadcast([tensor], opts): `` / ``NCCL error in: ...``: the exception's
+    line holds only the context (the code that raised) and its separator; the message it introduces is on the next
+    line, so the exception is NCCL's error (XiaohangZhan/deocclusion#45), not "a Python exception"."""
+    text = ("RuntimeError: work = default_pg.broadcast([tensor], opts): \n"
+            "NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, NCCL version 2.7.8\n"
+            "ncclInvalidUsage: This usually reflects invalid usage of NCCL library (such as too many async ops, too many "
+            "collectives at once, mixing streams in a group, etc).")
+    evs = parse_sources([("rank0.log", text + "\n")]).events
+    nccl = [e for e in evs if e.kind == "torch.nccl_error"]
+    assert len(nccl) == 1 and nccl[0].line == 1 and nccl[0].fields.get("exc_type") == "RuntimeError"
+    rep = _report(text, rules)
+    assert rep["diagnoses"][0]["id"] == "LD476" and "LD710" not in _ids(rep)
+    # in a traceback, the same
+    tb = ("Traceback (most recent call last):\n  File \"/x/torch/distributed/distributed_c10d.py\", line 1039, in broadcast\n"
+          "    work = default_pg.broadcast([tensor], opts)\n" + text)
+    assert _report(tb, rules)["diagnoses"][0]["id"] == "LD476"
+    # an exception whose message ends with a colon and no known message after it stays the exception
+    other = _report("ValueError: expected one of:\n  alpha, beta", rules)
+    assert other["diagnoses"] and other["diagnoses"][0]["id"] == "LD710"
