@@ -99,10 +99,13 @@ def group_key(ev: Event) -> tuple[Any, ...]:
     """(limit, key): events with one key are folded once ``limit`` of them are kept."""
     kind = ev.kind
     stream = (ev.host, ev.pid, ev.rank, ev.local_rank, ev.node_rank)
-    if ev.rank is None and kind.startswith("store.") and type(ev.fields.get("rank")) is int:
-        # a store message names the rank that prints it (`... store based barrier for rank: 4, ...`): each rank's
-        # lines are a stream of their own in a paste of all ranks without prefixes (which ranks printed is read)
-        stream = (ev.host, ev.pid, ("said", ev.fields["rank"]), ev.local_rank, ev.node_rank)
+    said = (None if ev.rank is not None else ev.fields.get("rank") if kind.startswith("store.")
+            else ev.fields.get("global_rank") if kind == "app.lightning" else None)
+    if type(said) is int:
+        # a store message names the rank that prints it (`... store based barrier for rank: 4, ...`), Lightning's
+        # start-up line the global rank of its process: each rank's lines are a stream of their own in a paste of
+        # all ranks without prefixes (which ranks printed, and how often, is read)
+        stream = (ev.host, ev.pid, ("said", said), ev.local_rank, ev.node_rank)
     if kind.startswith("nccl."):
         f = ev.fields
         fmt = f.get("format")

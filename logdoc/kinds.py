@@ -286,7 +286,7 @@ KINDS: dict[str, KindSpec] = {
     "analysis.peer_exited": _k(ORIGIN_FIELDS + ("ranks", "reporting_ranks", "peer_addrs", "peer_hosts", "table",
                                                 "detail"), _A, "a peer whose exit the others reported"),
     "analysis.missing_ranks": _k(ORIGIN_FIELDS + ("ranks", "world_size", "seen", "seen_ranks", "source",
-                                                  "missing_count", "candidates"), _A, "ranks without any log"),
+                                                  "missing_count", "candidates", "duplicated"), _A, "ranks without any log"),
     "analysis.silent_rank": _k(ORIGIN_FIELDS + ("ranks", "last_time", "others_last_time", "gap_seconds", "attempt"),
                                _A, "a rank whose output stops long before the others'"),
     "analysis.collective_mismatch": _k(ORIGIN_FIELDS + ("pg", "pg_id", "pg_desc", "seq", "aspect", "values", "ranks",

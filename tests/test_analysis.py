@@ -319,6 +319,26 @@ def test_barrier_timeout_of_torch_1_8_counts_worker_count():
     assert len(m) == 1 and m[0].fields["ranks"] == [2] and m[0].fields["seen"] == 2
 
 
+# PyTorch Lightning's start-up lines of two nodes that both took node rank 0 (srun without --ntasks-per-node;
+# Lightning-AI/pytorch-lightning#4389): ranks 0-3 announced twice, 4-7 never, no `All distributed processes registered`
+_PL_TWICE = "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in (1, 1, 2, 2, 3, 3, 0, 0))
+
+
+def test_lightning_ranks_announced_twice_name_the_ranks_never_started():
+    m = kinds(run({"log.txt": _PL_TWICE}), "analysis.missing_ranks")
+    assert len(m) == 1
+    f = m[0].fields
+    assert f["source"] == "lightning" and f["ranks"] == [4, 5, 6, 7] and f["duplicated"] == [0, 1, 2, 3]
+    # rank 0's line that every rank registered: the init completed
+    done = "All distributed processes registered. Starting with 8 processes\n"
+    assert kinds(run({"log.txt": _PL_TWICE + done}), "analysis.missing_ranks") == []
+    # one node's output (ranks once each, others in the other node's file), or a restart (every rank twice)
+    once = "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in (1, 2, 0, 3))
+    again = "".join(f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/2\n" for r in (0, 1, 0, 1))
+    assert kinds(run({"log.txt": once}), "analysis.missing_ranks") == []
+    assert kinds(run({"log.txt": again}), "analysis.missing_ranks") == []
+
+
 # -- disagreements ----------------------------------------------------------------------------------------
 
 def _init(host: str, pid: int, rank: int, nranks: int = 4, version: str = "2.21.5+cuda12.4") -> str:

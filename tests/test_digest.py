@@ -165,6 +165,16 @@ def test_store_lines_of_every_rank_in_one_paste_are_each_ranks_own_stream(tmp_pa
     assert build_report(folded, rules())["diagnoses"][0]["ranks"] == [4]
 
 
+def test_lightnings_start_lines_of_every_rank_are_each_ranks_own_stream(tmp_path):
+    """Lightning's `initializing ddp: GLOBAL_RANK: r, ...` lines of all processes in one output: folding keeps each
+    rank's, so how often each rank was announced is read (Lightning-AI/pytorch-lightning#4389)."""
+    log = tmp_path / "log.txt"
+    log.write_text("".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" for r in (1, 1, 2, 2, 3, 3, 0, 0)))
+    full, folded = parse_paths([str(log)]), parse_paths([str(log)], reduce=True)
+    assert _summary(build_report(folded, rules())) == _summary(build_report(full, rules()))
+    assert build_report(folded, rules())["diagnoses"][0]["id"] == "LD6080"
+
+
 def test_streams_state():
     evs = [Event("nccl.info", "INFO", "a.log", 3, "x", host="h", pid=7, time="2026-01-01T00:00:01"),
            Event("nccl.warn", "WARN", "a.log", 9, "y", host="h", pid=7, time="2026-01-01T00:00:05")]

@@ -536,6 +536,7 @@ def _clients_joined(job: Job) -> list[Event]:
     found = [("store.clients_joined", "clients_joined", job.events[i], None) for i in job.by_kind.get("store.clients_joined", ())]
     found += [("store.barrier_timeout", "store_barrier", job.events[i], None) for i in job.by_kind.get("store.barrier_timeout", ())]
     found += [("store.barrier_wait", "store_barrier", ev, ranks) for ev, ranks in _barrier_waits(job)]
+    out.extend(_lightning_members(job))
     for kind, source, ev, arrived in found:
         if kind == "store.clients_joined":
             joined, world = as_int(ev.fields.get("joined")), as_int(ev.fields.get("world_size"))
@@ -567,6 +568,39 @@ def _clients_joined(job: Job) -> list[Event]:
         out.append(synthetic("analysis.missing_ranks", text, [ev], level="ERROR", on_ranks=named, ranks=named,
                              world_size=world, seen=joined, seen_ranks=seen, source=source,
                              missing_count=missing, candidates=unseen))
+    return out
+
+
+def _lightning_members(job: Job) -> list[Event]:
+    """PyTorch Lightning's `Initializing distributed: GLOBAL_RANK: r, MEMBER: r+1/W` (each process, before
+    init_process_group) where some ranks are announced twice and others never, and rank 0's `All distributed
+    processes registered` never follows: the processes of several nodes took the same global ranks."""
+    members: dict[int, list[Event]] = {}
+    registered: set[int] = set()
+    for i in job.by_kind.get("app.lightning", ()):
+        ev = job.events[i]
+        world = as_int(ev.fields.get("world_size"))
+        if world is None or not 1 < world <= MAX_RANKS:
+            continue
+        if ev.template == "logdoc:lightning:registered":
+            registered.add(world)
+        elif ev.template == "logdoc:lightning:member" and as_int(ev.fields.get("global_rank")) is not None:
+            members.setdefault(world, []).append(ev)
+    out = []
+    for world, evs in sorted(members.items()):
+        if world in registered:
+            continue
+        counts = Counter(as_int(e.fields.get("global_rank")) for e in evs)
+        duplicated = sorted(r for r, n in counts.items() if n > 1 and r < world)
+        missing = [r for r in range(world) if r not in counts]
+        if not duplicated or not missing:
+            continue
+        text = (f"{len(counts)}/{world} ranks announced by Lightning: {ranks_text(duplicated)} twice or more, "
+                f"{ranks_text(missing)} never")
+        out.append(synthetic("analysis.missing_ranks", text, [e for e in evs if counts[as_int(e.fields.get("global_rank"))] > 1],
+                             level="ERROR", on_ranks=missing, ranks=missing, world_size=world, seen=len(counts),
+                             seen_ranks=sorted(counts), source="lightning", missing_count=len(missing),
+                             candidates=missing, duplicated=duplicated))
     return out
 
 

@@ -352,6 +352,9 @@ _PL_DEVICES = lazy_re(r"^LOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[(?
 # Lightning's signal connector (lightning/pytorch/trainer/connectors/signal_connector.py, _sigterm_notifier_fn) when the
 # process receives SIGTERM, at INFO after its `[rank: N] ` prefix (the local rank): `Received SIGTERM: 15`
 _PL_SIGTERM = lazy_re(r"^Received SIGTERM: (?P<n>\d{1,2})\s*$")
+# rank 0's line once init_process_group returned on every rank (lightning/fabric/utilities/distributed.py,
+# _init_dist_connection: `All distributed processes registered. Starting with {world_size} processes`)
+_PL_REGISTERED = lazy_re(r"^All distributed processes registered\. Starting with (?P<world>\d+) processes\s*$")
 
 
 def _lightning(text: str) -> Parsed | None:
@@ -365,6 +368,9 @@ def _lightning(text: str) -> Parsed | None:
         devices = [d.strip() for d in m["devices"].split(",") if d.strip()]
         return Parsed("app.lightning", "INFO", "logdoc:lightning:devices",
                       {"pl_local_rank": int(m["local"]), "visible_devices": devices, "device_count": len(devices)})
+    m = _PL_REGISTERED.match(line)
+    if m is not None:
+        return Parsed("app.lightning", "INFO", "logdoc:lightning:registered", {"world_size": int(m["world"])})
     m = _PL_SIGTERM.match(line)
     if m is not None:
         return Parsed("app.lightning", "WARN", "logdoc:lightning:sigterm", {"signal": "SIGTERM", "signum": int(m["n"])})
@@ -402,7 +408,8 @@ def classify(text: str, env: Envelope | None = None) -> Parsed | None:
                         q.level = level_of(renv, q.level)
                     return q
             return Parsed("app.progress", "INFO", BAR_TEMPLATE, bar)
-    if "GLOBAL_RANK: " in text or "CUDA_VISIBLE_DEVICES: [" in text or "Received SIGTERM: " in text:
+    if ("GLOBAL_RANK: " in text or "CUDA_VISIBLE_DEVICES: [" in text or "Received SIGTERM: " in text
+            or "processes registered" in text):
         q = _lightning(text)
         if q is not None:
             return q
