@@ -853,3 +853,16 @@ def test_the_device_guess_of_newer_releases_is_the_barrier_guess():
             "mapping is incorrect. You can pecify device_id in init_process_group() to force use of a particular device.\n")
     report = build_report(parse_sources([("x.log", line)]), kb.load_rules())
     assert [n["id"] for n in report["notes"]] == ["LD455"] and "GPU 1" in report["notes"][0]["title"]
+
+
+def test_the_store_based_barriers_count_above_the_world_size_is_its_excess():
+    # ultralytics/yolov5#4574: `world_size=4, worker_count=8` never comes down to 4 (LD6081)
+    from logdoc.pipeline import parse_sources
+
+    line = ("Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+            "(world_size=4, worker_count=8, timeout=0:30:00)")
+    (ev,) = [e for e in parse_sources([("log.txt", line + "\n")]).events if e.kind == "store.barrier_wait"]
+    assert ev.fields["excess"] == 4
+    below = line.replace("worker_count=8", "worker_count=3")
+    (ev,) = [e for e in parse_sources([("log.txt", below + "\n")]).events if e.kind == "store.barrier_wait"]
+    assert "excess" not in ev.fields

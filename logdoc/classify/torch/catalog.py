@@ -278,6 +278,12 @@ def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
     for k in list(f):
         if k in ("pid", "port", "exitcode", "local_rank", "rank", "xid", "remaining", "max_restarts", "seq"):
             f[k] = to_int(f[k])
+    if kind in ("store.barrier_wait", "store.barrier_timeout"):
+        # the store-based barrier's count above the world size (`world_size=4, worker_count=8`): processes of
+        # another job or attempt counted on the same key; its loop waits for equality, so it never ends
+        joined, world = to_int(f.get("joined")), to_int(f.get("world_size"))
+        if isinstance(joined, int) and isinstance(world, int) and joined > world:
+            f["excess"] = joined - world
     if kind == "torchrun.child_failed" and "failures" not in f and ("signum" in f or "exitcode" in f):
         # one row of the summary table standing alone (its neighbours cut, wrapped or glued by a paste):
         # the failure it describes, so the rules on the table read it
