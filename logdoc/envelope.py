@@ -448,7 +448,7 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("0123456789", lazy_re(rf"(?P<ts>{_TS}|\d\d/\d\d/\d{{4}} \d\d:\d\d:\d\d) - (?:(?P<src>[\w.<>-]+) - )?"
                           r"(?P<lvl>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: - (?P<src2>[\w.<>-]+))? - "), _dashed),
     # zap's console encoder: tab-separated time, upper-case level and logger name (controller-runtime's epoch time)
-    ("0123456789", lazy_re(rf"(?P<ts>\d\.\d{{6,17}}e\+09|\d{{10}}\.\d{{1,9}}|{_TS})\t(?P<lvl>DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t"
+    ("0123456789", lazy_re(rf"(?P<ts>\d\.\d{{6,17}}e\+\d\d|\d{{10}}\.\d{{1,9}}|{_TS})\t(?P<lvl>DEBUG|INFO|WARN|ERROR|DPANIC|PANIC|FATAL)\t"
                           r"(?:(?P<src>[\w./:-]{1,120})\t)?(?=\S)"), _zap),
     ("0123456789", lazy_re(r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<lvl>[IWEF])(?: {0,7}\d{1,7})? "
                           r"(?P<src>[\w./+-]{1,255}:\d+)\] ?"), _tsl),

@@ -164,18 +164,23 @@ def _straighten_quotes(out: list[str]) -> bool:
 # the screen made with the terminal's selection takes it as the end of its first line, padded or written over the text
 _SCROLL_POS = lazy_re(r"[ \t]*\[(\d{1,9})/(\d{1,9})\](?: \((?:\d{1,9}\+? results|timed out)\))?[ \t]*$")
 _SCROLL_ROW_MIN = 60  # the pane's width at least: the marker stands at its right edge
+_SCROLL_MARK_MAX = 48  # the marker's length at most: `[999999999/999999999] (999999999+ results)`
 
 
 def _strip_scroll_position(out: list[str]) -> bool:
     """tmux's scroll position (``[0/1234]``) gone from the end of a copy's first line (the first that is
     neither blank nor a code fence). In place; whether it was there."""
     for i, t in enumerate(out[:4]):
-        if not t.strip() or _FENCE.match(t):
+        if not t.strip() or ("`" in t or "~" in t) and _FENCE.match(t):
             continue
-        m = _SCROLL_POS.search(t) if len(t) >= _SCROLL_ROW_MIN and t.endswith(("]", ")", " ", "\t")) else None
-        if m is None or int(m[1]) > int(m[2]) or not t[:m.start()].strip():
+        # (searched in the line's last columns only: the marker is short, and a pattern that starts with a
+        # run of blanks, searched over a long run of them, is tried at each)
+        body = t.rstrip(" \t")
+        m = (_SCROLL_POS.search(body, max(0, len(body) - _SCROLL_MARK_MAX))
+             if len(t) >= _SCROLL_ROW_MIN and body.endswith(("]", ")")) else None)
+        if m is None or int(m[1]) > int(m[2]) or not body[:m.start()].strip():
             return False
-        out[i] = t[:m.start()]
+        out[i] = body[:m.start()].rstrip(" \t")
         return True
     return False
 
