@@ -168,8 +168,14 @@ _ERRNO_TEXT = {"Operation not permitted": 1, "No such file or directory": 2, "No
                "Interrupted system call": 4, "Bad file descriptor": 9, "Resource temporarily unavailable": 11,
                "Cannot allocate memory": 12, "Permission denied": 13, "Invalid argument": 22, "Broken pipe": 32,
                "Address family not supported by protocol": 97, "Address already in use": 98,
-               "Cannot assign requested address": 99, "Host is down": 112, "No route to host": 113}
+               "Cannot assign requested address": 99, "No buffer space available": 105, "Host is down": 112,
+               "No route to host": 113}
 _ERRNO_NAMED = {n: t for t, n in _ERRNO_TEXT.items()}
+
+
+def errno_text(n: int) -> str | None:
+    """Linux's strerror text of errno ``n``, when the table above holds it."""
+    return _ERRNO_NAMED.get(n)
 # the errno number and what a cut left of its text, shorter than MIN_PREFIX (`(errno: 110 - Connect...`, `errno: 111 -`)
 _ERRNO_CUT = lazy_re(r"\berrno:? ?(\d{1,3})\s*[-:](?:\s*(?P<head>[A-Za-z][A-Za-z/ ]{0,%d}))?\Z" % (MIN_PREFIX - 2))
 

@@ -14,24 +14,26 @@ Standard library only: this runs in the browser under Pyodide too.
 """
 from __future__ import annotations
 
+from .cuttail import errno_text
 from .lazyre import lazy_re
 
-# WinSock code -> (Linux errno, Linux strerror): the failures a connect, bind, listen or accept reports
-POSIX: dict[int, tuple[int, str]] = {
-    10013: (13, "Permission denied"),                          # WSAEACCES
-    10024: (24, "Too many open files"),                        # WSAEMFILE
-    10047: (97, "Address family not supported by protocol"),   # WSAEAFNOSUPPORT
-    10048: (98, "Address already in use"),                     # WSAEADDRINUSE
-    10049: (99, "Cannot assign requested address"),            # WSAEADDRNOTAVAIL
-    10050: (100, "Network is down"),                           # WSAENETDOWN
-    10051: (101, "Network is unreachable"),                    # WSAENETUNREACH
-    10053: (103, "Software caused connection abort"),          # WSAECONNABORTED
-    10054: (104, "Connection reset by peer"),                  # WSAECONNRESET
-    10055: (105, "No buffer space available"),                 # WSAENOBUFS
-    10060: (110, "Connection timed out"),                      # WSAETIMEDOUT
-    10061: (111, "Connection refused"),                        # WSAECONNREFUSED
-    10064: (112, "Host is down"),                              # WSAEHOSTDOWN
-    10065: (113, "No route to host"),                          # WSAEHOSTUNREACH
+# WinSock code -> Linux errno: the failures a connect, bind, listen or accept reports (the text is Linux's
+# strerror of that number, logdoc/cuttail.py's table)
+POSIX: dict[int, int] = {
+    10013: 13,    # WSAEACCES
+    10024: 24,    # WSAEMFILE
+    10047: 97,    # WSAEAFNOSUPPORT
+    10048: 98,    # WSAEADDRINUSE
+    10049: 99,    # WSAEADDRNOTAVAIL
+    10050: 100,   # WSAENETDOWN
+    10051: 101,   # WSAENETUNREACH
+    10053: 103,   # WSAECONNABORTED
+    10054: 104,   # WSAECONNRESET
+    10055: 105,   # WSAENOBUFS
+    10060: 110,   # WSAETIMEDOUT
+    10061: 111,   # WSAECONNREFUSED
+    10064: 112,   # WSAEHOSTDOWN
+    10065: 113,   # WSAEHOSTUNREACH
 }
 
 # c10d's `(system error: N - message)` (the message may hold any character but a line end; it ends at the
@@ -40,13 +42,19 @@ _C10D = lazy_re(r"\(system error: (?P<code>1\d{4}) - [^\n]*?\)(?=[.,;]?(?:\s|$))
 _PYTHON = lazy_re(r"\[WinError (?P<code>1\d{4})\] [^\n]*")
 
 
+def _linux(code: str) -> tuple[int, str] | None:
+    n = POSIX.get(int(code))
+    text = errno_text(n) if n is not None else None
+    return None if text is None else (n, text)
+
+
 def _c10d(m) -> str:
-    got = POSIX.get(int(m["code"]))
+    got = _linux(m["code"])
     return m[0] if got is None else f"(errno: {got[0]} - {got[1]})"
 
 
 def _python(m) -> str:
-    got = POSIX.get(int(m["code"]))
+    got = _linux(m["code"])
     return m[0] if got is None else f"[Errno {got[0]}] {got[1]}"
 
 

@@ -130,7 +130,7 @@ class RuleSet:
             # socket errors written as Linux's (logdoc/winsock.py): a rule that does not match the text
             # is tried on it too
             whole = complete(text)
-            if whole is None and ("system error: 1" in text or "[WinError 1" in text):
+            if whole is None:
                 whole = as_posix(text)
             low = whole_low = None
             for rule, needs, fold in prep:
