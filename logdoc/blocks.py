@@ -135,6 +135,16 @@ _EXC_CONTEXT_OPEN = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|
 _TF_ROOTS = lazy_re(r".*\b\d{1,6} root error\(s\) found\.[ \t]*$")
 _TF_ROOT_LINE = lazy_re(r"[ \t]{0,8}\(\d{1,6}\) \S|[ \t]*\[\[|\d{1,9} successful operations\.|\d{1,9} derived errors ignored\.")
 MAX_TF_ROOT_LINES = 64
+
+
+def _after_exception(text: str) -> str:
+    """A traceback's state after its exception line ``text``: its message still to come on the next lines
+    (``exc_open``), TensorFlow's root errors to follow (``tf_roots``), or the exception read (``after_exc``)."""
+    if _EXC_OPEN.match(text) or _EXC_CONTEXT_OPEN.match(text):
+        return "exc_open"
+    return "tf_roots" if _TF_ROOTS.match(text) else "after_exc"
+
+
 _OTHER_RECORD = lazy_re(r"[^\s:\[\]]*:(?:\d+|[Xx*#?]+):(?:\d+|[Xx*#?]+) |\[rank\d+\]:|[IWEF]\d{4} \d|\[?\d{4}-\d\d-\d\d")
 _FRAME_EQ = lazy_re(r"={3,}\s*$")
 _FRAME_DASH = lazy_re(r"-{3,}\s*$")
@@ -865,8 +875,7 @@ class BlockAssembler:
         if _EXC_LINE.match(text) is None:
             return "end"
         if not probe:
-            b.state = ("exc_open" if _EXC_OPEN.match(text) or _EXC_CONTEXT_OPEN.match(text)
-                       else "tf_roots" if _TF_ROOTS.match(text) else "after_exc")
+            b.state = _after_exception(text)
             b.envs = None
             b.exc_type = text
             b.exc_at = len(b.lines)
@@ -887,8 +896,7 @@ class BlockAssembler:
             if st == "hframes" and _EXC_LINE.match(text) is None:
                 return "end"                           # frames without their head: only an exception line ends them
             if not probe:
-                b.state = ("exc_open" if _EXC_OPEN.match(text) or _EXC_CONTEXT_OPEN.match(text)
-                           else "tf_roots" if _TF_ROOTS.match(text) else "after_exc")
+                b.state = _after_exception(text)
                 b.exc_type = text
                 b.exc_at = len(b.lines)
                 b.head = self._head
