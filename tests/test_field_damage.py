@@ -56,6 +56,9 @@ FLOORS = {
     # an editor's links around file names and addresses (session 39, NVIDIA/nccl#1710): 164/182 kept before the
     # paste repair unlinked them, 182/182 after
     "autolink": 99,
+    # rsyslog's escapes (session 40): a traceback logged as one message, `#012` between its lines, 437/441 kept
+    # before logdoc/paste/escaped.py undid the escapes, 441/441 after
+    "syslog": 99,
 }
 
 
@@ -126,3 +129,7 @@ def test_envelope_transforms_write_their_formats():
     assert fd.TEXT_TRANSFORMS["ipython"](tb).split("\n") == [
         "-" * 75, "RuntimeError" + " " * 30 + "Traceback (most recent call last)", "Cell In[3], line 42", "---> 42 main()", "",
         "File /opt/torch/distributed/c10d.py:7, in barrier()", "---> 7 work.wait()", "", "RuntimeError: NCCL error"]
+    assert fd.TEXT_TRANSFORMS["syslog"]("a\tb\n" + tb + "\nc") == (
+        "Dec 03 01:02:03 gpu-node-1 python[48213]: a#011b\n"
+        "Dec 03 01:02:03 gpu-node-1 python[48213]: " + tb.replace("\n", "#012") + "\n"
+        "Dec 03 01:02:03 gpu-node-1 python[48213]: c")

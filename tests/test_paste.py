@@ -924,3 +924,28 @@ def test_an_editors_links_around_file_names_and_addresses_read_as_their_text():
     # a link to somewhere else is the writer's, and stays
     assert repair_lines(["see [the docs](https://docs.nvidia.com/x) for NCCL_IB_TIMEOUT"]) is None
     assert repair_lines(["[init.cc:88](https://github.com/NVIDIA/nccl/blob/master/src/init.cc#L88)"]) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# control characters a syslog daemon wrote out as text (rsyslog's `#011`, `#012`)
+
+SYSLOG_TB = ('Mar  3 10:12:01 node7 python3[4321]: ERROR:root:training failed#012Traceback (most recent call last):#012'
+             '  File "/opt/train.py", line 40, in <module>#012    dist.init_process_group("nccl")#012'
+             '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 1216, in '
+             '_store_based_barrier#012    raise DistStoreError(#012torch.distributed.DistStoreError: Timed out after '
+             '1801 seconds waiting for clients. 1/2 clients joined.')
+
+
+def test_a_traceback_logged_as_one_syslog_message_is_read_as_its_lines():
+    res = parse_text(SYSLOG_TB + "\n", "messages")
+    _check_counts(res)
+    got = [e for e in res.events if e.kind == "store.clients_joined"]
+    assert got and got[0].line == 1 and got[0].host == "node7" and got[0].pid == 4321  # (was: not understood)
+
+
+def test_syslog_escapes_undone_and_lookalikes_left():
+    out, _paste = repair_lines(["Mar  3 10:12:01 node7 python3[4321]: a#011tab#015"])
+    assert out == ["Mar  3 10:12:01 node7 python3[4321]: a\ttab"]
+    assert repair_lines(["see issue #0123 and #01 and #022"]) is None
+    _out, paste = repair_lines(["x: a#011b#0120 c"])  # (one sure escape: the line is escaped throughout)
+    assert paste.pieces[1] == ["x: a\tb", "0 c"]

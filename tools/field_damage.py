@@ -202,6 +202,23 @@ _PY_FRAME = re.compile(r'^ +File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<f
 _PY_EXC = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::|$)")
 
 
+def _syslog(text: str) -> str:
+    """The log as rsyslog writes a program's messages (journald forwarding to syslog, SageMaker's and CloudWatch's
+    agents): each line after the daemon's prefix, a Python traceback (its frames, then its exception line) one
+    message whose line ends are written out as ``#012``, a tab as ``#011``."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        j = i + 1
+        if lines[i].rstrip() == "Traceback (most recent call last):":
+            while j < len(lines) and lines[j].startswith(" "):
+                j += 1
+            j = min(j + 1, len(lines))
+        msg = "#012".join(lines[i:j]).replace("\t", "#011")
+        out.append(PREFIXES["prefix-journald"] + msg if msg else msg)
+        i = j
+    return "\n".join(out)
+
+
 def _ipython(text: str) -> str:
     """Every Python traceback that starts a line, as IPython / Jupyter prints it (IPython.core.ultratb):
     a rule, the exception's name before ``Traceback (most recent call last)``, the notebook's frame as
@@ -287,6 +304,9 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     "interleave": _interleave,
     "ray-repeat": lambda t: _lines_by_transform(t, lambda line: RAY_REPEAT[0] + line + RAY_REPEAT[1] if line.strip() else line),
     "ipython": _ipython,
+    # rsyslog's escapes of control characters (https://www.rsyslog.com/doc/configuration/global/index.html,
+    # $EscapeControlCharactersOnReceive): a traceback logged as one message on one line, `#012` between its lines
+    "syslog": _syslog,
     # a copy from a rich-text editor or chat (Slack, Feishu, Teams) into markdown: what looks like a domain, a file
     # name in a country's top-level domain (net_ib.cc, train.py, libnccl.so) or an address, became a link
     # (NVIDIA/nccl#1710: `transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN ...`)

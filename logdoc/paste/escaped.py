@@ -191,6 +191,42 @@ def _decode_logfmt_lines(out: list[str], paste: "Paste") -> bool:
 
 
 # ------------------------------------------------------------------------------------------------
+# control characters that a syslog daemon wrote out as text
+
+# rsyslog (and what exports its files: SageMaker's and CloudWatch's agents, journald's forward to syslog) writes each
+# control character of a message as `#` and its three octal digits: a tab as `#011`, a line end inside one message as
+# `#012`, a carriage return as `#015` (the escape byte of a colour code, `#033[`, is read by logdoc.read.source). A
+# traceback logged as one message arrives as one line, `...: Traceback (most recent call last):#012  File ...`, and
+# a frame's or an NCCL line's tab as `#011`. The escapes are undone; a message of several lines is read as its lines
+# (Paste.pieces), each under the line's envelope, as the daemon would have written them one by one.
+# (a line holds one not followed by a digit, `#0123` alone may be a number; in such a line every escape is undone)
+_SYSLOG_ESCAPE = lazy_re(r"#0(?:1[12]|15)")
+_SYSLOG_SURE = lazy_re(r"#0(?:1[12]|15)(?!\d)")
+_SYSLOG_CHAR = {"#011": "\t", "#012": "\n", "#015": ""}
+
+
+def syslog_escaped(t: str) -> bool:
+    """The line holds a tab, a line end or a carriage return that a syslog daemon wrote out as text."""
+    return "#01" in t and len(t) <= 4 * LONG and _SYSLOG_SURE.search(t) is not None
+
+
+def _decode_syslog(out: list[str], paste: "Paste") -> bool:
+    changed = False
+    for i, t in enumerate(out):
+        if (i + 1) in paste.pieces or not syslog_escaped(t):
+            continue
+        start = leading_end(t)
+        text = _SYSLOG_ESCAPE.sub(lambda m: _SYSLOG_CHAR[m[0]], t[start:])
+        if "\n" in text:  # (each line of the message under the envelope)
+            text = "\n".join(t[:start] + part for part in text.rstrip("\n").split("\n"))
+        else:
+            text = t[:start] + text
+        _set_text(out, paste, i, text)
+        changed = True
+    return changed
+
+
+# ------------------------------------------------------------------------------------------------
 # a message inside an escaped string
 
 # A message quoted with its line ends escaped: an exception's repr (`RuntimeError('NCCL error in:

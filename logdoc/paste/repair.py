@@ -10,7 +10,7 @@ from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import candidate
 from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
-from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines
+from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines, _decode_syslog
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
 from .markdown import (_fold_console_rows, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
@@ -56,6 +56,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _strip_scroll_position(out) or changed
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
     changed = (_decode_logfmt_lines(out, paste) if any("msg=" in t for t in out[:HEAD_LINES]) else False) or changed
+    changed = (_decode_syslog(out, paste) if any("#01" in t for t in out[:HEAD_LINES]) else False) or changed
     # (only in a short source, a paste or an excerpt: a long log as written keeps its lines and its fast path,
     # and the PyTorch reader reads a message glued after a bar with the bar's fields, classify.torch.classify)
     bars = _unglue_bars(out) if len(out) <= EVERY_LINE_MAX else {}

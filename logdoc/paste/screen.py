@@ -10,7 +10,7 @@ from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import _CANDIDATE, candidate
 from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
-from .escaped import _escaped_text, _json_record, logfmt_record, may_hold_escaped
+from .escaped import _escaped_text, _json_record, logfmt_record, may_hold_escaped, syslog_escaped
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _AUTOLINK, _block_indent, _BOLD_OPEN_EXC, _fold_console_rows, _HTML_ENTITY, _strip_scroll_position, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
@@ -120,6 +120,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # log lines inside JSON records
     if "msg=" in text and any(logfmt_record(t) is not None for t in lines if "msg=" in t):
         return False  # log lines inside logfmt records
+    if "#01" in text and any(syslog_escaped(t) for t in lines if "#01" in t):
+        return False  # control characters a syslog daemon wrote out as text
     if may_hold_escaped(text) and any(
             may_hold_escaped(t) and candidate(t) and _escaped_text(t) is not None for t in lines):
         return False  # a message inside an escaped string
