@@ -59,6 +59,9 @@ FLOORS = {
     # rsyslog's escapes (session 40): a traceback logged as one message, `#012` between its lines, 437/441 kept
     # before logdoc/paste/escaped.py undid the escapes, 441/441 after
     "syslog": 99,
+    # a log console's events copied as text, each one's time on a line of its own (session 40, aws/aws-ofi-nccl#715):
+    # 432/441 kept before the paste repair made those lines blanks that end no record, 441/441 after
+    "stamp-lines": 99,
 }
 
 
@@ -133,3 +136,4 @@ def test_envelope_transforms_write_their_formats():
         "Dec 03 01:02:03 gpu-node-1 python[48213]: a#011b\n"
         "Dec 03 01:02:03 gpu-node-1 python[48213]: " + tb.replace("\n", "#012") + "\n"
         "Dec 03 01:02:03 gpu-node-1 python[48213]: c")
+    assert fd.TEXT_TRANSFORMS["stamp-lines"]("a\n\nb") == "2026-12-03T01:02:03.456Z\na\n\n2026-12-03T01:02:03.456Z\nb"

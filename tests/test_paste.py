@@ -949,3 +949,50 @@ def test_syslog_escapes_undone_and_lookalikes_left():
     assert repair_lines(["see issue #0123 and #01 and #022"]) is None
     _out, paste = repair_lines(["x: a#011b#0120 c"])  # (one sure escape: the line is escaped throughout)
     assert paste.pieces[1] == ["x: a\tb", "0 c"]
+
+
+# ------------------------------------------------------------------------------------------------
+# an editor's links, cut by a hard wrap
+
+def test_a_link_that_a_wrap_cut_is_joined_then_read_as_its_text():
+    line = ("gpu7:12:34 [0] misc/[ibvwrap.cc:284](http://ibvwrap.cc:284/) NCCL WARN Call to ibv_modify_qp failed "
+            "with error Connection timed out")
+    out, paste = repair_lines([line[:80], line[80:]])  # (the wrap measured the line with its link)
+    assert out == ["gpu7:12:34 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Connection "
+                   "timed out", ""] and paste.joined == {2}
+
+
+# ------------------------------------------------------------------------------------------------
+# a log console's events copied as text: each event's time on a line of its own
+
+CONSOLE = """2024-12-04T05:31:40.101Z
+Traceback (most recent call last):
+2024-12-04T05:31:40.101Z
+  File "/opt/ml/code/train.py", line 88, in <module>
+2024-12-04T05:31:40.101Z
+    dist.barrier()
+2024-12-04T05:31:40.101Z
+torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5
+2024-12-04T05:31:40.102Z
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. 
+2024-12-04T05:31:40.102Z
+Last error:
+2024-12-04T05:31:40.102Z
+NET/OFI Failed to initialize sendrecv protocol"""
+
+
+def test_console_time_lines_end_no_record():
+    res = parse_text(CONSOLE + "\n", "console.txt")
+    _check_counts(res)
+    err = [e for e in res.events if e.kind == "torch.nccl_error"]
+    assert err and err[0].line == 2 and err[0].time == "2024-12-04T05:31:40.101Z"
+    # the WARN that `Last error:` carries is read inside the exception's record (before: the time lines cut it off)
+    assert [e.fields.get("nested_kind") for e in res.events if e.kind == "nccl.warn"] == ["torch.nccl_error"]
+
+
+def test_time_lines_and_near_misses():
+    out, paste = repair_lines(["2024-12-04T05:31:40.101Z", "a", " 2024-12-04 05:31:41,5 ", "b"])
+    assert out == ["", "a", "", "b"] and paste.joined == {1, 3} and paste.ids[2]["time"] == "2024-12-04T05:31:40.101Z"
+    # one time line only, or times that start a message, are no console's copy
+    assert repair_lines(["2024-12-04T05:31:40.101Z", "a", "b", "c"]) is None
+    assert repair_lines(["2024-12-04T05:31:40.101Z a", "2024-12-04T05:31:41.101Z b"]) is None

@@ -307,6 +307,9 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     # rsyslog's escapes of control characters (https://www.rsyslog.com/doc/configuration/global/index.html,
     # $EscapeControlCharactersOnReceive): a traceback logged as one message on one line, `#012` between its lines
     "syslog": _syslog,
+    # a log console's events copied as text (the AWS CloudWatch console): each event's time on a line of its own
+    # before its message (aws/aws-ofi-nccl#715)
+    "stamp-lines": lambda t: "\n".join(f"2026-12-03T01:02:03.456Z\n{line}" if line.strip() else line for line in t.split("\n")),
     # a copy from a rich-text editor or chat (Slack, Feishu, Teams) into markdown: what looks like a domain, a file
     # name in a country's top-level domain (net_ib.cc, train.py, libnccl.so) or an address, became a link
     # (NVIDIA/nccl#1710: `transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN ...`)

@@ -428,3 +428,37 @@ def _fold_console_rows(out: list[str]) -> bool:
                 break
             at = rest.find(" | ", at + 1)
     return changed
+
+
+# A log console's events copied as text (the AWS CloudWatch console's, a log viewer's list): each event's time on a line
+# of its own, its message on the next (`2024-12-04T05:31:40.101Z` / `Traceback (most recent call last):` /
+# `2024-12-04T05:31:40.101Z` / `  File ...`). A record of several lines (a traceback, NCCL's `Last error:`) has a time
+# between each two of its lines. In a source where such lines are many (:data:`STAMP_LINES_MIN`, and a share of
+# :data:`STAMP_SHARE` of the nonblank lines), each becomes a blank that ends no record, and its time the next line's.
+_STAMP_LINE = lazy_re(r"[ \t]*(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)[ \t]*")
+STAMP_LINES_MIN = 2
+# (the same line, as the paste screen looks for it in the whole text: after a line's newline)
+STAMP_LINE_NL = lazy_re(r"\n[ \t]*\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?[ \t]*(?=\n|$)")
+STAMP_SHARE = 0.3
+
+
+def stamp_line(t: str) -> str | None:
+    """The time of a line that holds only a time, or None."""
+    if len(t) > 48 or not t[:1].strip() and not t.strip()[:1].isdigit():
+        return None
+    m = _STAMP_LINE.fullmatch(t)
+    return None if m is None else m.group(1)
+
+
+def _fold_stamp_lines(out: list[str], ids: dict[int, dict], joined: set[int]) -> bool:
+    """The lines that hold only a time, each a blank that ends no record, its time given to the line after it
+    (``ids``, by line number; ``joined`` takes the blanks' numbers). In place; whether any line changed."""
+    stamps = {i: s for i, s in ((i, stamp_line(t)) for i, t in enumerate(out) if t[:1] in " \t0123456789") if s}
+    if len(stamps) < STAMP_LINES_MIN or len(stamps) < STAMP_SHARE * sum(1 for t in out if t.strip()):
+        return False
+    for i, s in stamps.items():
+        out[i] = ""
+        joined.add(i + 1)
+        if i + 1 < len(out) and (i + 1) not in stamps and out[i + 1].strip():
+            ids.setdefault(i + 2, {}).setdefault("time", s)
+    return True

@@ -13,7 +13,7 @@ from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MA
 from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines, _decode_syslog
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
-from .markdown import (_fold_console_rows, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
+from .markdown import (_fold_console_rows, _fold_stamp_lines, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
                        _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
 from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES
@@ -48,8 +48,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     paste = Paste()
     changed = _strip_gutter(out)
     changed = _fold_console_rows(out) or changed
+    changed = _fold_stamp_lines(out, paste.ids, paste.joined) or changed
     changed = _unescape_html(out) or changed
-    changed = _unlink_autolinks(out) or changed
     changed = _strip_colour_text(out) or changed
     changed = _straighten_quotes(out) or changed
     changed = _strip_pytest(out) or changed
@@ -165,6 +165,10 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     # a line cut inside a word at the source's width, too few of them for a width of their own
     if _midword_joins(out, widths, paste.joined):
         changed = True
+
+    # an editor's links around file names and addresses, read as the text they were: after the joins of a hard wrap
+    # (a wrap measured the lines with their links, and may have cut one)
+    changed = _unlink_autolinks(out) or changed
 
     # a line that lost the prefix between two prefixed lines and continues a sentence
     if labels:
