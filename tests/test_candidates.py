@@ -405,3 +405,20 @@ def test_a_store_that_counted_too_few_clients_names_what_kept_them_away():
             "Connection timed out).\n")
     cands = _cands(_report({"rank0.log": joined, "rank1.log": slow}))
     assert any(c["category"] == "firewall_or_unreachable_peer" and c["for"] for c in cands)
+
+
+_DEVICE = "RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:{}] "
+
+
+def test_a_gloo_device_check_cut_in_its_condition_names_the_interface_or_the_host_name():
+    """Every check of Gloo's tcp/device.cc is about the address the process listens on: a line cut in
+    its condition (a viewer's width) still says which file failed, so the interface and the host name's
+    address lead, not a size the ranks disagree on; a condition of the host name's lookup (`rp`) puts
+    the name first."""
+    by_iface = _top3(_DEVICE.format(83) + "ifa != nul\n")
+    assert by_iface[:2] == ["wrong_network_interface", "hostname_resolution"], by_iface
+    by_name = _top3(_DEVICE.format(138) + "rp != nul\n")
+    assert by_name[0] == "hostname_resolution", by_name
+    # whole, the line's own rule reads it
+    whole = _report({"rank0.log": _DEVICE.format(84) + "ifa != nullptr. Unable to find address for: ib0\n"})
+    assert whole["diagnoses"][0]["id"] == "LD908"

@@ -762,12 +762,17 @@ def test_child_failed_summary_body_alone_needs_an_exit_code():
 
 
 def _match_templates_reference(text, wheres, file=None, line=None):
-    """The table scan _match_templates did before its token index: every template in order."""
+    """The table scan _match_templates did before its token index: every template in order (with a
+    location, none of another file when a row of that file makes the check the text names)."""
     text = text[:torch_catalog.MAX_MATCH]
     table = torch_catalog.templates()
     best = None
     for where in wheres:
+        cond = text.split(". ", 1)[0].strip()
+        own = any(t.file == file and t.format.strip().startswith(cond + ". ") for t in table[where])
         for t in table[where]:
+            if file is not None and own and t.file != file:
+                continue
             if t.anchor and t.anchor not in text:
                 continue
             fields = t.match(text)

@@ -163,7 +163,9 @@ def _stands_alone(word: str, text: str) -> bool:
 def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
                     line: int | None = None) -> tuple[_Template, dict[str, Any]] | None:
     """The template of ``text`` in the first of the tables ``wheres`` that reads it; with a Gloo
-    location (``file``, ``line``), the reading of the printing file and line before any other."""
+    location (``file``, ``line``), the reading of the printing file and line before any other, and
+    none of another file when that file makes the same check: a check's condition and errno text
+    (``rv == 0. ...``) read alike in many files, and the location says which one printed it."""
     text = text[:MAX_MATCH]
     best: tuple[int, _Template, dict[str, Any]] | None = None
     tokens = set(text.split())
@@ -173,15 +175,30 @@ def match_templates(text: str, wheres: tuple[str, ...], file: str | None = None,
             if hit is not None:
                 return hit[0], hit[0].fields(hit[1])
             continue
+        own = text.split(". ", 1)[0].strip() in _conditions(where).get(file, ())
         for t, m in index(where).matches(text, tokens):
             score = 0
             if t.file and t.file == file:
                 score = 2 if (line is not None and t.id.endswith(f":{line}")) else 1
+            elif own:
+                continue
             if best is None or score > best[0]:
                 best = (score, t, t.fields(m))
             if score == 2:
                 break
     return (best[1], best[2]) if best else None
+
+
+@lru_cache(maxsize=None)
+def _conditions(where: str) -> dict[str, frozenset[str]]:
+    """Per source file of the table ``where``, the conditions of its checks (a Gloo enforce's format up
+    to its first full stop: ``rv == 0`` of ``rv == 0. {strerror:line}``)."""
+    out: dict[str, set[str]] = {}
+    for t in templates()[where]:
+        head = t.format.strip().split(". ", 1)
+        if t.file and len(head) == 2 and "{" not in head[0]:
+            out.setdefault(t.file, set()).add(head[0])
+    return {f: frozenset(c) for f, c in out.items()}
 
 
 @lru_cache(maxsize=1)
