@@ -62,6 +62,9 @@ FLOORS = {
     # a log console's events copied as text, each one's time on a line of its own (session 40, aws/aws-ofi-nccl#715):
     # 432/441 kept before the paste repair made those lines blanks that end no record, 441/441 after
     "stamp-lines": 99,
+    # a terminal's screen copied without its line ends, each row padded to the width (session 40, deepseek-ai/DeepEP#106):
+    # 405/441 kept before the paste repair split the rows, 416/441 after (tables and indented runs of blanks lose)
+    "padded-rows": 94,
 }
 
 
@@ -136,4 +139,5 @@ def test_envelope_transforms_write_their_formats():
         "Dec 03 01:02:03 gpu-node-1 python[48213]: a#011b\n"
         "Dec 03 01:02:03 gpu-node-1 python[48213]: " + tb.replace("\n", "#012") + "\n"
         "Dec 03 01:02:03 gpu-node-1 python[48213]: c")
+    assert fd.TEXT_TRANSFORMS["padded-rows"]("ab\n\nc" + "d" * 130) == "ab".ljust(120) + " " * 120 + ("c" + "d" * 130)[:120] + "d" * 11
     assert fd.TEXT_TRANSFORMS["stamp-lines"]("a\n\nb") == "2026-12-03T01:02:03.456Z\na\n\n2026-12-03T01:02:03.456Z\nb"

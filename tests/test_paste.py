@@ -996,3 +996,37 @@ def test_time_lines_and_near_misses():
     # one time line only, or times that start a message, are no console's copy
     assert repair_lines(["2024-12-04T05:31:40.101Z", "a", "b", "c"]) is None
     assert repair_lines(["2024-12-04T05:31:40.101Z a", "2024-12-04T05:31:41.101Z b"]) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# a terminal's rows, each padded with blanks to its width, copied as one line (deepseek-ai/DeepEP#106)
+
+PADDED = [
+    "[rank3]: torch.distributed.DistBackendError: NCCL error: remote process exited or there was a network error, "
+    "NCCL version 2.20.5",
+    "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+    "Last error:",
+    "NET/IB : Got completion from peer 172.21.17.89<38536> with error 12, opcode 48, len 32710, vendor err 129",
+]
+
+
+def _padded(rows: list[str], width: int) -> str:
+    return "".join(r[k:k + width].ljust(width) for r in rows for k in range(0, len(r), width)).rstrip()
+
+
+@pytest.mark.parametrize("width", [80, 120, 158, 211])
+def test_a_terminals_padded_rows_are_read_as_its_lines(width):
+    out, paste = repair_lines([_padded(PADDED, width)])
+    assert paste.pieces[1] == PADDED
+    res = parse_text(_padded(PADDED, width) + "\n", "screen.txt")
+    warn = [e for e in res.events if e.kind == "nccl.warn"]
+    assert warn and warn[0].fields.get("nested_kind") == "torch.nccl_error"  # (before: one line, its WARN unread)
+
+
+def test_padding_that_is_no_terminals_rows():
+    from logdoc.paste.wrap import padded_rows
+
+    bar = "Running tokenizer on dataset:   9%|" + "\u2588" * 7 + " " * 80 + "| 280000/2969526 [29:55<4:48:08, 155.57 it/s]"
+    assert padded_rows(bar + "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout") is None
+    channel = "gpu1:12:34 [0] NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15"
+    assert padded_rows(channel + " " + channel) is None

@@ -62,6 +62,7 @@ DAMAGE = {
     "console rows": lambda ls: [f"| 2024-05-01T10:00:00.000Z{t} | {t}" if t.strip() else t for t in ls],
     "scroll position": lambda ls: [t.ljust(100) + "[3/1234]" if i == 0 else t for i, t in enumerate(ls)],
     "time lines": lambda ls: [x for t in ls for x in ("2024-05-01T10:00:00.000Z", t)],
+    "padded rows": lambda ls: ["".join(t[k:k + 120].ljust(120) for t in ls[:6] for k in range(0, max(1, len(t)), 120))] + ls[6:],
     "syslog escapes": lambda ls: ["Dec 03 01:02:03 gpu-node-1 python[48213]: " + "#012".join(ls[:3]).replace("\t", "#011")] + ls[3:],
     "dedented frames": lambda ls: ls + ['File "/opt/x/torch/distributed/rendezvous.py", line 190, in _env_rendezvous_handler',
                                         "store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)",

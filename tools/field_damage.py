@@ -219,6 +219,16 @@ def _syslog(text: str) -> str:
     return "\n".join(out)
 
 
+def _padded_rows(text: str, width: int = 120, screen: int = 6) -> str:
+    """A terminal's screen copied without its line ends (deepseek-ai/DeepEP#106): every ``screen`` lines one line, each
+    line's rows padded with blanks to the terminal's ``width``."""
+    lines, out = text.split("\n"), []
+    for i in range(0, len(lines), screen):
+        out.append("".join(line[k:k + width].ljust(width) for line in lines[i:i + screen]
+                           for k in range(0, max(1, len(line)), width)).rstrip())
+    return "\n".join(out)
+
+
 def _ipython(text: str) -> str:
     """Every Python traceback that starts a line, as IPython / Jupyter prints it (IPython.core.ultratb):
     a rule, the exception's name before ``Traceback (most recent call last)``, the notebook's frame as
@@ -307,6 +317,7 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     # rsyslog's escapes of control characters (https://www.rsyslog.com/doc/configuration/global/index.html,
     # $EscapeControlCharactersOnReceive): a traceback logged as one message on one line, `#012` between its lines
     "syslog": _syslog,
+    "padded-rows": _padded_rows,
     # a log console's events copied as text (the AWS CloudWatch console): each event's time on a line of its own
     # before its message (aws/aws-ofi-nccl#715)
     "stamp-lines": lambda t: "\n".join(f"2026-12-03T01:02:03.456Z\n{line}" if line.strip() else line for line in t.split("\n")),

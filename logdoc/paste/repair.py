@@ -10,13 +10,13 @@ from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import candidate
 from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
-from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines, _decode_syslog
+from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines, _decode_syslog, _set_text
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
 from .markdown import (_fold_console_rows, _fold_stamp_lines, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
                        _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
-from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES
+from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES, padded_rows
 
 # ------------------------------------------------------------------------------------------------
 # the repair
@@ -49,6 +49,12 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _strip_gutter(out)
     changed = _fold_console_rows(out) or changed
     changed = _fold_stamp_lines(out, paste.ids, paste.joined) or changed
+    for i, t in enumerate(out):  # a terminal's rows, each padded to its width, copied as one line
+        if len(t) >= 2 * WRAP_MIN_WIDTH and "   " in t:
+            rows = padded_rows(t)
+            if rows is not None:
+                _set_text(out, paste, i, "\n".join(rows))
+                changed = True
     changed = _unescape_html(out) or changed
     changed = _strip_colour_text(out) or changed
     changed = _straighten_quotes(out) or changed

@@ -9,14 +9,14 @@ import re
 from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import _CANDIDATE, candidate
-from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE
+from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, PREFIX_MIN, PREFIX_SHARE, WRAP_MIN_WIDTH
 from .escaped import _escaped_text, _json_record, logfmt_record, may_hold_escaped, syslog_escaped
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
 from .markdown import _AUTOLINK, _fold_stamp_lines, STAMP_LINE_NL, _block_indent, _BOLD_OPEN_EXC, _fold_console_rows, _HTML_ENTITY, _strip_scroll_position, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
 from .prefix import _anchor_residue, _ANCHOR_WORDS
 from .repair import _assign_between, glued_bar, split_glued, split_glued_torch
-from .wrap import _midword_joins, _wrap_width
+from .wrap import _midword_joins, _wrap_width, padded_rows
 
 # What as_written() reads in the whole text at once. Markdown residue at a line's start (a fence,
 # a tag, a quote) and bullets; a nonblank line indented by at most one blank (then the lines are no
@@ -99,6 +99,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # an editor's links around file names and addresses
     if STAMP_LINE_NL.search(nl) is not None and _fold_stamp_lines(list(lines), {}, set()):
         return False  # a log console's events copied as text, each one's time on a line of its own
+    if "   " in text and any(padded_rows(t) is not None for t in lines if len(t) >= 2 * WRAP_MIN_WIDTH and "   " in t):
+        return False  # a terminal's rows, each padded to its width, copied as one line
     if "/" in text and _strip_scroll_position(lines[:4]):
         return False  # tmux's scroll position at the end of the first line
     if "|" in text and _fold_console_rows([t for t in lines if "|" in t[:4]]):

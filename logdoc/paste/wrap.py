@@ -225,3 +225,67 @@ def _starts_record(text: str) -> bool:
         return True
     _env, msg = unwrap(text)
     return BlockAssembler._wrapped(msg)
+
+
+# ------------------------------------------------------------------------------------------------
+# a terminal's rows copied as one line
+
+# A copy from a terminal that pads every row with blanks to the terminal's width and drops the line ends (a web
+# console, a screen or tmux buffer saved without its line ends): one long line in which each row of the screen stands
+# at a multiple of the width, the rows that end early padded (`... prematurely.<blanks>Last error:<blanks>NET/IB : Got
+# completion ...`). The width is the one at which every padding run ends at a row's start (a row's own
+# indentation after it, :data:`ROW_INDENT` at most), two such rows at least; each row is a line, a row that fills the
+# width (a line the terminal wrapped) continued by the next.
+_PAD_RUN = lazy_re(r"(?<! ) {6,}(?=\S)")  # (a row's padding; shorter runs of blanks stand inside rows: tables, NCCL's rings)
+ROW_INDENT = 16
+PADDED_MIN_ROWS = 2
+MAX_PADDED_RUNS = 24
+
+
+def padded_rows(t: str) -> list[str] | None:
+    """The lines of a terminal's rows that a copy joined into ``t`` (each padded with blanks to the width), or None."""
+    if len(t) < 2 * WRAP_MIN_WIDTH or len(t) > 4 * LONG or "      " not in t or "%|" in t:
+        return None  # (a progress bar's padding is no row's: tqdm draws `45%|####      | 45/100`)
+    runs = [(m.start(), m.end()) for m in _PAD_RUN.finditer(t, 0, 4 * LONG)][:MAX_PADDED_RUNS]
+    if len(runs) < PADDED_MIN_ROWS:
+        return None
+    # the widths: the distance between two rows' starts, or a whole fraction of it (rows without padding between)
+    widths: set[int] = set()
+    for i, (_a, s) in enumerate(runs):
+        for _a2, s2 in runs[i + 1:i + 3]:
+            widths.update((s2 - s) // q for q in (1, 2, 3) if (s2 - s) % q == 0 and (s2 - s) // q >= WRAP_MIN_WIDTH)
+    best, width, base, least = 0, 0, 0, 0
+    for w in sorted(widths, reverse=True):  # (a half of the width fits the rows of the width as well: the widest)
+        for b in sorted({0} | {s % w for _a, s in runs}):  # (a copy that starts inside a row: its first row is a piece)
+            rows = indent = 0
+            for a, s in runs:
+                at = s - (s - b) % w  # (the start of the row that this run's text is in)
+                if at > 0 and a <= at and s - at <= ROW_INDENT:
+                    rows += 1
+                    indent += s - at
+            # (the most rows; of widths a little off the true one, each row's start drifts: the least indentation)
+            if rows > best or rows == best and indent < least:
+                best, width, base, least = rows, w, b, indent
+    if best < PADDED_MIN_ROWS:
+        return None
+    # (most rows of a screen end before the width: at most of the rows' starts, the row before ends in padding)
+    starts = range(base or width, len(t), width)
+    if 2 * sum(1 for k in starts if t[k - 1] == " ") < len(starts):
+        return None
+    lines: list[str] = []
+    glue: str | None = None  # (what joins the next row to the line before it; None: the next row starts a line)
+    for k in [0] + list(range(base or width, len(t), width)):
+        row = t[k:k + width] if k or not base else t[:base]
+        text = row.rstrip(" ")
+        if glue is not None and lines and (glue == "" or text[:1].strip()) and not _new_line(text):
+            lines[-1] += glue + text
+        elif text.strip():
+            lines.append(text)
+        # (a full row: the terminal wrapped the line and the next row goes on, unless it starts a line of its own; so
+        # does a row that ends in one blank, a wrap at a word's end, unless the next row starts with a blank)
+        glue = None
+        if len(text) == len(row) and (len(row) == width or not k):  # (a copy's first row, when it starts inside one)
+            glue = ""
+        elif len(row) == width and len(text) == width - 1 and row[-2:-1] != " ":
+            glue = " "
+    return lines if len(lines) > best else None
