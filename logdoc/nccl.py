@@ -58,6 +58,12 @@ OLD_HEADER = lazy_re(
     r"(?<![^\s:\[\]])(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>-?\d+)\] "
     r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) )?(?P<level>INFO|WARN) "
 )
+# ... and its host:pid:tid masked or cut (`*server name* [0] include/socket.h:185 WARN Call to connect failed :
+# Connection refused`, a paste that hid the host with words): the device and the source location are left, and
+# they alone say it is NCCL's line (the location is required: `[0] INFO` alone says too little).
+OLD_HEADLESS = lazy_re(
+    r"(?:^|(?<=\s))\[(?P<dev>-?\d+)\] (?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+) (?P<level>INFO|WARN) "
+)
 _MASKED = lazy_re(r"[Xx*#?]+|<[\w-]+>")
 
 # The bare banner (<= 2.21 printf, or the VERSION level): the whole message, nothing else. A
@@ -370,7 +376,11 @@ def classify(text: str, env: Envelope) -> Parsed | None:
         if (" WARN " not in text and " INFO " not in text) or has_huge_number(text):
             return None
         h = OLD_HEADER.search(text)
-        return _from_header(h, text, env, False) if h is not None else None
+        if h is not None:
+            return _from_header(h, text, env, False)
+        nl = text.find("\n")
+        h = OLD_HEADLESS.search(text, 0, nl if nl >= 0 else len(text))
+        return _from_header(h, text, env, True) if h is not None else None
     if has_huge_number(text):
         return None
     h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None

@@ -239,6 +239,16 @@ def test_old_nccl_header_without_the_word_nccl():
     assert nccl.classify("2024-01-01 12:00:00 INFO starting epoch 3", Envelope()) is None
 
 
+def test_old_nccl_header_with_its_host_masked():
+    # NVIDIA/nccl#111 (NCCL 2.0): the poster hid host:pid:tid behind words; the device and the location are left
+    p = nccl.classify("*server name* [0] include/socket.h:185 WARN Call to connect failed : Connection refused", Envelope())
+    assert p.kind == "nccl.warn" and p.fields["header"] == "cut" and p.fields["code_location"] == "include/socket.h:185"
+    r = _report("*server name* [0] include/socket.h:185 WARN Call to connect failed : Connection refused\n")
+    assert r["diagnoses"][0]["category"] == "firewall_or_unreachable_peer"
+    assert nccl.classify("[0] worker started WARN low memory", Envelope()) is None  # no source location
+    assert nccl.classify("[12:00:01] INFO loading shard 3", Envelope()) is None
+
+
 def test_inline_code_residue_is_peeled():
     text = ("`torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
             "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
