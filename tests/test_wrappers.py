@@ -255,3 +255,23 @@ def test_an_exception_without_message_that_says_all_carries_nothing():
                                                          result="ncclSystemError", hint="x"))]).events
     tb = [e for e in evs if e.fields.get("exc_type") == "OSError"]
     assert len(tb) == 1 and key(tb[0]) in carrier_links(evs)
+
+
+def test_open_mpi_tcp_connect_failure_is_a_connect_failure():
+    # open-mpi/ompi#4963, jbornschein/mpi4py-examples#11: the TCP BTL's help block ([client connect fail])
+    text = ("--------------------------------------------------------------------------\n"
+            "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This\n"
+            "should not happen.\n"
+            "\n"
+            "Your Open MPI job may now hang or fail.\n"
+            "\n"
+            "  Local host: rhc001\n"
+            "  PID:        13325\n"
+            "  Message:    connect() to 10.10.10.2:1024 failed\n"
+            "  Error:      Operation now in progress (115)\n"
+            "--------------------------------------------------------------------------\n")
+    assert [e.kind for e in _events(text)] == ["net.connect_failed"]
+    assert _top(text)["id"] == "LD1031"
+    assert _top("[1,0]<stderr>:WARNING: Open MPI failed to TCP connect to a peer MPI process via\n")["id"] == "LD1031"
+    assert not [e for e in _events("WARNING: Open MPI failed to handshake with a connecting peer MPI\n")
+                if e.kind == "net.connect_failed"]

@@ -545,6 +545,11 @@ EXTRA = [
      "unable to connect from \"{local:word}\" to \"{peer:word}\" ({strerror:line})"),
     ("logdoc:hydra:connect-upstream", "net.connect_failed", "ERROR", "line", "",
      "unable to connect to server {peer:word} at port {port:int} (check for firewalls!)"),
+    # Open MPI's TCP BTL (opal/mca/btl/tcp/help-mpi-btl-tcp.txt, [client connect fail]): a rank's connect() to a
+    # peer rank failed; the help text's first line (its `Message: connect() to <addr>:<port> failed` and `Error:`
+    # lines follow in the block). Releases before 4.0 say `... peer MPI process via TCP.`
+    ("logdoc:ompi:btl-tcp-connect-fail", "net.connect_failed", "ERROR", "line", "",
+     "WARNING: Open MPI failed to TCP connect to a peer MPI process{rest:rest}"),
     # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
