@@ -152,6 +152,28 @@ def complete(text: str) -> str | None:
     return body[:start] + shortest + _closers(body[:start])
 
 
+def complete_format(text: str, message: str, fmt: str) -> str | None:
+    """``text`` (a line that ends with ``message``) with the rest of the catalog format ``fmt``'s first
+    words written out, when the message is a cut head of them (an NCCL WARN cut by a viewer's width that
+    the catalog named: ``NCCL WARN Call to ibv_modif`` reads ``... Call to ibv_modify_qp failed with ``),
+    or None. The format's words up to its first placeholder: what every reading of it prints."""
+    if not text or not message or not fmt:
+        return None
+    body, msg = text.rstrip(), message.rstrip()
+    if body and body[-1] in _MARK_END and _may_have_mark(body):
+        body, _ = strip_mark(body)
+        msg, _ = strip_mark(msg)
+    if not msg or not body.endswith(msg):
+        return None
+    head = _FORMAT_HEAD.split(fmt, maxsplit=1)[0]
+    if len(head) <= len(msg) or not head.startswith(msg):
+        return None
+    return body + head[len(msg):]
+
+
+_FORMAT_HEAD = lazy_re(r"%|\{")
+
+
 # the errno number a message prints before the text (c10d's `(errno: 110 - Connection t`, `errno 111: Connection`)
 _ERRNO_BEFORE = lazy_re(r"\berrno:? ?(\d{1,3})\s*[-:]\s*\Z")
 # Linux's errno numbers of the texts whose heads a cut leaves ambiguous (`Connection` is refused, reset or timed

@@ -104,6 +104,22 @@ def test_a_short_head_is_read_among_the_formats_of_the_file_its_header_names(rul
     assert idx.match("Dup", lambda t: True) is None  # fewer letters than CUT_MIN_WORDY
 
 
+def test_a_word_cut_inside_the_releases_wordings_of_one_message_is_that_message(rules):
+    """NCCL printed one ibv_modify_qp failure in three wordings over its releases (`failed with error %s`,
+    `... error %s errno %d`, `... with %d %s, %s`): a WARN of ibvwrap.cc cut inside `ibv_modify_qp` (a
+    long pod-name header at a viewer's width) heads all three alike, so it is that message, and the rules
+    written for its words read the line with them written out up to the first placeholder."""
+    head = "72bf7b08-26f3-4ebc-8b9d-85df3e4414c0:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN "
+    for cut in ("Call to ibv_modif", "Call to ibv_mod… [truncated]"):
+        ev = parse_sources([("rank0.log", head + cut + "\n")]).events[0]
+        assert ev.fields.get("cut") is True and ev.fields["format"].startswith("Call to ibv_modify_qp failed with")
+        top = _report(head + cut, rules)["diagnoses"][0]
+        assert (top["id"], top["category"]) == ("LD205", "ib_transport_error"), (cut, top["id"])  # the rule, not the catalog's card
+    # a head that several calls' messages share (`Call to ibv_` of ibv_reg_mr, ibv_alloc_pd, ...) is not guessed
+    ev = parse_sources([("rank0.log", head + "Call to ibv_\n")]).events[0]
+    assert not ev.fields.get("cut")
+
+
 def test_ordinary_cut_lines_stay_unread():
     for line in ("The training loss went up after the learning rate warmup ended at step 400 and the",
                  "Call to the data loader took 12 seconds for the first batch, much longer than exp..."):

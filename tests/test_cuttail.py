@@ -136,3 +136,16 @@ def test_a_message_cut_inside_a_word_at_the_width_reads_whole(rules):
     got = build_report(parse_sources([("x.log", text + "\n")]), rules)
     assert got["diagnoses"] and "suppor t" not in got["diagnoses"][0]["title"]
     assert got["diagnoses"][0]["id"] == "LD675", got["diagnoses"][0]["title"]  # (no libuv in this build)
+
+
+def test_a_cut_head_of_a_catalog_format_is_written_out_to_its_first_placeholder():
+    from logdoc.cuttail import complete_format
+
+    fmt = "Call to ibv_modify_qp failed with error %s"
+    line = "h:1:2 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modif"
+    assert complete_format(line, "Call to ibv_modif", fmt) == line[:-len("ibv_modif")] + "ibv_modify_qp failed with error "
+    assert complete_format(line + "\u2026 [truncated]", "Call to ibv_modif\u2026 [truncated]", fmt) == \
+        complete_format(line, "Call to ibv_modif", fmt)
+    # not a head of the format's words, or already past them: nothing to write out
+    assert complete_format(line, "Call to ibv_reg", fmt) is None
+    assert complete_format(line + "y_qp failed with error Invalid", "Call to ibv_modify_qp failed with error Invalid", fmt) is None

@@ -16,6 +16,7 @@ compiled on first use; matches are bounded like the catalog's own (:class:`Bound
 """
 from __future__ import annotations
 
+import os
 import re
 from typing import Callable, Generic, Iterable, Iterator, TypeVar, Union
 
@@ -226,10 +227,35 @@ class CutIndex(Generic[T]):
                 best.append((row, m))
         if not best or len({row[2] for row, _ in best}) > 1:
             return None
-        if len(formats) > 1:
-            return None  # a short head of two messages of the file (one message's releases share one format)
+        if len(formats) > 1 and not _one_message(text, _shared_head(row[0] for row, _ in best)):
+            # a short head of two messages of the file; one message's releases share one format, or
+            # their formats read alike past the cut word (`Call to ibv_modif` of `Call to ibv_modify_qp
+            # failed with error %s` / `... failed with %d %s, %s`: the releases' wordings of one WARN)
+            return None
         row, m = best[0]
         return row[0], m
+
+
+def _one_message(text: str, shared: str) -> bool:
+    """Whether formats that all begin with ``shared`` read ``text`` as one message: it lies inside
+    their shared text, which goes on past the end of the word the text ends in (``Call to ibv_`` of
+    ``Call to ibv_alloc_pd ...`` and ``Call to ibv_reg_mr ...`` is two messages' head)."""
+    if not shared.startswith(text):
+        return False
+    rest = shared[len(text):]
+    return any(c.isspace() for c in rest)
+
+
+def _shared_head(templates) -> str:
+    """The text every one of ``templates``' formats starts with, up to the first placeholder of any
+    (``%d`` of NCCL's formats, ``{x}`` of the others)."""
+    heads = []
+    for t in templates:
+        fmt = getattr(t, "format", None)
+        if not isinstance(fmt, str):
+            return "\0"
+        heads.append(re.split(r"%|\{", fmt, maxsplit=1)[0])
+    return os.path.commonprefix(heads) if heads else "\0"
 
 
 def _literal_count(m: re.Match) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ..events import Event
-from ..cuttail import complete
+from ..cuttail import complete, complete_format
 from ..winsock import as_posix
 from .patterns import MATCH_TIMEOUT, RuleTimeout
 from .rule import Match, Rule, _Job
@@ -132,6 +132,9 @@ class RuleSet:
             whole = complete(text)
             if whole is None:
                 whole = as_posix(text)
+            if whole is None and ev.kind == "nccl.warn" and ev.fields.get("cut"):
+                f = ev.fields
+                whole = complete_format(text, f.get("message") or "", f.get("format") or "")
             low = whole_low = None
             for rule, needs, fold in prep:
                 if disabled and rule.id in disabled:
