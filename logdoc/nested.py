@@ -73,7 +73,19 @@ def _texts(ev: Event) -> list[tuple[str, str]]:
         v = f.get(key)
         if isinstance(v, str) and v.strip():
             out.append((key, v))
+    if not any(key in LAST_WARN for key, _ in out):
+        # a message that quotes NCCL's last error as PyTorch prints it (`\nLast error:\n<WARN text>`,
+        # NCCLUtils' getNcclErrorDetailStr) where no wording of the carrier was read: its first line cut
+        # by a viewer (`NCCL error in: .../c10d/Pro`), or a framework's exception that copies it
+        for _, v in list(out):
+            i = v.find(_LAST_ERROR)
+            if i >= 0:
+                out.append(("nccl_last_error", v[i + len(_LAST_ERROR):]))
+                break
     return out
+
+
+_LAST_ERROR = "\nLast error:\n"
 
 
 def _read(text: str) -> tuple[Any, Envelope] | None:

@@ -328,3 +328,17 @@ def test_a_message_after_its_context_on_the_exceptions_line_is_read_from_the_nex
     # an exception whose message ends with a colon and no known message after it stays the exception
     other = _report("ValueError: expected one of:\n  alpha, beta", rules)
     assert other["diagnoses"] and other["diagnoses"][0]["id"] == "LD710"
+
+
+@pytest.mark.parametrize("cut", [
+    "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/Pro",
+    "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGr",
+])
+def test_the_last_error_is_read_when_the_carriers_first_line_was_cut(rules, cut):
+    """A viewer's width cut the DistBackendError's first line inside its source path, so no wording of
+    the carrier reads it and it is a Python exception; the NCCL WARN it quotes after `Last error:`
+    (NCCLUtils' getNcclErrorDetailStr) is still a message of its own, and its rule leads."""
+    prefix = "[rank0]: " if cut.startswith("[rank0]") else ""
+    lines = [cut, "ncclInternalError: Internal check failed.", "Last error:", "Bootstrap : no socket interface found"]
+    text = "\n".join([lines[0]] + [prefix + ln for ln in lines[1:]])
+    assert _ids(_report(text, rules))[0] == "LD102"
