@@ -339,6 +339,18 @@ def test_lightning_ranks_announced_twice_name_the_ranks_never_started():
     assert kinds(run({"log.txt": again}), "analysis.missing_ranks") == []
 
 
+def test_lightning_2_start_lines_are_read_in_a_long_log():
+    """Lightning 2.x writes `Initializing distributed: GLOBAL_RANK: r, ...` with a capital (lightning/fabric/utilities/
+    distributed.py); a log longer than EVERY_LINE_MAX lines reads only keyword lines, and neither that line nor rank 0's
+    `All distributed processes registered` holds another keyword (logdoc/read/prefilter.py)."""
+    start = "".join(f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/4\n" for r in (0, 1, 0, 1))
+    steps = "".join(f"Epoch 0:  step {i} loss=2.{i % 97:02d} lr=3e-4\n" for i in range(1500))
+    m = kinds(run({"log.txt": start + steps}), "analysis.missing_ranks")
+    assert len(m) == 1 and m[0].fields["ranks"] == [2, 3] and m[0].fields["duplicated"] == [0, 1]
+    done = "distributed_backend=nccl\nAll distributed processes registered. Starting with 4 processes\n"
+    assert kinds(run({"log.txt": start + steps + done}), "analysis.missing_ranks") == []
+
+
 # -- disagreements ----------------------------------------------------------------------------------------
 
 def _init(host: str, pid: int, rank: int, nranks: int = 4, version: str = "2.21.5+cuda12.4") -> str:

@@ -1041,6 +1041,8 @@ def test_lightning_start_up_lines_and_two_ranks_on_one_gpu():
 
     p = torch_classify.classify("initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8")
     assert p.kind == "app.lightning" and p.fields == {"global_rank": 3, "world_size": 8}
+    p = torch_classify.classify("Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/8")  # Lightning 2.x
+    assert p.kind == "app.lightning" and p.fields == {"global_rank": 3, "world_size": 8}
     p = torch_classify.classify("LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]")
     assert p.kind == "app.lightning" and p.fields["device_count"] == 4
     text = ("LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [{d}]\ninitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"

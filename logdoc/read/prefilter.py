@@ -89,6 +89,10 @@ KEYWORDS = (
     "store-based barrier",  # the end of the store-based barrier's wait, logged with no other keyword (`INFO:root:Rank 0:
               # Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.`): without it a large log
               # would keep the ranks' status lines while they waited (`timeout=` holds `imeout`) and lose the end
+    "GLOBAL_RANK: ", "processes registered",  # PyTorch Lightning's start-up lines, logged at INFO with no other keyword
+              # (`Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4` in each process, rank 0's `All distributed processes
+              # registered. Starting with 4 processes`; logdoc/classify/torch/__init__.py): LD6080 counts the first and
+              # holds its tongue on the second, so a large log must keep both
     "collective #", "lagging",  # the desync report's lines pasted alone (TraceUtils.h: `[1] finished collective #3, but
               # didn't join collective #4 (count from 1)`, `... the lagging/dead/mismatched ranks that caused the desync are:`)
 )

@@ -346,8 +346,10 @@ def _progress(m: re.Match) -> dict[str, Any]:
 
 # PyTorch Lightning's own start-up lines (its DDP strategy and GPU accelerator): each process announces its
 # rank and the world size, `initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2` (`initializing distributed:` in later
-# releases), and the GPUs it may use, `LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]`.
-_PL_MEMBER = lazy_re(r"^initializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: (?P<member>\d+)/(?P<world>\d+)\s*$")
+# 1.x releases, `Initializing distributed:` from 2.0: lightning/fabric/strategies/ddp.py and
+# lightning/fabric/utilities/distributed.py, _init_dist_connection), and the GPUs it may use,
+# `LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1]`.
+_PL_MEMBER = lazy_re(r"^[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<rank>\d+), MEMBER: (?P<member>\d+)/(?P<world>\d+)\s*$")
 _PL_DEVICES = lazy_re(r"^LOCAL_RANK: (?P<local>\d+) - CUDA_VISIBLE_DEVICES: \[(?P<devices>[^\]]*)\]\s*$")
 # Lightning's signal connector (lightning/pytorch/trainer/connectors/signal_connector.py, _sigterm_notifier_fn) when the
 # process receives SIGTERM, at INFO after its `[rank: N] ` prefix (the local rank): `Received SIGTERM: 15`
