@@ -133,8 +133,20 @@ _EXC_CONTEXT_OPEN = lazy_re(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|
 # with the node lines its message ends with, `%zu successful operations.`, `%zu derived errors ignored.`): they
 # are the exception's message
 _TF_ROOTS = lazy_re(r".*\b\d{1,6} root error\(s\) found\.[ \t]*$")
-_TF_ROOT_LINE = lazy_re(r"[ \t]{0,8}\(\d{1,6}\) \S|[ \t]*\[\[|\d{1,9} successful operations\.|\d{1,9} derived errors ignored\.")
+# (and the hint an OOM appends, executor.cc: `Hint: If you want to see a list of allocated tensors when OOM happens, ...`;
+# the function the status came from when alone on its line, ` [Op:__inference_train_function_123]`)
+_TF_ROOT_LINE = lazy_re(r"[ \t]{0,8}\(\d{1,6}\) \S|[ \t]*\[\[|\d{1,9} successful operations\.|\d{1,9} derived errors ignored\."
+                        r"|Hint: If you want to see|[ \t]*\[Op:")
 MAX_TF_ROOT_LINES = 64
+# From TensorFlow 2.8 the exception line says `Graph execution error:` and its message first gives, for each node the
+# status names, the stack that defined it (tensorflow/python/framework/error_interpolation.py, interpolate_graph and
+# _build_node_error_message: `Detected at node 'n' defined at (most recent call last):`, the frames indented by two
+# more spaces, `Node: 'n'`; 2.13+ may print `<stack traces unavailable>` instead), then the status itself (one
+# message, or `N root error(s) found.` and its list): the stacks are part of the message, the status after them too
+_TF_NODE = lazy_re(r"Detected at node .{1,400} defined at \(most recent call last\):[ \t]*$")
+_TF_GRAPH_ERROR = "Graph execution error:"
+_TF_NODE_END = ("Node: ", "<stack traces unavailable>")
+MAX_TF_NODE_LINES = 400
 
 
 def _after_exception(text: str) -> str:
@@ -343,7 +355,7 @@ _PYWARN = ("pywarn",)  # the layer of Python's warnings (logdoc.envelope)
 
 class _Block:
     __slots__ = ("kind", "state", "lines", "env", "size", "pending", "need", "exc_type", "exc_at", "joined", "join",
-                 "last", "piece", "head", "head_next", "envs", "glue", "run", "last_head")
+                 "last", "piece", "head", "head_next", "envs", "glue", "run", "last_head", "open_at")
 
     def __init__(self, kind: str, lineno: int, env: Envelope, text: str, state: str = "") -> None:
         self.kind = kind                     # traceback, child_failed, wrapped, message, frames
@@ -365,6 +377,8 @@ class _Block:
         self.glue = " "                      # what the next join puts between the pieces
         self.run = 0                         # lines joined into the last line (its pieces after the first)
         self.last_head = 0                   # the length of what the envelope peeled off the last line
+        self.open_at = -1                    # index in lines where the part of the message being read began, when
+                                             # not at the exception line (TensorFlow's status after its node stacks)
 
     def add(self, lineno: int, text: str, head: int = 0) -> None:
         self.last = lineno
@@ -743,6 +757,8 @@ class BlockAssembler:
                     b.state = "spawn"
                 elif _TF_ROOTS.match(text):
                     b.state = "tf_roots"  # its root errors follow (no keyword in some: `  (1) Resource exhausted: OOM ...`)
+                elif text.rstrip().endswith(_TF_GRAPH_ERROR):
+                    b.kind, b.state = "traceback", "exc_open"  # its node stacks and status follow (TensorFlow >= 2.8)
                 elif _EXC_CONTEXT_OPEN.match(text):
                     b.state = "context"   # its message is the next line
                 elif _open_sentence(text):
@@ -833,6 +849,8 @@ class BlockAssembler:
         if b.state == "stall":
             return "take" if len(b.lines) <= MAX_STALL_LINES and _STALL_LINE.match(text) else "end"
         if b.state == "tf_roots":
+            if not text.strip() and not b.pending:
+                return "hold"  # (the blank line after an OOM's hint, before the next root error)
             if len(b.lines) <= MAX_TF_ROOT_LINES and _TF_ROOT_LINE.match(text):
                 return "take"
             if not probe:
@@ -921,7 +939,15 @@ class BlockAssembler:
         if not text.strip():
             return "hold" if len(b.pending) < 2 else "end"
         if st == "exc_open":                       # the message on the lines after `Type:`
-            if (len(b.pending) < 2 and len(b.lines) - b.exc_at + len(b.pending) <= MAX_OPEN_MESSAGE
+            if len(b.pending) < 2 and _TF_NODE.match(text):
+                if not probe:
+                    b.state = "tf_node"            # a node's definition stack (TensorFlow >= 2.8)
+                return "take"
+            if len(b.pending) < 2 and _TF_ROOTS.match(text):
+                if not probe:
+                    b.state, b.open_at = "tf_roots", len(b.lines)  # the status after the node stacks
+                return "take"
+            if (len(b.pending) < 2 and len(b.lines) - max(b.exc_at, b.open_at) + len(b.pending) <= MAX_OPEN_MESSAGE
                     and not text.startswith(_TB_HEAD)
                     and not text.startswith(_CHAIN) and _SPAWN.match(text) is None and _EXC_LINE.match(text) is None
                     and _FRAME_EQ.match(text) is None and _FRAME_DASH.match(text) is None
@@ -929,8 +955,18 @@ class BlockAssembler:
                 return "take"
             if not probe:
                 b.state = "after_exc"
+        if st == "tf_node":                        # TensorFlow's node stack: its frames, `Node: 'n'`, another node
+            if not b.pending and len(b.lines) - b.exc_at <= MAX_TF_NODE_LINES:
+                if text.startswith("  ") or _TF_NODE.match(text):
+                    return "take"
+                if text.startswith(_TF_NODE_END):
+                    if not probe:
+                        b.state, b.open_at = "exc_open", len(b.lines) + 1  # the status (or another node) follows
+                    return "take"
+            if not probe:
+                b.state = "after_exc"
         if st == "tf_roots":                       # TensorFlow's root errors after `N root error(s) found.`
-            if len(b.lines) - b.exc_at <= MAX_TF_ROOT_LINES and _TF_ROOT_LINE.match(text):
+            if len(b.lines) - max(b.exc_at, b.open_at) <= MAX_TF_ROOT_LINES and _TF_ROOT_LINE.match(text):
                 return "take"
             if not probe:
                 b.state = "after_exc"

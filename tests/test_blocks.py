@@ -232,6 +232,47 @@ def test_tensorflows_root_errors_are_the_exceptions_message():
     assert [(r.line, r.end_line) for r in recs] == [(1, 3), (4, 4), (5, 5)]
     recs = run(["ValueError: 2 roots found.", "  (0) x", "0 successful operations."])
     assert [(r.line, r.end_line) for r in recs] == [(1, 1), (2, 2), (3, 3)]
+    # the hint TensorFlow appends to an OOM (executor.cc) and a blank line after it, between the root errors
+    hint = ("Hint: If you want to see a list of allocated tensors when OOM happens, add report_tensor_allocations_upon_oom to "
+            "RunOptions for current allocation info.")
+    recs = run(_TF_ROOTS[:3] + [hint, ""] + _TF_ROOTS[3:] + ["epoch 2"])
+    assert [(r.line, r.end_line) for r in recs] == [(1, 9), (10, 10)]
+
+
+# TensorFlow >= 2.8 (error_interpolation.py, interpolate_graph): `Graph execution error:`, each node's definition stack
+# (`Detected at node 'n' defined at (most recent call last):`, frames indented two more spaces, `Node: 'n'`), then the status
+_TF_NODE = ["Detected at node 'NcclAllReduce' defined at (most recent call last):",
+            '    File "train.py", line 73, in <module>', "      model.fit(x, y, epochs=1)",
+            '    File "keras/utils/traceback_utils.py", line 65, in error_handler', "      return fn(*args, **kwargs)",
+            "Node: 'NcclAllReduce'"]
+_TF_STATUS = ["2 root error(s) found.", "  (0) UNKNOWN:  Error invoking NCCL: unhandled cuda error",
+              "\t [[{{node NcclAllReduce}}]]", "\t [[div_no_nan/ReadVariableOp_3/_56]]",
+              "  (1) UNKNOWN:  Error invoking NCCL: unhandled cuda error", "\t [[{{node NcclAllReduce}}]]",
+              "0 successful operations.", "0 derived errors ignored. [Op:__inference_train_function_2538]"]
+
+
+def test_tensorflows_node_stacks_and_status_after_graph_execution_error_are_the_exceptions_message():
+    head = ["Traceback (most recent call last):", '  File "train.py", line 73, in <module>', "    model.fit(x, y, epochs=1)",
+            "tensorflow.python.framework.errors_impl.UnknownError: Graph execution error:", ""]
+    lines = head + _TF_NODE * 4 + _TF_STATUS + ["epoch 2"]
+    recs = run(lines)
+    assert [(r.line, r.end_line) for r in recs] == [(1, len(lines) - 1), (len(lines), len(lines))]
+    p = classify(recs[0].text)
+    assert p.fields["exc_message"].endswith("0 derived errors ignored. [Op:__inference_train_function_2538]")
+    # 2.13+: `<stack traces unavailable>` where the frames and `Node:` were
+    unavailable = ["Detected at node NcclAllReduce defined at (most recent call last):", "<stack traces unavailable>"]
+    lines = head + unavailable * 2 + _TF_STATUS + ["epoch 2"]
+    assert [(r.line, r.end_line) for r in run(lines)] == [(1, len(lines) - 1), (len(lines), len(lines))]
+    # one status, no list: its message and node line after the last stack
+    oom = ["OOM when allocating tensor with shape[64,256,56,56] and type float on /job:localhost/replica:0/task:0/device:GPU:0"
+           " by allocator GPU_0_bfc", "\t [[{{node NcclAllReduce}}]]"]
+    lines = head + _TF_NODE + oom + ["epoch 2"]
+    assert [(r.line, r.end_line) for r in run(lines)] == [(1, len(lines) - 1), (len(lines), len(lines))]
+    # the exception line pasted without its traceback
+    lines = head[3:] + _TF_NODE * 2 + _TF_STATUS + ["epoch 2"]
+    recs = run(lines)
+    assert [(r.line, r.end_line) for r in recs] == [(1, len(lines) - 1), (len(lines), len(lines))]
+    assert classify(recs[0].text).fields["nccl_result"] == "ncclUnhandledCudaError"
 
 
 def test_an_exception_line_that_ends_with_its_contexts_separator_takes_the_message_on_the_next_line():
