@@ -244,3 +244,35 @@ def test_horovodrun_exit_banner_stands_under_the_process_error():
                "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job"
                " to be terminated. The first process to do so was:\nProcess name: 1\nExit code: 1\n")
     assert ids and ids[0] == "LD803"
+
+
+# TensorFlow's OpKernelContext::allocate_tensor (op_kernel.cc): ResourceExhausted("OOM when allocating tensor with shape[...]
+# and type T on <device> by allocator A"), as op_kernel.cc logs it (bubbliiiing/yolo3-tf2#7), in a root-error list with the
+# hint TensorFlow appends (UKPLab/controlled-argument-generation#16), and after TF 2.8's node stacks
+_TF_OOM = ("OOM when allocating tensor with shape[255,256,256,69] and type float on /job:localhost/replica:0/task:0/"
+           "device:GPU:0 by allocator GPU_0_bfc")
+_TF_HINT = ("Hint: If you want to see a list of allocated tensors when OOM happens, add report_tensor_allocations_upon_oom"
+            " to RunOptions for current allocation info.")
+
+
+@pytest.mark.parametrize("text", [
+    "2022-01-30 10:37:36.926021: W tensorflow/core/framework/op_kernel.cc:1651] OP_REQUIRES failed at cwise_ops_common.cc:82"
+    " : Resource exhausted: " + _TF_OOM + "\n",
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found.\n(0) Resource exhausted: "
+    + _TF_OOM + "\n[[node encoder/layer_normalization/moments/variance (defined at /tmp/tmpxfTS75.py:8) ]]\n" + _TF_HINT
+    + "\n(1) Resource exhausted: " + _TF_OOM + "\n",
+    "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    model.fit(ds)\n"
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: Graph execution error:\n\n"
+    "Detected at node 'model/conv2d/Conv2D' defined at (most recent call last):\n    File \"train.py\", line 9, in <module>\n"
+    "      model.fit(ds)\nNode: 'model/conv2d/Conv2D'\n" + _TF_OOM + "\n\t [[{{node model/conv2d/Conv2D}}]]\n" + _TF_HINT
+    + "\n [Op:__inference_train_function_1234]\n",
+])
+def test_tensorflows_gpu_oom_is_named(text):
+    d = _diagnoses(text)
+    assert d and d[0]["id"] == "LD8060" and "LD710" not in [x["id"] for x in d], d[:1]
+
+
+def test_tensorflows_oom_on_a_cpu_is_no_gpu_oom():
+    d = _diagnoses("tensorflow.python.framework.errors_impl.ResourceExhaustedError: " + _TF_OOM.replace("GPU", "CPU")
+                   .replace("CPU_0_bfc", "cpu") + "\n")
+    assert all(x["category"] != "cuda_oom" for x in d)

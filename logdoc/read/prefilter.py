@@ -93,6 +93,9 @@ KEYWORDS = (
               # (`Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4` in each process, rank 0's `All distributed processes
               # registered. Starting with 4 processes`; logdoc/classify/torch/__init__.py): LD6080 counts the first and
               # holds its tongue on the second, so a large log must keep both
+    "OOM when",  # TensorFlow's allocator status (`OOM when allocating tensor with shape[...] ... by allocator GPU_0_bfc`,
+              # op_kernel.cc), after a status code with no other keyword (`(0) Resource exhausted: `, executor.cc's `Compute
+              # status: Resource exhausted: `)
     "collective #", "lagging",  # the desync report's lines pasted alone (TraceUtils.h: `[1] finished collective #3, but
               # didn't join collective #4 (count from 1)`, `... the lagging/dead/mismatched ranks that caused the desync are:`)
 )

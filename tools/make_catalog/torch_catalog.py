@@ -304,6 +304,13 @@ EXTRA = [
      "CUDA out of memory. Tried to allocate {size} (GPU {gpu:int}; {total_capacity} total capacity; {allocated} already allocated; {free} free; {reserved} reserved in total by PyTorch){rest:rest}"),
     ("logdoc:cuda:oom-other", "cuda.oom", "ERROR", "line", "", "CUDA out of memory.{rest:rest}"),
     ("logdoc:cuda:error-oom", "cuda.oom", "ERROR", "line", "", "CUDA error: out of memory{rest:rest}"),
+    # TensorFlow's OpKernelContext::allocate_tensor (tensorflow/core/framework/op_kernel.cc): errors::ResourceExhausted(
+    # "OOM when allocating tensor with shape", shape.DebugString(), " and type ", ..., " on ", device->name(), " by allocator ",
+    # a->Name()), after its status code (`Resource exhausted: `, `RESOURCE_EXHAUSTED: ` from 2.12) in an exception, a root-error
+    # list or op_kernel.cc's `OP_REQUIRES failed at ...` log line; a GPU's device only (a CPU's allocator is host memory)
+    ("logdoc:cuda:tf-oom", "cuda.oom", "ERROR", "line", "",
+     "{head}OOM when allocating tensor with shape[{shape}] and type {dtype:word} on {job}/device:GPU:{gpu:int} by allocator "
+     "{allocator:word}{rest:rest}"),
     ("logdoc:cuda:error", "cuda.error", "ERROR", "line", "", "CUDA error: {error:line}{rest:rest}"),
     # THC (PyTorch <= 1.x): THCudaCheck's `cuda runtime error (%d) : %s at %s:%d`
     ("logdoc:cuda:thc-oom", "cuda.oom", "ERROR", "line", "",
