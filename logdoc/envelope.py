@@ -269,6 +269,11 @@ def _pywarn(m: re.Match, env: Envelope) -> str:
     return "pywarn"
 
 
+def _stdio_label(m: re.Match, env: Envelope) -> str:
+    """The stream a test helper names before each line of a subprocess's output it echoes: ``stderr: Traceback ...``."""
+    return "stdio"
+
+
 def _similar(m: re.Match, env: Envelope) -> str:
     """A log viewer's fold marker: ``[24 similar log lines] msg`` (the line stands for N like it)."""
     return "similar"
@@ -477,6 +482,10 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
      lazy_re(r"(?P<svc>[\w.-]*?[\w][-_]\d+) +\| ?"), _compose),
     ("s", lazy_re(r"std(?:out|err) [FP] "), _cri),
+    # the stream label of the Hugging Face test helper that runs a launcher and echoes its output (`accelerate test`,
+    # transformers' and accelerate's testing_utils execute_subprocess_async: `print("stderr:", line)`): one blank after
+    # the label, then the line with its own indentation
+    ("s", lazy_re(r"std(?:out|err):(?: |$)"), _stdio_label),
     # Python's warnings: `<file>.py:<line>: <Category>Warning: ` (a path with folders, a relative one or a
     # Windows one), the category one of Python's or a package's own (`...Warning`)
     ("/.~_\\abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",

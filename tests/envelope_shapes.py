@@ -53,6 +53,9 @@ LAUNCHERS = {
     # pdsh (and DeepSpeed's PDSH runner): `host: `
     "pdsh": lambda l, k: f"gpu-node-{k:02d}: {l}",
     "deepspeed pdsh tee": lambda l, k: f"worker-{k}: [default{k % 8}]:{l}",
+    # the Hugging Face test helper that runs a launcher (`accelerate test`; testing_utils execute_subprocess_async):
+    # `print("stderr:", line)`
+    "hf test helper": lambda l, k: f"stderr: {l}",
     # Ray: worker output `(pid=N)`, an actor's `(Actor pid=N, ip=...)`
     "ray pid": lambda l, k: f"(pid={4000 + k}) {l}",
     "ray actor": lambda l, k: f"(RayTrainWorker pid={4000 + k}, ip=10.0.0.{k + 1}) {l}",

@@ -185,6 +185,12 @@ def test_messages_are_not_mistaken_for_envelopes(line):
          {"source": "events", "time": "2024-02-21T09:30:56"}, "Pod: kubeflow.pytorch-simple-worker-0 exited with code 1\t{}"),
         ("2024-02-21T09:30:56.123Z\tERROR\tcontroller\tReconciler error", {"level": "ERROR", "source": "controller"},
          "Reconciler error"),
+        # the Hugging Face test helper's stream label (`accelerate test`: `print("stderr:", line)`), the line's indent kept
+        ("stderr: ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -7) local_rank: 0 (pid: 1316)",
+         {"level": "ERROR"}, "failed (exitcode: -7) local_rank: 0 (pid: 1316)"),
+        ('stderr:   File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main', {},
+         '  File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main'),
+        ("stdout: ", {}, ""),
     ],
 )
 def test_more_envelopes(line, expect, msg):

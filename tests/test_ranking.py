@@ -132,6 +132,26 @@ def test_a_cut_traceback_of_another_rank_is_still_a_cause(rules):
     assert ds[0]["id"] == "LD772", [d["id"] for d in ds]
 
 
+# the launcher's own traceback cut before the ChildFailedError it raises (hiyouga/LlamaFactory#163, under `accelerate test`'s
+# `stderr: ` prefix): the worker that exited is the finding, not an error of the program's code
+LAUNCHER_CUT = """\
+stderr: ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 7 (pid: 153932) of binary: /usr/bin/python
+stderr: Traceback (most recent call last):
+stderr:   File "/home/u/miniconda3/tools/bin/accelerate-launch", line 8, in <module>
+stderr:     sys.exit(main())
+stderr:   File "/home/u/miniconda3/tools/lib/python3.9/site-packages/accelerate/commands/launch.py", line 646, in multi_gpu_launcher
+stderr:     distrib_run.run(args)
+stderr:   File "/home/u/miniconda3/tools/lib/python3.9/site-packages/torch/distributed/run.py", line 785, in run
+stderr:     elastic_launch(
+"""
+
+
+@pytest.mark.parametrize("prefix", ["stderr: ", ""])
+def test_a_launchers_own_cut_traceback_is_no_program_error(rules, prefix):
+    ds = _report([("job.log", LAUNCHER_CUT.replace("stderr: ", prefix))], rules)
+    assert ds and ds[0]["id"] == "LD730" and "LD772" not in [d["id"] for d in ds], [d["id"] for d in ds]
+
+
 def _diag(rule_id, kind, severity="error", role="symptom", explained_by=None):
     rule = SimpleNamespace(data={"explained_by": explained_by} if explained_by else {})
     return SimpleNamespace(rule_id=rule_id, role=role, severity=severity,
