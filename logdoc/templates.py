@@ -7,13 +7,15 @@ lazy run, ``%d`` a number, ``%p`` a pointer, and so on. The engine files a forma
 word (formats that start with a conversion under none), and a message is tried against the formats
 of its first word and the unfiled ones, only where the format's longest literal piece occurs in it,
 most specific first (at equal specificity a filed format before an unfiled one). Here: the table's
-rows, the memo of message shapes (the fast path), and the reading of a message cut by a paste
-(:func:`match_cut`, :func:`match_head`).
+rows, the memo of message shapes (the fast path), the reading of a message cut by a paste
+(:func:`match_cut`, :func:`match_head`), and of one a network plugin printed under its own name
+(:func:`match_net_variant`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from typing import Any
 
 from . import fast
 from .fast import shape
@@ -320,3 +322,42 @@ def match_hipified(msg: str):
         if hit is not None:
             return hit
     return None
+
+
+# A catalog reading says enough to stand without the header's help when its format's literal text
+# (format without conversions) is at least this long: a ``NET/<name> :`` variant is taken only then,
+# and a bare message (no header at all, :mod:`logdoc.classify.bare`) only then or when its format
+# starts with a literal word (``Duplicate GPU detected : rank %d ...``).
+BARE_MIN_LITERAL = 24
+
+
+# A network plugin prints the IB transport's messages under its own name (``NET/IBext : ...`` of the
+# rdma-sharp plugins, ``NET/IBext_v8``, other forks), and pastes lose or add the space before the
+# colon (``NET/IB: `` is the 2.22+ wording, ``NET/IB : `` the older one): a ``NET/<name> :`` message
+# that no format reads is read again as the built-in transport's, under both spellings.
+_NET_NAME = lazy_re(r"NET/(?P<net>[A-Za-z][\w.-]*?)\s*:\s*(?=\S)")
+_NET_CANON = ("NET/IB : ", "NET/IB: ", "NET/Socket : ")
+
+
+def match_net_variant(msg: str, fields: dict[str, Any], cut: bool = False):
+    """The catalog reading of ``msg`` with its ``NET/<name> :`` lead put in the built-in spellings
+    (``fields['net_name']`` is set to the printed name when it was not the built-in one); None.
+    ``cut``: read as the head of a format whose end a paste cut (:func:`logdoc.templates.match_head`)."""
+    m = _NET_NAME.match(msg)
+    if m is None:
+        return None
+    rest = msg[m.end():]
+    cat = nccl_catalog()
+    for lead in _NET_CANON:
+        if lead.startswith("NET/Socket") and m["net"] != "Socket":
+            continue
+        cand = lead + rest
+        if cand == msg:
+            continue
+        hit = match_head(cat, cand) if cut else cat.match(cand)
+        if hit is not None and hit[0].specificity >= BARE_MIN_LITERAL:
+            if m["net"] not in ("IB", "Socket"):
+                fields["net_name"] = m["net"]
+            return hit
+    return None
+

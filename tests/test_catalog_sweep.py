@@ -49,7 +49,7 @@ _CHAIN = ("Traceback (most recent call last):\n  File \"train.py\", line 10, in 
 
 # A bare message is recognised by its words. A format that starts with a value (`%s : %s argument is
 # NULL`, `%s : invalid root %d ...`) is read bare only when the rest of it says enough (its literal
-# text reaches logdoc.nccl.BARE_MIN_LITERAL, as logdoc/classify/bare.py asks); the others, and the
+# text reaches logdoc.templates.BARE_MIN_LITERAL, as logdoc/classify/bare.py asks); the others, and the
 # lines of a multi-line report (the desync report's `- ...` lines), are exempt: alone, without header
 # or report, nothing tells them from any other text. So are the formats whose leading value a
 # launcher's envelope takes alone (`[%d] ...` reads as MPICH's `[rank] `, `%s: ...` with a value like

@@ -149,7 +149,7 @@ def test_catalog_messages_cut_at_100_columns_keep_their_category(rules):
 
 @pytest.mark.parametrize("lead", ["NET/IBP:", "NET/IBext : ", "NET/IB: "])
 def test_a_cut_message_under_another_net_name_keeps_its_reading(rules, lead):
-    # a plugin's name or the other spelling of the colon (logdoc.nccl.match_net_variant), then cut
+    # a plugin's name or the other spelling of the colon (logdoc.templates.match_net_variant), then cut
     line = lead + "Got completion from peer 10.1.2.3<36315> with status=12 opcode=32698 len=32696 vendor err 1"
     assert _categories(line, rules)[:1] == ["ib_transport_error"]
     assert _categories(NCCL + line, rules)[:1] == ["ib_transport_error"]

@@ -108,14 +108,15 @@ def test_the_lines_read_as_without_prefix_start_no_envelope():
     nothing from it. Only pdsh's `host: ` (it needs the colon), grep's `file.log:` (the colon too), a
     stdlib logger line whose level a paste cut (`torch.distributed.x.api:msg`, the colon too), Compose's
     `<service>-<n>  | ` (it needs the digit), a c10 / glog header cut at its left (`ocket.cpp:663] `, the colon
-    and a digit in its first word), the readers that apply only after an ISO stamp start with a lower-case
+    and a digit in its first word), a test helper's stream label (`stderr: `, the colon too), the readers that apply only after an ISO stamp start with a lower-case
     letter; and a Python warning's head (`/x/y.py:9: UserWarning: `, `./a.py:9: `, `_x.py:9: `: its first word
     always holds `:<line>:`, a digit) may start with a lower-case letter or `/`, `.`, `_`, `\\`."""
-    from logdoc.envelope import _BY_FIRST, AFTER_TIME, _compose, _grepped, _header_cut, _pdsh, _pywarn, _stdlib_cut
+    from logdoc.envelope import (_BY_FIRST, AFTER_TIME, _compose, _grepped, _header_cut, _pdsh, _pywarn, _stdio_label,
+                                 _stdlib_cut)
 
     for c, readers in _BY_FIRST.items():
         if c.islower():
-            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut, _header_cut, _pywarn) or fn in AFTER_TIME
+            assert all(fn in (_pdsh, _compose, _grepped, _stdlib_cut, _header_cut, _pywarn, _stdio_label) or fn in AFTER_TIME
                        for _rx, fn in readers), c
         assert c not in "{'\"=#@!$%&,;?" and (c not in "./_\\" or all(fn is _pywarn for _rx, fn in readers)), c
     assert len(paste._NO_PREFIX.findall("\n/x/y.py:9: UserWarning: w\n./a.py:9: FutureWarning: w\n_x.py:9: Warning: w")) == 0

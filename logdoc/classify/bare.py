@@ -13,8 +13,8 @@ from typing import Any
 from ..envelope import has_huge_number
 from ..grammar import Parsed
 from ..lazyre import lazy_re
-from ..nccl import BARE_MIN_LITERAL, match_net_variant, read_message
-from ..templates import nccl_catalog
+from ..nccl import read_message
+from ..templates import BARE_MIN_LITERAL, match_net_variant, nccl_catalog
 from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cuda_driver_error, classify_cuda_text, classify_envoy,
                          classify_errno_line, classify_iommu_fault, classify_signal_report,
                          classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
