@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from string import ascii_letters
 
-from .classify.cut import strip_mark
+from .classify.cut import format_head, strip_mark
 from .classify.neighbours import CUDA_ERROR_TEXTS
 from .lazyre import lazy_re
 
@@ -165,13 +165,10 @@ def complete_format(text: str, message: str, fmt: str) -> str | None:
         msg, _ = strip_mark(msg)
     if not msg or not body.endswith(msg):
         return None
-    head = _FORMAT_HEAD.split(fmt, maxsplit=1)[0]
+    head = format_head(fmt)
     if len(head) <= len(msg) or not head.startswith(msg):
         return None
     return body + head[len(msg):]
-
-
-_FORMAT_HEAD = lazy_re(r"%|\{")
 
 
 # the errno number a message prints before the text (c10d's `(errno: 110 - Connection t`, `errno 111: Connection`)

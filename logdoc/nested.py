@@ -77,7 +77,7 @@ def _texts(ev: Event) -> list[tuple[str, str]]:
         # a message that quotes NCCL's last error as PyTorch prints it (`\nLast error:\n<WARN text>`,
         # NCCLUtils' getNcclErrorDetailStr) where no wording of the carrier was read: its first line cut
         # by a viewer (`NCCL error in: .../c10d/Pro`), or a framework's exception that copies it
-        for _, v in list(out):
+        for _, v in out:
             i = v.find(_LAST_ERROR)
             if i >= 0:
                 out.append(("nccl_last_error", v[i + len(_LAST_ERROR):]))

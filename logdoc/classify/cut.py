@@ -246,15 +246,23 @@ def _one_message(text: str, shared: str) -> bool:
     return any(c.isspace() for c in rest)
 
 
+def format_head(fmt: str) -> str:
+    """A catalog format's words up to its first placeholder (``%d`` of NCCL's formats, ``{x}`` of the
+    others): what every reading of it prints first."""
+    return _PLACEHOLDER_START.split(fmt, maxsplit=1)[0]
+
+
+_PLACEHOLDER_START = lazy_re(r"%|\{")
+
+
 def _shared_head(templates) -> str:
-    """The text every one of ``templates``' formats starts with, up to the first placeholder of any
-    (``%d`` of NCCL's formats, ``{x}`` of the others)."""
+    """The text every one of ``templates``' formats starts with, up to the first placeholder of any."""
     heads = []
     for t in templates:
         fmt = getattr(t, "format", None)
         if not isinstance(fmt, str):
             return "\0"
-        heads.append(re.split(r"%|\{", fmt, maxsplit=1)[0])
+        heads.append(format_head(fmt))
     return os.path.commonprefix(heads) if heads else "\0"
 
 
