@@ -120,6 +120,31 @@ def test_a_word_cut_inside_the_releases_wordings_of_one_message_is_that_message(
     assert not ev.fields.get("cut")
 
 
+@pytest.mark.parametrize("cut", ["Call to ibv_reg_mr f", "Call to ibv_reg_mr fai", "Call to ibv_reg_mr failed\u2026"])
+def test_a_cut_where_one_release_ended_the_message_and_another_went_on_is_that_message(rules, cut):
+    """ibvwrap.cc printed `Call to ibv_reg_mr failed` up to 2.12 and `Call to ibv_reg_mr failed with error
+    %s` from 2.13: a head cut inside or at the end of `failed` is that message in both wordings (one release
+    ended the message where the other goes on with one more word); LD287 reads it, not the catalog's card."""
+    head = "gpu-node-3:2154:2390 [0] misc/ibvwrap.cc:194 NCCL WARN "
+    ev = parse_sources([("rank0.log", head + cut + "\n")]).events[0]
+    assert ev.fields.get("cut") is True and ev.fields["format"].startswith("Call to ibv_reg_mr failed")
+    assert _report(head + cut, rules)["diagnoses"][0]["id"] == "LD287"
+
+
+def test_a_head_where_the_formats_go_on_with_other_words_is_not_guessed():
+    from types import SimpleNamespace
+
+    fmts = {"a": "Call to ibv_reg_mr failed", "b": "Call to ibv_reg_mr failed with error %s",
+            "c": "Call to ibv_reg_mr_iova2 failed with error %s",
+            "d": "NET/IB: Unrecognized request type. request->type=%d",
+            "e": "NET/IB: Unrecognized request. It might be a CTS message"}
+    idx = CutIndex([(SimpleNamespace(id=k, format=f), printf_tokens(f), "nccl") for k, f in fmts.items()])
+    only = lambda t: True  # noqa: E731  (the formats of the header's file)
+    assert idx.match("Call to ibv_reg_mr fa", only)[0].id in "ab"
+    assert idx.match("Call to ibv_reg_mr", only) is None           # ibv_reg_mr or ibv_reg_mr_iova2
+    assert idx.match("NET/IB: Unrecognized req", only) is None     # `request type.` or `request. It ...`
+
+
 def test_ordinary_cut_lines_stay_unread():
     for line in ("The training loss went up after the learning rate warmup ended at step 400 and the",
                  "Call to the data loader took 12 seconds for the first batch, much longer than exp..."):

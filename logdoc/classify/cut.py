@@ -227,7 +227,7 @@ class CutIndex(Generic[T]):
                 best.append((row, m))
         if not best or len({row[2] for row, _ in best}) > 1:
             return None
-        if len(formats) > 1 and not _one_message(text, _shared_head(row[0] for row, _ in best)):
+        if len(formats) > 1 and not _one_message(text, _first_lines(row[0] for row, _ in best)):
             # a short head of two messages of the file; one message's releases share one format, or
             # their formats read alike past the cut word (`Call to ibv_modif` of `Call to ibv_modify_qp
             # failed with error %s` / `... failed with %d %s, %s`: the releases' wordings of one WARN)
@@ -236,14 +236,37 @@ class CutIndex(Generic[T]):
         return row[0], m
 
 
-def _one_message(text: str, shared: str) -> bool:
-    """Whether formats that all begin with ``shared`` read ``text`` as one message: it lies inside
-    their shared text, which goes on past the end of the word the text ends in (``Call to ibv_`` of
-    ``Call to ibv_alloc_pd ...`` and ``Call to ibv_reg_mr ...`` is two messages' head)."""
-    if not shared.startswith(text):
+def _one_message(text: str, lines: list[str] | None) -> bool:
+    """Whether formats whose first lines are ``lines`` read ``text`` as one message. Their words up to
+    the first placeholder (:func:`format_head`) are their heads. One message when the text lies inside the
+    text the heads share and that text goes on past the end of the word the text ends in (``Call to
+    ibv_modif`` of three releases' ibv_modify_qp wordings), or ends where that word ends in every format
+    and at most one word or placeholder goes on after it (``Call to ibv_reg_mr f`` of ``Call to
+    ibv_reg_mr failed`` and ``... failed with error %s``: a release added words to the message); or when
+    the text holds the whole of every head, all alike (the readings part only in their placeholders).
+    ``Call to ibv_`` of ``Call to ibv_alloc_pd ...`` and ``Call to ibv_reg_mr ...`` is two messages'
+    head, as is ``Call to ibv_reg_mr`` of ``ibv_reg_mr failed`` and ``ibv_reg_mr_iova2 failed``, and
+    ``NET/IB: Unrecognized req`` of ``request type.`` and ``request. It might``."""
+    if not lines:
         return False
+    heads = [format_head(line) for line in lines]
+    shared = os.path.commonprefix(heads)
+    if not shared.strip():
+        return False
+    if not shared.startswith(text):
+        # past the words they share: the cut is inside the placeholder every format has there
+        return text.startswith(shared) and all(h == shared for h in heads)
     rest = shared[len(text):]
-    return any(c.isspace() for c in rest)
+    if any(c.isspace() for c in rest):
+        return True
+    end = len(shared)
+    if not all(line[end:end + 1] in _WORD_END for line in lines):
+        return False
+    return len({_NEXT_WORD.match(line, end).group(1) for line in lines} - {""}) <= 1
+
+
+_WORD_END = frozenset(("", " ", "\t", ",", ".", ";", ":", "(", ")", "[", "]"))
+_NEXT_WORD = lazy_re(r"[\s,.;:()\[\]]*(%|\{|\w*)")  # the word, or the placeholder, that goes on after a word
 
 
 def format_head(fmt: str) -> str:
@@ -255,15 +278,16 @@ def format_head(fmt: str) -> str:
 _PLACEHOLDER_START = lazy_re(r"%|\{")
 
 
-def _shared_head(templates) -> str:
-    """The text every one of ``templates``' formats starts with, up to the first placeholder of any."""
-    heads = []
+def _first_lines(templates) -> list[str] | None:
+    """The first line of each of ``templates``' formats (NCCL's printf formats write a newline as
+    ``\\n``), None when one has no format."""
+    lines = []
     for t in templates:
         fmt = getattr(t, "format", None)
         if not isinstance(fmt, str):
-            return "\0"
-        heads.append(format_head(fmt))
-    return os.path.commonprefix(heads) if heads else "\0"
+            return None
+        lines.append(fmt.split("\\n", 1)[0].split("\n", 1)[0])
+    return lines
 
 
 def _literal_count(m: re.Match) -> int:
