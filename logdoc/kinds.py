@@ -211,8 +211,9 @@ KINDS: dict[str, KindSpec] = {
     "framework.check": _k(("framework", "check", "value", "required"), "logdoc/classify/frameworks.py",
                           "a framework's start-up check of the machine that failed (vLLM: no GPU peer-to-peer access; "
                           "Accelerate: a Linux kernel older than it recommends)"),
-    "launcher.failed": _k((), _T, "a launcher could not start a job's processes on a node "
-                          "(MPICH Hydra: a proxy exited before it connected back to mpiexec)", True),
+    "launcher.failed": _k(("launcher", "article"), _T, "a launcher could not start a job's processes on a node "
+                          "(MPICH Hydra: a proxy exited before it connected back to mpiexec; Open MPI: `launcher` "
+                          "ORTE / PRTE could not start its daemons)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,
                                 "ChildFailedError summary table", True),
     "torchrun.worker_failed": _k(EXCEPTION_FIELDS + ("exitcode", "local_rank", "pid", "binary", "launcher", "signal"),

@@ -222,7 +222,7 @@ def test_keywords_are_few_and_consistent():
     # (getaddrinfo's texts and DNS lookup tools as a paste shows them) + ".cpp:", "ERROR", "/dev/shm", "SHMEM",
     # "infiniband", "IB devices", "device handle", "abric", "Xid" (other programs' lines that rules read on their own)
     # + "access fault", "/dev/kfd" (ROCm's KFD page fault, rocminfo's /dev/kfd) + "GetDeviceCount returned",
-    # "<inactive>" (cuda-samples' deviceQuery, nvidia-smi nvlink --status) + "remote daemon" (Open MPI's launcher
+    # "<inactive>" (cuda-samples' deviceQuery, nvidia-smi nvlink --status) + "daemon" (Open MPI's launcher
     # losing a node) + "MPI_ABORT was invoked" (a rank aborting an Open MPI job) + "marked dead" (a Ray node lost,
     # logged at WARNING) + "died" (a framework's dead worker or actor without an error word: Ray, vLLM) +
     # "broadcast block" (vLLM's message queue waiting on a stuck peer) + "remainder of ranks" (Horovod's stall
@@ -236,6 +236,8 @@ def test_keywords_are_few_and_consistent():
     # session 40: "GLOBAL_RANK: ", "processes registered" (Lightning's `Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4` and
     # rank 0's `All distributed processes registered. ...`: LD6080 reads which ranks were announced, and is silent once all registered),
     # "OOM when" (TensorFlow's `OOM when allocating tensor ...` after a status code with no keyword: `(0) Resource exhausted: `; LD8060)
+    # session 41: "daemon" where "remote daemon" was (one stem for Open MPI's runtime losing, not starting or not reaching its
+    # daemons: `ORTE was unable to reliably start one or more daemons.`, `A process or daemon was unable to complete a TCP connection`)
     assert len(prefilter.KEYWORDS) <= 62
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:

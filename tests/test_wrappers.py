@@ -275,3 +275,33 @@ def test_open_mpi_tcp_connect_failure_is_a_connect_failure():
     assert _top("[1,0]<stderr>:WARNING: Open MPI failed to TCP connect to a peer MPI process via\n")["id"] == "LD1031"
     assert not [e for e in _events("WARNING: Open MPI failed to handshake with a connecting peer MPI\n")
                 if e.kind == "net.connect_failed"]
+
+
+def test_open_mpi_daemon_launch_failures_are_read():
+    # open-mpi/ompi#12103, horovod/horovod#760, radical-cybertools/radical.pilot#2417: ORTE's banners
+    # (help-errmgr-base.txt [failed-daemon-launch], [failed-daemon]) and its OOB TCP connect failure were silent
+    oob = ("------------------------------------------------------------\n"
+           "A process or daemon was unable to complete a TCP connection\n"
+           "to another process:\n"
+           "  Local host:    3eed81735a60\n"
+           "  Remote host:   0cdbe1810ec3\n"
+           "This is usually caused by a firewall on the remote host. Please\n"
+           "check that any firewall (e.g., iptables) has been disabled and\n"
+           "try again.\n"
+           "------------------------------------------------------------\n")
+    banner = ("--------------------------------------------------------------------------\n"
+              "ORTE was unable to reliably start one or more daemons.\n"
+              "This usually is caused by:\n"
+              "\n"
+              "* not finding the required libraries and/or binaries on\n"
+              "  one or more nodes. Please check your PATH and LD_LIBRARY_PATH\n"
+              "  settings, or configure OMPI with --enable-orterun-prefix-by-default\n")
+    assert [e.kind for e in _events(banner)] == ["launcher.failed"]
+    assert _top("bash: orted: command not found\n" + banner)["id"] == "LD1055"
+    assert _top(oob + banner)["id"] == "LD1057"  # the connect failure before the banner leads
+    assert _top("PRTE was unable to reliably start one or more daemons.\n")["id"] == "LD1055"
+    after = ("An ORTE daemon has unexpectedly failed after launch and before\n"
+             "communicating back to mpirun. This could be caused by a number\n")
+    assert _top(after)["id"] == "LD1056"
+    # a hostname ssh could not resolve before the banner is the cause (volcano-sh/volcano#2226)
+    assert _top("ssh: Could not resolve hostname w-5.job: Name or service not known\n" + banner)["id"] == "LD641"

@@ -64,8 +64,11 @@ KEYWORDS = (
               # `Memory access fault by GPU node-2 ...` holds ` fault`, one stem with the shell's `Segmentation fault`)
     "GetDeviceCount returned", "<inactive>",  # cuda-samples' deviceQuery (`cudaGetDeviceCount returned 802`),
               # `nvidia-smi nvlink --status` (`Link 0: <inactive>`) (logdoc/classify/driver.py)
-    "remote daemon", "MPI_ABORT was invoked",  # Open MPI's launcher: `ORTE has lost communication with a remote daemon.`,
-              # `MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD` (logdoc/classify/frameworks.py)
+    "daemon", "MPI_ABORT was invoked",  # Open MPI's launcher (logdoc/classify/frameworks.py, the catalog's logdoc:ompi
+              # rows): its runtime's daemons, lost (`ORTE has lost communication with a remote daemon.`), never started (`ORTE
+              # was unable to reliably start one or more daemons.`, `An ORTE daemon has unexpectedly failed after launch ...`)
+              # or unreachable (`A process or daemon was unable to complete a TCP connection`); one stem for the family;
+              # `MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD`
     "marked dead",  # a node of a Ray cluster lost, logged at WARNING (`The node with node id: ... has been marked dead because
               # the detector has missed too many heartbeats from it.`; logdoc/stops.py)
     "died",  # the frameworks' words for a process that is gone, with no error word (Ray's bare `The actor died unexpectedly

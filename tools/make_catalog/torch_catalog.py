@@ -557,6 +557,17 @@ EXTRA = [
     # lines follow in the block). Releases before 4.0 say `... peer MPI process via TCP.`
     ("logdoc:ompi:btl-tcp-connect-fail", "net.connect_failed", "ERROR", "line", "",
      "WARNING: Open MPI failed to TCP connect to a peer MPI process{rest:rest}"),
+    # Open MPI's runtime (ORTE in 1.x-4.x, PRRTE from 5.0) on a daemon (orted / prted) it could not start or that never
+    # reported back: help-errmgr-base.txt [failed-daemon-launch] (`ORTE was unable to ...`; PRRTE's `%s was unable to
+    # ...` with PRTE, PRRTE or the tool's name) and [failed-daemon] (`An ORTE daemon ...`, PRRTE's `An PRTE daemon ...`),
+    # and its OOB TCP transport's connect failure between mpirun and a daemon (oob_tcp_connection.c's opal_output: `A
+    # process or daemon was unable to complete a TCP connection` / `to another process:` / `Local host:` / `Remote host:`)
+    ("logdoc:ompi:daemon-launch-failed", "launcher.failed", "ERROR", "line", "",
+     "{launcher:word} was unable to reliably start one or more daemons{rest:rest}"),
+    ("logdoc:ompi:daemon-failed-after-launch", "launcher.failed", "ERROR", "line", "",
+     "{article=An|A} {launcher:word} daemon has unexpectedly failed after launch{rest:rest}"),
+    ("logdoc:ompi:oob-tcp-connect-fail", "net.connect_failed", "ERROR", "line", "",
+     "A process or daemon was unable to complete a TCP connection{rest:rest}"),
     # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
