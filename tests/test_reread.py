@@ -56,6 +56,19 @@ def test_the_second_reading_only_when_nothing_else_explains_the_job():
     assert ids and "LD725" not in ids and all(not d.get("read_as") for d in _report(warn)["diagnoses"])
 
 
+def test_a_tiny_paste_has_every_line_read_again_keyword_or_not():
+    """A paste of a few lines is the message the user saw: its lines are read again even without a prefilter
+    keyword (strerror's `Address already in use` after a program's own words); a longer paste keeps only the
+    keyword lines for that reading, and its other lines stay ordinary output."""
+    line = "bind to 0.0.0.0:29500 gave: Address already in use\n"
+    for text in (line, "starting the server\n" + line, "step 1\n" * (MAX_LOOSE - 1) + line):
+        d = _report(text)["diagnoses"]
+        assert d and d[0]["id"] == "LD640" and d[0]["read_as"] == "bare message", text[:40]
+    assert _report("step 1\n" * MAX_LOOSE + line)["diagnoses"] == []
+    # words no rule names stay silent in a tiny paste too
+    assert _report("all ranks finished the epoch\nsaving the checkpoint\n")["diagnoses"] == []
+
+
 def test_the_same_reading_from_several_files_and_processes():
     texts = [("a.log", "step 1\n" + HOROVOD + "\n"), ("b.log", "step 2\n" + HOROVOD + "\n")] + \
             [(f"r{i}.log", "step\n" * 3) for i in range(6)]
