@@ -204,7 +204,8 @@ KINDS: dict[str, KindSpec] = {
                                "exited_rank", "mpi_job", "pid", "exitcode", "signal"), "logdoc/classify/frameworks.py",
                               "another framework or launcher says a process of the job is gone (JAX's coordination "
                               "service: another task died; Open MPI: lost communication with a remote daemon, a process"
-                              " exited with a non-zero status; vLLM's executor: a worker process died)"),
+                              " exited with a non-zero status; vLLM's executor: a worker process died; TensorFlow's health check: a"
+                              " worker is down)"),
     "framework.stalled": _k(("framework", "seconds", "missing_ranks", "shutdown_ranks"), "logdoc/classify/frameworks.py",
                             "a framework's process waited an interval for its peers (vLLM's shared-memory message queue: no "
                             "broadcast block free or written in 60 s; Horovod's stall inspector: a tensor only some ranks submitted)"),

@@ -240,3 +240,13 @@ def test_tgis_launcher_names_the_lost_shard(text, rule):
     ids = _ids(text)
     other = "LD7054" if rule == "LD7053" else "LD7053"
     assert ids[:1] == [rule] and other not in ids  # (a shard killed by a signal is one card, not also a crash)
+
+
+def test_tensorflow_health_check_names_the_worker_it_found_down():
+    # tensorflow/recommenders#274: MultiWorkerMirroredStrategy's _check_health (collective_all_reduce_strategy.py)
+    # after its retries; the retry warning itself is not a failure
+    p = classify_framework("Cluster check alive failed, /job:worker/replica:0/task:1 is down, aborting collectives: "
+                           "Deadline Exceeded")
+    assert p is not None and p.kind == "framework.peer_lost"
+    assert p.fields == {"framework": "tensorflow", "task": "/job:worker/replica:0/task:1"}
+    assert classify_framework("/job:worker/replica:0/task:1 seems down, retrying 1/3") is None

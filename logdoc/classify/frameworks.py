@@ -82,8 +82,12 @@ error output:`` and the shard's stderr), then ``Shard 1 crashed`` (or ``Shard 1 
 ``framework`` ``tgi``, ``exited_rank`` and, for the first, ``signal`` (its name); the others ``task`` (``crashed`` or
 ``failed to start``).
 
-Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``) and, where the line names it,
-``task`` (the first task named unhealthy). What it means is the knowledge base's (knowledge/processes.yaml);
+TensorFlow's MultiWorkerMirroredStrategy checks its peers in the background and, after its retries, logs ``Cluster check
+alive failed, /job:worker/replica:0/task:1 is down, aborting collectives: Deadline Exceeded``: ``framework``
+``tensorflow`` and ``task``.
+
+Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``, ``tensorflow``) and, where the
+line names it, ``task`` (the first task named unhealthy, the worker found down). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
 """
 from __future__ import annotations
@@ -126,6 +130,10 @@ _NONZERO = lazy_re(r"^(?:(?P<tool>mpirun|mpiexec|orterun|prterun|prte|prun|shmem
                    r"(?P<count>\d{1,7}) process(?:es)? returned)")
 _PROCESS_NAME = lazy_re(r"^Process name: \[\[(?P<job>\d{1,10},\d{1,6})\],(?P<rank>\d{1,7})\]$")
 _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote daemon\b")
+# TensorFlow's MultiWorkerMirroredStrategy health check (tensorflow/python/distribute/collective_all_reduce_strategy.py,
+# _check_health): after its retries (`<task> seems down, retrying 1/3`) it logs `Cluster check alive failed, <task> is
+# down, aborting collectives: <error>` and aborts every collective of this worker
+_TF_DOWN = lazy_re(r"\bCluster check alive failed, (?P<task>/job:[\w/:-]{1,100}) is down, aborting collectives\b")
 _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
                 r"|\bWorker (?P<proc0>[\w.-]{1,64}) pid (?P<pid>\d{1,10}) died, exit code: (?P<code>-?\d{1,4})\b")
@@ -234,6 +242,10 @@ def classify_framework(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("framework.check", "WARN", "framework.check",
                           {"framework": "accelerate", "check": "kernel", "value": m["v"], "required": m["min"]})
+    if "check alive failed" in line:
+        m = _TF_DOWN.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "tensorflow", "task": m["task"]})
     if "remote daemon" in line:
         m = _MPI.search(line, 0, min(len(line), 1024))
         if m is not None:
