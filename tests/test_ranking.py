@@ -197,3 +197,17 @@ def test_explained_by_must_be_a_list_of_kinds():
     for bad in ("torch.*", [], [3], {"kind": ["nccl.*"], "scope": "host"}, {"kinds": ["nccl.*"]}):
         _, problems = build_rule(dict(base, explained_by=bad))
         assert any("explained_by" in str(p) for p in problems), bad
+
+
+def test_an_error_a_message_reports_leads_a_rules_warning_about_the_abort_after_it(rules):
+    # facebookarchive/caffe2#360: Gloo's connect refused (before 2018: the enforce on getsockopt's SO_ERROR, read as
+    # the catalog's connect error) under mpirun, then the SIGABRT mpirun reported; only symptoms, and the abort
+    # (LD761, a warning) led the error it is the end of
+    log = ("terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+           "  what():  [enforce fail at /home/u/gloo/gloo/transport/tcp/pair.cc:498] optval == 0. 111 vs 0. "
+           "SO_ERROR: Connection refused\n"
+           "--------------------------------------------------------------------------\n"
+           "mpirun noticed that process rank 1 with PID 29013 on node 172.17.27.12 exited on signal 6 (Aborted).\n")
+    ds = _report([("job.log", log)], rules)
+    assert ds[0]["id"] == "catalog:logdoc:gloo:connect-error", [d["id"] for d in ds]
+    assert "LD761" in [d["id"] for d in ds]

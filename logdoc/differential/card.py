@@ -360,5 +360,8 @@ def attach(diagnoses: list[dict], notes: list[dict], events: Sequence, rules, ma
         primary["symptoms"] = [_compact(d) for d in diagnoses + symptoms]
         diagnoses = [primary] + roots[1:]
     else:
-        diagnoses = diagnoses + symptoms
+        # only symptoms: an error a message reports (a Gloo connect refused) before a rule's warning about what
+        # followed it (the SIGABRT a launcher reported); otherwise the rules' own order, then the families'
+        order = {"error": 0, "warning": 1}
+        diagnoses = sorted(diagnoses + symptoms, key=lambda d: order.get(d.get("severity"), 2))
     return diagnoses, notes + fnotes

@@ -466,6 +466,10 @@ EXTRA = [
      "timed out connecting: {error:rest}"),
     ("logdoc:gloo:connect-error", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
      "{error_kind=SO_ERROR|connect}: {errno_text:line}, remote={remote:word}"),
+    # Gloo before 2018 (tcp/pair.cc Pair::handleConnecting): GLOO_ENFORCE_EQ(optval, 0, "SO_ERROR: ", strerror(optval)),
+    # the same failed non-blocking connect as the row above, as an enforce without the peer's address
+    ("logdoc:gloo:connect-so-error-enforce", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
+     "optval == 0. {lhs:word} vs {rhs:word}. SO_ERROR: {errno_text:line}"),
     ("logdoc:gloo:pair-closure", "gloo.error", "ERROR", "line", "", "Application timeout caused pair closure"),
     ("logdoc:gloo:listen-in-use", "gloo.error", "ERROR", "gloo", "gloo/transport/tcp/pair.cc",
      "listen: {errno_text:line}"),
