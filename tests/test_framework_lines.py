@@ -250,3 +250,18 @@ def test_tensorflow_health_check_names_the_worker_it_found_down():
     assert p is not None and p.kind == "framework.peer_lost"
     assert p.fields == {"framework": "tensorflow", "task": "/job:worker/replica:0/task:1"}
     assert classify_framework("/job:worker/replica:0/task:1 seems down, retrying 1/3") is None
+
+
+def test_horovods_shutdown_outside_an_exception_is_read():
+    # horovod/horovod#410 (TensorFlow's status line for Horovod's SHUT_DOWN_ERROR), horovod/horovod#243 (2018:
+    # `This has been caused ...`): the exception form was LD725's already; these lines were silent
+    line = ("2018-07-30 06:41:52.525932: W tensorflow/core/framework/op_kernel.cc:1318] OP_REQUIRES failed at "
+            "mpi_ops.cc:422 : Aborted: Horovod has been shut down. This was caused by an exception on one of the ranks "
+            "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.")
+    p = classify_framework("OP_REQUIRES failed at mpi_ops.cc:422 : Aborted: Horovod has been shut down. This was caused")
+    assert p is not None and p.fields == {"framework": "horovod"}
+    rules = kb.load_rules()
+    for text in (line, "AbortedError (see above for traceback): Horovod has been shut down. This has been ca"):
+        ds = build_report(parse_sources([("r.log", text + "\n")]), rules)["diagnoses"]
+        assert ds and ds[0]["id"] == "LD725", [d["id"] for d in ds]
+    assert classify_framework("Horovod has not been initialized; use hvd.init().") is None

@@ -82,11 +82,14 @@ error output:`` and the shard's stderr), then ``Shard 1 crashed`` (or ``Shard 1 
 ``framework`` ``tgi``, ``exited_rank`` and, for the first, ``signal`` (its name); the others ``task`` (``crashed`` or
 ``failed to start``).
 
+Horovod fails every collective enqueued after its background loop stopped with ``Horovod has been shut down. This was
+caused by an exception on one of the ranks ...`` (its SHUT_DOWN_ERROR): ``framework`` ``horovod``.
+
 TensorFlow's MultiWorkerMirroredStrategy checks its peers in the background and, after its retries, logs ``Cluster check
 alive failed, /job:worker/replica:0/task:1 is down, aborting collectives: Deadline Exceeded``: ``framework``
 ``tensorflow`` and ``task``.
 
-Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``, ``tensorflow``) and, where the
+Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``, ``tensorflow``, ``horovod``) and, where the
 line names it, ``task`` (the first task named unhealthy, the worker found down). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
 """
@@ -133,6 +136,11 @@ _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote
 # TensorFlow's MultiWorkerMirroredStrategy health check (tensorflow/python/distribute/collective_all_reduce_strategy.py,
 # _check_health): after its retries (`<task> seems down, retrying 1/3`) it logs `Cluster check alive failed, <task> is
 # down, aborting collectives: <error>` and aborts every collective of this worker
+# Horovod's SHUT_DOWN_ERROR (horovod/common/common.h): every collective a rank enqueues after Horovod's background loop
+# stopped (another rank's exception, or a rank that finished) fails with `Horovod has been shut down. This was caused by
+# ...` (its 2018 releases: `... This has been caused by an exception on one of the rank ...`), after the framework's status
+# (`OP_REQUIRES failed at mpi_ops.cc:422 : Aborted: `) or as an exception's message
+_HOROVOD_SHUT = lazy_re(r"\bHorovod has been shut down\b")
 _TF_DOWN = lazy_re(r"\bCluster check alive failed, (?P<task>/job:[\w/:-]{1,100}) is down, aborting collectives\b")
 _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
@@ -242,6 +250,9 @@ def classify_framework(line: str) -> Parsed | None:
         if m is not None:
             return Parsed("framework.check", "WARN", "framework.check",
                           {"framework": "accelerate", "check": "kernel", "value": m["v"], "required": m["min"]})
+    if "has been shut down" in line:
+        if _HOROVOD_SHUT.search(line, 0, min(len(line), 1024)) is not None:
+            return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "horovod"})
     if "check alive failed" in line:
         m = _TF_DOWN.search(line, 0, min(len(line), 1024))
         if m is not None:
