@@ -63,8 +63,10 @@ FLOORS = {
     # 432/441 kept before the paste repair made those lines blanks that end no record, 441/441 after
     "stamp-lines": 99,
     # a terminal's screen copied without its line ends, each row padded to the width (session 40, deepseek-ai/DeepEP#106):
-    # 405/441 kept before the paste repair split the rows, 416/441 after (tables and indented runs of blanks lose)
-    "padded-rows": 94,
+    # 405/441 kept before the paste repair split the rows, 416/441 after (tables and indented runs of blanks lose);
+    # 428/441 in session 41 (a line of one padded row takes the width of the copy's other lines, the first row's
+    # indentation is no padding, a screen may start with an empty row)
+    "padded-rows": 96,
 }
 
 

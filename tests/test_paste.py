@@ -1023,6 +1023,28 @@ def test_a_terminals_padded_rows_are_read_as_its_lines(width):
     assert warn and warn[0].fields.get("nested_kind") == "torch.nccl_error"  # (before: one line, its WARN unread)
 
 
+def test_a_screen_line_of_one_padded_row_takes_the_width_its_other_lines_showed():
+    """One terminal, one width: a line of the same copy with one padded row only (two rows: the padding run alone
+    does not say the width) is split at the width that its other lines showed."""
+    head = _padded(PADDED, 120)
+    tail = "  Rank  3 Pid   1688 on    fastmoe device  3 [0xaf] GeForce RTX 2080 Ti"
+    line = _padded([tail, "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'"], 120)
+    out, paste = repair_lines([head, line])
+    assert paste.pieces[2] == [tail, "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'"]
+    alone = repair_lines([line])
+    assert alone is None or not alone[1].pieces  # (alone, the width is not known)
+
+
+def test_a_screen_that_starts_with_an_indented_or_an_empty_row():
+    from logdoc.paste.wrap import padded_rows
+
+    frame = ["      torch._C._cuda_setDevice(device)", "  RuntimeError: CUDA error: invalid device ordinal",
+             "  For debugging consider passing CUDA_LAUNCH_BLOCKING=1"]
+    # (the first row's indentation is no row's padding; rows indented alike may read as a copy that starts two columns on)
+    assert [r.strip() for r in padded_rows(_padded(frame, 120))] == [r.strip() for r in frame]
+    assert padded_rows(" " * 120 + _padded(PADDED, 120)) == PADDED  # (an empty first row)
+
+
 def test_padding_that_is_no_terminals_rows():
     from logdoc.paste.wrap import padded_rows
 

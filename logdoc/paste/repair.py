@@ -16,7 +16,7 @@ from .interleave import _close_up, deinterleave, interleaved_writes, is_interlea
 from .markdown import (_fold_console_rows, _fold_stamp_lines, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
                        _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
-from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES, padded_rows
+from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES, padded_screen
 
 # ------------------------------------------------------------------------------------------------
 # the repair
@@ -41,6 +41,30 @@ def _stream(text: str) -> tuple | None:
     return None
 
 
+def _split_padded_rows(out: list[str], paste: Paste) -> bool:
+    """A terminal's rows, each padded to its width, copied as one line: each such line split back into its lines.
+    The widths that lines of two rows or more showed serve the lines of the same copy with one padded row only."""
+    found: dict[int, list[str]] = {}
+    widths: list[int] = []
+    for i, t in enumerate(out):
+        if len(t) >= 2 * WRAP_MIN_WIDTH and "   " in t:
+            got = padded_screen(t)
+            if got is not None:
+                found[i] = got[0]
+                if got[1] not in widths:
+                    widths.append(got[1])
+    for i, t in enumerate(out if widths else ()):
+        if i not in found and len(t) >= 2 * WRAP_MIN_WIDTH and "      " in t:
+            for w in widths:
+                got = padded_screen(t, w)
+                if got is not None:
+                    found[i] = got[0]
+                    break
+    for i, rows in found.items():
+        _set_text(out, paste, i, "\n".join(rows))
+    return bool(found)
+
+
 def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | None:
     """The repaired lines (as many as given) and what was learned for them, or None when the
     lines show no paste damage."""
@@ -49,12 +73,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _strip_gutter(out)
     changed = _fold_console_rows(out) or changed
     changed = _fold_stamp_lines(out, paste.ids, paste.joined) or changed
-    for i, t in enumerate(out):  # a terminal's rows, each padded to its width, copied as one line
-        if len(t) >= 2 * WRAP_MIN_WIDTH and "   " in t:
-            rows = padded_rows(t)
-            if rows is not None:
-                _set_text(out, paste, i, "\n".join(rows))
-                changed = True
+    changed = _split_padded_rows(out, paste) or changed
     changed = _unescape_html(out) or changed
     changed = _strip_colour_text(out) or changed
     changed = _straighten_quotes(out) or changed

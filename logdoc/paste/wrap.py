@@ -244,14 +244,26 @@ MAX_PADDED_RUNS = 24
 
 def padded_rows(t: str) -> list[str] | None:
     """The lines of a terminal's rows that a copy joined into ``t`` (each padded with blanks to the width), or None."""
+    got = padded_screen(t)
+    return got[0] if got is not None else None
+
+
+def padded_screen(t: str, known: int = 0) -> tuple[list[str], int] | None:
+    """:func:`padded_rows`'s lines and the terminal's width, or None. With ``known``, the width that other lines of
+    the same copy showed (one terminal, one width): then one row padded to it is enough (a screen's line of two rows:
+    ``... RTX 2080 Ti<blanks>fastmoe: Test NCCL failure ...``), where alone two are needed to find the width."""
     if len(t) < 2 * WRAP_MIN_WIDTH or len(t) > 4 * LONG or "      " not in t or "%|" in t:
         return None  # (a progress bar's padding is no row's: tqdm draws `45%|####      | 45/100`)
+    if known and len(t) <= known:
+        return None
     runs = [(m.start(), m.end()) for m in _PAD_RUN.finditer(t, 0, 4 * LONG)][:MAX_PADDED_RUNS]
-    if len(runs) < PADDED_MIN_ROWS:
+    if runs and runs[0][0] == 0 and runs[0][1] <= ROW_INDENT:
+        del runs[0]  # (the first row's own indentation, not a row's padding)
+    if len(runs) < (1 if known else PADDED_MIN_ROWS):
         return None
     # the widths: the distance between two rows' starts, or a whole fraction of it (rows without padding between)
-    widths: set[int] = set()
-    for i, (_a, s) in enumerate(runs):
+    widths: set[int] = {known} if known else set()
+    for i, (_a, s) in enumerate(runs if not known else ()):
         for _a2, s2 in runs[i + 1:i + 3]:
             widths.update((s2 - s) // q for q in (1, 2, 3) if (s2 - s) % q == 0 and (s2 - s) // q >= WRAP_MIN_WIDTH)
     best, width, base, least = 0, 0, 0, 0
@@ -266,11 +278,12 @@ def padded_rows(t: str) -> list[str] | None:
             # (the most rows; of widths a little off the true one, each row's start drifts: the least indentation)
             if rows > best or rows == best and indent < least:
                 best, width, base, least = rows, w, b, indent
-    if best < PADDED_MIN_ROWS:
+    if best < (1 if known else PADDED_MIN_ROWS):
         return None
     # (most rows of a screen end before the width: at most of the rows' starts, the row before ends in padding)
+    # (a width the copy's other lines showed needs no such count: a line of long rows that the terminal wrapped)
     starts = range(base or width, len(t), width)
-    if 2 * sum(1 for k in starts if t[k - 1] == " ") < len(starts):
+    if not known and 2 * sum(1 for k in starts if t[k - 1] == " ") < len(starts):
         return None
     lines: list[str] = []
     glue: str | None = None  # (what joins the next row to the line before it; None: the next row starts a line)
@@ -288,4 +301,5 @@ def padded_rows(t: str) -> list[str] | None:
             glue = ""
         elif len(row) == width and len(text) == width - 1 and row[-2:-1] != " ":
             glue = " "
-    return lines if len(lines) > best else None
+    # (a row for each run and the text before the first; a screen that starts with an empty row has no such text)
+    return (lines, width) if len(lines) > best - (not t[:width].strip()) else None
