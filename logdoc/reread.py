@@ -9,9 +9,9 @@ the one line pasted may be the message alone, ``bind gave: Address already in us
 type line was lost (an event of kind ``torch.exception`` without ``exc_type``, flagged ``bare``, its text
 the line as read, its rank and host those its envelope said as the line was first read). A diagnosis is
 taken from that second reading only when a rule names the message by its words (a rule with a pattern or
-catalog templates): the readings of a kind alone (an exception of the
-program, a cut traceback) and the catalog, family and candidate cards are not, since any line that says
-"error" would give them. A line printed under a warning level (its envelope's, or a ``[WARN]``/``[WARNING]``
+catalog templates, or the family of an NCCL result named by NCCL's own words for it): the readings of a kind
+alone (an exception of the program, a cut traceback) and the catalog, other family and candidate cards are not,
+since any line that says "error" would give them. A line printed under a warning level (its envelope's, or a ``[WARN]``/``[WARNING]``
 tag of its own, as TensorRT-LLM's ``[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice:
 101 ... falling back to NCCL``) still has its header, and the header says the program went on: it is not
 read again as an exception whose type line was lost.
@@ -85,7 +85,7 @@ def reread(result: ParseResult, events: list[Event], rules, analysis) -> tuple[l
     bare = bare_events(result)
     # (a job nothing explains may be a large healthy one: the whole job is matched again only when a rule that names
     # its message by its words takes one of these lines on its own)
-    if not bare or not any(m.rule.names_words for m in rules.match(bare)):
+    if not bare or not (any(m.rule.names_words for m in rules.match(bare)) or _result_families(bare, rules)):
         return None
     at = {(e.file, e.line) for e in bare}
     diagnoses, notes, _ = diagnose(events + bare, rules, analysis)
@@ -101,10 +101,34 @@ def reread(result: ParseResult, events: list[Event], rules, analysis) -> tuple[l
 
 
 def _specific(d: dict[str, Any], rules) -> bool:
-    """A diagnosis of a rule that names its message by its words (not a card, not a rule of a kind alone such as
-    LD710's exception of the program or LD772's cut traceback)."""
+    """A diagnosis of a rule that names its message by its words, or the card of an NCCL result's family (not another
+    card, not a rule of a kind alone such as LD710's exception of the program or LD772's cut traceback)."""
     rid = str(d.get("id") or "")
+    if rid.startswith("family:"):
+        return rid[len("family:"):] in _result_ids(rules)
     if rid.startswith(_CARD):
         return False
     rule = rules.get(rid)
     return rule is not None and rule.names_words
+
+
+def _result_ids(rules) -> frozenset[str]:
+    """The message families that stand for an NCCL result (``nccl_result``): NCCL's own words for it
+    (ncclGetErrorString's ``unhandled system error``) name the message as a rule's pattern does."""
+    diffs = rules.differentials
+    return frozenset(f.id for f in diffs.families if f.match.get("nccl_result")) if diffs is not None else frozenset()
+
+
+def _result_families(bare: list[Event], rules) -> bool:
+    """Whether one of ``bare`` is a message of an NCCL result's family."""
+    from .differential.card import _family_for
+
+    diffs = rules.differentials
+    if diffs is None:
+        return False
+    ids = _result_ids(rules)
+    for ev in bare:
+        fam = _family_for(diffs, ev, frozenset({ev.template}) if ev.template else frozenset())
+        if fam is not None and fam.id in ids:
+            return True
+    return False

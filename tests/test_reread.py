@@ -69,6 +69,16 @@ def test_a_tiny_paste_has_every_line_read_again_keyword_or_not():
     assert _report("all ranks finished the epoch\nsaving the checkpoint\n")["diagnoses"] == []
 
 
+def test_an_nccl_result_after_words_of_the_program_is_read_as_that_result():
+    """NCCL's own words for a result (ncclGetErrorString) after a program's words - Horovod's `<call> failed: <result>`
+    under a title or a framework's wrapper no reader knows - give that result's family card on the second reading;
+    other families, that name no NCCL result, do not."""
+    got = _report("Encountering ncclCommInitRank failed: unhandled system error. #011 [[{{node HorovodAllreduce_0}}]]\n")
+    d = got["diagnoses"]
+    assert d and d[0]["id"] == "family:nccl_system_error" and d[0]["read_as"] == "bare message"
+    assert _report("the worker said: No route to host\n")["diagnoses"] == []  # (a socket family, no NCCL result)
+
+
 def test_the_same_reading_from_several_files_and_processes():
     texts = [("a.log", "step 1\n" + HOROVOD + "\n"), ("b.log", "step 2\n" + HOROVOD + "\n")] + \
             [(f"r{i}.log", "step\n" * 3) for i in range(6)]
