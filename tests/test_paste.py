@@ -1033,6 +1033,10 @@ def test_a_screen_line_of_one_padded_row_takes_the_width_its_other_lines_showed(
     assert paste.pieces[2] == [tail, "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'"]
     alone = repair_lines([line])
     assert alone is None or not alone[1].pieces  # (alone, the width is not known)
+    # a line's own run of blanks near its start (pytest's `E       ` before a long line) is no row at that width
+    pytest_line = "E       " + "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:889] " * 2
+    out, paste = repair_lines([head, pytest_line])
+    assert 2 not in paste.pieces
 
 
 def test_a_screen_that_starts_with_an_indented_or_an_empty_row():

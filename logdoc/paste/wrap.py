@@ -268,7 +268,8 @@ def padded_screen(t: str, known: int = 0) -> tuple[list[str], int] | None:
             widths.update((s2 - s) // q for q in (1, 2, 3) if (s2 - s) % q == 0 and (s2 - s) // q >= WRAP_MIN_WIDTH)
     best, width, base, least = 0, 0, 0, 0
     for w in sorted(widths, reverse=True):  # (a half of the width fits the rows of the width as well: the widest)
-        for b in sorted({0} | {s % w for _a, s in runs}):  # (a copy that starts inside a row: its first row is a piece)
+        # (a copy that starts inside a row: its first row is a piece; a line after the copy's first starts a row)
+        for b in sorted({0} | ({s % w for _a, s in runs} if not known else set())):
             rows = indent = 0
             for a, s in runs:
                 at = s - (s - b) % w  # (the start of the row that this run's text is in)
