@@ -280,6 +280,16 @@ def _catalog_words() -> frozenset[str]:
     return _WORDS
 
 
+def two_words(left: str, right: str) -> bool:
+    """Whether the letters a cut at a column put apart (``... A worker`` | ``died or was killed``) were two words
+    (the blank between them lost with the line's end): each reads as a word of the catalogs' formats, and together
+    they are not one (``net`` | ``work`` stays one)."""
+    words = _catalog_words()
+    a = left[len(left.rstrip(ascii_letters)):].lower()
+    b = right[:len(right) - len(right.lstrip(ascii_letters))].lower()
+    return len(a) >= 2 and len(b) >= 2 and a in words and b in words and a + b not in words
+
+
 def one_word(left: str, right: str) -> bool:
     """Whether the letters a cut at a column put apart (``... without libuv suppor`` | ``t``) were one
     word: the letters that end ``left`` and start ``right`` read together as a word of the catalogs'

@@ -129,6 +129,28 @@ def test_letters_a_cut_put_apart_read_as_one_word_of_the_catalogs(left, right, o
     assert one_word(left, right) is one
 
 
+@pytest.mark.parametrize("left, right, two", [
+    ("the remote process", "exited or there was", True),  # two words of the catalogs, the blank lost with the line's end
+    ("the net", "work is down", False),                 # one word of the catalogs cut inside
+    ("go in", "to it", False),                          # together a word as well: undecided, no blank
+    ("System memory req", "uest exceeds", False),       # not words apart
+])
+def test_letters_a_cut_put_apart_read_as_two_words_of_the_catalogs(left, right, two):
+    from logdoc.cuttail import two_words
+    assert two_words(left, right) is two
+
+
+def test_a_line_cut_at_a_column_where_the_blank_fell_keeps_its_words_apart():
+    """The pieces of a message no catalog reads, cut at a fixed width where a blank fell (it ended the row and the
+    copy dropped it): the words either side are put back apart where the catalogs' vocabulary says they are two."""
+    from logdoc.paste.wrap import _joined
+
+    assert _joined(["WARNING worker.py:2037 -- the worker process", "exited with a connection error code 2"], 0)[0] == \
+        "WARNING worker.py:2037 -- the worker process exited with a connection error code 2"
+    assert _joined(["WARNING worker.py:2037 -- To tro", "ubleshoot the problem"], 0)[0] == \
+        "WARNING worker.py:2037 -- To troubleshoot the problem"
+
+
 def test_a_message_cut_inside_a_word_at_the_width_reads_whole(rules):
     # a terminal 80 columns wide cut `support` after `suppor`; read with a blank it is no message
     text = "RuntimeError: use_libuv was requested but PyTorch was build without libuv suppor\nt"

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 
 from ..classify.cut import ends_with_mark
-from ..cuttail import across, one_word
+from ..cuttail import across, one_word, two_words
 from ..envelope import unwrap
 from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
@@ -54,13 +54,18 @@ def _joined(parts: list[str], readings: int) -> tuple[str, int]:
     source's ``readings``. A cut between two letters is inside a word, unless the piece after it lost the
     blank it began with (a page that drops every line's leading blanks): there the catalog decides, and the
     blank goes back in when the text then reads more of a known message (``... mismatch between
-    collectives`` / ``on ranks. Rank 2 is running ...``)."""
+    collectives`` / ``on ranks. Rank 2 is running ...``), or, where no reading decides (a message of no
+    catalog), when the letters either side are two words of the catalogs' vocabulary and together not one
+    (:func:`logdoc.cuttail.two_words`: the blank fell at the cut and ended the row)."""
     text = parts[0]
     for p in parts[1:]:
-        if readings > 0 and text[-1:].isalnum() and p[:1].isalpha():
-            readings -= 2
-            if _reading(text + " " + p)[1] > _reading(text + p)[1]:
-                text += " "
+        if text[-1:].isalnum() and p[:1].isalpha():
+            blank = 0
+            if readings > 0:
+                readings -= 2
+                blank = _reading(text + " " + p)[1] - _reading(text + p)[1]
+            if blank > 0 or blank == 0 and two_words(text, p):
+                text += " "  # (the catalog reads more with it, or the letters are two words of its vocabulary)
         text += p
     return text, readings
 
