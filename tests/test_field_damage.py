@@ -67,6 +67,10 @@ FLOORS = {
     # 428/441 in session 41 (a line of one padded row takes the width of the copy's other lines, the first row's
     # indentation is no padding, a screen may start with an empty row)
     "padded-rows": 96,
+    # an editor's links, then a hard wrap at 80 columns that cut some of them (session 41): 162/176 kept before the
+    # paste repair joined a line cut inside a link with its rest (and read a join with its links as their text, a
+    # prefilter word cut by the wrap, an NCCL header left alone on its line, a number cut), 175/176 after
+    "autolink+wrap80": 99,
 }
 
 

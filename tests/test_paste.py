@@ -4,6 +4,7 @@ in the shapes the field corpus shows; none is a field case."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -1056,3 +1057,40 @@ def test_padding_that_is_no_terminals_rows():
     assert padded_rows(bar + "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout") is None
     channel = "gpu1:12:34 [0] NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15"
     assert padded_rows(channel + " " + channel) is None
+
+
+def _linked_and_wrapped(text: str, width: int = 80) -> list[str]:
+    """``text`` with an editor's links around its file names and addresses, hard-wrapped at ``width``."""
+    linked = re.sub(r"(?<![\w@.:-])(\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z_]\w*\.(?:cc|py))(?::\d+)?(?![\w.-]*\w)",
+                    lambda m: f"[{m[0]}](http://{m[0]}/)", text)
+    return [linked[i:i + width] for i in range(0, len(linked), width)]
+
+
+@pytest.mark.parametrize("text", [
+    # the wrap cut inside the link's target, and once more before it (inside `NCCL`: a prefilter word)
+    "trainer-0-w-7h2kq:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer 10.4.127.143<49577> "
+    "with error 12, opcode 1, len 0, vendor err 129",
+    # inside the link's text; the line after is the enforce's own
+    "RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84]\n  ifa != nullptr. Unable to find address for: ^lo",
+    "gloo::EnforceNotMet: [enforce fail at fbcode/gloo/transport/tcp/pair.cc:456] op.preamble.length <= op.nbytes. 1944 vs 4",
+])
+def test_a_line_cut_inside_an_editors_link_is_joined_with_the_links_rest(text):
+    lines = [x for t in text.split("\n") for x in (_linked_and_wrapped(t) if len(t) > 50 else [t])]
+    out, paste = repair_lines(lines)
+    assert [t for t in out if t] == text.split("\n")
+    assert len(out) == len(lines) and paste.joined
+
+
+def test_an_nccl_header_a_wrap_left_alone_on_its_line_takes_the_message_after_it():
+    # the cut fell on the blank after `NCCL WARN` (the links made the line longer); the message alone reads too
+    lines = _linked_and_wrapped("node-0046:78367:78492 [0] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'")
+    assert lines[0].endswith("NCCL WARN") and lines[1].startswith(" Cuda")
+    out, _ = repair_lines(lines)
+    assert out[0] == "node-0046:78367:78492 [0] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'"
+
+
+def test_a_wrap_cut_on_the_blank_before_a_bracketed_address_is_joined():
+    lines = _linked_and_wrapped("[/opt/srcs/gloo-x/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:60817: Connection refused")
+    assert lines[1].startswith(" [[127.0.1.1]")
+    out, _ = repair_lines(lines)
+    assert out[0] == "[/opt/srcs/gloo-x/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:60817: Connection refused"

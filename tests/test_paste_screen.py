@@ -70,6 +70,10 @@ DAMAGE = {
 }
 
 
+# an editor's links, then a hard wrap that cut some of them (the repair joins a line cut inside a link with its rest)
+DAMAGE["editor links wrapped"] = lambda ls: DAMAGE["wrapped"](DAMAGE["editor links"](ls))
+
+
 def _corpus():
     for p in _files():
         lines = _lines(p)

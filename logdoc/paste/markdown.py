@@ -104,6 +104,11 @@ def _autolink_text(m) -> str:
     return text if bare.rstrip("/").lower() == target.lower() else m[0]
 
 
+def unlinked(text: str) -> str:
+    """``text`` with an editor's links around its file names and addresses read as the text they were."""
+    return _AUTOLINK.sub(_autolink_text, text) if "](" in text else text
+
+
 def _unlink_autolinks(out: list[str]) -> bool:
     """Links an editor made of a log's file names and addresses (``transport/[net_ib.cc:101](http://net_ib.cc:101/)``)
     read as the text they were (``transport/net_ib.cc:101``); a link to somewhere else stays. In place; whether
@@ -116,6 +121,36 @@ def _unlink_autolinks(out: list[str]) -> bool:
                 out[i] = u
                 changed = True
     return changed
+
+
+_LINK_SPAN = 640  # the longest link :data:`_AUTOLINK` reads: where a line's part of one may begin
+
+
+def _join_split_links(out: list[str], gone: set[int], widths: list[int]) -> set[int]:
+    """A line that a hard wrap cut inside an editor's link (``.../tcp/[device.cc:84](http://devi`` / ``ce.cc:84/)]``,
+    ``peer [10.1.2.3](http://10.1.2.3`` / ``/)<49577> with error 12``) joined with the line that holds the link's
+    rest, without a blank: the link is its own text, so the cut is certain. The joined line takes the width its
+    last piece had in ``widths``. In place; the numbers of the lines joined away (also added to ``gone``)."""
+    joined: set[int] = set()
+    i = 0
+    while i < len(out) - 1:
+        t, nxt = out[i], out[i + 1]
+        i += 1
+        if not nxt or nxt[:1].isspace() or "[" not in t:
+            continue
+        k = t.rfind("[", max(0, len(t) - _LINK_SPAN))
+        while k >= 0:
+            m = _AUTOLINK.match(t[k:] + nxt[:_LINK_SPAN])
+            if m is not None:
+                if m.end() > len(t) - k and _autolink_text(m) != m.group(0):
+                    out[i - 1], out[i] = t + nxt, ""
+                    widths[i - 1] = widths[i]
+                    joined.add(i + 1)
+                    i += 1
+                break  # (a link that ends inside the line, or another one's: the cut is not in a link)
+            k = t.rfind("[", max(0, len(t) - _LINK_SPAN), k)
+    gone |= joined
+    return joined
 
 
 # Colour codes whose escape byte a page, a copy or a log viewer dropped: `[36m(RayWorkerWrapper pid=1)[0m`,

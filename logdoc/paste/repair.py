@@ -14,9 +14,9 @@ from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines, 
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
 from .markdown import (_fold_console_rows, _fold_stamp_lines, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
-                       _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks)
+                       _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks, _join_split_links)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
-from .wrap import _cut, _joined, _midword_joins, _new_line, _starts_record, _wrap_width, MIDWORD_TRIES, padded_screen
+from .wrap import _cut, _joined, _midword_joins, _new_line, _next_piece, _starts_record, _wrap_width, MIDWORD_TRIES, padded_screen
 
 # ------------------------------------------------------------------------------------------------
 # the repair
@@ -160,6 +160,10 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             if ident:
                 paste.ids.setdefault(i + 1, {}).update(ident)
 
+    # a hard wrap's cut inside an editor's link (the link is its own text: the cut is certain)
+    linked = _join_split_links(out, paste.joined, marked) if any("](" in t for t in out) else set()
+    changed = changed or bool(linked)
+
     # hard wraps at a fixed width
     # (measured again with the lengths the lines had with their quote marks or a code block's indentation:
     # marks added before a mail or a page wrapped the lines, whose rests carry none)
@@ -171,14 +175,14 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             if len(out[i]) != width and marked[i] != width or _starts_record(out[i]):
                 i += 1
                 continue
-            j = i + 1
+            j = _next_piece(out, i, linked)
             parts = [out[i]]
             while j < len(out) and len(parts) < MAX_WRAP_JOIN and _cut(parts[-1], out[j]):
                 parts.append(out[j])
                 if len(out[j]) != width and marked[j] != width:
                     j += 1
                     break
-                j += 1
+                j = _next_piece(out, j, linked)
             if len(parts) > 1:
                 out[i], readings = _joined(parts, readings)
                 for k in range(i + 1, j):
@@ -188,7 +192,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             i = j
 
     # a line cut inside a word at the source's width, too few of them for a width of their own
-    if _midword_joins(out, widths, paste.joined):
+    if _midword_joins(out, widths, paste.joined, linked):
         changed = True
 
     # an editor's links around file names and addresses, read as the text they were: after the joins of a hard wrap

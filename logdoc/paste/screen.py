@@ -95,8 +95,8 @@ def as_written(lines: list[str]) -> bool:
         return False  # HTML's entities, a viewer's line numbers, pytest's failure lines
     if _SGR_RESET in text:
         return False  # colour codes that lost their escape byte
-    if "](" in text and _AUTOLINK.search(text) is not None:
-        return False  # an editor's links around file names and addresses
+    if ("](" in text or "://" in text) and _AUTOLINK.search(text.replace("\n", "")) is not None:
+        return False  # an editor's links around file names and addresses (one a wrap cut: across the line end)
     if STAMP_LINE_NL.search(nl) is not None and _fold_stamp_lines(list(lines), {}, set()):
         return False  # a log console's events copied as text, each one's time on a line of its own
     if "   " in text and any(padded_rows(t) is not None for t in lines if len(t) >= 2 * WRAP_MIN_WIDTH and "   " in t):

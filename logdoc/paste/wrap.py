@@ -12,6 +12,7 @@ from ..envelope import unwrap
 from ..lazyre import lazy_re
 from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import candidate
+from .markdown import unlinked
 from .common import _EXC_NAME, _EXC_WORD, LONG, MAX_WRAP_JOIN, WRAP_MIN_LINES, WRAP_MIN_WIDTH, WRAP_WIDE
 
 # the rest of a line cut inside a word or a sentence: lower case or a mark first, and no label of its own (`host: `)
@@ -93,6 +94,13 @@ def _cut(line: str, nxt: str) -> bool:
 # a message cut inside a word
 
 MIDWORD_TRIES = 64   # pairs of lines read, per source
+# a link's target cut by the wrap (`... peer [10.1.2.3](http://10.1.2.3` / `/)<49577> ...`): no blank was there
+_OPEN_LINK = lazy_re(r"\]\((?:https?|ftp)://[^()\s]*\Z")
+_LINK_TAIL = 320
+# an NCCL line's header that the cut left alone on its line (`... transport/nvls.cc:244 NCCL WARN` / ` Cuda failure
+# 1 'invalid argument'`): the message after it, which reads alone as well, is its own
+_HEADER_ONLY = lazy_re(r"\bNCCL (?:WARN|INFO|ERROR|ABORT|TRACE)\Z")
+_KEYWORD_CUT = 16    # characters of the next line that may hold the rest of a word the prefilter knows (`... NC` / `CL WARN`)
 MAX_PENDING = 4      # readings of a join kept while its pieces do not read whole (a blank at each cut or none)
 _WORD_END = lazy_re(r"[A-Za-z0-9_]$")
 _WORD_START = lazy_re(r"[A-Za-z0-9_/]|[.:,;)\]>'\"-]")  # (a path cut before its next part: `.../tcp` / `/device.cc:276]`; a number, an address or a name cut before a mark: `10.0` / `.0.2<443>`, `...NCCL.cpp` / `:1269, `)
@@ -106,7 +114,7 @@ def _reading(text: str) -> tuple[str | None, int]:
     from ..classify.bare import classify_bare
     from ..classify.torch import classify as classify_torch
 
-    env, msg = unwrap(text)
+    env, msg = unwrap(unlinked(text))  # (links are read as their text after the joins: a wrap may cut one)
     p = nccl.classify(msg, env)
     if p is None:
         p = classify_torch(msg, env)
@@ -126,7 +134,16 @@ def _reading(text: str) -> tuple[str | None, int]:
     return p.template, (1 << 20) + sum(v not in (None, "") for v in fields.values())  # (the fields it names)
 
 
-def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
+def _next_piece(out: list[str], i: int, skip: set[int]) -> int:
+    """The index of the line after line ``i`` (0-based) that may continue it: past the lines whose
+    numbers are in ``skip`` (lines joined away before the wraps were read)."""
+    j = i + 1
+    while j < len(out) and (j + 1) in skip and not out[j]:
+        j += 1
+    return j
+
+
+def _midword_joins(out: list[str], widths: list[int], gone: set[int], skip: frozenset | set = frozenset()) -> bool:
     """A message that a terminal, a pager or a page cut at its width inside a word (``... clients joi`` /
     ``ned.``; an NCCL WARN ``... with status=12 opc`` / ``ode=0 len=0 vendor err 129 ...``), where the
     source has too few cut lines for :func:`_wrap_width`: a line of the source's greatest width (at least
@@ -140,7 +157,8 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
     string: :func:`logdoc.cuttail.across`) runs over the cut, for the releases older than the catalog
     (NCCL 2.2's ``include/socket.h:311 WARN Socket creation failed : Ad`` / ``dress family not supported
     by protocol``). A piece that starts with a mark (``.0.2<443>``, ``:1269, ...``) is tried without a
-    blank first. The numbers of the lines joined away are added to ``gone``."""
+    blank first. The numbers of the lines joined away are added to ``gone``; the lines whose numbers are in
+    ``skip`` were joined away before (:func:`_next_piece`)."""
     width = max(widths, default=0)
     if width < WRAP_MIN_WIDTH:
         return False
@@ -149,18 +167,18 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
     i = 0
     while i < len(out) - 1 and tries < MIDWORD_TRIES:
         t = out[i]
-        if (widths[i] < width - 1 or not t.strip() or not candidate(t) or len(t) > LONG
-                or _starts_record(t)):
+        if (widths[i] < width - 1 or not t.strip() or len(t) > LONG or _starts_record(t)
+                or not candidate(t) and not candidate(t + out[i + 1][:_KEYWORD_CUT])):
             i += 1  # (a ProcessGroupNCCL record's wrap the block assembler reassembles itself)
             continue
-        j = i + 1
+        j = _next_piece(out, i, skip)
         last = i  # the last line joined into line i
         first = first_literal = None  # line i's own reading, read once a next line may continue it
         texts = [t]  # the join so far, read with a blank or without at each cut not yet read whole
         while j < len(out) and j - i < MAX_WRAP_JOIN and tries < MIDWORD_TRIES:
             nxt = out[j]
             if (not nxt or len(nxt) > LONG or _rule(nxt) or nxt[:8] == t[:8]
-                    or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None
+                    or _WORD_START.match(nxt, 1 if nxt[0] == " " else 0) is None and nxt[:2] != " ["
                     or _new_line(nxt) and not one_word(texts[-1], nxt)):
                 break  # (what reads as a line of its own may be the rest of a word: ``... ncc`` / ``lSystemError: ...``)
             if first_literal is None:
@@ -168,8 +186,8 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
             tries += 1
             # the cut fell on a blank that the paste dropped (the line's end is stripped), or inside a
             # word (a blank the cut left first on the line stays)
-            seps = (("",) if nxt[0] == " " or texts[0][-1:] == " "
-                    else ("", " ") if nxt[0] in ".:,;)]>" or one_word(texts[0], nxt)
+            seps = (("",) if nxt[0] == " " or texts[0][-1:] == " " or _OPEN_LINK.search(texts[0][-_LINK_TAIL:])
+                    else ("", " ") if nxt[0] in ".:,;)]>" or one_word(texts[0], nxt) or _in_number(texts[0], nxt)
                     else (" ", ""))  # (no blank before a mark, or inside a word of the catalogs: first)
             texts = [x + sep + nxt for x in texts for sep in seps][:MAX_PENDING]
             whole, literal, text = None, first_literal, ""
@@ -184,10 +202,10 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
                 if text:
                     whole, literal = _reading(text)
                     whole = whole or ""
-            if whole is None or _reading(nxt)[0] == whole:
+            if whole is None or _reading(nxt)[0] == whole and _HEADER_ONLY.search(t) is None:
                 if widths[j] < width - 1:
                     break  # a line that ends before the width ends the message: no join reads it
-                j += 1
+                j = _next_piece(out, j, skip)
                 continue  # a middle piece of a message cut more than once: read with the next one
             for k in range(last + 1, j + 1):
                 out[k] = ""
@@ -196,11 +214,16 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int]) -> bool:
             changed = True
             last = j
             first, first_literal, texts = whole, literal, [text]
-            j += 1
-            if widths[j - 1] < width - 1 or _WORD_END.search(nxt) is None:
+            if widths[j] < width - 1 or _WORD_END.search(nxt) is None:
                 break  # the rest ended before the width: the message is whole
+            j = _next_piece(out, j, skip)
         i = last + 1
     return changed
+
+
+def _in_number(left: str, right: str) -> bool:
+    """A cut between two digits (``... peer 10.4.127.143<4`` / ``9577> with error 12``): inside a number first."""
+    return left[-1:].isdigit() and right[:1].isdigit()
 
 
 def _rule(text: str) -> bool:
