@@ -50,6 +50,19 @@ def test_a_repeated_prefix_no_envelope_knows_is_peeled(prefix):
     assert [e.fields for e in pasted.events] == [e.fields for e in plain.events]
 
 
+def test_a_prefix_alone_on_its_line_is_that_streams_empty_line():
+    """The prefix with nothing after it (its blank stripped with the line's end, as stern prints an empty line) ends
+    the record before it, as an empty line does: it is not read as the last line's continuation."""
+    tb = ["Traceback (most recent call last):", '  File "/usr/lib/python3.6/multiprocessing/reduction.py", line 51, in dumps',
+          "    cls(buf, protocol).dump(obj)", "RuntimeError: unable to write to file </torch_74396_2983595444>"]
+    lines = [("trainer-worker-0 pytorch " + t) for t in tb] + ["trainer-worker-0 pytorch"]
+    out, paste = repair_lines(lines)
+    assert out[-1] == "" and out[:-1] == tb
+    res = parse_text("\n".join(lines) + "\n")
+    exc = [e for e in res.events if e.kind == "torch.exception"]
+    assert exc and exc[-1].fields.get("message", exc[-1].text).rstrip().endswith("</torch_74396_2983595444>")
+
+
 def test_a_word_after_the_prefix_is_peeled_only_where_every_line_has_it():
     from logdoc.paste.prefix import _learn_prefix
 

@@ -45,6 +45,7 @@ DAMAGE = {
     "indent": lambda ls: ["    " + t for t in ls],
     "details": lambda ls: ["<details><summary>log</summary>"] + ls + ["</details>"],
     "prefix": lambda ls: ["job-7b.0 [stderr] " + t for t in ls],
+    "prefix alone": lambda ls: [("trainer-worker-0 pytorch " + t).rstrip() for t in ls] + ["trainer-worker-0 pytorch"],
     "bracket prefix": lambda ls: ["[Trainer LOG] " + t for t in ls],
     "logger prefix": lambda ls: ["ERROR 03-05 00:25:45 [core.py:1094] " + t for t in ls],
     "address prefix": lambda ls: ["10.1.2.3: " + t for t in ls],

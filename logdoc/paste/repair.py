@@ -135,6 +135,14 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
             labels[i] = got
             out[i] = t[:start] + t[end:]
             changed = True
+        # a line that is one of the prefixes alone (its blank after stripped with the line's end): the stream's
+        # empty line, which ends a record there (`pod container ` after a traceback's last line)
+        alone = {pre.rstrip(): pre for pre in idents}
+        for i, t in enumerate(out):
+            if i not in labels and t and t[0] not in " \t" and t.rstrip() in alone:
+                labels[i] = idents[alone[t.rstrip()]]
+                out[i] = ""
+                changed = True
 
     # residue that stands before the known starts of the source's lines
     shapes = _learn_residue(head, labels)
