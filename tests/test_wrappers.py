@@ -270,8 +270,10 @@ def test_open_mpi_tcp_connect_failure_is_a_connect_failure():
             "  Message:    connect() to 10.10.10.2:1024 failed\n"
             "  Error:      Operation now in progress (115)\n"
             "--------------------------------------------------------------------------\n")
-    assert [e.kind for e in _events(text)] == ["net.connect_failed"]
-    assert _top(text)["id"] == "LD1031"
+    # the block's `Message:` line is read with it (btl_tcp_endpoint.c's `connect() to %s:%d failed`): the address tried
+    assert [e.kind for e in _events(text)] == ["net.connect_failed", "net.connect_failed"]
+    top = _top(text)
+    assert top["id"] == "LD1031" and "10.10.10.2:1024" in top["title"] and len(top["evidence"]) == 2
     assert _top("[1,0]<stderr>:WARNING: Open MPI failed to TCP connect to a peer MPI process via\n")["id"] == "LD1031"
     assert not [e for e in _events("WARNING: Open MPI failed to handshake with a connecting peer MPI\n")
                 if e.kind == "net.connect_failed"]

@@ -561,6 +561,10 @@ EXTRA = [
     # lines follow in the block). Releases before 4.0 say `... peer MPI process via TCP.`
     ("logdoc:ompi:btl-tcp-connect-fail", "net.connect_failed", "ERROR", "line", "",
      "WARNING: Open MPI failed to TCP connect to a peer MPI process{rest:rest}"),
+    # the same block's `Message:` line, the address and port connect() was given (btl_tcp_endpoint.c:
+    # asprintf(&msg, "connect() to %s:%d failed", ...), help-mpi-btl-tcp.txt's `  Message:    %s`)
+    ("logdoc:ompi:btl-tcp-connect-message", "net.connect_failed", "ERROR", "line", "",
+     "Message: connect() to {peer}:{port:int} failed"),
     # Open MPI's runtime (ORTE in 1.x-4.x, PRRTE from 5.0) on a daemon (orted / prted) it could not start or that never
     # reported back: help-errmgr-base.txt [failed-daemon-launch] (`ORTE was unable to ...`; PRRTE's `%s was unable to
     # ...` with PRTE, PRRTE or the tool's name) and [failed-daemon] (`An ORTE daemon ...`, PRRTE's `An PRTE daemon ...`),
