@@ -1107,3 +1107,18 @@ def test_a_wrap_cut_on_the_blank_before_a_bracketed_address_is_joined():
     assert lines[1].startswith(" [[127.0.1.1]")
     out, _ = repair_lines(lines)
     assert out[0] == "[/opt/srcs/gloo-x/gloo/transport/tcp/pair.cc:761] connect [127.0.1.1]:60817: Connection refused"
+
+
+@pytest.mark.parametrize("damage", ["html", "colour text"])
+def test_a_wrap_is_measured_with_the_characters_an_entity_or_a_colour_code_took(damage):
+    # a page scraped as text keeps `&#x27;`; a copy that lost the escape byte keeps `[31m`: the wrap cut the
+    # line with them, so its piece is shorter than the width once they are read as what they were
+    import html
+
+    text = ["node-14:2134736:2285781 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libnccl-net.so: cannot open",
+            "node-14:2134736:2285781 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0 with more words",
+            "node-14:2134736:2285781 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory' while allocating"]
+    shown = [html.escape(t, quote=True) for t in text] if damage == "html" else text[:2] + ["[31m" + text[2] + "[0m"]
+    lines = [t[i:i + 80] for t in shown for i in range(0, len(t), 80)]
+    out, _ = repair_lines(lines)
+    assert [t for t in out if t][-1] == text[-1]

@@ -74,11 +74,14 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     changed = _fold_console_rows(out) or changed
     changed = _fold_stamp_lines(out, paste.ids, paste.joined) or changed
     changed = _split_padded_rows(out, paste) or changed
+    pasted = [len(t) for t in out]
     changed = _unescape_html(out) or changed
     changed = _strip_colour_text(out) or changed
     changed = _straighten_quotes(out) or changed
     changed = _strip_pytest(out) or changed
     changed = _strip_scroll_position(out) or changed
+    # (what these took off a line, an entity's or a colour code's characters, was part of the width a wrap measured)
+    shrunk = {i: n - len(t) for i, (n, t) in enumerate(zip(pasted, out)) if n > len(t)} if changed else {}
     changed = (_decode_json_lines(out, paste) if '{"' in "".join(t[:2] for t in out[:HEAD_LINES]) else False) or changed
     changed = (_decode_logfmt_lines(out, paste) if any("msg=" in t for t in out[:HEAD_LINES]) else False) or changed
     changed = (_decode_syslog(out, paste) if any("#01" in t for t in out[:HEAD_LINES]) else False) or changed
@@ -87,6 +90,8 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     bars = _unglue_bars(out) if len(out) <= EVERY_LINE_MAX else {}
     changed = changed or bool(bars)
     marked = [len(t) for t in out]  # (the widths with the quote marks and the indentation of a code block)
+    for i, n in shrunk.items():
+        marked[i] += n
     out, md = _strip_markdown(out)
     changed = changed or md
     cut = out[:HEAD_LINES]  # (the lines as cut: a wrap's width is measured on them)
@@ -175,7 +180,7 @@ def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | 
     # hard wraps at a fixed width
     # (measured again with the lengths the lines had with their quote marks or a code block's indentation:
     # marks added before a mail or a page wrapped the lines, whose rests carry none)
-    width = _wrap_width(cut) or (_wrap_width(cut, marked[:HEAD_LINES]) if md else 0)
+    width = _wrap_width(cut) or (_wrap_width(cut, marked[:HEAD_LINES]) if md or shrunk else 0)
     if width:
         readings = MIDWORD_TRIES
         i = 0
