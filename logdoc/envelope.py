@@ -383,10 +383,13 @@ def _ofi_test(m: re.Match, env: Envelope) -> str:
 
 
 def _tee(m: re.Match, env: Envelope) -> str:
+    # (an outer label says which process printed the line: a label inside it, the program's own, does not change it:
+    # `[default1]:[trainer0|0]:` is local rank 1)
     role, num = m["role"], int(m["num"])
     if role == "rank" or role == "":
-        env.rank = num
-    else:
+        if env.rank is None:
+            env.rank = num
+    elif env.local_rank is None:
         env.local_rank = num
     return "tee"
 

@@ -30,6 +30,8 @@ MSG = "Connection closed by peer [127.0.0.1]:7606"
         ("[trainer0|0]:hello", {"local_rank": 0}, "hello"),
         ("[rank0]: Traceback (most recent call last):", {"rank": 0}, "Traceback (most recent call last):"),
         ("[default0]:[rank0]: RuntimeError: x", {"local_rank": 0, "rank": 0}, "RuntimeError: x"),
+        # the outer label names the process; a program's own label inside it does not change it
+        ("[default1]:[trainer0|0]:ncclInternalError: x", {"local_rank": 1}, "ncclInternalError: x"),
         ("[rank0]:[E1129 17:01:53.685814139 ProcessGroupNCCL.cpp:617] msg",
          {"rank": 0, "level": "ERROR", "time": "--11-29T17:01:53", "source": "ProcessGroupNCCL.cpp:617"}, "msg"),
         ("[rank0]:[E101 21:57:19.147805485 ProcessGroupNCCL.cpp:617] msg", {"rank": 0, "time": "--01-01T21:57:19"}, "msg"),
@@ -257,3 +259,16 @@ def test_rays_empty_line_ends_the_record_before_a_cxx_backtrace():
     kinds = [(e.kind, e.line) for e in parse_text(text).events]
     assert ("cuda.error", 1) in kinds and ("torch.watchdog_failure", 1) in kinds
     assert ("torch.cxx_backtrace", 4) in kinds
+
+
+def test_two_processes_under_one_program_label_stay_two_streams():
+    """torchrun's `[defaultN]:` around a label the program prints the same in every process (`[trainer0|0]:`): the
+    lines of the two processes, interleaved, are two records, each read (before, both took local rank 0 and the
+    records of one stream ran into the other's)."""
+    from logdoc.pipeline import parse_text
+
+    body = ["ncclInternalError: Internal check failed.", "Last error:",
+            "ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)", ""]
+    text = "".join(f"[default{k}]:[trainer0|0]:{t}\n" for t in body for k in (0, 1))
+    res = parse_text(text, "job.log")
+    assert sorted(e.local_rank for e in res.events if "Internal check failed" in e.text) == [0, 1]
