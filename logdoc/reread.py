@@ -4,15 +4,15 @@ People paste the message they saw, not the line that carried it: ``Horovod has b
 caused by an exception on one of the ranks ...`` without the ``HorovodInternalError: `` before it, an
 errno text a program printed after words of its own, a message a launcher quoted. When the rules explain
 nothing in a job, each line that holds a keyword but that no grammar understood (the parse keeps them:
-:class:`logdoc.results.Unread`, the first line of each text; in a paste of a few lines, every line with a word:
-the one line pasted may be the message alone, ``bind gave: Address already in use``) is read as the message of an exception whose
-type line was lost (an event of kind ``torch.exception`` without ``exc_type``, flagged ``bare``, its text
-the line as read, its rank and host those its envelope said as the line was first read). A diagnosis is
-taken from that second reading only when a rule names the message by its words (a rule with a pattern or
-catalog templates, or the family of an NCCL result named by NCCL's own words for it): the readings of a kind
-alone (an exception of the program, a cut traceback) and the catalog, other family and candidate cards are not,
-since any line that says "error" would give them. A line printed under a warning level (its envelope's, or a ``[WARN]``/``[WARNING]``
-tag of its own, as TensorRT-LLM's ``[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice:
+:class:`logdoc.results.Unread`, the first line of each text; in a paste of a few lines, every line with a
+word: the one line pasted may be the message alone, ``bind gave: Address already in use``) is read as the
+message of an exception whose type line was lost (an event of kind ``torch.exception`` without ``exc_type``,
+flagged ``bare``, its text the line as read, its rank and host those its envelope said as the line was first
+read). A diagnosis is taken from that second reading only when a rule names the message by its words (a rule
+with a pattern or catalog templates, or the family of an NCCL result named by NCCL's own words for it): the
+readings of a kind alone (an exception of the program, a cut traceback) and the catalog, other family and
+candidate cards are not, since any line that says "error" would give them. A line printed under a warning
+level (its envelope's, or a ``[WARN]``/``[WARNING]`` tag of its own, as TensorRT-LLM's ``[WARN] CUDA IPC is not usable on this system: cudaErrorInvalidDevice:
 101 ... falling back to NCCL``) still has its header, and the header says the program went on: it is not
 read again as an exception whose type line was lost.
 """
