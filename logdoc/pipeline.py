@@ -409,7 +409,7 @@ class Feeder:
         self.paste = paste
         self.lane = None
         self.every = paste.every_line
-        self.tiny = paste.every_line and 0 < paste.lines <= results.MAX_LOOSE
+        self.tiny = False  # (the short-paste second reading is off: it read a passing simpleP2P run as LD832)
         self.asm.wrap_width = paste.longest
         self.asm.column_cut = paste.at_width >= 2
         self.asm.code_heads = paste.every_line
