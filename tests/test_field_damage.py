@@ -71,6 +71,9 @@ FLOORS = {
     # paste repair joined a line cut inside a link with its rest (and read a join with its links as their text, a
     # prefilter word cut by the wrap, an NCCL header left alone on its line, a number cut), 175/176 after
     "autolink+wrap80": 99,
+    # a viewer's line numbers, then a hard wrap at 80 columns (session 42): 307/369 kept before the gutter's numbers
+    # were read as counting lines (a row without one after a full row is its line's rest), 369/369 after
+    "numbered+wrap80": 99,
 }
 
 

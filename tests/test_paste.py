@@ -739,6 +739,26 @@ def test_a_viewers_line_numbers_are_removed(gutter):
     assert one == [body[0]]
 
 
+def test_a_numbered_line_a_wrap_cut_is_joined_to_its_rest_rows():
+    # a viewer's numbers, then a hard wrap at 80 columns: the rows after a full one carry no number, and the
+    # numbers count lines, not rows (easyr1#228's line; awsome-distributed-training#192's rest that reads like a
+    # line of its own, `pts) 10: torch...`)
+    one = ["   1 | (Runner pid=868697) Error while creating shared memory segment /dev/shm/n",
+           "ccl-UmqSM9 (size 7340384)"]
+    fixed, paste = repair_lines(one)
+    assert fixed == ["(Runner pid=868697) Error while creating shared memory segment /dev/shm/nccl-UmqSM9 (size 7340384)", ""]
+    assert paste.joined == {2}
+    body = ['File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 1906, in broadcast',
+            "    work = default_pg.broadcast([tensor], opts)", "",
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.5"]
+    rows = [t[k:k + 80] for n, line in enumerate(body, 17) for t in [f"{n:4d} | {line}" if line else ""]
+            for k in range(0, max(1, len(t)), 80)]
+    assert len(rows) > len(body) and not rows[1][:1].isspace()
+    fixed, _ = repair_lines(rows)
+    assert [t for t in fixed if t] == [t for t in body if t]
+
+
 def test_numbers_that_do_not_count_the_lines_up_are_no_gutter():
     from logdoc.paste import _strip_gutter
 

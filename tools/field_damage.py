@@ -330,8 +330,8 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")
 # damages that real pastes combine, each applied after the one before it (:func:`_known`): a short paste
 # hard-wrapped; a wrapped paste on a page that dropped the leading blanks; a quote or a code block that a
-# mail or a page wrapped after the marks were added
-COMBINED = ("evidence+wrap80", "wrap80+dedent", "quote+wrap80", "indent+wrap80", "autolink+wrap80")
+# mail or a page wrapped after the marks were added; a viewer's line numbers, then a wrap
+COMBINED = ("evidence+wrap80", "wrap80+dedent", "quote+wrap80", "indent+wrap80", "autolink+wrap80", "numbered+wrap80")
 TRANSFORMS = EVIDENCE_TRANSFORMS + tuple(TEXT_TRANSFORMS) + COMBINED
 
 

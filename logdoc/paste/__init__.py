@@ -67,7 +67,8 @@ from dataclasses import replace
 from ..read.source import _Peek, read_lines, ReadStats, Source
 from .common import EVERY_LINE_MAX, HEAD_LINES, LEARN_LINES, Paste
 from .interleave import deinterleave, interleaved_writes, is_interleaved
-from .markdown import _strip_gutter, _strip_markdown
+from .gutter import _strip_gutter
+from .markdown import _strip_markdown
 from .repair import repair_lines, split_glued, split_glued_torch
 from .screen import _NO_PREFIX, as_written
 

@@ -1,7 +1,7 @@
 """Markdown and text-box residue: code fences, ``<details>``/``<pre>`` tags, quote markers and
 bullets, a code block's indentation, bold and italic markers, HTML entities, colour codes without their
-escape byte, typeset quotes, a pytest
-or line-number gutter; a traceback whose frame lines a text box cut inside a file name or dedented.
+escape byte, typeset quotes, a pytest failure marker (a viewer's line numbers: :mod:`.gutter`); a
+traceback whose frame lines a text box cut inside a file name or dedented.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import html
 import re
 
 from ..lazyre import lazy_re
-from .common import _EXC_START, HEAD_LINES, MAX_WRAP_JOIN, PREFIX_MIN, WRAP_MIN_WIDTH
+from .common import _EXC_START, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
 
 # ------------------------------------------------------------------------------------------------
 # markdown residue
@@ -233,31 +233,6 @@ def _strip_pytest(out: list[str]) -> bool:
     base = min(len(m.group(1)) for _, m in hits)
     for i, _m in hits:
         out[i] = out[i][1 + base:]
-    return True
-
-
-_GUTTER = lazy_re(r" *(\d{1,7})(?: ?\|(?: |$)|\t)")
-
-
-def _strip_gutter(out: list[str]) -> bool:
-    """A log viewer's line numbers copied with the lines (``  12 | text``, ``cat -n``'s ``    12<TAB>text``):
-    a number and a bar or a tab before most lines, counting the lines up. They are removed."""
-    nums = []
-    for i, t in enumerate(out[:HEAD_LINES]):
-        if t[:1] in " 0123456789":
-            m = _GUTTER.match(t)
-            if m is not None:
-                nums.append((i, int(m.group(1))))
-    filled = sum(1 for t in out[:HEAD_LINES] if t.strip())
-    if not nums or len(nums) < min(PREFIX_MIN, filled) or len(nums) < 0.8 * filled:
-        return False
-    counted = sum(1 for (i, n), (j, k) in zip(nums, nums[1:]) if k - n == j - i)
-    if counted < 0.8 * (len(nums) - 1):
-        return False
-    for i, t in enumerate(out):
-        m = _GUTTER.match(t) if t[:1] in " 0123456789" else None
-        if m is not None:
-            out[i] = t[m.end():]
     return True
 
 

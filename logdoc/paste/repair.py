@@ -11,9 +11,10 @@ from ..nccl import HEADER as _NCCL_HEADER
 from ..read.prefilter import candidate
 from .common import _PROCESS_HEADER, EVERY_LINE_MAX, Paste, HEAD_LINES, LONG, MAX_INTERLEAVED, MAX_WRAP_JOIN, WRAP_MIN_WIDTH
 from .escaped import _decode_escaped, _decode_json_lines, _decode_logfmt_lines, _decode_syslog, _set_text
+from .gutter import _strip_gutter
 from .ipython import ipython_tracebacks
 from .interleave import _close_up, deinterleave, interleaved_writes, is_interleaved
-from .markdown import (_fold_console_rows, _fold_stamp_lines, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_gutter, _strip_markdown, _strip_pytest,
+from .markdown import (_fold_console_rows, _fold_stamp_lines, _join_cut_frames, _reindent_frames, _straighten_quotes, _strip_markdown, _strip_pytest,
                        _strip_colour_text, _strip_scroll_position, _unescape_html, _unlink_autolinks, _join_split_links)
 from .prefix import _head, _identity, _learn_prefix, _learn_residue, _rests_only, _SIMILAR
 from .wrap import _cut, _joined, _midword_joins, _new_line, _next_piece, _starts_record, _wrap_width, MIDWORD_TRIES, padded_screen
@@ -65,12 +66,30 @@ def _split_padded_rows(out: list[str], paste: Paste) -> bool:
     return bool(found)
 
 
+def _join_numbered_rests(out: list[str], rests: dict[int, list[int]], paste: Paste) -> None:
+    """The rows with no number that a hard wrap cut from a line a viewer numbered (:func:`_strip_gutter`'s
+    ``rests``), joined to that line as a wrap's pieces are (:func:`_joined`). The numbers count lines, so a
+    row without one after a full row is that line's rest, whatever it reads like (``pts) 10: torch...``
+    after ``... broadcast([tensor], o``: no guess of :func:`_cut` is needed). The numbers of the rows joined
+    away are added to the paste's ``joined``; in place."""
+    readings = MIDWORD_TRIES
+    for i, js in rests.items():
+        js = js[:MAX_WRAP_JOIN - 1]
+        out[i], readings = _joined([out[i]] + [out[j] for j in js], readings)
+        for j in js:
+            out[j] = ""
+            paste.joined.add(j + 1)
+
+
 def repair_lines(lines: list[str], name: str = "") -> tuple[list[str], Paste] | None:
     """The repaired lines (as many as given) and what was learned for them, or None when the
     lines show no paste damage."""
     out = list(lines)
     paste = Paste()
-    changed = _strip_gutter(out)
+    rests: dict[int, list[int]] = {}
+    changed = _strip_gutter(out, rests)
+    if rests:
+        _join_numbered_rests(out, rests, paste)
     changed = _fold_console_rows(out) or changed
     changed = _fold_stamp_lines(out, paste.ids, paste.joined) or changed
     changed = _split_padded_rows(out, paste) or changed

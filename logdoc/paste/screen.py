@@ -13,7 +13,8 @@ from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, 
 from .escaped import _escaped_text, _json_record, logfmt_record, may_hold_escaped, syslog_escaped
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
-from .markdown import _AUTOLINK, _fold_stamp_lines, STAMP_LINE_NL, _block_indent, _BOLD_OPEN_EXC, _fold_console_rows, _HTML_ENTITY, _strip_scroll_position, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, _strip_gutter, TYPESET_QUOTES
+from .markdown import _AUTOLINK, _fold_stamp_lines, STAMP_LINE_NL, _block_indent, _BOLD_OPEN_EXC, _fold_console_rows, _HTML_ENTITY, _strip_scroll_position, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, TYPESET_QUOTES
+from .gutter import _strip_gutter
 from .prefix import _anchor_residue, _ANCHOR_WORDS
 from .repair import _assign_between, glued_bar, split_glued, split_glued_torch
 from .wrap import _midword_joins, _wrap_width, padded_rows

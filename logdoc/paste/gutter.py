@@ -1,0 +1,60 @@
+"""A log viewer's line numbers copied with the lines, and the rows a hard wrap cut from a numbered line."""
+from __future__ import annotations
+
+from ..lazyre import lazy_re
+from .common import HEAD_LINES, PREFIX_MIN, WRAP_MIN_WIDTH
+
+_GUTTER = lazy_re(r" *(\d{1,7})(?: ?\|(?: |$)|\t)")
+
+
+def _strip_gutter(out: list[str], rests: dict[int, list[int]] | None = None) -> bool:
+    """A log viewer's line numbers copied with the lines (``  12 | text``, ``cat -n``'s ``    12<TAB>text``):
+    a number and a bar or a tab before most lines, counting the lines up. They are removed. A line the
+    paste hard-wrapped after the numbers were added goes on in rows without a number (the viewer numbered
+    the line, the wrap cut it): a row with no number after a row of a numbered line that is at least
+    :data:`WRAP_MIN_WIDTH` long and no shorter than it is such a rest, and the numbers count the lines, not
+    the rows. ``rests``: filled with the index of each numbered row whose line goes on -> its rests' indexes
+    (the caller joins them)."""
+    nums = []
+    going: dict[int, list[int]] = {}  # numbered row -> the rows that may go on with its line
+    last = -1      # the numbered row of the line the rows read so far belong to
+    width = 0      # the longest row of that line so far
+    prev = 0       # the length of the row before
+    others = 0     # filled rows with no number that go on with no line
+    for i, t in enumerate(out[:HEAD_LINES]):
+        m = _GUTTER.match(t) if t[:1] in " 0123456789" else None
+        if m is not None:
+            nums.append((i, int(m.group(1))))
+            last, width, prev = i, len(t), len(t)
+            continue
+        if not t.strip():
+            last, prev = -1, 0
+        elif last >= 0 and prev >= WRAP_MIN_WIDTH and len(t) <= width:
+            going.setdefault(last, []).append(i)
+            prev = len(t)
+        else:
+            others += 1
+            last, prev = -1, 0
+    filled = len(nums) + others
+    if not nums or len(nums) < min(PREFIX_MIN, filled) or len(nums) < 0.8 * filled:
+        return False
+    rows = sorted(j for js in going.values() for j in js)
+    def _rests_before(k: int) -> int:  # rows of rests above row k
+        lo, hi = 0, len(rows)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if rows[mid] < k:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+    counted = sum(1 for (i, n), (j, k) in zip(nums, nums[1:]) if k - n == j - i - (_rests_before(j) - _rests_before(i)))
+    if counted < 0.8 * (len(nums) - 1):
+        return False
+    for i, t in enumerate(out):
+        m = _GUTTER.match(t) if t[:1] in " 0123456789" else None
+        if m is not None:
+            out[i] = t[m.end():]
+    if rests is not None:
+        rests.update(going)
+    return True
