@@ -117,9 +117,11 @@ def _may_have_mark(body: str) -> bool:
     return any(w in tail for w in _MARK_WORDS)
 
 
-def complete(text: str) -> str | None:
+def complete(text: str, in_word: bool = False) -> str | None:
     """``text`` with the listed phrase it was cut inside written out (and without the viewer's cut
-    mark), or None when its end is no certain cut of one (see the module docstring)."""
+    mark), or None when its end is no certain cut of one (see the module docstring). With ``in_word``,
+    only a cut inside a word of the phrase counts: a line that ends at a word's end and a run of dots may
+    be a program's progress line (simpleP2P's ``Disabling peer access...``), not a cut one."""
     if not text:
         return None
     body = text.rstrip()
@@ -140,6 +142,8 @@ def complete(text: str) -> str | None:
             continue  # inside a word: `xCannot assign` is not the phrase
         if k == len(phrase):
             return None  # it ends with a whole phrase: not cut there
+        if in_word and not (phrase[k - 1].isalnum() and phrase[k].isalnum()):
+            continue
         found.setdefault(phrase, k)
     if not found:
         return None

@@ -66,6 +66,7 @@ __all__ = ["Feeder", "Gate", "LaneGate", "classify_record", "source_events", "pa
 WINDOW = 16    # lines after the last line a record took that are fed whatever they hold
 BLOCK_SIZE = 4 << 20  # bytes read at a time
 MAX_ERROR_FILE = 4 << 20
+_WORD = lazy_re(r"[A-Za-z]{2}")  # a line that holds a word (a tiny paste's lines kept for the second reading)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,7 +182,7 @@ class Feeder:
     """
 
     __slots__ = ("name", "stats", "unrecognized", "asm", "until", "out", "lane", "reduce", "state", "lane_state",
-                 "paste", "every", "owed", "_held", "unwrap", "loose")
+                 "paste", "every", "tiny", "owed", "_held", "unwrap", "loose")
 
     def __init__(self, name: str, stats: Stats, unrecognized: list[Unrecognized], out: list[Event]):
         self.name = name
@@ -193,6 +194,9 @@ class Feeder:
         self.out = out
         self.paste = None  # what logdoc.paste learned for the source's lines (set by use_paste)
         self.every = False  # a short source (logdoc.paste: Paste.every_line): every line is fed
+        # a paste of at most MAX_LOOSE lines: each line with a word is kept for the second reading (logdoc/reread.py),
+        # keyword or not (the one line pasted may be a message whose keyword-bearing header or type was lost)
+        self.tiny = False
         # a line read as several glued records is one line read: line -> [pieces not counted, their texts,
         # the first piece's text, the counts the last record that held one of its pieces went to]
         self.owed: dict[int, list] = {}
@@ -346,7 +350,8 @@ class Feeder:
                 stats.irrelevant += n
                 loose = self.loose
                 if (self.every and rec.text not in loose and len(loose) < results.MAX_LOOSE
-                        and self.unrecognized.__class__ is Unread and "\n" not in rec.text and prefilter.candidate(rec.text)):
+                        and self.unrecognized.__class__ is Unread and "\n" not in rec.text
+                        and (prefilter.candidate(rec.text) or self.tiny and _WORD.search(rec.text) is not None)):
                     # kept for the reading of a job nothing else explains (logdoc/reread.py), from a short source
                     # only (a paste, read line by line on every path: a large file's fast path counts such lines from
                     # their bytes once it has seen them, in this process, and would keep fewer)
@@ -404,6 +409,7 @@ class Feeder:
         self.paste = paste
         self.lane = None
         self.every = paste.every_line
+        self.tiny = paste.every_line and 0 < paste.lines <= results.MAX_LOOSE
         self.asm.wrap_width = paste.longest
         self.asm.column_cut = paste.at_width >= 2
         self.asm.code_heads = paste.every_line

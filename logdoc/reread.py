@@ -4,7 +4,8 @@ People paste the message they saw, not the line that carried it: ``Horovod has b
 caused by an exception on one of the ranks ...`` without the ``HorovodInternalError: `` before it, an
 errno text a program printed after words of its own, a message a launcher quoted. When the rules explain
 nothing in a job, each line that holds a keyword but that no grammar understood (the parse keeps them:
-:class:`logdoc.results.Unread`, the first line of each text) is read as the
+:class:`logdoc.results.Unread`, the first line of each text; in a paste of a few lines, every line with a
+word: the one line pasted may be the message alone, ``bind gave: Address already in use``) is read as the
 message of an exception whose type line was lost (an event of kind ``torch.exception`` without ``exc_type``,
 flagged ``bare``, its text the line as read, its rank and host those its envelope said as the line was first
 read). A diagnosis is taken from that second reading only when a rule names the message by its words (a rule

@@ -14,7 +14,8 @@ from .events import Envelope, Event
 
 MAX_UNRECOGNIZED = 200  # lines not understood that a parse lists (all are counted)
 # Candidate lines that no grammar understood and that carry no strong marker (counted as irrelevant): the first of each
-# text, kept (flagged `loose`) for the reading of a job nothing else explains (logdoc/reread.py), never listed
+# text, kept (flagged `loose`) for the reading of a job nothing else explains (logdoc/reread.py), never listed. A paste
+# of at most this many lines keeps each of its lines with a word so, keyword or not (logdoc.pipeline.Feeder).
 MAX_LOOSE = 64
 
 

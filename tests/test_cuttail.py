@@ -171,3 +171,11 @@ def test_a_cut_head_of_a_catalog_format_is_written_out_to_its_first_placeholder(
     # not a head of the format's words, or already past them: nothing to write out
     assert complete_format(line, "Call to ibv_reg", fmt) is None
     assert complete_format(line + "y_qp failed with error Invalid", "Call to ibv_modify_qp failed with error Invalid", fmt) is None
+
+
+def test_in_word_takes_only_a_cut_inside_a_word():
+    """The second reading's completion (logdoc/reread.py): a line that ends at a word's end and dots may be a
+    program's progress line, so only a cut inside a word of the phrase is taken."""
+    assert complete("Disabling peer access...") == "Disabling peer access is not supported between these two devices"
+    assert complete("Disabling peer access...", in_word=True) is None
+    assert complete("bind gave: Address already in u...", in_word=True) == "bind gave: Address already in use"

@@ -59,6 +59,28 @@ def test_the_second_reading_only_when_nothing_else_explains_the_job():
     assert ids and "LD640" not in ids and all(not d.get("read_as") for d in _report(warn)["diagnoses"])
 
 
+def test_a_tiny_paste_has_every_line_read_again_keyword_or_not():
+    """A paste of a few lines is the message the user saw: its lines are read again even without a prefilter
+    keyword (strerror's `Address already in use` after a program's own words); a longer paste keeps only the
+    keyword lines for that reading, and its other lines stay ordinary output."""
+    line = "bind to 0.0.0.0:29500 gave: Address already in use\n"
+    for text in (line, "starting the server\n" + line, "step 1\n" * (MAX_LOOSE - 1) + line):
+        d = _report(text)["diagnoses"]
+        assert d and d[0]["id"] == "LD640" and d[0]["read_as"] == "bare message", text[:40]
+    assert _report("step 1\n" * MAX_LOOSE + line)["diagnoses"] == []
+    # words no rule names stay silent in a tiny paste too
+    assert _report("all ranks finished the epoch\nsaving the checkpoint\n")["diagnoses"] == []
+
+
+def test_a_progress_line_of_a_tiny_paste_is_not_read_as_cut():
+    """A line read again is not also taken for one a viewer cut at a word's end: a program's progress line ends with
+    dots of its own (cuda-samples simpleP2P's `Disabling peer access...` is no cut of `peer access is not supported
+    between these two devices`). A cut inside a word still is one."""
+    assert _report("Enabling peer access between GPU0 and GPU1...\nDisabling peer access...\nTest passed\n")["diagnoses"] == []
+    d = _report("bind to 0.0.0.0:29500 gave: Address already in u...\n")["diagnoses"]
+    assert d and d[0]["id"] == "LD640" and d[0]["read_as"] == "bare message"
+
+
 def test_an_nccl_result_after_words_of_the_program_is_read_as_that_result():
     """NCCL's own words for a result (ncclGetErrorString) after a program's words - Horovod's `<call> failed: <result>`
     under a title or a framework's wrapper no reader knows - give that result's family card on the second reading;

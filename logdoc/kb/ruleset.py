@@ -128,8 +128,10 @@ class RuleSet:
             text = ev.text or ""
             # the text with a phrase a viewer cut written out (logdoc/cuttail.py), or with Windows'
             # socket errors written as Linux's (logdoc/winsock.py): a rule that does not match the text
-            # is tried on it too
-            whole = complete(text)
+            # is tried on it too. A line of the second reading (logdoc/reread.py, ``bare``: its header taken for lost)
+            # counts as cut only inside a word: a progress line's own dots after a word (simpleP2P's
+            # `Disabling peer access...`) would read as a cut inside cudaErrorPeerAccessUnsupported's text
+            whole = complete(text, ev.fields.get("bare") is True)
             if whole is None:
                 whole = as_posix(text)
             if whole is None and ev.kind == "nccl.warn" and ev.fields.get("cut"):

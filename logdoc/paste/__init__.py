@@ -170,9 +170,10 @@ def _prepare_read(source: Source, again: Source, every_line: bool) -> tuple[Sour
     longest = max(map(len, lines))
     at_width = sum(len(t) == longest for t in lines)
     if got is None:  # read as it is (a short source: every line of it)
-        return again, (Paste(every_line=True, longest=longest, at_width=at_width) if short else None)
+        return again, (Paste(every_line=True, lines=len(lines), longest=longest, at_width=at_width) if short else None)
     fixed, paste = got
     paste.every_line = short
+    paste.lines = len(lines)
     paste.longest = longest
     paste.at_width = at_width
     paste.peeled = {i: len(a) - len(b) for i, (a, b) in enumerate(zip(lines, fixed), 1) if b and len(a) > len(b)}

@@ -39,6 +39,7 @@ class Paste:
     # line ends): each is read as a line of its own, with that line's number
     pieces: dict[int, list[str]] = field(default_factory=dict)
     every_line: bool = False  # a short source: every line is read, not only the prefilter's candidates
+    lines: int = 0  # how many lines the source has (a short source's: the repair read them all)
     # line numbers whose text was joined to a line before them (a hard wrap, a cut word, a JSON
     # record's parts): not read again, so the empty line left in their place does not end a record
     joined: set[int] = field(default_factory=set)
