@@ -441,6 +441,19 @@ def test_a_line_cut_inside_a_strerror_text_is_joined_without_a_catalog_format(at
     assert repair_lines([lines[0], "family doctor notes"]) is None
 
 
+def test_a_line_cut_inside_its_formats_last_field_is_joined_without_a_blank():
+    # marian-dev#998's WARN wrapped at 80 columns inside the path, the format's last field (`Could not find real
+    # path of %s`): no reading gains by the rest, the path does (LD472 reads the bus id after `/../../`)
+    warn = "graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/fffffff/../../fffffff:ff:f"
+    lines = [warn[:80], warn[80:]]
+    assert repair_lines(lines)[0] == [warn, ""]
+    events = [e for e in parse_text("\n".join(lines) + "\n").events if e.kind == "nccl.warn"]
+    assert len(events) == 1 and events[0].fields["message"].endswith("/../../fffffff:ff:f")
+    # a rest with a blank at the cut, one that reads as a message of its own, or one as long as the width stays apart
+    assert repair_lines([warn[:80], " and went on"]) is None
+    assert repair_lines([warn[:80], "Traceback (most recent call last):"]) is None
+
+
 def test_a_line_cut_before_a_mark_is_joined_without_a_blank():
     # the cut fell inside an address (`peer 10.0` / `.0.2<44321> ...`) and before a source line's colon
     trunc = ("node1:1234:1290 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : peer 10.0.0.2<44321> "

@@ -134,6 +134,22 @@ def _reading(text: str) -> tuple[str | None, int]:
     return p.template, (1 << 20) + sum(v not in (None, "") for v in fields.values())  # (the fields it names)
 
 
+# a character of a field's value on either side of a cut inside it (a path, an address, a name)
+_FIELD_EDGE = lazy_re(r"[\w/.:@%+=~-]")
+_LAST_FIELD = lazy_re(r"%[-+ #0-9.]*[sp]\s*\Z")
+
+
+def _last_field_open(text: str) -> bool:
+    """Whether the catalog format that ``text`` reads as ends with a string field (``Could not find real
+    path of %s``), so a cut at the text's end may have fallen inside that field's value."""
+    from .. import nccl
+
+    env, msg = unwrap(unlinked(text))
+    p = nccl.classify(msg, env)
+    fmt = (p.fields or {}).get("format") if p is not None else None
+    return isinstance(fmt, str) and _LAST_FIELD.search(fmt) is not None
+
+
 def _next_piece(out: list[str], i: int, skip: set[int]) -> int:
     """The index of the line after line ``i`` (0-based) that may continue it: past the lines whose
     numbers are in ``skip`` (lines joined away before the wraps were read)."""
@@ -202,6 +218,16 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int], skip: froz
                 if text:
                     whole, literal = _reading(text)
                     whole = whole or ""
+                elif (first is not None and widths[j] < width - 1 and _FIELD_EDGE.match(nxt)
+                      and _reading(nxt)[0] is None):
+                    # the cut fell inside the format's last field (a path, a name: `... real path of
+                    # /sys/class/pci_bus/ffffff` / `f/../../fffffff:ff:f`): no reading gains by the rest, the
+                    # field does; the rest reads as nothing of its own and ends before the width (no blank at the cut)
+                    k = len(nxt) + 1
+                    text = next((c for c in texts if len(c) > k and _FIELD_EDGE.match(c, len(c) - k)
+                                 and _last_field_open(c[:1 - k])), "")
+                    if text:
+                        whole, literal = first, first_literal
             if whole is None or _reading(nxt)[0] == whole and _HEADER_ONLY.search(t) is None:
                 if widths[j] < width - 1:
                     break  # a line that ends before the width ends the message: no join reads it
