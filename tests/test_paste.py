@@ -10,6 +10,8 @@ import pytest
 
 from logdoc.pipeline import parse_sources, parse_text
 from logdoc.paste import EVERY_LINE_MAX, deinterleave, is_interleaved, prepare, repair_lines
+from logdoc.paste.markdown import unlinked
+from logdoc.paste.screen import as_written
 from logdoc.read.source import ReadStats, Source, read_lines
 
 TORCH_NCCL = [
@@ -1103,6 +1105,20 @@ def test_padding_that_is_no_terminals_rows():
     assert padded_rows(bar + "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout") is None
     channel = "gpu1:12:34 [0] NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15"
     assert padded_rows(channel + " " + channel) is None
+
+
+def test_an_editors_link_a_cut_left_open_at_the_lines_end_reads_as_its_text():
+    # a viewer cut the line at 100 columns inside the link's target (`misc/[shmutils.cc:72](http://shm`): the
+    # text in brackets is whole, and what is left of the target is the start of the link's own
+    cut = "gpu-node-17:1234:5678 [3] misc/[shmutils.cc:72](http://shm"
+    assert repair_lines([cut])[0] == ["gpu-node-17:1234:5678 [3] misc/shmutils.cc:72"]
+    assert not as_written([cut])
+    for left, text in (("misc/[shmutils.cc:72](", "misc/shmutils.cc:72"), ("misc/[shmutils.cc:72](htt", "misc/shmutils.cc:72"),
+                       ("peer [10.1.3.201](http://10.1.3.201/", "peer 10.1.3.201")):
+        assert repair_lines(["gpu-node-17:1234:5678 [3] " + left])[0] == ["gpu-node-17:1234:5678 [3] " + text]
+        assert unlinked(left) == text
+    # a link to somewhere else, cut or whole, stays
+    assert repair_lines(["see the [docs](http://example.com/nccl"]) is None
 
 
 def _linked_and_wrapped(text: str, width: int = 80) -> list[str]:

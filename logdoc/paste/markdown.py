@@ -104,9 +104,25 @@ def _autolink_text(m) -> str:
     return text if bare.rstrip("/").lower() == target.lower() else m[0]
 
 
+# ... and such a link that a viewer or a terminal cut inside its target, at the line's end (`misc/[shmutils.cc:72](http://shm`):
+# what is left of the target is the start of the link's own (the scheme, the text, a closing slash)
+OPEN_AUTOLINK = lazy_re(r"\[([^\[\]()\s]{1,300})\]\(([^()\s]{0,300})\Z")
+
+
+def _open_link_text(m) -> str:
+    text, part = m[1], m[2].lower()
+    own = (text.lower(),) + tuple(s + text.lower() for s in ("http://", "https://", "ftp://"))
+    return text if any((o + "/").startswith(part) for o in own) else m[0]
+
+
 def unlinked(text: str) -> str:
-    """``text`` with an editor's links around its file names and addresses read as the text they were."""
-    return _AUTOLINK.sub(_autolink_text, text) if "](" in text else text
+    """``text`` with an editor's links around its file names and addresses read as the text they were (and one a cut
+    at the line's end left open, :data:`OPEN_AUTOLINK`)."""
+    if "](" not in text:
+        return text
+    text = _AUTOLINK.sub(_autolink_text, text)
+    m = OPEN_AUTOLINK.search(text, max(0, len(text) - 2 * _LINK_SPAN)) if "](" in text[-2 * _LINK_SPAN:] else None
+    return text[:m.start()] + _open_link_text(m) if m is not None else text
 
 
 def _unlink_autolinks(out: list[str]) -> bool:
@@ -115,8 +131,8 @@ def _unlink_autolinks(out: list[str]) -> bool:
     any line changed."""
     changed = False
     for i, t in enumerate(out):
-        if "](" in t and _AUTOLINK.search(t) is not None:
-            u = _AUTOLINK.sub(_autolink_text, t)
+        if "](" in t and (_AUTOLINK.search(t) is not None or OPEN_AUTOLINK.search(t, max(0, len(t) - 2 * _LINK_SPAN)) is not None):
+            u = unlinked(t)
             if u != t:
                 out[i] = u
                 changed = True

@@ -13,7 +13,7 @@ from .common import _PROCESS_HEADER, LEARN_LINES, LONG, MAX_INTERLEAVED, Paste, 
 from .escaped import _escaped_text, _json_record, logfmt_record, may_hold_escaped, syslog_escaped
 from .ipython import _HEAD as _IPY_HEAD
 from .interleave import interleaved_writes, is_interleaved
-from .markdown import _AUTOLINK, _fold_stamp_lines, STAMP_LINE_NL, _block_indent, _BOLD_OPEN_EXC, _fold_console_rows, _HTML_ENTITY, _strip_scroll_position, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, TYPESET_QUOTES
+from .markdown import _AUTOLINK, OPEN_AUTOLINK, _fold_stamp_lines, STAMP_LINE_NL, _block_indent, _BOLD_OPEN_EXC, _fold_console_rows, _HTML_ENTITY, _strip_scroll_position, _ITALIC_WORD, _OPEN_FRAME, _SGR_RESET, TYPESET_QUOTES
 from .gutter import _strip_gutter
 from .prefix import _anchor_residue, _ANCHOR_WORDS
 from .repair import _assign_between, glued_bar, split_glued, split_glued_torch
@@ -96,8 +96,9 @@ def as_written(lines: list[str]) -> bool:
         return False  # HTML's entities, a viewer's line numbers, pytest's failure lines
     if _SGR_RESET in text:
         return False  # colour codes that lost their escape byte
-    if ("](" in text or "://" in text) and _AUTOLINK.search(text.replace("\n", "")) is not None:
-        return False  # an editor's links around file names and addresses (one a wrap cut: across the line end)
+    if ("](" in text or "://" in text) and (_AUTOLINK.search(text.replace("\n", "")) is not None
+                                            or any(OPEN_AUTOLINK.search(t, max(0, len(t) - 1280)) is not None for t in lines if "](" in t)):
+        return False  # an editor's links around file names and addresses (one a wrap cut: across the line end; one a cut left open)
     if STAMP_LINE_NL.search(nl) is not None and _fold_stamp_lines(list(lines), {}, set()):
         return False  # a log console's events copied as text, each one's time on a line of its own
     if "   " in text and any(padded_rows(t) is not None for t in lines if len(t) >= 2 * WRAP_MIN_WIDTH and "   " in t):
