@@ -74,6 +74,9 @@ FLOORS = {
     # a viewer's line numbers, then a hard wrap at 80 columns (session 42): 307/369 kept before the gutter's numbers
     # were read as counting lines (a row without one after a full row is its line's rest), 369/369 after
     "numbered+wrap80": 99,
+    # line numbers in brackets before every line (session 42, hiyouga/LlamaFactory#8261 and #7396): 416/441 kept while
+    # they were read as MPICH's ranks, 440/441 once read as a gutter
+    "numbered-brackets": 99,
 }
 
 

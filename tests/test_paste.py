@@ -774,6 +774,30 @@ def test_a_numbered_line_a_wrap_cut_is_joined_to_its_rest_rows():
     assert [t for t in fixed if t] == [t for t in body if t]
 
 
+def test_line_numbers_in_brackets_are_a_gutter_not_mpich_ranks():
+    # LlamaFactory#8261's paste: each line under its line number in brackets, read before as MPICH's `-prepend-rank`
+    # (`[1745]` was rank 1745, and LD503 named ranks 1745...1755 as hung)
+    lines = ["[1754]   1%|          | 19/1752 [00:54<1:22:59,  2.87s/it]",
+             "[1755]   1%|          | 20/1752 [00:57<1:22:40,  2.86s/it]",
+             "[1756]                                                    ",
+             "[1757] {'loss': 0.0, 'grad_norm': 1.4142135381698608, 'learning_rate': 4.3181818181818185e-06, 'epoch': 0.01}",
+             "[1758] ",
+             "[1763]   1%|\u258f         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 "
+             "ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=6, "
+             "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600007 milliseconds before timing out."]
+    events = parse_text("\n".join(lines[:5]) + "\n").events
+    assert events and all(e.rank is None for e in events)
+    # (the numbers jump where the paste skipped lines)
+    assert [(e.kind, e.rank) for e in parse_text("\n".join(lines) + "\n").events if e.rank is not None] == [
+        ("torch.watchdog_timeout", 5)]
+    # MPICH's ranks repeat and start at 0: they stay ranks
+    from logdoc.paste import _strip_gutter
+
+    assert not _strip_gutter(["[0] step 1 loss 2.3", "[1] step 1 loss 2.4", "[0] step 2 loss 2.1", "[1] step 2 loss 2.2"])
+    assert not _strip_gutter(["[0] NCCL INFO a", "[1] NCCL INFO b", "[2] NCCL INFO c", "[3] NCCL INFO d"])
+    assert _strip_gutter(["[41] a", "[42] b", "[43] c"])
+
+
 def test_numbers_that_do_not_count_the_lines_up_are_no_gutter():
     from logdoc.paste import _strip_gutter
 

@@ -73,6 +73,8 @@ DAMAGE = {
 
 # an editor's links, then a hard wrap that cut some of them (the repair joins a line cut inside a link with its rest)
 DAMAGE["editor links wrapped"] = lambda ls: DAMAGE["wrapped"](DAMAGE["editor links"](ls))
+# line numbers in brackets before every line (the repair removes them: no MPICH rank)
+DAMAGE["bracketed line numbers"] = lambda ls: [f"[{n}] {t}" for n, t in enumerate(ls, 1)]
 # an editor's links, then a viewer's cut at 100 columns that left one open at the line's end (the repair reads it as its text)
 DAMAGE["editor links cut"] = lambda ls: [t[:100] for t in DAMAGE["editor links"](ls)]
 # a viewer's line numbers, then a hard wrap at 80 columns: the rows a line's wrap made carry no number (the repair

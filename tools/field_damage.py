@@ -326,6 +326,9 @@ TEXT_TRANSFORMS: dict[str, Callable[[str], str]] = {
     # (NVIDIA/nccl#1710: `transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN ...`)
     "autolink": lambda t: _lines_by_transform(t, lambda line: _AUTOLINKABLE.sub(lambda m: f"[{m[0]}](http://{m[0]}/)", line)),
     "numbered": lambda t: "\n".join(f"{n:4d} | {line}" if line else line for n, line in enumerate(t.split("\n"), 1)),
+    # the line numbers in brackets, every line numbered (hiyouga/LlamaFactory#8261: `[1745]   1%|...`, #7396:
+    # `[80746] [rank0]:[E321 ...`); MPICH's `-prepend-rank` writes ranks so
+    "numbered-brackets": lambda t: "\n".join(f"[{n}] {line}" for n, line in enumerate(t.split("\n"), 1)),
 }
 EVIDENCE_TRANSFORMS = ("evidence", "bare", "last-error")
 # damages that real pastes combine, each applied after the one before it (:func:`_known`): a short paste
