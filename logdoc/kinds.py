@@ -79,8 +79,8 @@ KINDS: dict[str, KindSpec] = {
     "nccl.connected_all_rings": _k(NCCL_FIELDS + ("pxn", "gdr", "what"), _N, "Connected all rings/trees"),
     "nccl.connected_all": _k(NCCL_FIELDS + ("what",), _N, "Connected all <something> (newer releases)"),
     "nccl.info": _k(NCCL_FIELDS + ("header",), _N, "another NCCL INFO line of the catalog"),
-    # --- nccl-tests' own lines (logdoc/classify/neighbours.py classify_tests)
-    "nccltests.nccl_failure": _k(("source_location", "error", "last_error", "host"), _N,
+    # --- nccl-tests' own lines (logdoc/classify/nccltests.py classify_tests)
+    "nccltests.nccl_failure": _k(("source_location", "error", "last_error", "host", "nccl_result"), _N,
                                  "an nccl-tests NCCLCHECK failure (`Test NCCL failure file:line 'error'`)"),
     "verbs.error": _k(("call", "errno_text", "device", "library", "call_args"), _N,
                       "a failed ibverbs call printed by an RDMA library other than NCCL (UCX ...)"),

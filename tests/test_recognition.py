@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from nccl_render import render_message  # noqa: E402
 
 from logdoc import diagnose, kb, nccl, nested  # noqa: E402
-from logdoc.classify import bare as nccl_bare, neighbours  # noqa: E402
+from logdoc.classify import bare as nccl_bare, nccltests, neighbours  # noqa: E402
 from logdoc.classify import torch as torchlines  # noqa: E402
 from logdoc.api import build_report  # noqa: E402
 from logdoc.envelope import unwrap  # noqa: E402
@@ -379,7 +379,13 @@ def test_info_line_whose_header_was_cut_to_its_level():
      "nccltests.nccl_failure", {"source_location": "common.cu:1012", "error": "internal error - please report this issue to the NCCL developers"}),
     ("node1: Test NCCL failure all_reduce.cu:47 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / Cuda failure 2'",
      "nccltests.nccl_failure", {"last_error": "Cuda failure 2"}),
-    ("NCCL failure all_reduce.cu:95 'unhandled cuda error'", "nccltests.nccl_failure", {"error": "unhandled cuda error"}),
+    ("NCCL failure all_reduce.cu:95 'unhandled cuda error'", "nccltests.nccl_failure",
+     {"error": "unhandled cuda error", "nccl_result": "ncclUnhandledCudaError"}),
+    # ncclGetErrorString's words in other capitals name the same result
+    ("node1: Test NCCL failure common.cu:393 'unhandled CUDA error'", "nccltests.nccl_failure",
+     {"error": "unhandled CUDA error", "nccl_result": "ncclUnhandledCudaError"}),
+    ("node1: Test NCCL failure common.cu:393 'Unhandled System Error'", "nccltests.nccl_failure",
+     {"nccl_result": "ncclSystemError"}),
     ("Cuda failure common.cu:733 'CUDA driver version is insufficient for CUDA runtime version'", "cuda.error",
      {"error": "CUDA driver version is insufficient for CUDA runtime version"}),
     ("# Out of bounds values : 12 FAILED", "nccltests.check", {"wrong": 12, "verdict": "FAILED"}),
@@ -1295,7 +1301,7 @@ def test_a_vllm_worker_prefix_names_the_process_and_its_node():
     ("   Rank  2 uses device  2 [0x0d] Tesla M40 24GB", None, "0x0d"),  # the `#` lost in a paste
 ])
 def test_nccl_tests_device_lines_of_every_release(line, host, bus):
-    p = neighbours.classify_tests(line)
+    p = nccltests.classify_tests(line)
     assert p is not None and p.kind == "nccltests.device"
     assert p.fields.get("test_host") == host and p.fields["bus"] == bus
 
@@ -1309,7 +1315,7 @@ def test_nccl_tests_device_lines_of_every_release(line, host, bus):
     ("step 12 | time 0.31 s | algbw is not a word here", None),
 ])
 def test_nccl_tests_table_header(line, kind):
-    p = neighbours.classify_tests(line)
+    p = nccltests.classify_tests(line)
     assert (p.kind if p is not None else None) == kind
 
 

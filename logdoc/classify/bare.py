@@ -17,8 +17,9 @@ from ..nccl import read_message
 from ..templates import BARE_MIN_LITERAL, match_net_variant, nccl_catalog
 from .neighbours import (classify_caught_signal, classify_cqe_dump, classify_cuda_driver_error, classify_cuda_text, classify_envoy,
                          classify_errno_line, classify_iommu_fault, classify_signal_report,
-                         classify_launcher_exit, classify_ray_store, classify_stack_frame, classify_tests,
+                         classify_launcher_exit, classify_ray_store, classify_stack_frame,
                          classify_ucx_error, classify_verbs, classify_verbs_provider)
+from .nccltests import classify_tests
 from .container import classify_container, classify_docker_run
 from .hostcheck import classify_hostcheck
 from .ompi import classify_ompi_signal
@@ -142,7 +143,7 @@ def _classify_bare(text: str) -> Parsed | None:
     """A WARN message of NCCL's catalog standing without any header (pasted alone, quoted after
     ``Last error:``, inside an exception): ``nccl.warn`` with ``header: none``, or None.
     Only the first line is read (a WARN is one line). nccl-tests' own lines and NCCL 1.x WARN
-    lines are read here too (:func:`~logdoc.classify.neighbours.classify_tests`,
+    lines are read here too (:func:`~logdoc.classify.nccltests.classify_tests`,
     :func:`_classify_nccl1`), and so is an INFO message whose header was cut down to its level word
     (``INFO NET/IB : ...``: ``nccl.info`` with ``header: none``)."""
     line = text.split("\n", 1)[0].strip()

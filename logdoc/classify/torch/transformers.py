@@ -18,6 +18,7 @@ NCCL_STRINGS = {
     "NCCL operation in progress": "ncclInProgress",
     "system error": "ncclSystemError",  # NCCL 1.x's text (src/core.cu ncclGetErrorString; 2.x added `unhandled`)
 }
+_LOWER = {k.lower(): v for k, v in NCCL_STRINGS.items()}
 _CUT_HEAD = 8  # characters of a text's head that name it (as logdoc.cuttail.MIN_PREFIX)
 
 
@@ -29,6 +30,10 @@ def nccl_result_of(error_string: str, ends: bool = False) -> str | None:
     is that text."""
     for k, v in NCCL_STRINGS.items():
         if error_string.startswith(k):
+            return v
+    low = error_string.lower()  # the same words in other capitals (`unhandled CUDA error`, retyped or a fork's)
+    for k, v in _LOWER.items():
+        if low.startswith(k):
             return v
     if ends and len(error_string) >= _CUT_HEAD:
         heads = {v for k, v in NCCL_STRINGS.items() if k.startswith(error_string)}
