@@ -276,3 +276,23 @@ def test_tensorflows_oom_on_a_cpu_is_no_gpu_oom():
     d = _diagnoses("tensorflow.python.framework.errors_impl.ResourceExhaustedError: " + _TF_OOM.replace("GPU", "CPU")
                    .replace("CPU_0_bfc", "cpu") + "\n")
     assert all(x["category"] != "cuda_oom" for x in d)
+
+
+# TensorFlow before 1.5: ResourceExhausted("OOM when allocating tensor with shape", shape.DebugString()), no device and
+# no allocator (tensorflow/models#1993, TF 1.2); the shape ends the line, so the newer CPU form is not read as it
+@pytest.mark.parametrize("text", [
+    "2017-07-20 13:58:20.791379: W c:\\tf_jenkins\\home\\workspace\\release-win\\m\\windows-gpu\\py\\35\\tensorflow\\core"
+    "\\framework\\op_kernel.cc:1158] Resource exhausted: OOM when allocating tensor with shape[2304,384]\n",
+    "Traceback (most recent call last):\n  File \"D:\\Anaconda3\\lib\\site-packages\\tensorflow\\python\\client\\session.py\","
+    " line 1139, in _do_call\n    return fn(*args)\n"
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[2304,384]\n",
+])
+def test_tensorflow_1x_oom_without_its_device_is_named(text):
+    d = _diagnoses(text)
+    assert d and d[0]["id"] == "LD8061" and d[0]["category"] == "cuda_oom", d[:1]
+
+
+def test_tensorflow_1x_oom_form_does_not_take_the_newer_cpu_form():
+    d = _diagnoses("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with"
+                   " shape[2988,5312,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n")
+    assert all(x["id"] != "LD8061" and x["category"] != "cuda_oom" for x in d)

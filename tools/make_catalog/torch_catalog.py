@@ -311,6 +311,12 @@ EXTRA = [
     ("logdoc:cuda:tf-oom", "cuda.oom", "ERROR", "line", "",
      "{head}OOM when allocating tensor with shape[{shape}] and type {dtype:word} on {job}/device:GPU:{gpu:int} by allocator "
      "{allocator:word}{rest:rest}"),
+    # the same message before TensorFlow 1.5 (op_kernel.cc: ResourceExhausted("OOM when allocating tensor with shape",
+    # shape.DebugString()), no device): the shape ends the line. `{|}` (an empty alternative) ends the format in a
+    # placeholder, so no tail is accepted after the `]` and the newer CPU form (`... on .../device:CPU:0 by allocator
+    # cpu`) is not read as this one
+    ("logdoc:cuda:tf-oom-old", "cuda.oom", "ERROR", "line", "",
+     "{head}OOM when allocating tensor with shape[{shape:word}]{|}"),
     ("logdoc:cuda:error", "cuda.error", "ERROR", "line", "", "CUDA error: {error:line}{rest:rest}"),
     # THC (PyTorch <= 1.x): THCudaCheck's `cuda runtime error (%d) : %s at %s:%d`
     ("logdoc:cuda:thc-oom", "cuda.oom", "ERROR", "line", "",
