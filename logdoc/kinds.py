@@ -200,6 +200,12 @@ KINDS: dict[str, KindSpec] = {
     "framework.coordination_rpc": _k(("framework", "rpc"), "logdoc/classify/frameworks.py",
                                      "the coordination service's call a gRPC status came back from (`RPC: "
                                      "/tensorflow.CoordinationService/RegisterTask`)"),
+    "framework.collective_abort": _k(("framework", "status", "error"), "logdoc/classify/frameworks.py",
+                                     "a framework aborted every collective of this process after one failed (TensorFlow's "
+                                     "`BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: ...`)"),
+    "framework.grpc_remote": _k(("framework", "task"), "logdoc/classify/frameworks.py",
+                                "the remote task a gRPC status came from (TensorFlow's `Additional GRPC error information from "
+                                "remote target /job:worker/replica:0/task:0:`)"),
     "framework.peer_lost": _k(("framework", "task", "launcher", "aborted_rank", "errorcode", "nonzero_exit", "tool", "count",
                                "exited_rank", "mpi_job", "pid", "exitcode", "signal"), "logdoc/classify/frameworks.py",
                               "another framework or launcher says a process of the job is gone (JAX's coordination "

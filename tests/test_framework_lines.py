@@ -265,3 +265,43 @@ def test_horovods_shutdown_outside_an_exception_is_read():
         ds = build_report(parse_sources([("r.log", text + "\n")]), rules)["diagnoses"]
         assert ds and ds[0]["id"] == "LD725", [d["id"] for d in ds]
     assert classify_framework("Horovod has not been initialized; use hvd.init().") is None
+
+
+# TensorFlow's collective executor aborting a worker's collectives (base_collective_executor.cc StartAbort), the status
+# in absl's words (2.11+: tensorflow/tensorflow#60706, at MultiWorkerMirroredStrategy's start-up) and in Status::ToString's
+# before (mlcommons/training#272, TF 1.13); the remote target gRPC names on the next line
+_TF_ABORT_DEADLINE = (
+    "2023-05-25 11:10:57.934361: E tensorflow/core/common_runtime/base_collective_executor.cc:249] "
+    "BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Deadline Exceeded\n"
+    "Additional GRPC error information from remote target /job:worker/replica:0/task:0:\n"
+    ':{"created":"@1685013057.934031384","description":"Deadline Exceeded","file":"external/com_github_grpc_grpc/src/core/'
+    'ext/filters/deadline/deadline_filter.cc","file_line":69,"grpc_status":4}\n'
+    "2023-05-25 11:10:57.934547: F tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:103] Non-OK-status: Stop() "
+    "status: UNIMPLEMENTED: Clean shutdown is not currently implemented\n"
+    "Fatal Python error: Aborted\n")
+_TF_ABORT_CLOSED = (
+    "2019-05-19 15:08:13.128241: E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with "
+    "Unavailable: Socket closed\n"
+    "2019-05-19 15:08:13.128323: W tensorflow/core/common_runtime/base_collective_executor.cc:203] "
+    "BaseCollectiveExecutor::StartAbort Unavailable: Socket closed\n")
+
+
+def test_tensorflows_collective_abort_is_read_with_its_status():
+    p = classify_framework("BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED: Deadline Exceeded")
+    assert p is not None and p.kind == "framework.collective_abort"
+    assert p.fields == {"framework": "tensorflow", "status": "DEADLINE_EXCEEDED", "error": "Deadline Exceeded"}
+    p = classify_framework("BaseCollectiveExecutor::StartAbort Unavailable: Socket closed")
+    assert p is not None and p.fields["status"] == "UNAVAILABLE" and p.fields["error"] == "Socket closed"
+    p = classify_framework("Additional GRPC error information from remote target /job:worker/replica:0/task:0:")
+    assert p is not None and p.kind == "framework.grpc_remote" and p.fields["task"] == "/job:worker/replica:0/task:0"
+    # the abort that ends a dataset, and one after another abort, are no failure
+    assert classify_framework("BaseCollectiveExecutor::StartAbort Out of range: End of sequence") is None
+    assert classify_framework("BaseCollectiveExecutor::StartAbort OUT_OF_RANGE: End of sequence") is None
+    assert classify_framework("BaseCollectiveExecutor::StartAbort CANCELLED: Cancelled") is None
+
+
+@pytest.mark.parametrize("text, rule", [(_TF_ABORT_DEADLINE, "LD7061"), (_TF_ABORT_CLOSED, "LD7060")])
+def test_tensorflows_collective_abort_is_diagnosed(text, rule):
+    # before: the start-up abort read as the SIGABRT after it (LD761), the 1.x lines as nothing
+    ids = _ids(text)
+    assert ids and ids[0] == rule, ids

@@ -89,6 +89,14 @@ TensorFlow's MultiWorkerMirroredStrategy checks its peers in the background and,
 alive failed, /job:worker/replica:0/task:1 is down, aborting collectives: Deadline Exceeded``: ``framework``
 ``tensorflow`` and ``task``.
 
+TensorFlow's collective executor aborts every collective of a worker when one of them failed and logs the status
+(tensorflow/core/common_runtime/base_collective_executor.cc): ``BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED:
+Deadline Exceeded`` (absl's status names from 2.11; ``Unavailable: Socket closed`` before): ``framework.collective_abort``
+with ``framework`` ``tensorflow``, ``status`` (the gRPC status name, upper case) and ``error``. The abort that ends a
+dataset (``Out of range: End of sequence``) or follows another abort (``Cancelled``) is no failure and is not read. The
+remote worker a gRPC status came from is named on the next line (``Additional GRPC error information from remote target
+/job:worker/replica:0/task:0:``): ``framework.grpc_remote`` with ``task``, context for the status before it.
+
 Each lost peer becomes ``framework.peer_lost`` with ``framework`` (``jax``, ``open-mpi``, ``tensorflow``, ``horovod``) and, where the
 line names it, ``task`` (the first task named unhealthy, the worker found down). What it means is the knowledge base's (knowledge/processes.yaml);
 this module only finds it.
@@ -141,6 +149,12 @@ _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote
 # ...` (its 2018 releases: `... This has been caused by an exception on one of the rank ...`), after the framework's status
 # (`OP_REQUIRES failed at mpi_ops.cc:422 : Aborted: `) or as an exception's message
 _HOROVOD_SHUT = lazy_re(r"\bHorovod has been shut down\b")
+# TensorFlow's collective executor aborting this worker's collectives (base_collective_executor.cc StartAbort: LOG(ERROR) << s;
+# LOG(WARNING) in 1.x): Status::ToString's `Unavailable: ` before 2.11, absl's `UNAVAILABLE: ` after
+_TF_ABORT = lazy_re(r"\bBaseCollectiveExecutor::StartAbort (?P<status>[A-Z][A-Za-z_]{1,24}(?: [a-z]{1,12}){0,2}): (?P<text>[^\n]{1,400})")
+_TF_ABORT_BENIGN = ("OUT_OF_RANGE", "CANCELLED")  # a dataset's end; an abort after another abort
+# gRPC's error detail as TensorFlow's distributed runtime appends it (grpc_util.h FromGrpcStatus): the remote target
+_GRPC_REMOTE = lazy_re(r"^Additional GRPC error information from remote target (?P<task>/job:[\w/:-]{1,100}?):?\s*$")
 _TF_DOWN = lazy_re(r"\bCluster check alive failed, (?P<task>/job:[\w/:-]{1,100}) is down, aborting collectives\b")
 _VLLM = lazy_re(r"\bWorker proc (?P<proc>[\w.-]{1,64}) died unexpectedly, shutting down executor\b"
                 r"|\bRayWorkerProc rank=\[?(?P<ranks>\d{1,7}(?:, ?\d{1,7}){0,63})\]? died unexpectedly, shutting down executor\b"
@@ -253,6 +267,18 @@ def classify_framework(line: str) -> Parsed | None:
     if "has been shut down" in line:
         if _HOROVOD_SHUT.search(line, 0, min(len(line), 1024)) is not None:
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "horovod"})
+    if "StartAbort" in line:
+        m = _TF_ABORT.search(line, 0, min(len(line), 1024))
+        if m is not None:
+            status = m["status"].upper().replace(" ", "_")
+            if status in _TF_ABORT_BENIGN:
+                return None
+            return Parsed("framework.collective_abort", "ERROR", "framework.collective_abort",
+                          {"framework": "tensorflow", "status": status, "error": m["text"].strip()})
+    if line.startswith("Additional GRPC error information from remote target /job:"):
+        m = _GRPC_REMOTE.match(line[:400])
+        if m is not None:
+            return Parsed("framework.grpc_remote", "INFO", "framework.grpc_remote", {"framework": "tensorflow", "task": m["task"]})
     if "check alive failed" in line:
         m = _TF_DOWN.search(line, 0, min(len(line), 1024))
         if m is not None:

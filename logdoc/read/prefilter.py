@@ -85,6 +85,8 @@ KEYWORDS = (
               # names (`RPC: /tensorflow.CoordinationService/RegisterTask`), and a status line with no other keyword
               # (`DEADLINE_EXCEEDED: Deadline Exceeded`, `DEADLINE_EXCEEDED: Barrier timed out. Id: ...`)
     "UNAVAILABLE: ",  # a gRPC status alone on its line with no other keyword (`UNAVAILABLE: Socket closed`)
+    "StartAbort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of
+              # releases before 2.11 with no other keyword (`BaseCollectiveExecutor::StartAbort Unavailable: Socket closed`)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
     "network interface",  # a launcher's check of the hosts' interfaces, its exception line bare (Horovod's
               # `horovod.runner.common.util.address.NoValidAddressesFound: No available network interface found matching
