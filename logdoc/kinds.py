@@ -218,6 +218,12 @@ KINDS: dict[str, KindSpec] = {
     "framework.check": _k(("framework", "check", "value", "required"), "logdoc/classify/frameworks.py",
                           "a framework's start-up check of the machine that failed (vLLM: no GPU peer-to-peer access; "
                           "Accelerate: a Linux kernel older than it recommends)"),
+    "launcher.protocol_error": _k(("head", "source", "source_line", "code"), _T,
+                                  "a launcher's runtime could not read a message of another of its daemons (Open MPI's "
+                                  "`ORTE_ERROR_LOG: Data unpack would read past end of buffer in file grpcomm_direct.c ...`)", True),
+    "launcher.not_found": _k(("launcher", "shell", "shell_line"), _T,
+                             "a node's shell did not find a launcher's daemon it was asked to start (Open MPI over ssh: "
+                             "`bash: orted: command not found`)", True),
     "launcher.failed": _k(("launcher", "article"), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec; Open MPI: `launcher` "
                           "ORTE / PRTE could not start its daemons)", True),

@@ -240,7 +240,9 @@ def test_keywords_are_few_and_consistent():
     # daemons: `ORTE was unable to reliably start one or more daemons.`, `A process or daemon was unable to complete a TCP connection`)
     # session 42: "StartAbort" (TensorFlow's `BaseCollectiveExecutor::StartAbort Unavailable: Socket closed`, its status in
     # the words before 2.11 with no other keyword; logdoc/classify/frameworks.py, LD7060)
-    assert len(prefilter.KEYWORDS) <= 63
+    # "exchange_identification", "command not found" (the line before Open MPI's daemon-launch banner that names why: OpenSSH's
+    # `ssh_exchange_identification: Connection closed by remote host`, the node's `bash: orted: command not found`; LD1065, LD1066)
+    assert len(prefilter.KEYWORDS) <= 65
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:
         assert prefilter.candidate(f"x {k} y")

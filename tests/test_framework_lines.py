@@ -305,3 +305,65 @@ def test_tensorflows_collective_abort_is_diagnosed(text, rule):
     # before: the start-up abort read as the SIGABRT after it (LD761), the 1.x lines as nothing
     ids = _ids(text)
     assert ids and ids[0] == rule, ids
+
+
+# Open MPI's runtime unpacking another daemon's message past its end (OPAL_ERR_UNPACK_READ_PAST_END_OF_BUFFER): the nodes'
+# Open MPI builds differ (horovod/horovod#368, #133; open-mpi/ompi#4437), in ORTE_ERROR_LOG's and ORTE_FORCED_TERMINATE's
+# words; the daemon-launch banner after it is its consequence; show_help.c's is no sign of its own
+_ORTE_UNPACK = (
+    "[CPSG-AI-GPU-2:46613] [[17593,0],1] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file grpcomm_direct.c"
+    " at line 355\n"
+    "--------------------------------------------------------------------------\n"
+    "An internal error has occurred in ORTE:\n\n"
+    "[[17593,0],1] FORCE-TERMINATE AT Data unpack would read past end of buffer:-26 - error grpcomm_direct.c(359)\n\n"
+    "This is something that should be reported to the developers.\n"
+    "--------------------------------------------------------------------------\n")
+_ORTE_UNPACK_LAUNCH = (
+    "ORTE_ERROR_LOG: Data unpack would read past end of buffer in file base/plm_base_launch_support.c at line 1230\n"
+    "--------------------------------------------------------------------------\n"
+    "ORTE was unable to reliably start one or more daemons.\n"
+    "This usually is caused by:\n"
+    "* not finding the required libraries and/or binaries on one or more nodes. Please check your PATH and LD_LIBRARY_PATH"
+    " settings, or configure OMPI with --enable-orterun-prefix-by-default\n")
+
+
+@pytest.mark.parametrize("text", [_ORTE_UNPACK, _ORTE_UNPACK_LAUNCH])
+def test_open_mpi_daemons_that_cannot_read_each_other_are_a_version_mismatch(text):
+    # before: silent (the first), the daemon-launch banner LD1055 (the second)
+    ids = _ids(text)
+    assert ids and ids[0] == "LD4061" and "LD1055" not in ids[:1], ids
+
+
+def test_open_mpi_show_help_unpack_is_no_version_mismatch():
+    ids = _ids("[griffin:02621] [[54251,0],0] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file "
+               "util/show_help.c at line 507\n")
+    assert "LD4061" not in ids
+
+
+# the line before Open MPI's daemon-launch banner that says why the daemon did not start: OpenSSH's refused session
+# (openpmix/prrte#1493: thousands of launches, 36 daemons a node at once) and a node's shell without orted on its PATH
+_SSH_REFUSED = (
+    "ssh_exchange_identification: Connection closed by remote host\n"
+    "--------------------------------------------------------------------------\n"
+    "prterun was unable to reliably start one or more daemons.\n"
+    "This usually is caused by:\n\n"
+    "* the inability to resolve specified hostnames - please check\n"
+    "  above for any output regarding this possibility\n")
+_ORTED_MISSING = (
+    "bash: orted: command not found\n"
+    "--------------------------------------------------------------------------\n"
+    "ORTE was unable to reliably start one or more daemons.\n"
+    "This usually is caused by:\n")
+
+
+@pytest.mark.parametrize("text, rule", [(_SSH_REFUSED, "LD1065"), (_ORTED_MISSING, "LD1066"),
+                                        ("kex_exchange_identification: read: Connection reset by peer\n", "LD1065"),
+                                        ("bash: line 1: prted: command not found\n", "LD1066")])
+def test_the_line_before_open_mpis_launch_banner_names_the_cause(text, rule):
+    # before: the banner's generic reading (LD1055) or nothing; the lines passed no prefilter keyword
+    ids = _ids(text)
+    assert ids and ids[0] == rule and "LD1055" not in ids[:1], ids
+
+
+def test_another_programs_command_not_found_is_not_open_mpis_daemon():
+    assert "LD1066" not in _ids("bash: python3: command not found\n")

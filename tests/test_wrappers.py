@@ -299,7 +299,9 @@ def test_open_mpi_daemon_launch_failures_are_read():
               "  one or more nodes. Please check your PATH and LD_LIBRARY_PATH\n"
               "  settings, or configure OMPI with --enable-orterun-prefix-by-default\n")
     assert [e.kind for e in _events(banner)] == ["launcher.failed"]
-    assert _top("bash: orted: command not found\n" + banner)["id"] == "LD1055"
+    assert _top(banner)["id"] == "LD1055"
+    # the node's shell saying why (the daemon not on its PATH) leads, the banner is its consequence (LD1066)
+    assert _top("bash: orted: command not found\n" + banner)["id"] == "LD1066"
     assert _top(oob + banner)["id"] == "LD1057"  # the connect failure before the banner leads
     assert _top("PRTE was unable to reliably start one or more daemons.\n")["id"] == "LD1055"
     after = ("An ORTE daemon has unexpectedly failed after launch and before\n"

@@ -85,6 +85,9 @@ KEYWORDS = (
               # names (`RPC: /tensorflow.CoordinationService/RegisterTask`), and a status line with no other keyword
               # (`DEADLINE_EXCEEDED: Deadline Exceeded`, `DEADLINE_EXCEEDED: Barrier timed out. Id: ...`)
     "UNAVAILABLE: ",  # a gRPC status alone on its line with no other keyword (`UNAVAILABLE: Socket closed`)
+    "exchange_identification", "command not found",  # an Open MPI launch that failed on a node before its banner, in
+              # OpenSSH's words (`ssh_exchange_identification: Connection closed by remote host`, `kex_...` from 8.0) and the
+              # node's shell's (`bash: orted: command not found`): no other keyword
     "StartAbort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of
               # releases before 2.11 with no other keyword (`BaseCollectiveExecutor::StartAbort Unavailable: Socket closed`)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)

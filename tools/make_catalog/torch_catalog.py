@@ -551,6 +551,12 @@ EXTRA = [
      "curl: (7) Failed to connect to {peer:word} port {port:int}: {strerror:line}"),
     ("logdoc:ssh:connect-to-host", "net.connect_failed", "ERROR", "line", "",
      "ssh: connect to host {peer:word} port {port:int}: {strerror:line}"),
+    # OpenSSH's client when the server closed or reset the TCP connection before its identification banner
+    # (sshconnect.c ssh_exchange_identification(): `ssh_exchange_identification: Connection closed by remote host`,
+    # `... read: Connection reset by peer`; kex.c kex_exchange_identification() from OpenSSH 8.0): sshd refused the
+    # session (MaxStartups when a launcher opens many at once, TCP wrappers, a sshd that failed)
+    ("logdoc:ssh:exchange-identification", "net.connect_failed", "ERROR", "line", "",
+     "{how=ssh|kex}_exchange_identification: {strerror=Connection closed by remote host|read: Connection reset by peer}"),
     ("logdoc:ping:unreachable", "net.connect_failed", "ERROR", "line", "",
      "From {gateway:word} icmp_seq={seq:int} {strerror=Destination Host Unreachable|Destination Net Unreachable|Destination Port Unreachable}"),
     # MPICH's Hydra launcher (mpiexec and its proxies, src/pm/hydra): HYDU_sock_connect's lookup and connect
@@ -582,6 +588,23 @@ EXTRA = [
      "{article=An|A} {launcher:word} daemon has unexpectedly failed after launch{rest:rest}"),
     ("logdoc:ompi:oob-tcp-connect-fail", "net.connect_failed", "ERROR", "line", "",
      "A process or daemon was unable to complete a TCP connection{rest:rest}"),
+    # Open MPI's runtime reading a message of another daemon (or of mpirun) whose layout is not the one it expects: the
+    # error OPAL_ERR_UNPACK_READ_PAST_END_OF_BUFFER ("Data unpack would read past end of buffer", opal_err2str) as
+    # ORTE_ERROR_LOG prints it (orte/mca/errmgr/base/errmgr_base_fns.c: "%s ORTE_ERROR_LOG: %s in file %s at line %d"),
+    # as ORTE_FORCED_TERMINATE ends the daemon with it (errmgr.h: "%s FORCE-TERMINATE AT %s:%d - error %s(%d)"), and as
+    # PMIx's PMIX_ERROR_LOG prints its own code for it (Open MPI 5 / PRRTE; PMIx before 2.0: UNPACK-PAST-END)
+    ("logdoc:ompi:unpack-past-end", "launcher.protocol_error", "ERROR", "line", "",
+     "{head}ORTE_ERROR_LOG: Data unpack would read past end of buffer in file {source:word} at line {source_line:int}"),
+    ("logdoc:ompi:force-terminate-unpack", "launcher.protocol_error", "ERROR", "line", "",
+     "{head}FORCE-TERMINATE AT Data unpack would read past end of buffer:{code:int} - error {source}({source_line:int})"),
+    ("logdoc:ompi:pmix-unpack-past-end", "launcher.protocol_error", "ERROR", "line", "",
+     "{head}PMIX ERROR: {code=PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER|UNPACK-PAST-END} in file {source:word} at line "
+     "{source_line:int}"),
+    # a node's shell that did not find Open MPI's daemon when mpirun started it over ssh (a non-interactive login's PATH
+    # without Open MPI's bin directory): bash's `bash: orted: command not found` (`bash: line 1: ...` from bash 5.1 for
+    # a command string), for orted (ORTE) and prted (PRRTE, Open MPI 5)
+    ("logdoc:ompi:daemon-not-found", "launcher.not_found", "ERROR", "line", "",
+     "{shell=bash|sh|zsh|ksh}: {|line {shell_line:int}: }{launcher=orted|prted}: command not found"),
     # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
