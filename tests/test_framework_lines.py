@@ -300,9 +300,20 @@ def test_tensorflows_collective_abort_is_read_with_its_status():
     assert classify_framework("BaseCollectiveExecutor::StartAbort CANCELLED: Cancelled") is None
 
 
-@pytest.mark.parametrize("text, rule", [(_TF_ABORT_DEADLINE, "LD7061"), (_TF_ABORT_CLOSED, "LD7060")])
+# the status every later collective of the worker fails with (StartAbort's derived status), as TensorFlow raises it
+# (yahoo/TensorFlowOnSpark#607)
+_TF_ABORTED_OP = (
+    "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: Socket closed\n"
+    "Additional GRPC error information from remote target /job:worker/replica:0/task:1:\n"
+    "The error could be from a previous operation. Restart your program to reset. [Op:CollectiveReduceV2]\n")
+
+
+@pytest.mark.parametrize("text, rule", [(_TF_ABORT_DEADLINE, "LD7061"), (_TF_ABORT_CLOSED, "LD7060"), (_TF_ABORTED_OP, "LD7060"),
+                                        ("tensorflow.python.framework.errors_impl.DeadlineExceededError: Collective ops is"
+                                         " aborted by: Deadline Exceeded\n", "LD7061")])
 def test_tensorflows_collective_abort_is_diagnosed(text, rule):
-    # before: the start-up abort read as the SIGABRT after it (LD761), the 1.x lines as nothing
+    # before: the start-up abort read as the SIGABRT after it (LD761), the 1.x lines as nothing, the exception as an
+    # exception of the training code (LD710)
     ids = _ids(text)
     assert ids and ids[0] == rule, ids
 
