@@ -454,6 +454,10 @@ def test_a_line_cut_inside_its_formats_last_field_is_joined_without_a_blank():
     # a rest with a blank at the cut, one that reads as a message of its own, or one as long as the width stays apart
     assert repair_lines([warn[:80], " and went on"]) is None
     assert repair_lines([warn[:80], "Traceback (most recent call last):"]) is None
+    # the next line of a log after its widest line, a line of words, is no rest of the last field (a pointer here)
+    info = ("node1:52106:52106 [1] NCCL INFO AllReduce: opCount 2b sendbuff 0x7f0c00000000 recvbuff 0x7f0c00000000 "
+            "count 4194304 datatype 9 op 0 root 0 comm 0x55c7f4a13b50 [nranks=4] stream 0x55c7f4a14d30")
+    assert repair_lines([info, "slurmstepd: error: *** STEP 90317.0 ON node1 CANCELLED AT 2026-11-30T23:18:21 ***"]) is None
 
 
 def test_a_line_cut_before_a_mark_is_joined_without_a_blank():

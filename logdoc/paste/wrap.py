@@ -219,10 +219,13 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int], skip: froz
                     whole, literal = _reading(text)
                     whole = whole or ""
                 elif (first is not None and widths[j] < width - 1 and _FIELD_EDGE.match(nxt)
-                      and _reading(nxt)[0] is None):
+                      and len(nxt.split()) == 1 and _reading(nxt)[0] is None):
                     # the cut fell inside the format's last field (a path, a name: `... real path of
                     # /sys/class/pci_bus/ffffff` / `f/../../fffffff:ff:f`): no reading gains by the rest, the
-                    # field does; the rest reads as nothing of its own and ends before the width (no blank at the cut)
+                    # field does; the rest reads as nothing of its own, ends before the width (no blank at the cut)
+                    # and is one word, as the rest of one value is (the next line of a log after a line that was
+                    # the widest, `slurmstepd: error: *** STEP 90317.0 ON ...` after NCCL's `... stream 0x55c7f4a14d30`,
+                    # is no rest of its pointer)
                     k = len(nxt) + 1
                     text = next((c for c in texts if len(c) > k and _FIELD_EDGE.match(c, len(c) - k)
                                  and _last_field_open(c[:1 - k])), "")
