@@ -28,10 +28,7 @@ def nccl_result_of(error_string: str, ends: bool = False) -> str | None:
     no other of these texts is as close. When the message ``ends`` with the text (a viewer's width cut
     it there: `NCCL error: unhandled sys`), a head of one text only, of at least _CUT_HEAD characters,
     is that text."""
-    for k, v in NCCL_STRINGS.items():
-        if error_string.startswith(k):
-            return v
-    low = error_string.lower()  # the same words in other capitals (`unhandled CUDA error`, retyped or a fork's)
+    low = error_string.lower()  # the same words in any capitals (`unhandled CUDA error`, retyped or a fork's)
     for k, v in _LOWER.items():
         if low.startswith(k):
             return v
