@@ -1,6 +1,8 @@
 """A log viewer's line numbers copied with the lines, and the rows a hard wrap cut from a numbered line."""
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from ..lazyre import lazy_re
 from .common import HEAD_LINES, PREFIX_MIN, WRAP_MIN_WIDTH
 
@@ -50,17 +52,9 @@ def _numbered(out: list[str], gutter, starts: str, rests: dict[int, list[int]] |
     filled = len(nums) + others
     if not nums or len(nums) < min(PREFIX_MIN, filled) or len(nums) < 0.8 * filled:
         return False
-    rows = sorted(j for js in going.values() for j in js)
-    def _rests_before(k: int) -> int:  # rows of rests above row k
-        lo, hi = 0, len(rows)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if rows[mid] < k:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-    counted = sum(1 for (i, n), (j, k) in zip(nums, nums[1:]) if k - n == j - i - (_rests_before(j) - _rests_before(i)))
+    rows = sorted(j for js in going.values() for j in js)  # (bisect_left(rows, k): the rows of rests above row k)
+    counted = sum(1 for (i, n), (j, k) in zip(nums, nums[1:])
+                  if k - n == j - i - (bisect_left(rows, j) - bisect_left(rows, i)))
     if counted < 0.8 * (len(nums) - 1):
         return False
     if strict and (others or len(nums) < PREFIX_MIN or nums[0][1] < 1 or any(k <= n for (_, n), (_, k) in zip(nums, nums[1:]))):
