@@ -460,6 +460,21 @@ def test_a_line_cut_inside_its_formats_last_field_is_joined_without_a_blank():
     assert repair_lines([info, "slurmstepd: error: *** STEP 90317.0 ON node1 CANCELLED AT 2026-11-30T23:18:21 ***"]) is None
 
 
+def test_a_plugin_warn_of_no_catalog_cut_inside_a_word_is_joined():
+    # aws-ofi-nccl's WARN (no NCCL catalog has its formats) wrapped inside `for`: no reading can gain by the rest, the
+    # letters across the cut read as one word of the catalogs' vocabulary; LD2002 then reads the RC on the rest
+    warn = ("ip-10-0-8-9:4410:4470 [0] register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) "
+            "for device 0. RC: -22, Error: Invalid argument")
+    at = warn.index("or device")
+    lines = [warn[:at], warn[at:], "ip-10-0-8-9:4410:4470 [0] NCCL INFO transport/net.cc:300 -> 2"]
+    assert repair_lines(lines)[0] == [warn, "", lines[2]]
+    warns = [e for e in parse_text("\n".join(lines) + "\n").events if e.kind == "nccl.warn"]
+    assert len(warns) == 1 and warns[0].fields["message"].endswith("RC: -22, Error: Invalid argument")
+    # a next line whose letters make no word with the cut's (two lines of a log), or a catalogued WARN's, stay apart
+    assert repair_lines([warn[:at], "terminate called after throwing an instance of 'c10::DistBackendError'"]) is None
+    assert repair_lines([warn[:at - 1], "terminate called after throwing an instance of 'c10::DistBackendError'"]) is None
+
+
 def test_a_line_cut_before_a_mark_is_joined_without_a_blank():
     # the cut fell inside an address (`peer 10.0` / `.0.2<44321> ...`) and before a source line's colon
     trunc = ("node1:1234:1290 [0] transport/net_socket.cc:540 NCCL WARN NET/Socket : peer 10.0.0.2<44321> "

@@ -231,6 +231,12 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int], skip: froz
                                  and _last_field_open(c[:1 - k])), "")
                     if text:
                         whole, literal = first, first_literal
+                elif first is None and j == i + 1 and _untemplated_warn(t) and _reading(nxt)[0] is None:
+                    # an NCCL WARN of no catalog (a network plugin's, aws-ofi-nccl's `NET/OFI Unable to register
+                    # memory (type = 2) f` / `or device 0. RC: -22, ...`): no reading can gain, the letters across
+                    # the cut decide: they read as one word of the catalogs' vocabulary (two words may be two lines)
+                    if one_word(t, nxt):
+                        text, whole, literal = t + nxt, "", 0
             if whole is None or _reading(nxt)[0] == whole and _HEADER_ONLY.search(t) is None:
                 if widths[j] < width - 1:
                     break  # a line that ends before the width ends the message: no join reads it
@@ -248,6 +254,15 @@ def _midword_joins(out: list[str], widths: list[int], gone: set[int], skip: froz
             j = _next_piece(out, j, skip)
         i = last + 1
     return changed
+
+
+def _untemplated_warn(text: str) -> bool:
+    """Whether ``text`` is an NCCL WARN line (with its header) whose message no catalog format reads."""
+    from .. import nccl
+
+    env, msg = unwrap(unlinked(text))
+    p = nccl.classify(msg, env)
+    return p is not None and p.kind == "nccl.warn" and not p.template
 
 
 def _in_number(left: str, right: str) -> bool:
