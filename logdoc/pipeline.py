@@ -102,6 +102,14 @@ def classify_record(rec: Record, name: str) -> Event | None:
         # (logdoc/paste/ learns a repeated one): the message after it, read once more
         for cut in leading_prefixes(rec.text):
             parsed = _classify_text(rec.text[cut:], env)
+            if parsed is None:
+                # a known envelope under it (`<job> [stderr] trainer-1  | <message>`: docker compose's under a
+                # stream tag), peeled as the line's first would be
+                inner, msg = unwrap(rec.text[cut:])
+                if inner.layers and msg:
+                    parsed = _classify_text(msg, inner)
+                    if parsed is not None:
+                        env = _stacked(env, inner)
             if parsed is not None:
                 break
     if parsed is None:
@@ -113,6 +121,13 @@ def classify_record(rec: Record, name: str) -> Event | None:
     if env.process is not None:
         ev.process = env.process  # the name the peeled prefix gave the process
     return ev
+
+
+def _stacked(outer: Envelope, inner: Envelope) -> Envelope:
+    """``outer`` with what ``inner`` (an envelope found under an unknown prefix) says and ``outer`` does not."""
+    said = {k: v for k in ("rank", "local_rank", "node_rank", "host", "pid", "time", "level", "source", "process")
+            if getattr(outer, k) is None and (v := getattr(inner, k)) is not None}
+    return replace(outer, layers=outer.layers + inner.layers, **said)
 
 
 # ---------------------------------------------------------------------------------------------

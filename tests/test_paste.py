@@ -721,6 +721,17 @@ def test_a_plain_word_is_no_prefix_alone_nor_after_prose():
     assert leading_prefixes("worker-0 error: RuntimeError: boom") == [len("worker-0 ")]  # a colon after it
 
 
+@pytest.mark.parametrize("prefix", ["opt-1_3b.0 [stderr] ", "trainer-worker-0 pytorch ", "[01:02:03] "])
+def test_a_one_line_record_under_an_unknown_prefix_over_a_known_envelope_is_read(prefix):
+    # docker compose's `<service>-<n>  | ` under a prefix no envelope knows, on a one-line paste (too few lines to learn
+    # the prefix from): the message after both, read with what the compose envelope says (the service)
+    line = "trainer-1  | ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory."
+    alone = parse_text(line + "\n").events
+    events = parse_text(prefix + line + "\n" + prefix + "trainer-1  | \n").events
+    assert [(e.kind, e.template, e.fields) for e in events] == [(e.kind, e.template, e.fields) for e in alone]
+    assert events[0].process == alone[0].process == "trainer-1"
+
+
 @pytest.mark.parametrize("text", [
     "step 38 loss 1.2 error rate 0.1",           # prose first: no prefix
     "a.cpp:106 something failed",                 # a source location is part of a message
