@@ -224,6 +224,9 @@ KINDS: dict[str, KindSpec] = {
     "launcher.not_found": _k(("launcher", "shell", "shell_line"), _T,
                              "a node's shell did not find a launcher's daemon it was asked to start (Open MPI over ssh: "
                              "`bash: orted: command not found`)", True),
+    "launcher.exec_failed": _k(("launcher", "program", "interpreter", "strerror"), _T,
+                               "a launcher's daemon on a node could not execute a task's program (Slurm's `slurmstepd: "
+                               "error: execve(): python: No such file or directory`)", True),
     "launcher.failed": _k(("launcher", "article"), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec; Open MPI: `launcher` "
                           "ORTE / PRTE could not start its daemons)", True),

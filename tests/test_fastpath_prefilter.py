@@ -242,6 +242,8 @@ def test_keywords_are_few_and_consistent():
     # the words before 2.11 with no other keyword; logdoc/classify/frameworks.py, LD7060)
     # "exchange_identification", "command not found" (the line before Open MPI's daemon-launch banner that names why: OpenSSH's
     # `ssh_exchange_identification: Connection closed by remote host`, the node's `bash: orted: command not found`; LD1065, LD1066)
+    # session 43: "Abort" where "StartAbort" was (one stem for TensorFlow's executor line and the ring algorithm's own line
+    # before it, `Aborting RingReduce with Unavailable: Socket closed`, no other keyword; LD7060)
     assert len(prefilter.KEYWORDS) <= 65
     assert prefilter.KEYWORDS_BYTES == tuple(k.encode() for k in prefilter.KEYWORDS)
     for k in prefilter.KEYWORDS:

@@ -298,6 +298,13 @@ def test_tensorflows_collective_abort_is_read_with_its_status():
     assert classify_framework("BaseCollectiveExecutor::StartAbort Out of range: End of sequence") is None
     assert classify_framework("BaseCollectiveExecutor::StartAbort OUT_OF_RANGE: End of sequence") is None
     assert classify_framework("BaseCollectiveExecutor::StartAbort CANCELLED: Cancelled") is None
+    # the ring algorithm's own line before the executor's (ring_alg.cc RingAlg::StartAbort; ring_reducer.cc in 1.x)
+    p = classify_framework("Aborting RingReduce with Unavailable: Socket closed")
+    assert p is not None and p.kind == "framework.collective_abort"
+    assert p.fields == {"framework": "tensorflow", "status": "UNAVAILABLE", "error": "Socket closed"}
+    p = classify_framework("Aborting RingGather with DEADLINE_EXCEEDED: Deadline Exceeded")
+    assert p is not None and p.fields["status"] == "DEADLINE_EXCEEDED"
+    assert classify_framework("Aborting RingReduce with Cancelled: Cancelled") is None
 
 
 # the status every later collective of the worker fails with (StartAbort's derived status), as TensorFlow raises it
@@ -310,7 +317,11 @@ _TF_ABORTED_OP = (
 
 @pytest.mark.parametrize("text, rule", [(_TF_ABORT_DEADLINE, "LD7061"), (_TF_ABORT_CLOSED, "LD7060"), (_TF_ABORTED_OP, "LD7060"),
                                         ("tensorflow.python.framework.errors_impl.DeadlineExceededError: Collective ops is"
-                                         " aborted by: Deadline Exceeded\n", "LD7061")])
+                                         " aborted by: Deadline Exceeded\n", "LD7061"),
+                                        # the ring algorithm's line alone (tensorflow/tensorflow#28891's workers): was silent
+                                        (_TF_ABORT_CLOSED.split("\n")[0] + "\n", "LD7060"),
+                                        ("2021-02-03 11:20:41.551207: E tensorflow/core/common_runtime/ring_alg.cc:280] "
+                                         "Aborting RingGather with DEADLINE_EXCEEDED: Deadline Exceeded\n", "LD7061")])
 def test_tensorflows_collective_abort_is_diagnosed(text, rule):
     # before: the start-up abort read as the SIGABRT after it (LD761), the 1.x lines as nothing, the exception as an
     # exception of the training code (LD710)
@@ -378,3 +389,21 @@ def test_the_line_before_open_mpis_launch_banner_names_the_cause(text, rule):
 
 def test_another_programs_command_not_found_is_not_open_mpis_daemon():
     assert "LD1066" not in _ids("bash: python3: command not found\n")
+
+
+# Slurm's step daemon when execve() of the task's program failed (src/slurmd/slurmstepd/task.c exec_task), in the task's
+# stderr before srun's exit report: a command missing from the module's container (CSCfi/pytorch-ddp-examples#1), a
+# script not executable (elyall/wandb_on_slurm#5)
+_SLURM_EXECVE = (
+    "slurmstepd: error: execve(): torchrun: No such file or directory\n"
+    "srun: error: g1301: task 0: Exited with exit code 2\n"
+    "srun: launch/slurm: _step_signal: Terminating StepId=3022331.0\n")
+
+
+@pytest.mark.parametrize("text", [_SLURM_EXECVE, "running script\nslurmstepd: error: execve(): start-agent.sh: Permission denied\n"
+                                  "srun: error: my-node01: task 0: Exited with exit code 13\n",
+                                  "slurmstepd: error: execve(): bad interpreter(/opt/conda/bin/python): No such file or directory\n"])
+def test_slurm_that_could_not_execute_the_tasks_program_is_the_cause(text):
+    # before: silent ("No known failure signature matched")
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7070", ids

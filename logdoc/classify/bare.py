@@ -97,7 +97,8 @@ def classify_bare(text: str) -> Parsed | None:
                                or "Barrier timed out" in first or "heartbeat timeout" in first or "are unhealthy" in first
                                or "Shutdown barrier" in first or "Barrier failed" in first or "ID mismatch" in first
                                or "registration failed" in first or "check alive failed" in first or "has been shut down" in first
-                               or "StartAbort" in first or first.startswith("Additional GRPC error information from remote target /job:")
+                               or "StartAbort" in first or "Aborting Ring" in first
+                               or first.startswith("Additional GRPC error information from remote target /job:")
                                or first.lstrip().startswith(("DEADLINE_EXCEEDED: ", "UNAVAILABLE: "))):
             # (a stall report's rank lines, the tasks a heartbeat report names)
             parsed = classify_framework(text if "remainder of ranks" in first or "unhealthy" in first else first)

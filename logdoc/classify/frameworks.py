@@ -91,7 +91,8 @@ alive failed, /job:worker/replica:0/task:1 is down, aborting collectives: Deadli
 
 TensorFlow's collective executor aborts every collective of a worker when one of them failed and logs the status
 (tensorflow/core/common_runtime/base_collective_executor.cc): ``BaseCollectiveExecutor::StartAbort DEADLINE_EXCEEDED:
-Deadline Exceeded`` (absl's status names from 2.11; ``Unavailable: Socket closed`` before): ``framework.collective_abort``
+Deadline Exceeded`` (absl's status names from 2.11; ``Unavailable: Socket closed`` before), after the ring algorithm's own
+``Aborting RingReduce with Unavailable: Socket closed`` (ring_alg.cc; RingGather alike): ``framework.collective_abort``
 with ``framework`` ``tensorflow``, ``status`` (the gRPC status name, upper case) and ``error``. The abort that ends a
 dataset (``Out of range: End of sequence``) or follows another abort (``Cancelled``) is no failure and is not read. The
 remote worker a gRPC status came from is named on the next line (``Additional GRPC error information from remote target
@@ -151,7 +152,11 @@ _MPI = lazy_re(r"\b(?P<who>ORTE|PRTE|PRRTE) has lost communication with a remote
 _HOROVOD_SHUT = lazy_re(r"\bHorovod has been shut down\b")
 # TensorFlow's collective executor aborting this worker's collectives (base_collective_executor.cc StartAbort: LOG(ERROR) << s;
 # LOG(WARNING) in 1.x): Status::ToString's `Unavailable: ` before 2.11, absl's `UNAVAILABLE: ` after
-_TF_ABORT = lazy_re(r"\bBaseCollectiveExecutor::StartAbort (?P<status>[A-Z][A-Za-z_]{1,24}(?: [a-z]{1,12}){0,2}): (?P<text>[^\n]{1,400})")
+# The collective's own algorithm logs the status it aborts with first (ring_alg.cc / ring_reducer.cc RingAlg::StartAbort:
+# `LOG(ERROR) << "Aborting Ring" << name_ << " with " << s`: `Aborting RingReduce with Unavailable: Socket closed`,
+# RingGather's alike), often the only line of the abort a paste keeps
+_TF_ABORT = lazy_re(r"\b(?:BaseCollectiveExecutor::StartAbort|Aborting Ring[A-Z][a-z]{1,20} with) "
+                    r"(?P<status>[A-Z][A-Za-z_]{1,24}(?: [a-z]{1,12}){0,2}): (?P<text>[^\n]{1,400})")
 _TF_ABORT_BENIGN = ("OUT_OF_RANGE", "CANCELLED")  # a dataset's end; an abort after another abort
 # gRPC's error detail as TensorFlow's distributed runtime appends it (grpc_util.h FromGrpcStatus): the remote target
 _GRPC_REMOTE = lazy_re(r"^Additional GRPC error information from remote target (?P<task>/job:[\w/:-]{1,100}?):?\s*$")
@@ -267,7 +272,7 @@ def classify_framework(line: str) -> Parsed | None:
     if "has been shut down" in line:
         if _HOROVOD_SHUT.search(line, 0, min(len(line), 1024)) is not None:
             return Parsed("framework.peer_lost", "ERROR", "framework.peer_lost", {"framework": "horovod"})
-    if "StartAbort" in line:
+    if "StartAbort" in line or "Aborting Ring" in line:
         m = _TF_ABORT.search(line, 0, min(len(line), 1024))
         if m is not None:
             status = m["status"].upper().replace(" ", "_")

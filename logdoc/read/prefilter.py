@@ -88,8 +88,9 @@ KEYWORDS = (
     "exchange_identification", "command not found",  # an Open MPI launch that failed on a node before its banner, in
               # OpenSSH's words (`ssh_exchange_identification: Connection closed by remote host`, `kex_...` from 8.0) and the
               # node's shell's (`bash: orted: command not found`): no other keyword
-    "StartAbort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of
-              # releases before 2.11 with no other keyword (`BaseCollectiveExecutor::StartAbort Unavailable: Socket closed`)
+    "Abort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of releases
+              # before 2.11 with no other keyword (`BaseCollectiveExecutor::StartAbort Unavailable: Socket closed`), and the ring
+              # algorithm's own line before it (`Aborting RingReduce with Unavailable: Socket closed`)
     "Xid",  # the NVSwitch driver's `nvidia-nvswitch2: SXid (PCI:...): 20034, Fatal, ...` (NVRM's Xid lines hold `NV`)
     "network interface",  # a launcher's check of the hosts' interfaces, its exception line bare (Horovod's
               # `horovod.runner.common.util.address.NoValidAddressesFound: No available network interface found matching

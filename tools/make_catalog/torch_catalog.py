@@ -605,6 +605,13 @@ EXTRA = [
     # a command string), for orted (ORTE) and prted (PRRTE, Open MPI 5)
     ("logdoc:ompi:daemon-not-found", "launcher.not_found", "ERROR", "line", "",
      "{shell=bash|sh|zsh|ksh}: {|line {shell_line:int}: }{launcher=orted|prted}: command not found"),
+    # Slurm's step daemon when execve() of a task's program failed (src/slurmd/slurmstepd/task.c exec_task: `error("execve():
+    # %s: %m", task->argv[0])`, and `error("execve(): bad interpreter(%s): %m", ...)` for a script whose #! line names a
+    # missing interpreter), logged as `slurmstepd: error: ...` into the task's stderr; the task exits with the errno
+    ("logdoc:slurm:execve-bad-interpreter", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=slurmstepd|slurmd}: error: execve(): bad interpreter({interpreter}): {strerror:line}"),
+    ("logdoc:slurm:execve-failed", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=slurmstepd|slurmd}: error: execve(): {program:word}: {strerror:line}"),
     # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
