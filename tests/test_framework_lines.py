@@ -407,3 +407,24 @@ def test_slurm_that_could_not_execute_the_tasks_program_is_the_cause(text):
     # before: silent ("No known failure signature matched")
     ids = _ids(text)
     assert ids and ids[0] == "LD7070", ids
+
+
+# horovodrun's check that the installed Horovod has the controller it is to launch with (horovod/runner/launch.py
+# run_controller), as its traceback ends (horovod/horovod#1329, #465): an installation problem, not a Gloo failure
+_HOROVOD_NOT_BUILT = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/bin/horovodrun", line 21, in <module>\n'
+    "    run.run()\n"
+    '  File "/usr/local/lib64/python3.6/site-packages/horovod/run/run.py", line 503, in run\n'
+    "    raise ValueError('Neither MPI nor Gloo support has been built. Try reinstalling Horovod ensuring that '\n"
+    "ValueError: Neither MPI nor Gloo support has been built. Try reinstalling Horovod ensuring that either MPI is installed"
+    " (MPI) or CMake is installed (Gloo).\n")
+
+
+@pytest.mark.parametrize("text", [_HOROVOD_NOT_BUILT,
+                                  "ValueError: Gloo support has not been built.  If this is not expected, ensure CMake is "
+                                  "installed and reinstall Horovod with HOROVOD_WITH_GLOO=1 to debug the build error.\n"])
+def test_horovod_built_without_its_controller_is_the_cause(text):
+    # before: a generic card, "A Gloo check failed" (family gloo_enforce)
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7071", ids
