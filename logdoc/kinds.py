@@ -227,6 +227,9 @@ KINDS: dict[str, KindSpec] = {
     "launcher.exec_failed": _k(("launcher", "program", "interpreter", "strerror"), _T,
                                "a launcher's daemon on a node could not execute a task's program (Slurm's `slurmstepd: "
                                "error: execve(): python: No such file or directory`)", True),
+    "launcher.refused": _k(("launcher", "job_id", "reason"), _T,
+                           "a scheduler refused a job's allocation or step (Slurm's `srun: error: Unable to create step for "
+                           "job 4359715: More processors requested than permitted`)", True),
     "launcher.failed": _k(("launcher", "article"), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec; Open MPI: `launcher` "
                           "ORTE / PRTE could not start its daemons)", True),

@@ -428,3 +428,23 @@ def test_horovod_built_without_its_controller_is_the_cause(text):
     # before: a generic card, "A Gloo check failed" (family gloo_enforce)
     ids = _ids(text)
     assert ids and ids[0] == "LD7071", ids
+
+
+# Slurm refusing a step or an allocation for what it asked (srun's `Unable to create step for job %u: %m`, `Unable to
+# allocate resources: %m`; src/common/slurm_errno.c's texts): an srun asking more CPUs than its job holds, a GPU request
+# the nodes cannot meet (radical-cybertools/radical.pilot#2109)
+@pytest.mark.parametrize("text", [
+    "+ srun -n 12 -c 1 --cpus-per-gpu=1 gpu_check -l\n"
+    "srun: error: Unable to create step for job 4359715: More processors requested than permitted\n",
+    "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1\n"
+    "srun: error: Unable to create step for job 1234: Invalid generic resource (gres) specification\n",
+    "srun: error: Unable to allocate resources: Requested node configuration is not available\n"])
+def test_slurm_refusing_the_resources_asked_for_is_the_cause(text):
+    # before: silent
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7072", ids
+
+
+def test_slurm_refusing_a_step_for_another_reason_is_a_card_not_this_rule():
+    ids = _ids("srun: error: Unable to create step for job 63094233: Job/step already completing or completed\n")
+    assert "LD7072" not in ids and ids, ids

@@ -612,6 +612,18 @@ EXTRA = [
      "{launcher=slurmstepd|slurmd}: error: execve(): bad interpreter({interpreter}): {strerror:line}"),
     ("logdoc:slurm:execve-failed", "launcher.exec_failed", "ERROR", "line", "",
      "{launcher=slurmstepd|slurmd}: error: execve(): {program:word}: {strerror:line}"),
+    # Slurm refusing a job step or an allocation, with slurm_strerror() of the controller's answer (src/srun: `error("Unable
+    # to create step for job %u: %m", ...)`, before 20.02 `Unable to create job step: %m`; srun / salloc `Unable to
+    # allocate resources: %m`; sbatch `Batch job submission failed: %m`): the reason is one of src/common/slurm_errno.c's
+    # texts (`More processors requested than permitted`, `Requested node configuration is not available`, ...)
+    ("logdoc:slurm:step-create-failed", "launcher.refused", "ERROR", "line", "",
+     "{launcher=srun|salloc}: error: Unable to create step for job {job_id:int}: {reason:line}"),
+    ("logdoc:slurm:step-create-failed-old", "launcher.refused", "ERROR", "line", "",
+     "{launcher=srun}: error: Unable to create job step: {reason:line}"),
+    ("logdoc:slurm:allocate-failed", "launcher.refused", "ERROR", "line", "",
+     "{launcher=srun|salloc}: error: Unable to allocate resources: {reason:line}"),
+    ("logdoc:slurm:submit-failed", "launcher.refused", "ERROR", "line", "",
+     "{launcher=sbatch}: error: Batch job submission failed: {reason:line}"),
     # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
