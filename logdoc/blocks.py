@@ -260,6 +260,18 @@ def _glue(prev: str, piece: int, text: str, width: int, cut: bool) -> str:
     return " "
 
 
+def _prefix_alone(text: str, head: int) -> bool:
+    """Whether ``text`` is a prefix alone, as long as the ``head`` characters peeled off the line before it (their
+    blank after it stripped with the line's end: ``opt-1_3b.0 [stderr]`` after ``opt-1_3b.0 [stderr] RuntimeError:
+    ...``): the empty line of that prefix's stream, no rest of the line before it."""
+    t = text.rstrip()
+    if not t or not len(t) < head <= len(t) + 2:
+        return False
+    from .residue import leading_prefixes, prefix_like  # (imported when first needed)
+
+    return prefix_like(t) or len(t) + 1 in leading_prefixes(t + " x")
+
+
 def _in_word(c: str) -> bool:
     """A character of a word, a name or a path (what a cut inside one leaves at either side)."""
     return c.isalnum() or (c != "" and c in "_/.-")
@@ -413,6 +425,8 @@ class _Block:
         more was not cut there."""
         if not width or self.exc_at != len(self.lines) - 1 or self.pending or self.run >= MAX_WRAP_JOIN:
             return False
+        if not self.run and _prefix_alone(text, self.head):
+            return False  # the prefix the exception line's envelope peeled, alone: its stream's empty line
         prev = self.lines[-1][1]
         # a piece's width counts the prefix its envelope peeled (``head``: that of the line ``text`` is on)
         piece = self.piece if self.run else self.head + len(prev)

@@ -732,6 +732,18 @@ def test_a_one_line_record_under_an_unknown_prefix_over_a_known_envelope_is_read
     assert events[0].process == alone[0].process == "trainer-1"
 
 
+@pytest.mark.parametrize("prefix", ["opt-1_3b.0 [stderr] ", "opt-1_3b.0 [stderr] trainer-1  | ", "trainer-worker-0 pytorch "])
+def test_the_prefix_alone_after_an_exception_line_is_no_rest_of_its_message(prefix):
+    # the stream's empty line under the prefix the exception line's envelope peeled (its blank stripped with the
+    # line's end) ends the message: LD319 reads `... in read-write mode` at the message's end
+    line = "RuntimeError: unable to open shared memory object XXX in read-write mode"
+    events = parse_text(prefix + line + "\n" + prefix.rstrip() + "\n").events
+    assert [e.fields.get("exc_message") for e in events] == [line.split(": ", 1)[1]]
+    # a hard wrap's rest (no prefix of that length) is still joined
+    wrapped = parse_text("opt-1_3b.0 [stderr] " + line[:-5] + "\nmode (24)\n").events
+    assert wrapped[0].fields["exc_message"].endswith("read-write mode (24)")
+
+
 @pytest.mark.parametrize("text", [
     "step 38 loss 1.2 error rate 0.1",           # prose first: no prefix
     "a.cpp:106 something failed",                 # a source location is part of a message
