@@ -186,3 +186,29 @@ def test_dataloader_workers_dead_without_an_error():
     assert _diags(text)[0]["id"] == "LD305"
     assert _diags("RuntimeError: DataLoader worker (pid 4242) exited unexpectedly with exit code 1. Details are lost "
                   "due to multiprocessing.\n")[0]["id"] == "LD710"
+
+
+# a C++/CUDA extension compiled just in time (torch.utils.cpp_extension, DeepSpeed's ops) whose build failed:
+# `Error building extension '<name>'` from _run_ninja_build, and the CalledProcessError of ninja before it when a paste
+# stops there (deepspeedai/DeepSpeedExamples#103: nvcc too old for the GPU's compute_86)
+_JIT_BUILD = (
+    "nvcc fatal   : Unsupported gpu architecture 'compute_86'\n"
+    "ninja: build stopped: subcommand failed.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/home/u/envs/graph/lib/python3.8/site-packages/torch/utils/cpp_extension.py", line 1533, in _run_ninja_build\n'
+    "    subprocess.run(\n"
+    '  File "/home/u/envs/graph/lib/python3.8/subprocess.py", line 516, in run\n'
+    "    raise CalledProcessError(retcode, process.args,\n"
+    "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n")
+
+
+@pytest.mark.parametrize("text", [_JIT_BUILD, "192.168.3.101: RuntimeError: Error building extension 'fused_adam'\n"])
+def test_an_extension_that_did_not_compile_is_the_cause(text):
+    # before: the exception as a generic Python exception (LD710)
+    ds = _diags(text)
+    assert ds and ds[0]["id"] == "LD7073", [d["id"] for d in ds]
+
+
+def test_another_command_that_failed_is_not_an_extension_build():
+    ds = _diags("subprocess.CalledProcessError: Command '['git', 'rev-parse', 'HEAD']' returned non-zero exit status 128.\n")
+    assert "LD7073" not in [d["id"] for d in ds]
