@@ -547,7 +547,7 @@ def has_huge_number(text: str) -> bool:
 # start of a line, and so is the opening of inline code (`` ` `` or ``` `` ```) that a paste put
 # around a line; so is indentation (a markdown code block) when an envelope follows it. Fence lines
 # (```) need nothing: they hold no keyword and are counted as irrelevant lines.
-_PASTE_QUOTE = lazy_re(r"(?:[ \t]*(?:>[ \t]?)+)?(?:`{1,2}(?=[^`\s]))?")
+_PASTE_QUOTE = lazy_re(r"(?:[ \t]*(?:>[ \t]?)+)?(?:`{1,2} ?(?=[^`\s]))?")  # (markdown lets a blank follow the opening)
 _PASTE_BULLET = lazy_re(r"(?:[-*+]|\d{1,3}[.)])[ \t](?=\S|[ \t]+\S)")
 _INDENT = lazy_re(r"(?:[ \t]{2,}|\t)(?=[\[(|A-Za-z0-9])")  # a code block's indent (a tab is one character)
 

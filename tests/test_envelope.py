@@ -272,3 +272,17 @@ def test_two_processes_under_one_program_label_stay_two_streams():
     text = "".join(f"[default{k}]:[trainer0|0]:{t}\n" for t in body for k in (0, 1))
     res = parse_text(text, "job.log")
     assert sorted(e.local_rank for e in res.events if "Internal check failed" in e.text) == [0, 1]
+
+
+def test_inline_codes_opening_with_a_blank_after_it_is_peeled():
+    # huggingface/open-r1#620: a paste opened with a backtick and a blank before a c10 line whose head the copy cut
+    # (markdown lets a code span start with a blank); its watchdog record is read like the other ranks'
+    from logdoc.pipeline import parse_text
+
+    line = ("` ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, "
+            "OpType=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.")
+    env, msg = unwrap(line)
+    assert env.layers[0] == "paste" and msg.startswith("[Rank 1] Watchdog caught")
+    assert [e.kind for e in parse_text(line + "\n").events] == [e.kind for e in parse_text(line[2:] + "\n").events] != []
+    # a backtick and two blanks, or a run of three (a fence), is no opening of inline code
+    assert unwrap("`  x")[1] == "`  x" and unwrap("``` x")[1] == "``` x"
