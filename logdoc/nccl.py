@@ -13,6 +13,8 @@ Layouts by version (``shared/reference/nccl-log-format.md``):
   before it, from 2.30.7 ``file.cc:line (function)``
 * TRACE  ``host:pid:tid [dev] 12.345 function:line NCCL TRACE msg``
 * CALL   ``host:pid:tid NCCL CALL msg``
+* ERROR  RCCL's, from 2.27.7 (ROCm 7.2): ``host:pid:tid [dev] [FATAL ERROR]: msg``, a WARN's message at level
+  ERROR (RCCL's ``debug.cc``)
 * VERSION the banner ``NCCL version 2.21.5+cuda12.4``, bare or as an INFO line
 """
 from __future__ import annotations
@@ -42,7 +44,10 @@ HEADER = lazy_re(
     # the file, aws-ofi-nccl) a C++ signature `ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t):270`
     r"(?:(?P<loc>[\w./+-]+:\d+|(?:[\w:<>*&]{1,80} ){0,3}[\w:~]{1,120}\([^()\n]{0,240}\)(?: const)?:\d+)"
     r"(?: \((?P<func>[^()\s]*)\))? )?"
-    r"NCCL (?P<level>INFO|WARN|TRACE|CALL)(?: |$)"
+    r"(?:NCCL (?P<level>INFO|WARN|TRACE|CALL)(?: |$)"
+    # RCCL's ERROR class (RCCL 2.27.7, ROCm 7.2: its fatal errors printed at every debug level, NCCL_DEBUG
+    # unset included): `host:pid:tid [dev] [FATAL ERROR]: ` and the message, no location, no word NCCL
+    r"|(?<=\] )(?P<fatal>\[FATAL ERROR\]: ))"
 )
 # The header cut or left out (a paste that lost the start of the line, a logger that prints NCCL's
 # text under its own prefix, an exception that quotes the line): what is left of it before
@@ -372,7 +377,7 @@ def classify(text: str, env: Envelope) -> Parsed | None:
     The header may be whole (``host:pid:tid [dev] file.cc:line NCCL WARN``), masked (X letters
     for the pid), or cut down to what follows the host (``file.cc:line NCCL WARN``, ``NCCL INFO``:
     :data:`HEADLESS`, on the first line of the text only)."""
-    if "NCCL" not in text:
+    if "NCCL" not in text and "] [FATAL ERROR]: " not in text:
         if (" WARN " not in text and " INFO " not in text) or has_huge_number(text):
             return None
         h = OLD_HEADER.search(text)
@@ -383,7 +388,8 @@ def classify(text: str, env: Envelope) -> Parsed | None:
         return _from_header(h, text, env, True) if h is not None else None
     if has_huge_number(text):
         return None
-    h = HEADER.search(text) if " NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text else None
+    h = HEADER.search(text) if (" NCCL " in text or text.endswith(" NCCL") or "NCCL INFO" in text or "NCCL WARN" in text
+                                or "] [FATAL ERROR]: " in text) else None
     headless = False
     if h is None and ("NCCL WARN" in text or "NCCL INFO" in text):
         nl = text.find("\n")
@@ -400,7 +406,8 @@ def classify(text: str, env: Envelope) -> Parsed | None:
 
 
 def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parsed:
-    level_word = h["level"]
+    # (RCCL's `[FATAL ERROR]: `: the message of a WARN, read as one, at level ERROR)
+    level_word = h["level"] or "WARN"
     msg = text[h.end():]
     fields: dict[str, Any] = {}
     if headless:
@@ -431,7 +438,7 @@ def _from_header(h: re.Match, text: str, env: Envelope, headless: bool) -> Parse
     if h.start() > 0:
         fields["prefix"] = text[: h.start()].rstrip()
     fields["message"] = msg
-    level = _LEVEL[level_word]
+    level = _LEVEL[level_word] if h["level"] else "ERROR"
     kind = _KIND[level_word]
     template = None
     if level_word in ("INFO", "WARN"):

@@ -87,3 +87,34 @@ def test_rccl_messages_are_read_by_the_cuda_names_nccl_prints():
     assert _first(line + "\n")["id"] == "LD883"
     # a word that only begins with `hip` is no HIP call
     assert nccl.match_hipified("hipster failed : x") is None
+
+
+# RCCL 2.27.7 (ROCm 7.2) prints its fatal errors in a class of their own, at every debug level (ROCm/rccl#2002):
+# `host:pid:tid [dev] [FATAL ERROR]: ` then the message, with no source location and no word NCCL (RCCL's debug.cc)
+_FATAL_IB = ("node-1:2421:2428 [0] [FATAL ERROR]: NET/IB : Got completion from peer 10.0.0.3<43221> with status=12"
+             " opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.3")
+_WARN_IB = _FATAL_IB.replace("[FATAL ERROR]: ", "transport/net_ib.cc:1295 NCCL WARN ")
+
+
+def test_rccl_fatal_error_class_is_an_nccl_line():
+    from logdoc import nccl
+    from logdoc.events import Envelope
+    env = Envelope()
+    p = nccl.classify(_FATAL_IB, env)
+    assert p is not None and (p.kind, p.level, p.fields["dev"]) == ("nccl.warn", "ERROR", 0)
+    assert (env.host, env.pid) == ("node-1", 2421)
+    assert p.template == nccl.classify(_WARN_IB, Envelope()).template is not None  # the WARN's format reads it
+    assert _first(_FATAL_IB + "\n")["id"] == "LD201"
+    shm = "node-1:2421:2430 [3] [FATAL ERROR]: Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)\n"
+    assert _first(shm)["id"] == "LD301"
+
+
+@pytest.mark.parametrize("line", [
+    "[FATAL ERROR]: DATABASE_URL environment variable is MISSING!",  # another program's words, no NCCL header
+    "-- [FATAL ERROR]: cannot read from json.",
+    "node-1:2421:2428 [0] [ERROR]: NET/IB : Got completion from peer 10.0.0.3<43221> with status=12",
+])
+def test_fatal_error_words_without_rccls_header_are_not_nccl(line):
+    from logdoc import nccl
+    from logdoc.events import Envelope
+    assert nccl.classify(line, Envelope()) is None
