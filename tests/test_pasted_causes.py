@@ -212,3 +212,20 @@ def test_an_extension_that_did_not_compile_is_the_cause(text):
 def test_another_command_that_failed_is_not_an_extension_build():
     ds = _diags("subprocess.CalledProcessError: Command '['git', 'rev-parse', 'HEAD']' returned non-zero exit status 128.\n")
     assert "LD7073" not in [d["id"] for d in ds]
+
+
+# srun's report of tasks that exited with a status of their own (`srun: error: <node>: task(s) <t>: Exited with exit code
+# N`): a symptom whose cause the task printed before; folded under that cause when it is in the log (CSCfi/pytorch-ddp-
+# examples#1: execve() of a missing torchrun, LD7070)
+def test_srun_task_exit_code_is_read_and_folds_under_the_tasks_own_error():
+    ev = _events("srun: error: bear-pg0104u25b: tasks 15-19: Exited with exit code 2\n")
+    assert [(e.kind, e.fields.get("launcher"), e.fields.get("exitcode"), e.fields.get("node"), e.fields.get("tasks"))
+            for e in ev] == [("torchrun.worker_failed", "srun", 2, "bear-pg0104u25b", "15-19")]
+    ds = _diags("srun: error: node001: task 3: Exited with exit code 1\n")
+    assert ds and ds[0]["id"] == "LD7074" and ds[0]["role"] == "symptom", [d["id"] for d in ds]
+    ds = _diags("slurmstepd: error: execve(): torchrun: No such file or directory\n"
+                "srun: error: g1301: task 0: Exited with exit code 2\n")
+    assert ds[0]["id"] == "LD7070", [d["id"] for d in ds]
+    # a signal's status is the stops' reading, not this one
+    assert not [e for e in _events("srun: error: node001: tasks 0-3: Exited with exit code 137\n")
+                if e.kind == "torchrun.worker_failed"]

@@ -261,9 +261,22 @@ _LAUNCHER_EXIT = lazy_re(r"^(?P<cmd>\[.*\]|\S.*?) exits with return code = (?P<c
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
+# srun's report of tasks that ended with a non-zero exit status (src/srun/srun_job.c / step_launch: `srun: error: %s: task%s
+# %s: Exited with exit code %d`, the node, one task or a range): the status of the task's own exit; a fatal signal is
+# worded apart (`Killed`, `Segmentation fault`: logdoc/stops.py), and 128+N statuses are the stops' reading
+_SRUN_EXIT = lazy_re(r"^srun: error: (?P<node>[\w.-]{1,100}): tasks? (?P<tasks>[\d,\-\[\] ]{1,200}?): Exited with exit code "
+                     r"(?P<code>\d{1,3})\s*$")
+
+
 def classify_launcher_exit(line: str) -> Parsed | None:
-    """``torchrun.worker_failed`` (``launcher: deepspeed``) for DeepSpeed's launcher line about a worker
-    that exited; None otherwise (and for return code 0)."""
+    """``torchrun.worker_failed`` (``launcher: deepspeed`` or ``srun``) for DeepSpeed's launcher line about a worker
+    that exited, or srun's about tasks that exited with a status below 128; None otherwise (and for status 0)."""
+    if "Exited with exit code" in line:
+        m = _SRUN_EXIT.match(line)
+        if m is None or not 0 < int(m["code"]) < 128:
+            return None
+        return Parsed("torchrun.worker_failed", "ERROR", "torchrun.worker_failed",
+                      {"exitcode": int(m["code"]), "launcher": "srun", "node": m["node"], "tasks": m["tasks"].strip()})
     if "exits with return code" not in line:
         return None
     m = _LAUNCHER_EXIT.match(line)
