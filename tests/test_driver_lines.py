@@ -180,9 +180,38 @@ def test_the_kernel_drivers_own_failures_beside_its_xids(line, rule):
     assert d is not None and (d["id"], d["category"]) == (rule, "fabric_manager_or_driver")
 
 
+# The resource manager prints a lost GPU as three lines (nv_printf with embedded newlines); dmesg indents the
+# continuations under the time, journalctl repeats its prefix, a paste may join them. A GPU the driver release does not
+# support, no GPU initialised at all, and a GPU the firmware gave no BAR window are the same family.
+@pytest.mark.parametrize("text", [
+    "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+    "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+    "               NVRM: fallen off the bus and is not responding to commands.\n",
+    "Feb 14 05:03:45 node-1 kernel: NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+    "Feb 14 05:03:45 node-1 kernel: NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+    "Feb 14 05:03:45 node-1 kernel: NVRM: fallen off the bus and is not responding to commands.\n",
+    "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has\n"
+    "NVRM: fallen off the bus and is not responding to commands.\n",
+    "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1e07) installed in this system has fallen off the bus and is not "
+    "responding to commands.\n",
+    "[    8.299192] NVRM: The NVIDIA GPU 0000:3c:00.0 (PCI ID: 10de:2d04)\n"
+    "               NVRM: installed in this system is not supported by the\n"
+    "               NVRM: NVIDIA 550.163.01 driver release.\n",
+    "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:0b:00.0)\nnvidia: probe of 0000:0b:00.0 failed with error -1\n",
+    "[    8.299262] NVRM: None of the NVIDIA devices were initialized.\n",
+])
+def test_a_gpu_the_kernel_driver_lost_or_could_not_take(text):
+    d = _first(text)
+    assert d is not None and (d["id"], d["category"]) == ("LD828", "fabric_manager_or_driver")
+
+
 @pytest.mark.parametrize("line", [
     "[  612.338221] NVRM: GPU at PCI:0000:3b:00: GPU-8e6a0a0c-1d2f-4b5c-9a7e-1234567890ab",
     "[   10.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05",
+    "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0",
+    "NVRM: (PCI ID: 10de:26b5) installed in this system has",
+    "NVRM: BAR1 is 256M @ 0x38000000000 (PCI:0000:0b:00.0)",
+    "a GPU that has fallen off the bus and is not responding to commands is a hardware fault",   # no NVRM
 ])
 def test_the_kernel_drivers_healthy_lines_are_not_failures(line):
     assert classify_driver(line) is None

@@ -94,9 +94,20 @@ _FM_SERVICE = "Failed to start NVIDIA fabric manager service"
 # (`NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.`), one it could not initialise (`NVRM: RmInitAdapter failed!
 # (0x26:0x56:1474)`), one its probe rejected (`NVRM: The NVIDIA probe routine failed for 1 device(s).`), and the
 # NVSwitch driver's SXid errors (`nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 30 LTSSM Fault Up`).
-# A line cut after `GPU has fallen off` is still that GPU lost.
+# A line cut after `GPU has fallen off` is still that GPU lost. The module's start-up (kernel-open/nvidia/nv.c) ends with
+# `NVRM: None of the NVIDIA devices were initialized.` when no GPU came up, after a GPU whose BAR the firmware left
+# unassigned (`NVRM: BAR1 is 0M @ 0x0 (PCI:0000:0b:00.0)`).
 _NVRM = lazy_re(r"NVRM: (?:GPU [0-9A-Fa-f:.]{7,16}: )?(?P<text>GPU has fallen off(?: the bus)?|RmInitAdapter failed!(?: \([0-9a-fx:]{1,40}\))?"
-                r"|The NVIDIA probe routine failed for \d{1,4} device\(s\))")
+                r"|The NVIDIA probe routine failed for \d{1,4} device\(s\)|None of the NVIDIA devices were initialized"
+                r"|BAR\d is 0M @ 0x0(?: \(PCI:[0-9A-Fa-f:.]{7,16}\))?)")
+# The resource manager's message for a GPU that reads back all ones (nv_printf: `NVRM: The NVIDIA GPU %04x:%02x:%02x.%x\n`
+# `NVRM: (PCI ID: %04x:%04x) installed in this system has\n` `NVRM: fallen off the bus and is not responding to
+# commands.\n`), and the probe's for a GPU this driver does not support (`NVRM: The NVIDIA GPU ... (PCI ID: ...)\n NVRM:
+# installed in this system is not supported by the\n NVRM: NVIDIA 550.163.01 driver release.`, or `... by open nvidia.ko
+# because it does not include the required GPU System Processor (GSP).`). dmesg prints them as three lines or one, so any
+# NVRM line that holds the verdict is the GPU's; the lines before it name the GPU only.
+_NVRM_GPU = lazy_re(r"NVRM: (?:The NVIDIA GPU (?P<pci>[0-9A-Fa-f:.]{7,16}) )?[^\n]{0,60}?"
+                    r"(?P<verdict>fallen off the bus and is not responding|installed in this system is not supported by)")
 _SXID = lazy_re(r"nvidia-nvswitch\d{0,3}: SXid \(PCI:(?P<pci>[0-9A-Fa-f:.]{7,16})\): (?P<sxid>\d{1,6}), (?P<sev>Non-fatal|Fatal)"
                 r"(?P<detail>[^\n]{0,200})")
 # cuda-samples' deviceQuery (Samples/1_Utilities/deviceQuery/deviceQuery.cpp): `printf("cudaGetDeviceCount returned %d\n->
@@ -182,6 +193,12 @@ def classify_driver(line: str) -> Parsed | None:
         m = _NVRM.search(line, 0, min(len(line), 2048))
         if m is not None:
             return Parsed("cuda.error", "ERROR", "cuda.error", {"error": m["text"], "context": "the NVIDIA kernel driver (NVRM)"})
+        m = _NVRM_GPU.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            gpu = f"GPU {m['pci']}" if m["pci"] else "a GPU"
+            error = (f"{gpu} has fallen off the bus" if m["verdict"].startswith("fallen")
+                     else f"{gpu} is not supported by this driver")
+            return Parsed("cuda.error", "ERROR", "cuda.error", {"error": error, "context": "the NVIDIA kernel driver (NVRM)"})
     if "SXid" in line:
         m = _SXID.search(line, 0, min(len(line), 2048))
         if m is not None:
