@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import nccl
-from .classify.bare import classify_bare
+from .classify.bare import classify_bare, last_warning_quote
 from .classify.torch import WORK_OPEN, join_work_breaks
 from .classify.torch import classify as classify_torch
 from .classify.torch.exceptions import EXC_LINE
@@ -72,6 +72,8 @@ def _texts(ev: Event) -> list[tuple[str, str]]:
             continue
         v = f.get(key)
         if isinstance(v, str) and v.strip():
+            if key == "last_warning":  # XLA's tail: the WARN is the quoted text, not the words around it
+                v = last_warning_quote(v) or v
             out.append((key, v))
     if not any(key in LAST_WARN for key, _ in out):
         # a message that quotes NCCL's last error as PyTorch prints it (`\nLast error:\n<WARN text>`,

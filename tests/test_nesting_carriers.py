@@ -308,6 +308,19 @@ def test_a_warn_quoted_by_xlas_status_ends_at_its_quote(rules):
     assert d and d[0]["title"].endswith("a socket: Bad file descriptor"), d and d[0]["title"]
 
 
+def test_a_warn_quoted_by_xlas_logged_status_is_the_quote_alone(rules):
+    """The same status as XLA's own log line prints it (``<time>: E external/xla/.../nccl_api.cc:450] NCCL operation
+    ... failed: ... Last NCCL warning(error) log entry (may be unrelated) '<WARN>'.``): the nested event is the WARN,
+    so a rule's field ends where the WARN ends (the peer ``node2<49934>``, not ``node2<49934>'.``)."""
+    text = ("2024-01-01 10:00:00.000000: E external/xla/xla/service/gpu/nccl_api.cc:450] NCCL operation "
+            "ncclCommInitRankConfig failed: remote process exited or there was a network error. Last NCCL warning(error) "
+            "log entry (may be unrelated) 'socketProgress: Connection closed by remote peer node2<49934>'.")
+    rep = _report(text, rules)
+    d = [d for d in rep["diagnoses"] if d["id"] == "LD110"]
+    assert d and d[0]["title"].endswith("peer node2<49934>"), d and d[0]["title"]
+    assert [e["text"] for e in d[0]["evidence"]] == ["socketProgress: Connection closed by remote peer node2<49934>"]
+
+
 def test_a_message_after_its_context_on_the_exceptions_line_is_read_from_the_next_line(rules):
     """``RuntimeError: work = default_pg.broadcast([tensor], opts): `` / ``NCCL error in: ...``: the exception's
     line holds only the context (the code that raised) and its separator; the message it introduces is on the next
