@@ -262,3 +262,18 @@ def test_the_container_toolkits_failures_are_read(line, error):
 
 def test_a_library_that_python_cannot_load_is_not_the_toolkits():
     assert classify_driver("ImportError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory") is None
+
+
+def test_an_xid_45_that_names_a_hardware_xid_is_that_hardware_event():
+    """Xid 45 is the driver's cleanup of a process's channels; drivers since the 5xx releases say what made it
+    (`caused by previous Xid 149`). A hardware cause is the root cause (LD8070), not "a GPU program fault" (LD807);
+    a program-fault cause, or none named, stays LD807."""
+    hw = ("kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149\n"
+          "kernel: NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by previous Xid 145\n")
+    d = _first(hw)
+    assert d is not None and (d["id"], d["category"]) == ("LD8070", "fabric_manager_or_driver")
+    assert "Xid 149" in d["title"]
+    for line in ("kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 13",
+                 "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001"):
+        d = _first(line + "\n")
+        assert d is not None and d["id"] == "LD807"

@@ -336,6 +336,11 @@ def enrich(kind: str, f: dict[str, Any], read: Read) -> None:
         if m:
             f["process_name"] = m.group(1)
         f["message"] = re.sub(r"^(?:pid=[^,]*,\s*)?(?:name=[^,]*,\s*)?", "", detail).strip()
+        # Xid 45 (the driver's cleanup of a process's channels) names the fault that made it since the 5xx drivers:
+        # `Ch 00000001 caused by previous Xid 149`
+        m = re.search(r"caused by previous Xid (\d{1,4})\b", detail)
+        if m:
+            f["caused_by_xid"] = int(m.group(1))
         f.pop("detail", None)
     elif kind in ("store.listen_failed", "store.connect_retry", "store.connect_failed", "store.resolve_failed"):
         if "uv_name" in f:
