@@ -526,6 +526,9 @@ _RAY_REPEAT_CUT = lazy_re(r" \[(r[a-z\d ]{0,26})(?:\.{3,}|\u2026)?(?: ?[\[(<][^\
 _RAY_NOTE, _DIGITS = "repeated #x across cluster", lazy_re(r"\d+")  # (its number as `#`: no digit literal)
 RAY_SUFFIX = "across cluster]"  # the end of every line _RAY_REPEAT matches
 _PDSH_NEEDS_DIGIT, _LEVEL_WORDS = lazy_re(r"[\d-]"), ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# a versioned Python interpreter's name leads its own messages like a host (`python3: can't open file 'train.py': ...`,
+# `python3.10: ...`): never a pdsh host
+_INTERPRETER = lazy_re(r"python\d+(?:\.\d+)?\Z")
 # systemd's unit names (`nvidia-fabricmanager.service: Main process exited, ...` in `systemctl status` and the
 # journal) end like a host name with a dash: a unit's type is never a host's last label
 _UNIT_TYPES = (".service", ".socket", ".mount", ".timer", ".target", ".slice", ".scope", ".swap", ".path", ".device")
@@ -601,7 +604,8 @@ def _peel(line: str, pos: int, env: Envelope, layers: list[str]) -> int:
             m = rx.match(line, pos)
             if m is None:
                 continue
-            if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"]) or m["host"].endswith(_UNIT_TYPES)):
+            if fn is _pdsh and (layers or not _PDSH_NEEDS_DIGIT.search(m["host"]) or m["host"].endswith(_UNIT_TYPES)
+                                or _INTERPRETER.match(m["host"]) is not None):
                 continue  # a bare word and a colon is far more often a message than a host
             before = (env.time,)
             layers.append(fn(m, env))

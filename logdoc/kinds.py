@@ -224,19 +224,27 @@ KINDS: dict[str, KindSpec] = {
     "launcher.not_found": _k(("launcher", "shell", "shell_line"), _T,
                              "a node's shell did not find a launcher's daemon it was asked to start (Open MPI over ssh: "
                              "`bash: orted: command not found`)", True),
-    "launcher.exec_failed": _k(("launcher", "program", "interpreter", "strerror"), _T,
-                               "a launcher's daemon on a node could not execute a task's program (Slurm's `slurmstepd: "
-                               "error: execve(): python: No such file or directory`)", True),
+    "launcher.exec_failed": _k(("launcher", "program", "interpreter", "strerror", "shell_line", "errno"), _T,
+                               "a launcher's daemon, a shell or an interpreter could not execute or open a job's program "
+                               "(Slurm's `slurmstepd: error: execve(): python: No such file or directory`, `bash: torchrun: "
+                               "command not found`, `python: can't open file 'train.py': [Errno 2] ...`)", True),
     "launcher.refused": _k(("launcher", "job_id", "reason"), _T,
                            "a scheduler refused a job's allocation or step (Slurm's `srun: error: Unable to create step for "
                            "job 4359715: More processors requested than permitted`)", True),
+    "launcher.launch_failed": _k(("launcher", "step", "node", "reason"), _T,
+                                 "a node's daemon refused or never received a launcher's request to start a step's tasks "
+                                 "(Slurm's `srun: error: Task launch for StepId=13.0 failed on node n1: Invalid job credential`)",
+                                 True),
+    "launcher.remote_exit": _k(("launcher", "local", "node", "exitcode"), _T,
+                               "a launcher's remote shell to a node exited with a non-zero status (pdsh's `pdsh@n0: n1: ssh "
+                               "exited with exit code 255`)", True),
     "launcher.failed": _k(("launcher", "article"), _T, "a launcher could not start a job's processes on a node "
                           "(MPICH Hydra: a proxy exited before it connected back to mpiexec; Open MPI: `launcher` "
                           "ORTE / PRTE could not start its daemons)", True),
     "torchrun.child_failed": _k(EXCEPTION_FIELDS + ("script", "failures", "root_cause"), _T,
                                 "ChildFailedError summary table", True),
     "torchrun.worker_failed": _k(EXCEPTION_FIELDS + ("exitcode", "local_rank", "pid", "binary", "launcher", "signal", "node",
-                                                    "tasks"),
+                                                    "tasks", "cut"),
                                  _T, "a worker process failed", True),
     "torchrun.sigterm": _k(("pid", "signal", "escalated", "kill_signal"), _T, "torchrun signals its workers", True),
     "torchrun.signal": _k(EXCEPTION_FIELDS + ("signal",), _T, "torchrun received a signal", True),

@@ -116,6 +116,9 @@ def test_envelopes(line, expect, msg):
     # systemd's unit names end like a host name with a dash: a unit's type is never a host's last label
     "nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
     "nvidia-persistenced.service: Failed with result 'exit-code'.",
+    # a versioned Python interpreter's name leads its own message like a host name with a digit
+    "python3: can't open file 'train.py': [Errno 2] No such file or directory",
+    "python3.10: can't open file '/w/train.py': [Errno 2] No such file or directory",
     # a dotted name and a colon that are no cut logger line: an exception's module path, a host and port,
     # a name with upper case, two names only
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
@@ -286,3 +289,11 @@ def test_inline_codes_opening_with_a_blank_after_it_is_peeled():
     assert [e.kind for e in parse_text(line + "\n").events] == [e.kind for e in parse_text(line[2:] + "\n").events] != []
     # a backtick and two blanks, or a run of three (a fence), is no opening of inline code
     assert unwrap("`  x")[1] == "`  x" and unwrap("``` x")[1] == "``` x"
+
+
+def test_a_host_name_with_python_in_it_is_still_a_pdsh_host():
+    # near misses of the interpreter's name: a host that holds it with more, a host with a digit
+    for line, host in (("python3-node1: bash: torchrun: command not found", "python3-node1"),
+                       ("gpu3: bash: torchrun: command not found", "gpu3")):
+        env, text = unwrap(line)
+        assert env.host == host and text == "bash: torchrun: command not found", (env, text)

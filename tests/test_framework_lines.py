@@ -448,3 +448,108 @@ def test_slurm_refusing_the_resources_asked_for_is_the_cause(text):
 def test_slurm_refusing_a_step_for_another_reason_is_a_card_not_this_rule():
     ids = _ids("srun: error: Unable to create step for job 63094233: Job/step already completing or completed\n")
     assert "LD7072" not in ids and ids, ids
+
+
+# Slurm's launch of a step refused by a node's slurmd (src/api/step_launch.c `Task launch for %ps failed on node %s: %m`,
+# srun's `Application launch failed: %m`): a credential the node rejects (NVIDIA/deepops#1179, c3nl_cluster#18: clocks)
+_SLURM_CREDENTIAL = (
+    "srun: error: Task launch for StepId=13.0 failed on node dgx-1: Invalid job credential\n"
+    "srun: error: Task launch for StepId=13.0 failed on node dgx-2: Invalid job credential\n"
+    "srun: error: Application launch failed: Invalid job credential\n"
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n")
+
+
+@pytest.mark.parametrize("text", [_SLURM_CREDENTIAL,
+                                  "srun: error: Task launch for 36.0 failed on node cn131: Job credential expired\n",
+                                  "srun: error: Application launch failed: Job credential expired\n"])
+def test_slurm_launch_refused_for_its_credential_is_the_cause(text):
+    # before: silent
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7080", ids
+
+
+def test_slurm_launch_failed_for_another_reason_is_a_card_not_the_credential_rule():
+    ids = _ids("srun: error: Task launch for StepId=2215.0 failed on node gpu07: Communication connection failure\n")
+    assert ids and "LD7080" not in ids, ids
+    # near miss: the controller's own failure to make a credential is another message
+    assert "LD7080" not in _ids("srun: error: Unable to create step for job 10: Error generating job credential\n")
+
+
+# A shell that did not find the job's launcher or interpreter: bash, bash 5.1's `line N`, zsh, dash (/bin/sh on Debian)
+@pytest.mark.parametrize("text", ["bash: torchrun: command not found\n", "bash: line 1: deepspeed: command not found\n",
+                                  "zsh: command not found: torchrun\n", "/bin/sh: 1: deepspeed: not found\n",
+                                  "+ python3 -m torch.distributed.run --nproc_per_node 8 train.py\nsh: 1: python3: not found\n"])
+def test_a_shell_that_did_not_find_the_jobs_command_is_the_cause(text):
+    # before: silent ("No known failure signature matched"; bash's line was listed as not understood)
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7081", ids
+
+
+@pytest.mark.parametrize("text", ["bash: module: command not found\n", "/bin/sh: 1: nvcc: not found\n",
+                                  "zsh: command not found: ll\n", "Warning: checkpoint not found, starting from scratch\n"])
+def test_another_missing_command_is_no_error_of_its_own(text):
+    report = build_report(parse_sources([("x.log", text)]), kb.load_rules())
+    assert [d for d in report["diagnoses"] if d["severity"] == "error"] == [], report["diagnoses"]
+
+
+def test_open_mpis_daemon_not_found_stays_its_own_rule():
+    ids = _ids("bash: orted: command not found\n")
+    assert ids and ids[0] == "LD1066" and "LD7081" not in ids, ids
+
+
+# Python's own message for a script it cannot open (Modules/main.c), the interpreter named by path or by a versioned name
+# (StarsfieldAI/R1-V#42: before torchrun's `failed (exitcode: 2)`)
+@pytest.mark.parametrize("text", [
+    "/root/miniconda3/bin/python: can't open file '/root/work/src/train.py': [Errno 2] No such file or directory\n"
+    "E0208 21:12:26.795000 1460 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 2)"
+    " local_rank: 0 (pid: 1464) of binary: /root/miniconda3/bin/python\n",
+    "python3: can't open file 'train.py': [Errno 2] No such file or directory\n",
+    "python3.10: can't open file '/w/train.py': [Errno 13] Permission denied\n"])
+def test_python_that_could_not_open_the_script_is_the_cause(text):
+    # before: silent, or only torchrun's exit code 2
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7082", ids
+
+
+def test_a_file_the_program_could_not_open_is_not_the_script():
+    assert "LD7082" not in _ids("FileNotFoundError: [Errno 2] No such file or directory: 'config.json'\n")
+
+
+# pdsh's ssh module (src/modules/sshcmd.c `%p: %s: ssh exited with exit code %d`), as DeepSpeed's multi-node runner
+# shows it: 255 is ssh's own failure (deepspeedai/DeepSpeed#5709), another status the remote command's
+_PDSH_LOGIN = ("localhost: Permission denied, please try again.\n"
+               "localhost: user@localhost: Permission denied (publickey,password).\n"
+               "pdsh@ws-7960: localhost: ssh exited with exit code 255\n")
+
+
+def test_pdsh_whose_ssh_failed_is_the_cause():
+    # before: silent
+    ids = _ids(_PDSH_LOGIN)
+    assert ids and ids[0] == "LD7083", ids
+
+
+def test_pdsh_relaying_the_remote_commands_status_folds_under_that_nodes_error():
+    ids = _ids("worker-2: bash: deepspeed: command not found\npdsh@worker-1: worker-2: ssh exited with exit code 127\n")
+    assert ids and ids[0] == "LD7081" and "LD7083" not in ids, ids
+    alone = _ids("pdsh@worker-1: worker-2: ssh exited with exit code 1\n")
+    assert alone and alone[0] == "LD7084", alone
+
+
+# DeepSpeed's launcher line cut by a viewer's width before its return code, with its logger head or with it cut
+@pytest.mark.parametrize("text", [
+    "[2023-05-01 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
+    "'--local_rank=0'] exits with ret\u2026\n",
+    "[launch.py:322:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exits with ret...\n",
+    "['/usr/bin/python', '-u', 'train.py', '--local_rank=0'] exits with return code =\n"])
+def test_deepspeed_launcher_line_cut_before_its_return_code_is_read(text):
+    # before: silent
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7085", ids
+
+
+@pytest.mark.parametrize("text", ["[2023-05-01 10:00:00,000] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 1234\n",
+                                  "['/usr/bin/python', '-u', 'train.py'] exits\n",
+                                  "['a', 'b'] exits with returned values\n",
+                                  "[launch.py:322:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exitsx\n"])
+def test_near_misses_of_the_cut_launcher_line_are_not_read(text):
+    assert "LD7085" not in _ids(text)

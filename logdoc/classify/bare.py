@@ -65,7 +65,7 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_ray_store(first)
         if parsed is None and ("envoy" in first or "][source/" in first or "] [source/" in first):
             parsed = classify_envoy(first)
-        if parsed is None and ("exits with return code" in first or "Exited with exit code" in first):
+        if parsed is None and ("exits with return code" in first or "Exited with exit code" in first or "'] exits" in first):
             parsed = classify_launcher_exit(first)
         if parsed is None and "got completion with error" in first:
             parsed = classify_cqe_dump(first)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..grammar import Parsed
 from ..lazyre import lazy_re
-from .cut import cut_search
+from .cut import cut_search, strip_mark
 
 
 # An ibverbs call that failed, as RDMA libraries other than NCCL print it (UCX `uct/ib`,
@@ -258,6 +258,12 @@ def classify_cuda_text(line: str) -> Parsed | None:
 # `logger.error(f"{cmd} exits with return code = {process.returncode}")`: the command as a Python list
 # and subprocess's return code, negative for a signal (-9: SIGKILL, the kernel's OOM killer's signal).
 _LAUNCHER_EXIT = lazy_re(r"^(?P<cmd>\[.*\]|\S.*?) exits with return code = (?P<code>-?\d+)\s*$")
+# The same line cut by a viewer's or terminal's width inside its last words (`... exits with ret`, `exits with return
+# code =`, with or without a cut mark): the return code is lost. Read only when the command is the Python list of strings
+# the launcher prints, with the launcher's own logger head before it (`[launch.py:N:sigkill_handler] [...]`) or, once the
+# envelope took that head, when at least `exits with` is left; `tail` must be a head of the phrase.
+_LAUNCHER_EXIT_CUT = lazy_re(r"^(?P<head>\[launch\.py:\d+:sigkill_handler\] )?\['[^\n]*'\] (?P<tail>exits[a-z =]{0,20})\s*$")
+_EXIT_PHRASE = "exits with return code = "
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
@@ -270,23 +276,35 @@ _SRUN_EXIT = lazy_re(r"^srun: error: (?P<node>[\w.-]{1,100}): tasks? (?P<tasks>[
 
 def classify_launcher_exit(line: str) -> Parsed | None:
     """``torchrun.worker_failed`` (``launcher: deepspeed`` or ``srun``) for DeepSpeed's launcher line about a worker
-    that exited, or srun's about tasks that exited with a status below 128; None otherwise (and for status 0)."""
+    that exited (also cut before its return code: :func:`_cut_launcher_exit`), or srun's about tasks that exited with a
+    status below 128; None otherwise (and for status 0)."""
     if "Exited with exit code" in line:
         m = _SRUN_EXIT.match(line)
         if m is None or not 0 < int(m["code"]) < 128:
             return None
         return Parsed("torchrun.worker_failed", "ERROR", "torchrun.worker_failed",
                       {"exitcode": int(m["code"]), "launcher": "srun", "node": m["node"], "tasks": m["tasks"].strip()})
-    if "exits with return code" not in line:
-        return None
-    m = _LAUNCHER_EXIT.match(line)
-    if m is None or int(m["code"]) == 0:
+    m = _LAUNCHER_EXIT.match(line) if "exits with return code" in line else None
+    if m is None:
+        return _cut_launcher_exit(line)
+    if int(m["code"]) == 0:
         return None
     code = int(m["code"])
     f: dict[str, Any] = {"exitcode": code, "launcher": "deepspeed"}
     if code < 0 and -code in _SIGNALS:
         f["signal"] = _SIGNALS[-code]
     return Parsed("torchrun.worker_failed", "ERROR", "torchrun.worker_failed", f)
+
+
+def _cut_launcher_exit(line: str) -> Parsed | None:
+    """``torchrun.worker_failed`` (``launcher: deepspeed``, ``cut``, no ``exitcode``) for DeepSpeed's launcher line cut
+    inside ``exits with return code = N`` (:data:`_LAUNCHER_EXIT_CUT`); None otherwise."""
+    if "'] exits" not in line:
+        return None
+    m = _LAUNCHER_EXIT_CUT.match(strip_mark(line)[0])
+    if m is None or not _EXIT_PHRASE.startswith(m["tail"]) or (m["head"] is None and len(m["tail"]) < len("exits with")):
+        return None
+    return Parsed("torchrun.worker_failed", "ERROR", "torchrun.worker_failed", {"launcher": "deepspeed", "cut": True})
 
 
 # rdma-core's libibverbs (libibverbs/init.c) when a verbs device has no user-space provider library

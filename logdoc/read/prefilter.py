@@ -34,7 +34,8 @@ KEYWORDS = (
               # `Temporary failure in name resolution` as nc, wget or a launcher print it)
     "known",  # gai_strerror's `Name or service not known` / `... or not known` (ping, nc), ping's `unknown host`
     "NXDOMAIN",  # a DNS lookup tool's answer for a name that does not exist (nslookup, host)
-    "open files",  # EMFILE's `Too many open files` in any program's own wording
+    "open file",  # EMFILE's `Too many open files` in any program's own wording, and Python's for a script it cannot open
+              # (`python: can't open file 'train.py': [Errno 2] No such file or directory`)
     "core dump", " fault", "SIG",  # a fatal signal as a shell (`Aborted (core dumped)`,
               # `Segmentation fault`), Abseil or glog (`*** SIGSEGV received ...`) reports it; `SIG` also holds a
               # SIGTERM a framework's handler reports with no other keyword (Lightning's `[rank: 0] Received SIGTERM: 15`;
@@ -85,9 +86,13 @@ KEYWORDS = (
               # names (`RPC: /tensorflow.CoordinationService/RegisterTask`), and a status line with no other keyword
               # (`DEADLINE_EXCEEDED: Deadline Exceeded`, `DEADLINE_EXCEEDED: Barrier timed out. Id: ...`)
     "UNAVAILABLE: ",  # a gRPC status alone on its line with no other keyword (`UNAVAILABLE: Socket closed`)
-    "exchange_identification", "command not found",  # an Open MPI launch that failed on a node before its banner, in
+    "exchange_identification", "not found",  # an Open MPI launch that failed on a node before its banner, in
               # OpenSSH's words (`ssh_exchange_identification: Connection closed by remote host`, `kex_...` from 8.0) and the
-              # node's shell's (`bash: orted: command not found`): no other keyword
+              # node's shell's (`bash: orted: command not found`): no other keyword; `not found` is one stem for every shell's
+              # missing command (bash's `command not found`, dash's `/bin/sh: 1: deepspeed: not found`)
+    "sigkill_handler", "ssh exited",  # DeepSpeed's launcher reporting a worker's exit with its logger's head cut
+              # (`[launch.py:322:sigkill_handler] [...] exits with ret...`, no `[ERROR]`), pdsh's ssh to a node that failed
+              # (`pdsh@n0: n1: ssh exited with exit code 255`): no other keyword
     "Abort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of releases
               # before 2.11 with no other keyword (`BaseCollectiveExecutor::StartAbort Unavailable: Socket closed`), and the ring
               # algorithm's own line before it (`Aborting RingReduce with Unavailable: Socket closed`)

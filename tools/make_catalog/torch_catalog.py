@@ -624,6 +624,30 @@ EXTRA = [
      "{launcher=srun|salloc}: error: Unable to allocate resources: {reason:line}"),
     ("logdoc:slurm:submit-failed", "launcher.refused", "ERROR", "line", "",
      "{launcher=sbatch}: error: Batch job submission failed: {reason:line}"),
+    # Slurm: a node's slurmd refused srun's launch request, or it never arrived (src/api/step_launch.c: `error("Task launch
+    # for %ps failed on node %s: %m", ...)`, the step as `StepId=13.0`; before 20.11 `%u.%u`, `36.0`), then srun's summary
+    # `Application launch failed: %m`; the reason is slurm_strerror()'s (`Invalid job credential`, `Job credential expired`,
+    # `Communication connection failure`, ...)
+    ("logdoc:slurm:task-launch-failed", "launcher.launch_failed", "ERROR", "line", "",
+     "{launcher=srun}: error: Task launch for {step:word} failed on node {node:word}: {reason:line}"),
+    ("logdoc:slurm:application-launch-failed", "launcher.launch_failed", "ERROR", "line", "",
+     "{launcher=srun}: error: Application launch failed: {reason:line}"),
+    # A shell that did not find the command it was to run: bash's `bash: torchrun: command not found` (`bash: line 1: ...`
+    # from 5.1 for a command string), zsh's `zsh: command not found: torchrun`, dash's (Debian's and Ubuntu's /bin/sh)
+    # `/bin/sh: 1: deepspeed: not found` (its argv[0], the line number, the command); and Python's own for a script it
+    # cannot open (Modules/main.c: `%ls: can't open file %R: [Errno %d] %s`, before 3.8 `'%s'`)
+    ("logdoc:shell:command-not-found", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=bash|sh|ksh}: {|line {shell_line:int}: }{program:word}: command not found"),
+    ("logdoc:shell:zsh-command-not-found", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=zsh}: command not found: {program:word}"),
+    ("logdoc:shell:dash-not-found", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=sh|/bin/sh|/usr/bin/sh|dash|/bin/dash}: {shell_line:int}: {program:word}: not found"),
+    ("logdoc:python:cannot-open-file", "launcher.exec_failed", "ERROR", "line", "",
+     "{interpreter:word}: can't open file '{program}': [Errno {errno:int}] {strerror:line}"),
+    # pdsh's ssh module when the ssh to a node ended with a non-zero status (src/modules/sshcmd.c: `err("%p: %s: ssh exited
+    # with exit code %d\n", ...)`, %p being `pdsh@<local host>`): 255 is ssh's own failure, other values the remote command's
+    ("logdoc:pdsh:ssh-exit", "launcher.remote_exit", "ERROR", "line", "",
+     "{launcher=pdsh|pdcp}@{local:word}: {node:word}: ssh exited with exit code {exitcode:int}"),
     # mpiexec's ui_cmd_cb (src/pm/hydra/mpiexec/pmiserv_pmci.c): a proxy it launched (ssh, rsh, ...) exited
     # before it connected back to mpiexec's control port
     ("logdoc:hydra:launch-proxy-failed", "launcher.failed", "ERROR", "line", "",
