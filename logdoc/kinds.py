@@ -228,7 +228,7 @@ KINDS: dict[str, KindSpec] = {
                                "a launcher's daemon, a shell or an interpreter could not execute or open a job's program "
                                "(Slurm's `slurmstepd: error: execve(): python: No such file or directory`, `bash: torchrun: "
                                "command not found`, `python: can't open file 'train.py': [Errno 2] ...`)", True),
-    "launcher.refused": _k(("launcher", "job_id", "reason"), _T,
+    "launcher.refused": _k(("launcher", "job_id", "reason", "slots"), _T,
                            "a scheduler refused a job's allocation or step (Slurm's `srun: error: Unable to create step for "
                            "job 4359715: More processors requested than permitted`)", True),
     "launcher.launch_failed": _k(("launcher", "step", "node", "reason"), _T,

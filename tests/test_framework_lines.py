@@ -553,3 +553,23 @@ def test_deepspeed_launcher_line_cut_before_its_return_code_is_read(text):
                                   "[launch.py:322:sigkill_handler] ['/usr/bin/python', '-u', 'train.py'] exitsx\n"])
 def test_near_misses_of_the_cut_launcher_line_are_not_read(text):
     assert "LD7085" not in _ids(text)
+
+
+# Open MPI's mapper refusing -np (help-orte-rmaps-base.txt alloc-error), its first line wrapped after the count (4.x, PRRTE)
+# or after `slots` (1.x-3.x), or not at all (open-mpi/ompi#6020, #7719)
+@pytest.mark.parametrize("text", [
+    "--------------------------------------------------------------------------\n"
+    "There are not enough slots available in the system to satisfy the 4\nslots that were requested by the application:\n\n"
+    "  python\n\nEither request fewer slots for your application, or make more slots\navailable for use.\n",
+    "There are not enough slots available in the system to satisfy the 32 slots\nthat were requested by the application:\n"
+    "  ABYSS-P\n",
+    "There are not enough slots available in the system to satisfy the 16 slots that were requested by the application:\n"])
+def test_open_mpi_without_enough_slots_is_the_cause(text):
+    # before: silent
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7086", ids
+
+
+def test_other_not_enough_lines_are_not_open_mpis_slots():
+    assert "LD7086" not in _ids("There are not enough GPUs available in the system\n")
+    assert "LD7086" not in _ids("Either request fewer slots for your application, or make more slots available for use.\n")

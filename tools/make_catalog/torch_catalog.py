@@ -624,6 +624,11 @@ EXTRA = [
      "{launcher=srun|salloc}: error: Unable to allocate resources: {reason:line}"),
     ("logdoc:slurm:submit-failed", "launcher.refused", "ERROR", "line", "",
      "{launcher=sbatch}: error: Batch job submission failed: {reason:line}"),
+    # Open MPI's mapper when -np asks more processes than the slots it found (ORTE's help-orte-rmaps-base.txt
+    # [orte-rmaps-base:alloc-error], PRRTE's the same words): the help text's first line, wrapped after the count or after
+    # `slots` depending on the release, or not at all
+    ("logdoc:ompi:not-enough-slots", "launcher.refused", "ERROR", "line", "",
+     "There are not enough slots available in the system to satisfy the {slots:int}{rest:rest}"),
     # Slurm: a node's slurmd refused srun's launch request, or it never arrived (src/api/step_launch.c: `error("Task launch
     # for %ps failed on node %s: %m", ...)`, the step as `StepId=13.0`; before 20.11 `%u.%u`, `36.0`), then srun's summary
     # `Application launch failed: %m`; the reason is slurm_strerror()'s (`Invalid job credential`, `Job credential expired`,
