@@ -573,3 +573,21 @@ def test_open_mpi_without_enough_slots_is_the_cause(text):
 def test_other_not_enough_lines_are_not_open_mpis_slots():
     assert "LD7086" not in _ids("There are not enough GPUs available in the system\n")
     assert "LD7086" not in _ids("Either request fewer slots for your application, or make more slots available for use.\n")
+
+
+# bash for a command given by its path that does not exist on the node (Megatron-DeepSpeed#125: pdsh's remote command with
+# the launching node's conda path), before pdsh's relay of the status
+def test_a_shell_that_could_not_run_the_jobs_interpreter_by_its_path_is_the_cause():
+    # before: only pdsh's exit status 127 (LD7084)
+    ids = _ids("10.0.0.18: bash: line 0: cd: /data/work/src: No such file or directory\n"
+               "10.0.0.18: bash: /home/u/anaconda3/envs/py37/bin/python: No such file or directory\n"
+               "pdsh@worker1: 10.0.0.18: ssh exited with exit code 127\n")
+    assert ids and ids[0] == "LD7081", ids
+
+
+@pytest.mark.parametrize("text", ["bash: line 0: cd: /data/work/src: No such file or directory\n",
+                                  "bash: ./prepare.sh: Permission denied\n",
+                                  "bash: /etc/profile.d/modules.sh: No such file or directory\n"])
+def test_other_paths_a_shell_could_not_run_are_no_error_of_their_own(text):
+    report = build_report(parse_sources([("x.log", text)]), kb.load_rules())
+    assert [d for d in report["diagnoses"] if d["severity"] == "error"] == [], report["diagnoses"]

@@ -93,6 +93,8 @@ KEYWORDS = (
     "sigkill_handler", "ssh exited",  # DeepSpeed's launcher reporting a worker's exit with its logger's head cut
               # (`[launch.py:322:sigkill_handler] [...] exits with ret...`, no `[ERROR]`), pdsh's ssh to a node that failed
               # (`pdsh@n0: n1: ssh exited with exit code 255`): no other keyword
+    "such file",  # a shell's `bash: /env/bin/python: No such file or directory` for a command given by its path (LD7081):
+              # no other keyword
     "enough slots",  # Open MPI's mapper refusing -np (`There are not enough slots available in the system to satisfy the 4
               # slots ...`, LD7086): no other keyword
     "Abort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of releases

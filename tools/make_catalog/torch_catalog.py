@@ -643,6 +643,10 @@ EXTRA = [
     # cannot open (Modules/main.c: `%ls: can't open file %R: [Errno %d] %s`, before 3.8 `'%s'`)
     ("logdoc:shell:command-not-found", "launcher.exec_failed", "ERROR", "line", "",
      "{launcher=bash|sh|ksh}: {|line {shell_line:int}: }{program:word}: command not found"),
+    # bash for a command given by a path (a `/`) that does not exist or cannot be executed: `bash: /env/bin/python: No such
+    # file or directory` (no PATH search: the path is taken as given)
+    ("logdoc:shell:no-such-file", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=bash|sh|ksh}: {|line {shell_line:int}: }{program:word}: {strerror=No such file or directory|Permission denied}"),
     ("logdoc:shell:zsh-command-not-found", "launcher.exec_failed", "ERROR", "line", "",
      "{launcher=zsh}: command not found: {program:word}"),
     ("logdoc:shell:dash-not-found", "launcher.exec_failed", "ERROR", "line", "",
