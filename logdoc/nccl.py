@@ -14,7 +14,7 @@ Layouts by version (``shared/reference/nccl-log-format.md``):
 * TRACE  ``host:pid:tid [dev] 12.345 function:line NCCL TRACE msg``
 * CALL   ``host:pid:tid NCCL CALL msg``
 * ERROR  RCCL's, from 2.27.7 (ROCm 7.2): ``host:pid:tid [dev] [FATAL ERROR]: msg``, a WARN's message at level
-  ERROR (RCCL's ``debug.cc``)
+  ERROR (RCCL's ``debug.cc``); cut to ``[dev] [FATAL ERROR]: msg``, read when the message is the catalog's
 * VERSION the banner ``NCCL version 2.21.5+cuda12.4``, bare or as an INFO line
 """
 from __future__ import annotations
@@ -56,6 +56,12 @@ HEADLESS = lazy_re(
     r"(?:^|(?<=[\s\]:|]))(?:\[(?P<dev>-?\d+)\] )?"
     r"(?:(?P<loc>[\w./+-]+\.(?:cc|c|cu|cpp|h|hpp):\d+)(?: \((?P<func>[^()\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN)(?: |$)"
+)
+# ... and RCCL's fatal-error class so cut: `[3] [FATAL ERROR]: <msg>`, the host:pid:tid lost, the device left. The
+# device is required, and the message must read against the catalog (:func:`classify`): `[FATAL ERROR]: ` alone is
+# other programs' words too.
+FATAL_HEADLESS = lazy_re(
+    r"(?:^|(?<=[\s\]:|]))\[(?P<dev>-?\d+)\] (?P<loc>)(?P<level>)(?P<fatal>\[FATAL ERROR\]: )"
 )
 # NCCL before 2.3 printed the level without the word NCCL: `host:pid:tid [0] INFO Ring 00 : ...`,
 # `host:pid:tid [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]`.
@@ -397,6 +403,12 @@ def classify(text: str, env: Envelope) -> Parsed | None:
         if h is not None and nl >= 0 and h.end() >= nl:
             h = None  # the level word ends the line: nothing of the message is on it
         headless = h is not None
+    elif h is None and "] [FATAL ERROR]: " in text:
+        nl = text.find("\n")
+        h = FATAL_HEADLESS.search(text, 0, nl if nl >= 0 else len(text))
+        if h is not None:
+            p = _from_header(h, text, env, True)  # (a cut header names no host, pid or time)
+            return p if p.template is not None else None
     if h is None:
         b = BANNER.match(text.strip())
         if b is None:

@@ -118,3 +118,27 @@ def test_fatal_error_words_without_rccls_header_are_not_nccl(line):
     from logdoc import nccl
     from logdoc.events import Envelope
     assert nccl.classify(line, Envelope()) is None
+
+
+# RCCL's fatal-error line whose host:pid:tid a paste or a viewer cut: the device and the class are left
+_SHM = "Error while creating shared memory segment /dev/shm/nccl-pZafXL (size 7340384)"
+
+
+@pytest.mark.parametrize("line", [f"[3] [FATAL ERROR]: {_SHM}", f"  [3] [FATAL ERROR]: {_SHM}", f":2430 [3] [FATAL ERROR]: {_SHM}"])
+def test_rccl_fatal_error_with_its_host_cut_is_read(line):
+    r = parse_sources([("x.log", line + "\n")])
+    assert [(e.kind, e.level, e.fields.get("dev"), e.rank, e.host) for e in r.events] == [("nccl.warn", "ERROR", 3, None, None)]
+    assert r.events[0].template == parse_sources([("x.log", f"n:1:2 [3] misc/shmutils.cc:112 NCCL WARN {_SHM}\n")]).events[0].template
+    assert _first(line + "\n")["id"] == "LD301"
+
+
+@pytest.mark.parametrize("line", [
+    "[3] [FATAL ERROR]: DATABASE_URL environment variable is MISSING!",  # the cut form, a message no catalog holds
+    "[3] [FATAL ERROR]: could not load config",
+    f"[3] [ERROR]: {_SHM}",  # not RCCL's class
+    f"[FATAL ERROR]: {_SHM}",  # no device
+])
+def test_cut_fatal_header_needs_device_and_an_nccl_message(line):
+    from logdoc import nccl
+    from logdoc.events import Envelope
+    assert nccl.classify(line, Envelope()) is None
