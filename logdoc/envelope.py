@@ -436,8 +436,12 @@ ENVELOPES: list[tuple[str, re.Pattern, Callable[[re.Match, Envelope], str]]] = [
     # torchrun --tee `[default0]:` (`[${rank}]:` gives `[3]:`; a bare `[1]:` alone on its line indexes a
     # ChildFailedError summary); one blank before a word goes with it, two are the program's indent.
     ("[", lazy_re(r"\[(?P<role>[A-Za-z_][A-Za-z_]*?|)(?P<num>\d+)(?:\|\d+)?\]:(?!\d)(?: (?=\S))?(?=.)"), _tee),
-    # (not the rank list that opens an item of the desync report: `[1] finished collective #3, but didn't join ...`)
-    ("[", lazy_re(r"\[(?P<rank>\d+)\] (?!finished collective #|joined but didn't finish collective #)"), _mpich),
+    # (not the rank list that opens an item of the desync report: `[1] finished collective #3, but didn't join ...`;
+    # not the device of an NCCL header cut before it, `[3] NCCL WARN `, `[3] misc/socket.cc:49 (fn) NCCL WARN `, NCCL
+    # < 2.3's `[3] include/socket.h:185 WARN `, RCCL's `[3] [FATAL ERROR]: `: logdoc/nccl.py reads the device)
+    ("[", lazy_re(r"\[(?P<rank>\d+)\] (?!finished collective #|joined but didn't finish collective #"
+                  r"|(?:[\w./+-]{1,200}\.(?:cc|c|cu|cpp|h|hpp):\d+ (?:\([^()\s]{0,120}\) )?)?NCCL (?:INFO|WARN|TRACE) "
+                  r"|[\w./+-]{1,200}\.(?:cc|c|cu|cpp|h|hpp):\d+ (?:INFO|WARN) |\[FATAL ERROR\]: )"), _mpich),
     ("[", lazy_re(r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?P<ids>(?: (?:DP|TP|PP|EP|CP)\d{1,5}){0,6})\] (?!\[)"), _sglang),
     ("[", lazy_re(r"\[NeMo (?P<lvl>[DIWEC]) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?P<src>[\w.<>-]{1,80}:\d{1,6})"
                      r"(?: rank:(?P<rank>\d{1,7}))?\] "), _nemo),

@@ -297,3 +297,27 @@ def test_a_host_name_with_python_in_it_is_still_a_pdsh_host():
                        ("gpu3: bash: torchrun: command not found", "gpu3")):
         env, text = unwrap(line)
         assert env.host == host and text == "bash: torchrun: command not found", (env, text)
+
+
+@pytest.mark.parametrize("line", [
+    "[3] NCCL WARN Net : Connection closed by remote peer",
+    "[3] misc/socket.cc:49 (socketProgress) NCCL WARN socketProgress: Connection closed by remote peer",
+    "[3] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-a (size 7)",
+    "[3] NCCL INFO Channel 00/02 :    0   1",
+    "[3] include/socket.h:185 WARN Call to connect failed : Connection refused",
+    "[3] [FATAL ERROR]: Error while creating shared memory segment /dev/shm/nccl-a (size 7)",
+])
+def test_the_device_of_a_cut_nccl_header_is_not_a_rank_prefix(line):
+    """`[N] ` before NCCL's level word (or a source location and it, or RCCL's fatal class) is the device of an
+    NCCL header whose host:pid:tid was cut, not MPICH's `-prepend-rank` label: the line stays whole, no rank."""
+    env, rest = unwrap(line)
+    assert rest == line and env.rank is None
+
+
+@pytest.mark.parametrize("line, rank", [
+    ("[3] node1:12:40 [0] NCCL WARN Net : Connection closed by remote peer", 3),  # MPICH's label before a whole header
+    ("[3] RuntimeError: NCCL WARN in the message", 3),
+    ("[3] NCCL version 2.21.5+cuda12.4", 3),
+])
+def test_mpich_rank_label_still_peeled_before_other_text(line, rank):
+    assert unwrap(line)[0].rank == rank
