@@ -355,3 +355,24 @@ def test_the_last_error_is_read_when_the_carriers_first_line_was_cut(rules, cut)
     lines = [cut, "ncclInternalError: Internal check failed.", "Last error:", "Bootstrap : no socket interface found"]
     text = "\n".join([lines[0]] + [prefix + ln for ln in lines[1:]])
     assert _ids(_report(text, rules))[0] == "LD102"
+
+
+@pytest.mark.parametrize("cut", ["GroupNCCL.cpp:1970, ", "cpp:1970, ", "h:268, "])
+def test_nccl_error_in_whose_head_a_paste_cut_still_carries_its_last_error(rules, cut):
+    """`NCCL error in: <file>:<line>, <string>, NCCL version X` cut inside the file's path (a selection started
+    mid-line): the record was read as nothing, the `Last error:` it carries lost with it."""
+    tail = _DIST.split("1970, ", 1)[1]
+    r = parse_sources([("rank0.log", cut + tail + _WARN + "\n")])
+    carrier = [e for e in r.events if e.kind.startswith("torch.nccl_error")]
+    assert carrier and carrier[0].fields.get("cut") is True and carrier[0].fields.get("nccl_result") == "ncclSystemError"
+    assert _ids(_report(cut + tail + _WARN, rules))[0] == _want(rules)
+
+
+@pytest.mark.parametrize("line", [
+    "config.cpp:12, bad value, NCCL version is not set",  # no version number
+    "train.py:12, loss 0.5, epoch 3",  # no NCCL version at all
+])
+def test_a_located_line_without_nccls_version_is_not_a_cut_nccl_error(line):
+    r = parse_sources([("rank0.log", line + "\n")])
+    assert not any(e.kind.startswith("torch.nccl_error") for e in r.events)
+

@@ -82,6 +82,9 @@ _WATCHDOG_PARTS = (("seq", lazy_re(r"\bSeqNum=(\d+)[,) ]")), ("op_type", lazy_re
 _NCCL_RESULTS = tuple(f"{name}: " for name in ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
                                                "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError",
                                                "ncclInProgress", "ncclTimeout"))
+# what is left of `NCCL error in: <file>:<line>, ` when a paste cut the line inside the file's path: the tail of its
+# name and its line, then the error string and `NCCL version` (which says it is NCCL's message)
+_CUT_NCCL_ERROR_IN = lazy_re(r"[\w./+-]{1,200}:\d{1,6}, [^,\n]{1,200}, NCCL version \d")
 _TORCH_BODY_STARTS = ("Watchdog caught", "Collective", "found async exception", "Work WorkNCCL",
                       "failure detected by watchdog", "NCCL Work update", "Process group watchdog thread",
                       "NCCL watchdog thread", "WorkNCCL(", "Timeout at NCCL work:",
@@ -293,6 +296,16 @@ def _structured(body: str, env: Envelope | None, pg: dict[str, Any] | None) -> P
         if p is not None:
             p.level = level_of(env, p.level)
             return p
+    if b0 not in "Nn" and ", NCCL version " in head:
+        # `NCCL error in: <file>:<line>, <error string>, NCCL version X` whose head a paste cut inside the file's
+        # path (`GroupNCCL.cpp:1275, internal error, NCCL version 2.14.3`, then the result and `Last error:` lines)
+        m = _CUT_NCCL_ERROR_IN.match(body)
+        if m is not None:
+            p = nccl_error("NCCL error in: " + body)
+            if p is not None:
+                p.fields["cut"] = True
+                p.level = level_of(env, p.level)
+                return p
     if b0 == "N" and body.startswith(("NCCL error", "NCCL timeout in")):
         p = nccl_error(body)
         if p is not None:
