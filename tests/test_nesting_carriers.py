@@ -376,3 +376,19 @@ def test_a_located_line_without_nccls_version_is_not_a_cut_nccl_error(line):
     r = parse_sources([("rank0.log", line + "\n")])
     assert not any(e.kind.startswith("torch.nccl_error") for e in r.events)
 
+
+@pytest.mark.parametrize("join", [" ", "  "])
+def test_nccl_error_flattened_on_one_line_still_carries_its_last_error(rules, join):
+    """The message's lines joined into one (an issue's paragraph, a title, a logger that folds lines): the result's
+    interpretation ran to the end of the line and swallowed `Last error: <reason>`, so the reason was never read."""
+    text = join.join(line.strip() for line in (_DIST + _WARN).split("\n"))
+    r = parse_sources([("rank0.log", text + "\n")])
+    carrier = [e for e in r.events if e.kind.startswith("torch.nccl_error")][0]
+    assert carrier.fields["interpretation"].endswith("device error.") and carrier.fields["last_error"] == _WARN
+    assert _ids(_report(text, rules))[0] == _want(rules)
+
+
+def test_a_result_line_that_only_mentions_last_error_keeps_its_words():
+    text = "ncclInternalError: Internal check failed. Check the last error: printed above"  # not the `Last error:` line
+    r = parse_sources([("rank0.log", text + "\n")])
+    assert [e.fields.get("interpretation") for e in r.events if e.kind.startswith("torch.nccl_error")] == [text]
