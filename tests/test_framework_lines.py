@@ -591,3 +591,23 @@ def test_a_shell_that_could_not_run_the_jobs_interpreter_by_its_path_is_the_caus
 def test_other_paths_a_shell_could_not_run_are_no_error_of_their_own(text):
     report = build_report(parse_sources([("x.log", text)]), kb.load_rules())
     assert [d for d in report["diagnoses"] if d["severity"] == "error"] == [], report["diagnoses"]
+
+
+# Open MPI's launcher that could not start the program on a node (its help text's first line; the `Node:` and
+# `Executable:` lines follow): not found, or found and not executable
+@pytest.mark.parametrize("text", [
+    "--------------------------------------------------------------------------\n"
+    "mpiexec was unable to find the specified executable file, and therefore\ndid not launch the job.  This error was first"
+    " reported for process\nrank 0; it may have occurred for other processes as well.\n\nNode:       node1\nExecutable: amdahl\n",
+    "mpirun was unable to launch the specified application as it could not access\nor execute an executable:\n\n"
+    "Executable: python\nNode: node01\n\nwhile attempting to start process rank 0.\n"])
+def test_open_mpi_that_could_not_start_the_program_is_the_cause(text):
+    # before: silent
+    ids = _ids(text)
+    assert ids and ids[0] == "LD7087", ids
+
+
+def test_open_mpis_daemons_not_started_stay_their_own_rule():
+    ids = _ids("ORTE was unable to reliably start one or more daemons.\n")
+    assert ids and "LD7087" not in ids, ids
+    assert "LD7087" not in _ids("The server was unable to find the specified file\n")

@@ -95,6 +95,9 @@ KEYWORDS = (
               # (`pdsh@n0: n1: ssh exited with exit code 255`): no other keyword
     "such file",  # a shell's `bash: /env/bin/python: No such file or directory` for a command given by its path (LD7081):
               # no other keyword
+    "was unable to",  # Open MPI's launcher that could not start the program (`mpirun was unable to find the specified
+              # executable file, and therefore`, `... was unable to launch the specified application as it could not access`:
+              # LD7087): no other keyword
     "enough slots",  # Open MPI's mapper refusing -np (`There are not enough slots available in the system to satisfy the 4
               # slots ...`, LD7086): no other keyword
     "Abort",  # TensorFlow's collective executor aborting a worker's collectives, its status in the words of releases

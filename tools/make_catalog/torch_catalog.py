@@ -629,6 +629,14 @@ EXTRA = [
     # `slots` depending on the release, or not at all
     ("logdoc:ompi:not-enough-slots", "launcher.refused", "ERROR", "line", "",
      "There are not enough slots available in the system to satisfy the {slots:int}{rest:rest}"),
+    # Open MPI's launcher when a node could not start the program it was given (ORTE / PRRTE help text, its first line):
+    # not found (help-orte-odls-base.txt / PRRTE's [prte-odls-base:...]: `%s was unable to find the specified executable
+    # file, and therefore did not launch the job.`, then `Node:` and `Executable:` lines) or found but not executable
+    # (`%s was unable to launch the specified application as it could not access or execute an executable:`)
+    ("logdoc:ompi:executable-not-found", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=mpirun|mpiexec|orterun|prterun|prte} was unable to find the specified executable file{rest:rest}"),
+    ("logdoc:ompi:executable-not-accessible", "launcher.exec_failed", "ERROR", "line", "",
+     "{launcher=mpirun|mpiexec|orterun|prterun|prte} was unable to launch the specified application as it could not access{rest:rest}"),
     # Slurm: a node's slurmd refused srun's launch request, or it never arrived (src/api/step_launch.c: `error("Task launch
     # for %ps failed on node %s: %m", ...)`, the step as `StepId=13.0`; before 20.11 `%u.%u`, `36.0`), then srun's summary
     # `Application launch failed: %m`; the reason is slurm_strerror()'s (`Invalid job credential`, `Job credential expired`,
