@@ -124,3 +124,26 @@ def test_the_reports_show_an_alternative_apart_from_the_same_failure():
     terminal.print_report(rep, Console(file=buf, width=120, color_system=None))
     text = buf.getvalue()
     assert "? B B" in text and "= C C" in text
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("node1:1234:1300 [0] graph/topo.h:230 NCCL WARN Could not find NET with id 0", "LD481"),
+    ("node1:1234:1300 [0] transport/net_ib.cc:1855 NCCL WARN NET/IB : req 0/1 tag 7 peer 10.0.0.2<43211> posted incorrect"
+     " receive info: size 4096 addr 7f3a00000000 rkeys[0]=1a2b", "LD282"),
+    ("node1:1234:1234 [0] gin/gin_host.cc:102 NCCL WARN No GIN-capable devices found.", "LD295"),
+    ("node1:1234:1234 [0] init.cc:912 NCCL WARN nLocals = 3 should be a diviser of the number of ranks in node 0 = 8", "LD492"),
+    ("node1:1234:1234 [0] enqueue.cc:2861 NCCL WARN ncclPutSignal: srcBuff is NULL", "LD587"),
+    ("node1:1234:1234 [0] enqueue.cc:2216 NCCL WARN Unknown pattern for collective 2 algorithm 6", "LD589"),
+    ("node1:1234:1234 [0] group.cc:61 NCCL WARN Blocking and nonblocking communicators are not allowed in the same group.",
+     "LD590"),
+    ("node1:1234:1234 [0] dev_runtime.cc:881 NCCL WARN Window address must be suitably aligned.", "LD594"),
+])
+def test_a_title_that_quotes_the_warn_quotes_its_message_not_its_header(line, rule):
+    """The rules that name an NCCL WARN by its whole message took it from the event's text, which holds the
+    header: the title read 'inconsistent: node1:1234:1300 [0] graph/topo.h:230 NCCL WARN Could not find ...'."""
+    from logdoc import kb
+    from logdoc.api import build_report
+    from logdoc.pipeline import parse_sources
+    top = build_report(parse_sources([("rank0.log", line + "\n")]), kb.load_rules())["diagnoses"][0]
+    message = line.split(" NCCL WARN ", 1)[1]
+    assert top["id"] == rule and "NCCL WARN" not in top["title"] and message.rstrip(".") in top["title"], top["title"]
