@@ -272,7 +272,7 @@ KINDS: dict[str, KindSpec] = {
                      " locked-memory limit, /etc/hosts mapping a name to 127.0.1.1, an address on Docker's bridge, a dcgmi diag test that failed;"
                      " nvidia-smi topo -m: a GPU with no path within a PCIe switch or over NVLink, a NIC far from every GPU"),
     "kernel.xid": _k(("xid", "pci", "detail", "message", "xid_pid", "process_name", "caused_by_xid"), _T, "an NVIDIA Xid kernel message", True),
-    "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason"), _N,
+    "kernel.iommu_fault": _k(("device", "access", "fault_addr", "reason", "driver"), _N,
                              "the kernel's report of a device DMA the IOMMU blocked (Intel VT-d DMAR fault)"),
     "perftest.error": _k(("step", "errno", "state", "ret", "peer", "port"), "logdoc/classify/perftest.py",
                          "a failure line of perftest (ib_write_bw, ib_send_lat ...): buffer registration, queue pair, TCP connection"),

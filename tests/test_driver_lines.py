@@ -277,3 +277,34 @@ def test_an_xid_45_that_names_a_hardware_xid_is_that_hardware_event():
                  "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001"):
         d = _first(line + "\n")
         assert d is not None and d["id"] == "LD807"
+
+
+@pytest.mark.parametrize("line, device, access", [
+    ("[  512.123456] nvidia 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0027 address=0x7f2a00000 "
+     "flags=0x0020]", "0000:41:00.0", "write"),
+    ("AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x001d address=0x000000000637c000 flags=0x0000]",
+     "41:00.0", "read"),
+    ("[  600.000000] DMAR: [DMA Read NO_PASID] Request device [41:00.0] fault addr 0x7f2a00000 [fault reason 0x06] PTE "
+     "Read access is not set", "41:00.0", "read"),
+])
+def test_an_iommu_fault_of_either_vendor_is_a_blocked_peer_to_peer_dma(line, device, access):
+    """The AMD IOMMU's page-fault report (drivers/iommu/amd/iommu.c) is read like Intel's DMAR fault: a DMA the
+    IOMMU blocked, LD877; its flags say a write (EVENT_FLAG_RW). In a long log too, where only the prefilter's
+    keywords let a line through (Intel's through " fault", AMD's through "_FAULT")."""
+    d = _first(line + "\n")
+    assert d is not None and (d["id"], d["category"]) == ("LD877", "p2p_acs_iommu_hang")
+    assert device in d["title"] and access in d["title"]
+    filler = "".join(f"step {i} | loss 2.{i % 97:02d} | lr 3e-4\n" for i in range(30000))
+    evs = parse_sources([("job.log", filler + line + "\n" + filler)]).events
+    faults = [e for e in evs if e.kind == "kernel.iommu_fault"]
+    assert len(faults) == 1 and faults[0].fields["device"] == device and faults[0].line == 30001
+
+
+@pytest.mark.parametrize("line", [
+    "[Thu Jan  4 23:12:54 2024] ahci 0000:28:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0035 "
+    "address=0x7fffff00000 flags=0x0000]",
+    "xhci_hcd 0000:02:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000f address=0xff00ffffffefe000 flags=0x0000]",
+    "AMD-Vi: Interrupt remapping enabled",
+])
+def test_an_iommu_fault_of_a_disk_or_usb_controller_is_not_the_jobs(line):
+    assert _first(line + "\n") is None

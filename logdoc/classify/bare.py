@@ -77,7 +77,7 @@ def classify_bare(text: str) -> Parsed | None:
             parsed = classify_errno_line(first)
         if parsed is None and "CUDA_ERROR_" in first:
             parsed = classify_cuda_driver_error(first)
-        if parsed is None and "DMAR" in first:
+        if parsed is None and ("DMAR" in first or "AMD-Vi" in first):
             parsed = classify_iommu_fault(first)
         if parsed is None and (first.startswith("Verification error @ ") or first.startswith("Device=")):
             parsed = classify_p2p_test(first)

@@ -399,8 +399,20 @@ _DMAR_FAULT = lazy_re(r"DMAR: ?\[DMA (?P<access>Read|Write)[^\]\n]{0,24}\] Reque
                       r"(?: ?\[fault reason (?P<reason_code>(?:0x)?[0-9a-fA-F]{1,4})\] ?(?P<reason>[^\n]{0,120}))?")
 
 
+# The AMD IOMMU's (drivers/iommu/amd/iommu.c, amd_iommu_report_page_fault): with the device known, through dev_err
+# (`nvidia 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0027 address=0x7f2a00000 flags=0x0020]`),
+# otherwise with the device in the brackets (`AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x0027
+# address=... flags=...]`); flags bit 0x020 (EVENT_FLAG_RW) is a write.
+_AMD_FAULT = lazy_re(r"(?:(?P<driver>[\w-]{1,30}) (?P<dev>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): )?"
+                     r"AMD-Vi: Event logged \[IO_PAGE_FAULT (?:device=(?P<device>[0-9a-fA-F:.]{4,16}) )?"
+                     r"domain=0x[0-9a-fA-F]{1,8} address=(?P<addr>0x[0-9a-fA-F]{1,16}) flags=(?P<flags>0x[0-9a-fA-F]{1,8})\]")
+EVENT_FLAG_RW = 0x020
+
+
 def classify_iommu_fault(line: str) -> Parsed | None:
     """``kernel.iommu_fault`` for the kernel's report of a DMA that the IOMMU blocked; None otherwise."""
+    if "AMD-Vi" in line:
+        return _amd_fault(line)
     if "DMAR" not in line:
         return None
     m = _DMAR_FAULT.search(line, 0, min(len(line), 1024))
@@ -409,4 +421,16 @@ def classify_iommu_fault(line: str) -> Parsed | None:
     f: dict[str, Any] = {"device": m["device"], "access": m["access"].lower(), "fault_addr": m["addr"]}
     if m["reason"]:
         f["reason"] = m["reason"].strip()
+    return Parsed("kernel.iommu_fault", "ERROR", "kernel.iommu_fault", f)
+
+
+def _amd_fault(line: str) -> Parsed | None:
+    m = _AMD_FAULT.search(line, 0, min(len(line), 1024))
+    if m is None or not (m["dev"] or m["device"]):
+        return None
+    f: dict[str, Any] = {"device": m["dev"] or m["device"],
+                         "access": "write" if int(m["flags"], 16) & EVENT_FLAG_RW else "read",
+                         "fault_addr": m["addr"], "reason": "IO_PAGE_FAULT (AMD-Vi)"}
+    if m["driver"]:
+        f["driver"] = m["driver"]
     return Parsed("kernel.iommu_fault", "ERROR", "kernel.iommu_fault", f)

@@ -48,7 +48,8 @@ KEYWORDS = (
     "HIP failure",  # rccl-tests' HIPCHECK (`node1: Test HIP failure common.cu:1129 'hipErrorInvalidDevice'`; its NCCLCHECK
               # says `Test NCCL failure`)
     "%|",  # a tqdm progress bar: the program's own work and how long it ran (a busy rank, not a hung one)
-    "DMAR",  # the kernel's IOMMU fault reports (a GPU's peer-to-peer DMA blocked by the IOMMU)
+    "_FAULT",  # the AMD IOMMU's fault reports (`AMD-Vi: Event logged [IO_PAGE_FAULT ...]`: a GPU's peer-to-peer DMA
+    # blocked by the IOMMU); Intel's (`DMAR: [DMA Write] ... fault addr ...`) hold " fault"
     "nable to connect",  # a launcher that cannot reach a node: MPICH Hydra's `unable to connect from "a" to "b"`,
               # its proxy's `unable to connect to server H at port P (check for firewalls!)`
     "version: ",  # torch.utils.collect_env's facts (`PyTorch version: 2.1.0`, `Nvidia driver version: 535.104.05`;
