@@ -236,6 +236,9 @@ def test_a_non_fatal_sxid_is_no_root_cause():
      " initialization failed, you might not have a CUDA gpu. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)\n",
      "LD809"),
     ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n\t Link 0: <inactive>\n\t Link 1: <inactive>\n", "LD838"),
+    ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is "
+     "properly installed and present in your system.\nPlease also try adding directory that contains libnvidia-ml.so to "
+     "your system PATH.\n", "LD809"),
 ])
 def test_other_tools_words_for_a_driver_that_did_not_start(text, rule):
     d = _first(text)

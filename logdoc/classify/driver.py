@@ -57,6 +57,9 @@ _CAPABILITY = lazy_re(r"(?:(?P<name>[A-Za-z][^\n]{0,80}?) with CUDA capability (
                       r"capability (?:\(CC\) )?(?P<cc>\d{1,2}\.\d{1,2}))")
 # nvidia-smi when no NVIDIA kernel driver answers (not loaded, or a container without the devices).
 _SMI_NO_DRIVER = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+# nvidia-smi where the driver's user-space library is not there (a container started without the NVIDIA runtime's
+# mounts, a driver not installed, or its library not on the loader's path)
+_SMI_NO_NVML = "NVIDIA-SMI couldn't find libnvidia-ml.so library"
 # nvidia-smi when the driver is loaded but initialised no GPU (its whole output; the kernel log says why:
 # `NVRM: ... RmInitAdapter failed!`, a GPU fallen off the bus, a VM without the GPU passed through)
 _SMI_NO_DEVICES = "No devices were found"
@@ -174,6 +177,8 @@ def classify_driver(line: str) -> Parsed | None:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DEVICES, "context": "nvidia-smi"})
     if _SMI_NO_DRIVER in line:
         return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_DRIVER, "context": "nvidia-smi"})
+    if _SMI_NO_NVML in line:
+        return Parsed("cuda.error", "ERROR", "cuda.error", {"error": _SMI_NO_NVML, "context": "nvidia-smi"})
     if "unknown device" in line:
         m = _CLI_DEVICE.search(line, 0, min(len(line), 2048))
         if m is not None:
