@@ -131,3 +131,33 @@ def test_loopback_and_a_name_only_some_hosts_have():
     assert by["name"].fields["values"] == {"ens1": [r for r in range(40) if r != 5], "lo": [5]}
     assert "ens1 on 39 ranks" not in by["name"].text  # hosts are named: hosts, not ranks
     assert "lo on host node005" in by["name"].text and "ens1 on 39 hosts" in by["name"].text
+
+
+def test_a_long_value_is_shortened_so_the_title_keeps_its_own_words():
+    """A title fits one line of 120 characters in every report (terminal and Markdown too, not only the compact
+    JSON): the value a placeholder brings in (an exception's message, a cause's sentence) is shortened at a word
+    boundary, and the rule's own words around it stay."""
+    from logdoc.kb.render import TITLE_WIDTH, render_title
+
+    message = "Invalid mesh_dim_names ('dp_replicate', 'dp_shard_cp', 'tp') specified. Mesh dim indices should be " \
+              "in ascending order."
+    t = render_title("{exc_type}: {message} (a Python exception on {rank?(rank {})|(a rank)})",
+                     {"exc_type": "KeyError", "message": message, "rank": 1})
+    assert len(t) <= TITLE_WIDTH and t.startswith("KeyError: Invalid mesh_dim_names") and "…" in t
+    assert t.endswith(" (a Python exception on rank 1)")
+    # short titles are untouched, and a title whose words alone are too long is still cut to the width
+    assert render_title("Rank {rank} failed", {"rank": 3}) == "Rank 3 failed"
+    assert len(render_title("w " * 100 + "{x}", {"x": "y"})) == TITLE_WIDTH
+
+
+def test_every_diagnosis_title_fits_one_line():
+    """End to end: a Python exception with a long message and the candidates after a bare NCCL error, whose
+    cause sentences are long, all have titles of at most 120 characters."""
+    from logdoc.api import explain
+
+    for text in ("[rank1]: KeyError: \"Invalid mesh_dim_names ('dp_replicate', 'dp_shard_cp', 'tp') specified. Mesh "
+                 "dim indices should be in ascending order.\"\n",
+                 "RuntimeError: NCCL Error 2: unhandled system error\n"):
+        rep = explain(text)
+        titles = [d["title"] for d in rep["diagnoses"]] + [s["title"] for d in rep["diagnoses"] for s in d.get("symptoms") or ()]
+        assert titles and all(len(t) <= 120 for t in titles), [t for t in titles if len(t) > 120]

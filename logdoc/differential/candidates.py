@@ -90,7 +90,7 @@ def _evidence(evs: Sequence, fallback: list[dict]) -> list[dict]:
 def candidates(lead: dict[str, Any], causes: Sequence[Cause], events: Sequence, rules,
                exclude: set[str], ctx: _Context | None = None) -> list[dict[str, Any]]:
     """The next ranked candidates after a generic lead (at most :data:`MAX_CANDIDATES`)."""
-    from ..kb.render import render_template
+    from ..kb.render import render_template, render_title
 
     diffs: Differentials = rules.differentials
     if not causes:
@@ -121,7 +121,7 @@ def candidates(lead: dict[str, Any], causes: Sequence[Cause], events: Sequence, 
             "category": c.category,
             "severity": "warning" if pro else "info",
             "role": ROLE,
-            "title": render_template(title_t, vals),
+            "title": render_title(title_t, vals),
             "confidence": 0.3 if pro else 0.2,
             "ranks": ranks or list(lead.get("ranks") or []),
             "hosts": hosts or list(lead.get("hosts") or []),

@@ -276,7 +276,7 @@ def rank_differential(causes: Sequence[Cause], ctx: _Context) -> list[dict[str, 
 
 
 def _render(card: _Card, diffs: Differentials, ctx: _Context, order_key, note: bool = False) -> dict[str, Any]:
-    from ..kb.render import render_template
+    from ..kb.render import render_template, render_title
 
     evs = sorted(card.events, key=order_key) if order_key else list(card.events)
     card.events = evs
@@ -287,10 +287,10 @@ def _render(card: _Card, diffs: Differentials, ctx: _Context, order_key, note: b
     differential = [] if note else rank_differential(_candidates(card, diffs), ctx)
     role = fdata.get("role") or (a.role if a is not None else None) or "root_cause"
     if note:
-        title = render_template(diffs.generic.get("note_title") or "{meaning}", vals)
+        title = render_title(diffs.generic.get("note_title") or "{meaning}", vals)
         severity = "info"
     else:
-        title = render_template(fdata.get("title") or diffs.generic.get("title") or "{meaning}", vals)
+        title = render_title(fdata.get("title") or diffs.generic.get("title") or "{meaning}", vals)
         severity = fdata.get("severity") or ("error" if any(
             e.level in ("ERROR", "FATAL") or e.kind.startswith("nccl.") for e in evs) else "warning")
         if severity == "error" and a is None and _went_on(evs, ctx):

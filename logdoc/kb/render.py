@@ -66,6 +66,35 @@ def _one_line(title: str, width: int = TITLE_WIDTH) -> str:
     return title if len(title) <= width else title[:width - 1].rstrip() + "\u2026"
 
 
+MIN_VALUE = 24   # a value shortened to fit a title keeps at least this many characters
+
+
+def render_title(template: str, values: Mapping[str, Any], width: int = TITLE_WIDTH) -> str:
+    """``template`` rendered as a title on one line of at most ``width`` characters. What makes a title long is
+    the values its placeholders bring in (an exception's message, a path, a cause's sentence), so the longest
+    value is shortened first, at a word boundary with an ellipsis, and the template's own words stay; a title
+    still too long after that is cut (:func:`_one_line`)."""
+    title = " ".join(render_template(template, values).split())
+    if len(title) <= width:
+        return title
+    from ..shorten import shorten
+
+    names = [n for n in dict.fromkeys(template_names(template)) if "." not in n]
+    vals = dict(values)
+    for _ in range(len(names)):
+        texts = {n: _fmt(vals[n]) for n in names if _present(vals.get(n)) and not isinstance(vals[n], (int, float))}
+        longest = max(texts, key=lambda n: len(texts[n]), default=None)
+        if longest is None or len(texts[longest]) <= MIN_VALUE:
+            break
+        keep = max(len(texts[longest]) - (len(title) - width), MIN_VALUE)
+        vals[longest] = shorten(" ".join(texts[longest].split()), keep)
+        names.remove(longest)
+        title = " ".join(render_template(template, vals).split())
+        if len(title) <= width:
+            return title
+    return _one_line(title, width)
+
+
 def _present(value: Any) -> bool:
     return not (value is None or value == "" or value == [] or value == {})
 

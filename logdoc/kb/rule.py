@@ -12,7 +12,7 @@ from ..cuttail import complete
 from ..events import HEAD_KEYS, Event, all_fields
 from .conditions import _Cond
 from .patterns import _Pattern
-from .render import _lookup, _one_line, _present, render_template, template_names
+from .render import _lookup, _present, render_template, render_title, template_names
 from .schema import BUILTIN_ID, DEFAULT_CONFIDENCE, FAMILIES, RULE_KEYS_OPTIONAL, RULE_KEYS_REQUIRED, TOMBSTONE_KEYS
 
 @dataclass
@@ -420,7 +420,7 @@ class Match:
             "category": r.category,
             "severity": r.severity,
             "role": r.role,
-            "title": _one_line(render_template(r.title or "", vals)),
+            "title": render_title(r.title or "", vals),
             "confidence": r.confidence,
             "explanation": render_template(r.explanation or "", vals).strip(),
             "fix": [render_template(s, vals) for s in (r.fix or [])],
@@ -433,7 +433,7 @@ class Match:
         return out
 
     def render_title(self, values: Mapping[str, Any] | None = None) -> str:
-        return render_template(self.rule.title or "", values if values is not None else self.values())
+        return render_title(self.rule.title or "", values if values is not None else self.values())
 
     @staticmethod
     def _evidence(ev: Event, span: tuple[int, int] | None) -> dict[str, Any]:
