@@ -311,3 +311,17 @@ def test_an_iommu_fault_of_either_vendor_is_a_blocked_peer_to_peer_dma(line, dev
 ])
 def test_an_iommu_fault_of_a_disk_or_usb_controller_is_not_the_jobs(line):
     assert _first(line + "\n") is None
+
+
+def test_an_uncorrected_pcie_error_on_a_gpus_link_is_a_hardware_fault():
+    """The kernel's AER report for a device of the nvidia driver (drivers/pci/pcie/aer.c): an uncorrected error is
+    the GPU's link failing (LD8071); a corrected one, or one of another device or of the root port, is not."""
+    text = ("[ 1234.567890] pcieport 0000:00:01.1: AER: Uncorrected (Fatal) error received: 0000:41:00.0\n"
+            "[ 1234.567900] nvidia 0000:41:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, "
+            "(Receiver ID)\n")
+    d = _first(text)
+    assert d is not None and (d["id"], d["category"]) == ("LD8071", "fabric_manager_or_driver")
+    assert "0000:41:00.0" in d["explanation"]
+    for line in ("nvidia 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+                 "nvme 0000:02:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)"):
+        assert _first(line + "\n") is None

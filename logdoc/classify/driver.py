@@ -111,6 +111,11 @@ _NVRM = lazy_re(r"NVRM: (?:GPU [0-9A-Fa-f:.]{7,16}: )?(?P<text>GPU has fallen of
 # NVRM line that holds the verdict is the GPU's; the lines before it name the GPU only.
 _NVRM_GPU = lazy_re(r"NVRM: (?:The NVIDIA GPU (?P<pci>[0-9A-Fa-f:.]{7,16}) )?[^\n]{0,60}?"
                     r"(?P<verdict>fallen off the bus and is not responding|installed in this system is not supported by)")
+# The kernel's PCIe Advanced Error Reporting for an NVIDIA GPU's own link (drivers/pci/pcie/aer.c, aer_print_error:
+# `nvidia 0000:41:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)`;
+# kernels before 5.x say `Uncorrectable`). Corrected errors are the link retrying, not a failure.
+_AER_GPU = lazy_re(r"\bnvidia (?P<pci>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): PCIe Bus Error: "
+                   r"severity=(?P<sev>Uncorrect(?:ed|able) \((?:Non-)?Fatal\))(?:, type=(?P<type>[\w ]{1,40}))?")
 _SXID = lazy_re(r"nvidia-nvswitch\d{0,3}: SXid \(PCI:(?P<pci>[0-9A-Fa-f:.]{7,16})\): (?P<sxid>\d{1,6}), (?P<sev>Non-fatal|Fatal)"
                 r"(?P<detail>[^\n]{0,200})")
 # cuda-samples' deviceQuery (Samples/1_Utilities/deviceQuery/deviceQuery.cpp): `printf("cudaGetDeviceCount returned %d\n->
@@ -204,6 +209,12 @@ def classify_driver(line: str) -> Parsed | None:
             error = (f"{gpu} has fallen off the bus" if m["verdict"].startswith("fallen")
                      else f"{gpu} is not supported by this driver")
             return Parsed("cuda.error", "ERROR", "cuda.error", {"error": error, "context": "the NVIDIA kernel driver (NVRM)"})
+    if "PCIe Bus Error" in line:
+        m = _AER_GPU.search(line, 0, min(len(line), 2048))
+        if m is not None:
+            layer = f", {m['type'].strip()}" if m["type"] else ""
+            return Parsed("cuda.error", "ERROR", "cuda.error",
+                          {"error": f"PCIe bus error, severity {m['sev']}{layer}", "context": f"the PCIe link of GPU {m['pci']} (AER)"})
     if "SXid" in line:
         m = _SXID.search(line, 0, min(len(line), 2048))
         if m is not None:
