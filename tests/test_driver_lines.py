@@ -239,6 +239,10 @@ def test_a_non_fatal_sxid_is_no_root_cause():
     ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is "
      "properly installed and present in your system.\nPlease also try adding directory that contains libnvidia-ml.so to "
      "your system PATH.\n", "LD809"),
+    ("Failed to initialize NVML: Insufficient Permissions\n", "LD8072"),
+    ("docker: Error response from daemon: OCI runtime create failed: container_linux.go:367: starting container process "
+     "caused: process_linux.go:495: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , "
+     "stderr: nvidia-container-cli: initialization error: nvml error: insufficient permissions: unknown.\n", "LD8072"),
 ])
 def test_other_tools_words_for_a_driver_that_did_not_start(text, rule):
     d = _first(text)
