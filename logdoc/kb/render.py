@@ -82,7 +82,7 @@ def render_title(template: str, values: Mapping[str, Any], width: int = TITLE_WI
     names = [n for n in dict.fromkeys(template_names(template)) if "." not in n]
     vals = dict(values)
     for _ in range(len(names)):
-        texts = {n: _fmt(vals[n]) for n in names if _present(vals.get(n)) and not isinstance(vals[n], (int, float))}
+        texts = {n: _fmt(vals[n]) for n in names if isinstance(vals.get(n), str) and vals[n]}  # (a list keeps its count)
         longest = max(texts, key=lambda n: len(texts[n]), default=None)
         if longest is None or len(texts[longest]) <= MIN_VALUE:
             break
